@@ -1,0 +1,295 @@
+// HuggingFace BERT directory reader (see hf_checkpoint.h): config.json validation, canonical
+// tensor-name resolution with shape checks, and vocab.txt / tokenizer_config.json.
+#include "converter/checkpoint/hf_checkpoint.h"
+
+#include <climits>
+#include <cmath>
+#include <utility>
+
+#include "converter/checkpoint/checkpoint_error.h"
+#include "converter/checkpoint/json.h"
+#include "converter/checkpoint/mapped_file.h"
+
+namespace edgebert {
+namespace convert {
+
+namespace {
+
+std::string quoted(std::string_view s) { return "'" + display_name(s) + "'"; }
+
+std::string join_path(const std::string& dir, const std::string& file) {
+  if (dir.empty()) return file;
+  if (dir.back() == '/') return dir + file;
+  return dir + "/" + file;
+}
+
+bool starts_with(const std::string& s, std::string_view prefix) {
+  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+JsonValue read_json_file(const std::string& path) {
+  const MappedFile f = MappedFile::open(path);
+  JsonValue v = parse_json(f.view(), path);
+  if (!v.is_object()) {
+    throw CheckpointError(path + ": top-level JSON value is a " + std::string(v.type_name()) +
+                          ", expected an object");
+  }
+  return v;
+}
+
+// A positive int config field; `def` < 0 means required.
+int config_int(const JsonValue& cfg, const std::string& path, const char* key, int def = -1) {
+  const JsonValue* v = cfg.find(key);
+  if (!v) {
+    if (def < 0) throw CheckpointError(path + ": missing '" + key + "'");
+    return def;
+  }
+  if (!v->is_integer()) {
+    throw CheckpointError(path + ": '" + key + "' must be an integer, got a " + v->type_name());
+  }
+  const int64_t x = v->as_int64();
+  if (x <= 0 || x > INT_MAX) {
+    throw CheckpointError(path + ": '" + key + "' must be a positive integer, got " +
+                          std::to_string(x));
+  }
+  return static_cast<int>(x);
+}
+
+std::string config_string(const JsonValue& cfg, const std::string& path, const char* key,
+                          const char* def) {
+  const JsonValue* v = cfg.find(key);
+  if (!v) return def;
+  if (!v->is_string()) {
+    throw CheckpointError(path + ": '" + key + "' must be a string, got a " + v->type_name());
+  }
+  return v->as_string();
+}
+
+}  // namespace
+
+BertConfig read_bert_config(const std::string& path) {
+  const JsonValue cfg = read_json_file(path);
+  BertConfig c;
+
+  const JsonValue* mt = cfg.find("model_type");
+  if (!mt) throw CheckpointError(path + ": missing 'model_type' (only bert is supported)");
+  if (!mt->is_string() || mt->as_string() != "bert") {
+    const std::string got = mt->is_string() ? mt->as_string() : std::string(mt->type_name());
+    throw CheckpointError(path + ": unsupported model_type " + quoted(got) + " (only bert)");
+  }
+
+  c.hidden_size = config_int(cfg, path, "hidden_size");
+  c.num_attention_heads = config_int(cfg, path, "num_attention_heads");
+  c.num_hidden_layers = config_int(cfg, path, "num_hidden_layers");
+  c.intermediate_size = config_int(cfg, path, "intermediate_size");
+  c.vocab_size = config_int(cfg, path, "vocab_size");
+  c.max_position_embeddings = config_int(cfg, path, "max_position_embeddings");
+  c.type_vocab_size = config_int(cfg, path, "type_vocab_size", 2);
+  if (c.hidden_size % c.num_attention_heads != 0) {
+    throw CheckpointError(path + ": hidden_size " + std::to_string(c.hidden_size) +
+                          " is not divisible by num_attention_heads " +
+                          std::to_string(c.num_attention_heads));
+  }
+
+  c.hidden_act = config_string(cfg, path, "hidden_act", "gelu");
+  if (c.hidden_act != "gelu") {
+    throw CheckpointError(path + ": unsupported hidden_act " + quoted(c.hidden_act) +
+                          " (only gelu)");
+  }
+
+  if (const JsonValue* eps = cfg.find("layer_norm_eps")) {
+    if (!eps->is_number()) {
+      throw CheckpointError(path + ": 'layer_norm_eps' must be a number, got a " +
+                            eps->type_name());
+    }
+    const double d = eps->as_double();
+    const float f = static_cast<float>(d);
+    if (!(d > 0) || !std::isfinite(f) || !(f > 0)) {
+      throw CheckpointError(path + ": 'layer_norm_eps' must be a positive float, got " +
+                            std::to_string(d));
+    }
+    c.layer_norm_eps = f;
+  }
+
+  const std::string pet = config_string(cfg, path, "position_embedding_type", "absolute");
+  if (pet != "absolute") {
+    throw CheckpointError(path + ": unsupported position_embedding_type " + quoted(pet) +
+                          " (only absolute)");
+  }
+  if (const JsonValue* dec = cfg.find("is_decoder")) {
+    if (!dec->is_bool() || dec->as_bool()) {
+      throw CheckpointError(path + ": unsupported is_decoder (only encoder models)");
+    }
+  }
+
+  if (const JsonValue* id2label = cfg.find("id2label"); id2label && !id2label->is_null()) {
+    if (!id2label->is_object()) {
+      throw CheckpointError(path + ": 'id2label' must be an object, got a " +
+                            id2label->type_name());
+    }
+    if (id2label->size() > static_cast<size_t>(INT_MAX)) {
+      throw CheckpointError(path + ": 'id2label' is too large");
+    }
+    c.num_labels = static_cast<int>(id2label->size());
+    c.has_id2label = true;
+  } else if (const JsonValue* nl = cfg.find("num_labels")) {
+    if (!nl->is_integer() || nl->as_int64() < 0 || nl->as_int64() > INT_MAX) {
+      throw CheckpointError(path + ": 'num_labels' must be a non-negative integer");
+    }
+    c.num_labels = static_cast<int>(nl->as_int64());
+  }
+
+  if (const JsonValue* arch = cfg.find("architectures"); arch && !arch->is_null()) {
+    if (!arch->is_array()) {
+      throw CheckpointError(path + ": 'architectures' must be an array of strings");
+    }
+    for (const JsonValue& a : arch->elements()) {
+      if (!a.is_string()) {
+        throw CheckpointError(path + ": 'architectures' must be an array of strings");
+      }
+      c.architectures.push_back(a.as_string());
+    }
+  }
+  return c;
+}
+
+HfBertCheckpoint HfBertCheckpoint::open(const std::string& dir) {
+  HfBertCheckpoint ck;
+  ck.dir_ = dir;
+  ck.config_ = read_bert_config(join_path(dir, "config.json"));
+  ck.weights_ = SafetensorsCheckpoint::open_dir(dir);
+  for (const std::string& n : ck.weights_.names()) {
+    if (starts_with(n, "bert.")) {
+      ck.prefixed_ = true;
+      break;
+    }
+  }
+
+  if (const TensorInfo* cls = ck.resolve("classifier.weight")) {
+    if (cls->shape.size() != 2 || cls->shape[0] <= 0 || cls->shape[0] > INT_MAX) {
+      throw CheckpointError(cls->file + ": tensor " + quoted(cls->name) + " has shape " +
+                            shape_to_string(cls->shape) + ", expected [num_labels, " +
+                            std::to_string(ck.config_.hidden_size) + "]");
+    }
+    ck.num_labels_ = static_cast<int>(cls->shape[0]);
+    if (ck.config_.has_id2label && ck.num_labels_ != ck.config_.num_labels) {
+      throw CheckpointError(cls->file + ": tensor " + quoted(cls->name) + " has " +
+                            std::to_string(ck.num_labels_) + " rows but " +
+                            join_path(dir, "config.json") + " id2label has " +
+                            std::to_string(ck.config_.num_labels) + " labels");
+    }
+  }
+  return ck;
+}
+
+const TensorInfo* HfBertCheckpoint::resolve(const std::string& canonical) const {
+  std::vector<std::string> bases;
+  if (starts_with(canonical, "classifier.")) {
+    bases.push_back(canonical);
+  } else if (prefixed_) {
+    bases = {"bert." + canonical, canonical};
+  } else {
+    bases = {canonical, "bert." + canonical};
+  }
+  for (const std::string& b : bases) {
+    if (const TensorInfo* t = weights_.find(b)) return t;
+  }
+  // Legacy (TF-era) LayerNorm parameter names.
+  for (const std::string& b : bases) {
+    std::string legacy;
+    if (ends_with(b, "LayerNorm.weight")) {
+      legacy = b.substr(0, b.size() - 6) + "gamma";
+    } else if (ends_with(b, "LayerNorm.bias")) {
+      legacy = b.substr(0, b.size() - 4) + "beta";
+    } else {
+      continue;
+    }
+    if (const TensorInfo* t = weights_.find(legacy)) return t;
+  }
+  return nullptr;
+}
+
+bool HfBertCheckpoint::has(const std::string& canonical) const {
+  return resolve(canonical) != nullptr;
+}
+
+bool HfBertCheckpoint::has_embeddings() const {
+  return has("embeddings.word_embeddings.weight");
+}
+
+bool HfBertCheckpoint::has_pooler() const { return has("pooler.dense.weight"); }
+
+void HfBertCheckpoint::load(const std::string& canonical,
+                            const std::vector<int64_t>& expected_shape,
+                            std::vector<float>& out) const {
+  const TensorInfo* t = resolve(canonical);
+  if (!t) {
+    const bool prefix = prefixed_ && !starts_with(canonical, "classifier.");
+    throw CheckpointError(weights_.source() + ": missing tensor " +
+                          quoted(prefix ? "bert." + canonical : canonical));
+  }
+  if (t->shape != expected_shape) {
+    throw CheckpointError(t->file + ": tensor " + quoted(t->name) + " has shape " +
+                          shape_to_string(t->shape) + ", expected " +
+                          shape_to_string(expected_shape) + " from config.json");
+  }
+  weights_.read_f32(t->name, out);
+}
+
+Vocab read_vocab(const std::string& dir) {
+  const std::string path = join_path(dir, "vocab.txt");
+  Vocab v;
+  {
+    const MappedFile f = MappedFile::open(path);
+    std::string_view text = f.view();
+    if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t nl = text.find('\n', pos);
+      if (nl == std::string_view::npos) nl = text.size();
+      std::string_view line = text.substr(pos, nl - pos);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      v.tokens.emplace_back(line);
+      pos = nl + 1;
+    }
+  }
+  if (v.tokens.empty()) throw CheckpointError(path + ": empty vocabulary");
+
+  const std::string tc_path = join_path(dir, "tokenizer_config.json");
+  if (is_regular_file(tc_path)) {
+    const JsonValue tc = read_json_file(tc_path);
+    if (const JsonValue* lc = tc.find("do_lower_case")) {
+      if (!lc->is_bool()) {
+        throw CheckpointError(tc_path + ": 'do_lower_case' must be true or false");
+      }
+      v.do_lower_case = lc->as_bool();
+      return v;
+    }
+  }
+
+  // Heuristic (no tokenizer_config.json setting): cased vocabularies contain thousands of tokens
+  // with uppercase letters, uncased ones none apart from bracketed specials like [CLS].
+  size_t counted = 0, upper = 0;
+  for (const std::string& t : v.tokens) {
+    const bool special = t.size() >= 2 && ((t.front() == '[' && t.back() == ']') ||
+                                           (t.front() == '<' && t.back() == '>'));
+    if (special) continue;
+    ++counted;
+    for (char ch : t) {
+      if (ch >= 'A' && ch <= 'Z') {
+        ++upper;
+        break;
+      }
+    }
+  }
+  v.do_lower_case = !(upper > 0 && upper * 100 > counted);
+  return v;
+}
+
+}  // namespace convert
+}  // namespace edgebert

@@ -1,0 +1,238 @@
+// converter.cpp: orchestration of checkpoint -> calibration -> quantization -> .ebm.
+#include "converter/converter.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "converter/calibration.h"
+#include "converter/checkpoint/hf_checkpoint.h"
+#include "converter/float_bert.h"
+#include "converter/model_writer.h"
+#include "converter/quantization.h"
+#include "converter/reference_bert.h"
+
+namespace edgebert::convert {
+namespace {
+
+bool match_from(const char* p, const char* s) {
+  for (; *p; ++p) {
+    if (p[0] == '*' && p[1] == '*') {
+      for (const char* t = s;; ++t) {
+        if (match_from(p + 2, t)) return true;
+        if (!*t) return false;
+      }
+    }
+    if (*p == '*') {
+      for (const char* t = s;; ++t) {
+        if (match_from(p + 1, t)) return true;
+        if (!*t || *t == '.') return false;
+      }
+    }
+    if (!*s) return false;
+    if (*p != '?' && *p != *s) return false;
+    ++s;
+  }
+  return *s == '\0';
+}
+
+// Quantization parameters for one GEMM from its calibration statistics.
+void choose_activation_params(const FloatBert& m, GemmKind kind, const GemmStats& st, ConvertedLinear& c) {
+  c.input = affine_from_range(st.input.min, st.input.max);
+  const int out = c.source->out;
+  switch (kind) {
+    case GemmKind::kQkv: {
+      // Symmetric, one scale per head within each of the Q, K, V sections (attention core needs
+      // a single scale per head slice; the per-channel vector folds into XNNPACK's multipliers).
+      const int H = m.config.hidden_size, d = m.head_dim();
+      c.output.channel_scales.assign(out, 1.f);
+      for (int sec = 0; sec < 3; ++sec)
+        for (int h = 0; h < m.config.num_attention_heads; ++h) {
+          float a = 0;
+          for (int i = 0; i < d; ++i) a = std::max(a, st.output_channel_absmax[sec * H + h * d + i]);
+          for (int i = 0; i < d; ++i) c.output.channel_scales[sec * H + h * d + i] = symmetric_scale(a);
+        }
+      break;
+    }
+    case GemmKind::kIntermediate:
+      c.output = affine_from_range(st.output.min, st.output.max);  // feeds the GELU table
+      break;
+    case GemmKind::kAttentionOutput:
+    case GemmKind::kOutput:
+      // Dequantized into the float residual stream: one scale per output channel is free.
+      c.output.channel_scales.resize(out);
+      for (int i = 0; i < out; ++i) c.output.channel_scales[i] = symmetric_scale(st.output_channel_absmax[i]);
+      break;
+  }
+  c.output.observed_min = st.output.min;
+  c.output.observed_max = st.output.max;
+  if (c.output.channel_scales.empty()) return;
+  // XNNPACK requires input_scale * kernel_scale / output_scale < 256 per channel.
+  for (int i = 0; i < out; ++i) {
+    const float floor = c.input.scale * c.weight.scales[i] / 255.f;
+    if (c.output.channel_scales[i] < floor) c.output.channel_scales[i] = floor;
+  }
+}
+
+struct ErrorAccumulator {
+  double in_err = 0, w_err = 0, tot_err = 0, ref = 0;
+};
+
+// Re-runs each int8 GEMM with fake-quantized input / weights / output next to the float one.
+class ErrorObserver : public GemmObserver {
+ public:
+  ErrorObserver(std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers)
+      : layers_(layers), acc_(layers.size()) {}
+  void observe(int layer, GemmKind kind, const FloatLinear& l, const float* x, const float* y, size_t rows) override {
+    const ConvertedLinear& c = layers_[layer][static_cast<int>(kind)];
+    if (!c.int8) return;
+    ErrorAccumulator& a = acc_[layer][static_cast<int>(kind)];
+    const size_t nx = rows * l.in, ny = rows * l.out;
+    xq_.assign(x, x + nx);
+    fake_quantize(xq_.data(), nx, c.input);
+    FloatLinear wq = l;  // dequantized int8 weights
+    for (int o = 0; o < l.out; ++o)
+      for (int i = 0; i < l.in; ++i)
+        wq.weight[static_cast<size_t>(o) * l.in + i] = c.weight.q[static_cast<size_t>(o) * l.in + i] * c.weight.scales[o];
+    y1_.resize(ny);
+    linear_forward(l, xq_.data(), rows, y1_.data());  // input quantization only
+    for (size_t i = 0; i < ny; ++i) a.in_err += (y1_[i] - y[i]) * double(y1_[i] - y[i]);
+    linear_forward(wq, x, rows, y1_.data());  // weight quantization only
+    for (size_t i = 0; i < ny; ++i) a.w_err += (y1_[i] - y[i]) * double(y1_[i] - y[i]);
+    linear_forward(wq, xq_.data(), rows, y1_.data());
+    if (c.output.channel_scales.empty()) {
+      fake_quantize(y1_.data(), ny, c.output);
+    } else {
+      fake_quantize_channels(y1_.data(), rows, l.out, c.output.channel_scales);
+    }
+    for (size_t i = 0; i < ny; ++i) {
+      a.tot_err += (y1_[i] - y[i]) * double(y1_[i] - y[i]);
+      a.ref += y[i] * double(y[i]);
+    }
+  }
+  std::vector<GemmReportRow> rows() const {
+    std::vector<GemmReportRow> out;
+    for (size_t l = 0; l < layers_.size(); ++l)
+      for (int k = 0; k < kGemmsPerLayer; ++k) {
+        const ConvertedLinear& c = layers_[l][k];
+        const ErrorAccumulator& a = acc_[l][k];
+        GemmReportRow r;
+        r.name = c.source->name;
+        r.int8 = c.int8;
+        if (c.int8 && a.ref > 0) {
+          r.input_rel_error = std::sqrt(a.in_err / a.ref);
+          r.weight_rel_error = std::sqrt(a.w_err / a.ref);
+          r.total_rel_error = std::sqrt(a.tot_err / a.ref);
+        }
+        out.push_back(r);
+      }
+    return out;
+  }
+
+ private:
+  std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers_;
+  std::vector<std::array<ErrorAccumulator, kGemmsPerLayer>> acc_;
+  std::vector<float> xq_, y1_;
+};
+
+}  // namespace
+
+bool gemm_name_matches(const std::string& pattern, const std::string& name) {
+  return match_from(pattern.c_str(), name.c_str());
+}
+
+std::string format_report(const std::vector<GemmReportRow>& rows) {
+  std::string s = "GEMM                               precision  rel.err(input)  rel.err(weights)  rel.err(total)\n";
+  char line[256];
+  for (const auto& r : rows) {
+    if (r.int8) {
+      std::snprintf(line, sizeof line, "%-34s %-9s  %14.5f  %16.5f  %14.5f\n", r.name.c_str(), "int8", r.input_rel_error,
+                    r.weight_rel_error, r.total_rel_error);
+    } else {
+      std::snprintf(line, sizeof line, "%-34s %-9s  %14s  %16s  %14s\n", r.name.c_str(), "fp32", "-", "-", "-");
+    }
+    s += line;
+  }
+  return s;
+}
+
+ConvertResult convert_checkpoint(const ConvertOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto log = [&](const std::string& msg) {
+    if (!o.quiet) std::fprintf(stderr, "[edgebert-convert] %s\n", msg.c_str());
+  };
+  HfBertCheckpoint ck = HfBertCheckpoint::open(o.input_dir);
+  FloatBert m = load_float_bert(ck);
+  const BertConfig& cfg = m.config;
+  log("loaded " + o.input_dir + ": " + std::to_string(cfg.num_hidden_layers) + " layers, hidden " +
+      std::to_string(cfg.hidden_size) + ", " + std::to_string(cfg.num_attention_heads) + " heads, intermediate " +
+      std::to_string(cfg.intermediate_size));
+
+  Vocab vocab;
+  bool have_vocab = false;
+  if (m.has_embeddings) {
+    vocab = read_vocab(o.input_dir);
+    have_vocab = true;
+    if (static_cast<int>(vocab.tokens.size()) != cfg.vocab_size)
+      throw std::runtime_error(o.input_dir + "/vocab.txt: has " + std::to_string(vocab.tokens.size()) +
+                               " tokens, config.json vocab_size is " + std::to_string(cfg.vocab_size));
+  }
+
+  int max_pos = cfg.max_position_embeddings;
+  if (o.max_seq_len < 0 || o.max_seq_len > cfg.max_position_embeddings)
+    throw std::runtime_error("--max-seq-len " + std::to_string(o.max_seq_len) + " is outside 1.." +
+                             std::to_string(cfg.max_position_embeddings) + " (max_position_embeddings)");
+  if (o.max_seq_len > 0) max_pos = o.max_seq_len;
+
+  ConvertedModel cm;
+  cm.model = &m;
+  cm.vocab = have_vocab ? &vocab.tokens : nullptr;
+  cm.do_lower_case = vocab.do_lower_case;
+  cm.int8 = !o.fp32;
+  cm.max_position = max_pos;
+
+  ConvertResult result;
+  if (cm.int8) {
+    CalibrationInputs calib =
+        make_calibration_inputs(m, cm.vocab, vocab.do_lower_case, o.calibration_file, std::min(max_pos, 128));
+    result.calibration_source = calib.source;
+    result.calibration_tokens = calib.batch.total_tokens();
+    log("calibrating on " + calib.source + ": " + std::to_string(calib.batch.num_sequences()) + " sequences, " +
+        std::to_string(calib.batch.total_tokens()) + " tokens");
+    StatsCollector stats(m.layers.size());
+    reference_encoder(m, calib.batch, &stats);
+
+    cm.layers.resize(m.layers.size());
+    for (size_t l = 0; l < m.layers.size(); ++l)
+      for (int k = 0; k < kGemmsPerLayer; ++k) {
+        const GemmKind kind = static_cast<GemmKind>(k);
+        ConvertedLinear& c = cm.layers[l][k];
+        c.source = &m.layers[l].gemm(kind);
+        c.int8 = true;
+        for (const std::string& p : o.keep_fp32)
+          if (gemm_name_matches(p, c.source->name)) c.int8 = false;
+        c.weight = quantize_rows_symmetric(c.source->weight.data(), c.source->out, c.source->in);
+        choose_activation_params(m, kind, stats.at(static_cast<int>(l), kind), c);
+        if (!c.int8) c.weight = RowQuantized{};
+      }
+    if (m.has_embeddings)
+      cm.word_embeddings = quantize_rows_symmetric(m.word_embeddings.data(), cfg.vocab_size, cfg.hidden_size);
+    cm.calibration_source = calib.source;
+    cm.calibration_method = "minmax";
+    cm.calibration_sequences = static_cast<int>(calib.batch.num_sequences());
+    cm.calibration_tokens = static_cast<int>(calib.batch.total_tokens());
+
+    log("measuring per-GEMM int8 error on the calibration inputs");
+    ErrorObserver err(cm.layers);
+    reference_encoder(m, calib.batch, &err);
+    result.report = err.rows();
+  }
+
+  result.buffer = build_model_buffer(cm);
+  if (!o.output_path.empty()) write_file_atomically(o.output_path, result.buffer.data(), result.buffer.size());
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return result;
+}
+
+}  // namespace edgebert::convert

@@ -1,0 +1,53 @@
+// converter.h: the edgebert-convert pipeline: read a HuggingFace BERT directory, calibrate with
+// the float reference, quantize, report per-GEMM error, and produce the .ebm model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <flatbuffers/flatbuffers.h>
+
+namespace edgebert::convert {
+
+struct ConvertOptions {
+  std::string input_dir;
+  std::string output_path;                  // empty: build in memory only
+  bool fp32 = false;                        // keep every weight float32 (reference model)
+  std::string calibration_file;             // empty: built-in calibration (see calibration.h)
+  int max_seq_len = 0;                      // 0: config's max_position_embeddings
+  std::vector<std::string> keep_fp32;       // GEMM name patterns kept float32
+  bool quiet = false;                       // no progress/report on stderr
+};
+
+// One row of the per-GEMM error report: the relative L2 error the int8 GEMM introduces
+// (input and output quantization plus int8 weights) against its float32 result, measured on
+// the float reference's own activations over the calibration inputs.
+struct GemmReportRow {
+  std::string name;
+  bool int8 = false;
+  double input_rel_error = 0;   // from quantizing the input activations alone
+  double weight_rel_error = 0;  // from the int8 weights alone
+  double total_rel_error = 0;   // input + weights + output quantization together
+};
+
+struct ConvertResult {
+  flatbuffers::DetachedBuffer buffer;
+  std::vector<GemmReportRow> report;
+  std::string calibration_source;
+  size_t calibration_tokens = 0;
+  double seconds = 0;
+};
+
+// Throws std::runtime_error (or CheckpointError) with a one-line message naming the file and
+// tensor on any bad input. Writes options.output_path atomically when it is set.
+ConvertResult convert_checkpoint(const ConvertOptions& options);
+
+// Pattern match for --keep-fp32: '*' matches any run of characters except '.', '**' matches
+// anything, '?' one character. Names look like "layer.3.attention.qkv", "layer.3.output".
+bool gemm_name_matches(const std::string& pattern, const std::string& name);
+
+// Human-readable report table.
+std::string format_report(const std::vector<GemmReportRow>& rows);
+
+}  // namespace edgebert::convert

@@ -1,0 +1,213 @@
+// model_writer.cpp: FlatBuffer construction for the .ebm format (see schemas/edgebert.fbs).
+#include "converter/model_writer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "edgebert_generated.h"
+
+namespace edgebert::convert {
+namespace {
+
+namespace fb = edgebert::fb;
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+constexpr size_t kPayloadAlignment = 64;
+
+Offset<fb::Tensor> tensor(FlatBufferBuilder& b, const std::string& name, fb::DType dtype,
+                          std::vector<int64_t> shape, const void* data, size_t nbytes,
+                          const std::vector<float>* scales = nullptr) {
+  auto n = b.CreateString(name);
+  auto s = b.CreateVector(shape);
+  Offset<flatbuffers::Vector<float>> sc;
+  if (scales) sc = b.CreateVector(*scales);
+  b.ForceVectorAlignment(nbytes, 1, kPayloadAlignment);
+  auto d = b.CreateVector(static_cast<const uint8_t*>(data), nbytes);
+  fb::TensorBuilder tb(b);
+  tb.add_name(n);
+  tb.add_dtype(dtype);
+  tb.add_shape(s);
+  tb.add_data(d);
+  if (scales) tb.add_scales(sc);
+  return tb.Finish();
+}
+
+Offset<fb::Tensor> f32_tensor(FlatBufferBuilder& b, const std::string& name, const std::vector<float>& v,
+                              std::vector<int64_t> shape) {
+  return tensor(b, name, fb::DType::F32, std::move(shape), v.data(), v.size() * sizeof(float));
+}
+
+Offset<fb::ActQuant> act_quant(FlatBufferBuilder& b, const ActivationQuant& q) {
+  Offset<flatbuffers::Vector<float>> sc;
+  if (!q.channel_scales.empty()) sc = b.CreateVector(q.channel_scales);
+  fb::ActQuantBuilder ab(b);
+  ab.add_scale(q.scale);
+  ab.add_zero_point(q.zero_point);
+  if (!q.channel_scales.empty()) ab.add_scales(sc);
+  ab.add_observed_min(q.observed_min);
+  ab.add_observed_max(q.observed_max);
+  return ab.Finish();
+}
+
+Offset<fb::Linear> linear(FlatBufferBuilder& b, const FloatLinear& f, const ConvertedLinear* c, bool int8_model) {
+  Offset<fb::Tensor> w;
+  if (c && c->int8) {
+    w = tensor(b, f.name + ".weight", fb::DType::I8, {f.out, f.in}, c->weight.q.data(), c->weight.q.size(),
+               &c->weight.scales);
+  } else {
+    w = f32_tensor(b, f.name + ".weight", f.weight, {f.out, f.in});
+  }
+  auto bias = f32_tensor(b, f.name + ".bias", f.bias, {f.out});
+  Offset<fb::ActQuant> in, out;
+  if (c && int8_model) {
+    in = act_quant(b, c->input);
+    out = act_quant(b, c->output);
+  }
+  auto name = b.CreateString(f.name);
+  fb::LinearBuilder lb(b);
+  lb.add_name(name);
+  lb.add_precision(c && c->int8 ? fb::Precision::INT8 : fb::Precision::FP32);
+  lb.add_in_features(f.in);
+  lb.add_out_features(f.out);
+  lb.add_weight(w);
+  lb.add_bias(bias);
+  if (c && int8_model) {
+    lb.add_input_quant(in);
+    lb.add_output_quant(out);
+  }
+  return lb.Finish();
+}
+
+Offset<fb::LayerNorm> layer_norm(FlatBufferBuilder& b, const std::string& name, const FloatLayerNorm& n) {
+  const int64_t H = static_cast<int64_t>(n.gamma.size());
+  auto g = f32_tensor(b, name + ".gamma", n.gamma, {H});
+  auto be = f32_tensor(b, name + ".beta", n.beta, {H});
+  return fb::CreateLayerNorm(b, g, be);
+}
+
+}  // namespace
+
+flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
+  const FloatBert& m = *cm.model;
+  const BertConfig& c = m.config;
+  const int64_t H = c.hidden_size;
+  FlatBufferBuilder b(1 << 20);
+
+  Offset<fb::Vocabulary> vocab;
+  if (cm.vocab && !cm.vocab->empty()) {
+    auto tokens = b.CreateVectorOfStrings(*cm.vocab);
+    auto find = [&](const char* t) {
+      for (size_t i = 0; i < cm.vocab->size(); ++i)
+        if ((*cm.vocab)[i] == t) return static_cast<int>(i);
+      return -1;
+    };
+    fb::VocabularyBuilder vb(b);
+    vb.add_tokens(tokens);
+    vb.add_do_lower_case(cm.do_lower_case);
+    vb.add_tokenize_chinese_chars(true);
+    vb.add_unk_id(find("[UNK]"));
+    vb.add_cls_id(find("[CLS]"));
+    vb.add_sep_id(find("[SEP]"));
+    vb.add_pad_id(find("[PAD]"));
+    vocab = vb.Finish();
+  }
+
+  Offset<fb::Embeddings> emb;
+  if (m.has_embeddings) {
+    Offset<fb::Tensor> word;
+    if (cm.int8) {
+      word = tensor(b, "embeddings.word", fb::DType::I8, {c.vocab_size, H}, cm.word_embeddings.q.data(),
+                    cm.word_embeddings.q.size(), &cm.word_embeddings.scales);
+    } else {
+      word = f32_tensor(b, "embeddings.word", m.word_embeddings, {c.vocab_size, H});
+    }
+    const size_t pos_rows = static_cast<size_t>(cm.max_position);
+    auto pos = tensor(b, "embeddings.position", fb::DType::F32, {cm.max_position, H}, m.position_embeddings.data(),
+                      pos_rows * H * sizeof(float));
+    auto type = f32_tensor(b, "embeddings.token_type", m.token_type_embeddings, {c.type_vocab_size, H});
+    auto norm = layer_norm(b, "embeddings.norm", m.embedding_norm);
+    emb = fb::CreateEmbeddings(b, word, pos, type, norm);
+  }
+
+  std::vector<Offset<fb::EncoderLayer>> layers;
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    const FloatLayer& L = m.layers[i];
+    const auto* conv = cm.layers.empty() ? nullptr : &cm.layers[i];
+    auto cl = [&](GemmKind k) { return conv ? &(*conv)[static_cast<int>(k)] : nullptr; };
+    const std::string p = "layer." + std::to_string(i) + ".";
+    auto qkv = linear(b, L.qkv, cl(GemmKind::kQkv), cm.int8);
+    auto ao = linear(b, L.attention_output, cl(GemmKind::kAttentionOutput), cm.int8);
+    auto an = layer_norm(b, p + "attention.norm", L.attention_norm);
+    auto it = linear(b, L.intermediate, cl(GemmKind::kIntermediate), cm.int8);
+    auto ou = linear(b, L.output, cl(GemmKind::kOutput), cm.int8);
+    auto on = layer_norm(b, p + "output.norm", L.output_norm);
+    layers.push_back(fb::CreateEncoderLayer(b, qkv, ao, an, it, ou, on));
+  }
+  auto layers_vec = b.CreateVector(layers);
+
+  Offset<fb::Linear> pooler, classifier;
+  if (m.has_pooler) pooler = linear(b, m.pooler, nullptr, false);
+  if (m.num_labels > 0) classifier = linear(b, m.classifier, nullptr, false);
+
+  auto config = fb::CreateConfig(b, c.hidden_size, c.num_attention_heads, c.num_hidden_layers, c.intermediate_size,
+                                 c.vocab_size, cm.max_position, c.type_vocab_size, c.layer_norm_eps, m.num_labels);
+  Offset<fb::Calibration> calib;
+  if (cm.int8)
+    calib = fb::CreateCalibrationDirect(b, cm.calibration_source.c_str(), cm.calibration_sequences,
+                                        cm.calibration_tokens, cm.calibration_method.c_str());
+  auto producer = b.CreateString(std::string("edgebert-convert ") + EDGEBERT_VERSION_STRING);
+
+  b.ForceDefaults(true);  // always store schema_version, so readers (and tests) see it explicitly
+  fb::ModelBuilder mb(b);
+  mb.add_schema_version(1);
+  mb.add_producer(producer);
+  mb.add_config(config);
+  mb.add_precision(cm.int8 ? fb::Precision::INT8 : fb::Precision::FP32);
+  if (!vocab.IsNull()) mb.add_vocab(vocab);
+  if (!emb.IsNull()) mb.add_embeddings(emb);
+  mb.add_layers(layers_vec);
+  if (!pooler.IsNull()) mb.add_pooler(pooler);
+  if (!classifier.IsNull()) mb.add_classifier(classifier);
+  if (!calib.IsNull()) mb.add_calibration(calib);
+  fb::FinishModelBuffer(b, mb.Finish());
+  return b.Release();
+}
+
+void write_file_atomically(const std::string& path, const uint8_t* bytes, size_t size) {
+  std::string tmp = path + ".tmp.XXXXXX";
+  std::vector<char> name(tmp.begin(), tmp.end());
+  name.push_back('\0');
+  const int fd = mkstemp(name.data());
+  if (fd < 0) throw std::runtime_error(path + ": cannot create temporary output file: " + std::strerror(errno));
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t w = ::write(fd, bytes + done, size - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(name.data());
+      throw std::runtime_error(path + ": write failed: " + why);
+    }
+    done += static_cast<size_t>(w);
+  }
+  fchmod(fd, 0644);
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(name.data());
+    throw std::runtime_error(path + ": cannot finish writing: " + why);
+  }
+  if (std::rename(name.data(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(name.data());
+    throw std::runtime_error(path + ": cannot rename temporary file into place: " + why);
+  }
+}
+
+}  // namespace edgebert::convert

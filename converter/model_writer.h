@@ -1,0 +1,41 @@
+// model_writer.h: turns a quantized (or float) BERT into the .ebm FlatBuffer and writes it
+// atomically (temporary file + rename), so a failed conversion never leaves a partial file.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "converter/float_bert.h"
+#include "converter/quantization.h"
+
+namespace edgebert::convert {
+
+struct ConvertedLinear {
+  const FloatLinear* source = nullptr;
+  bool int8 = false;             // execution precision
+  RowQuantized weight;           // int8 only
+  ActivationQuant input, output; // filled for every GEMM of an int8 model
+};
+
+struct ConvertedModel {
+  const FloatBert* model = nullptr;
+  const std::vector<std::string>* vocab = nullptr;  // may be null
+  bool do_lower_case = true;
+  bool int8 = false;
+  int max_position = 0;  // position rows kept (<= config.max_position_embeddings)
+  std::vector<std::array<ConvertedLinear, kGemmsPerLayer>> layers;
+  RowQuantized word_embeddings;  // int8 models with embeddings
+  std::string calibration_source, calibration_method;
+  int calibration_sequences = 0, calibration_tokens = 0;
+};
+
+flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& model);
+
+// Writes `bytes` to `path` via a temporary file in the same directory and rename(2).
+// Throws std::runtime_error naming the path; on failure the temporary file is removed.
+void write_file_atomically(const std::string& path, const uint8_t* bytes, size_t size);
+
+}  // namespace edgebert::convert

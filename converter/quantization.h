@@ -1,0 +1,44 @@
+// quantization.h: the int8 arithmetic the converter uses: symmetric per-row weight quantization
+// and affine/symmetric activation parameters, matching what the runtime executes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace edgebert::convert {
+
+// Per-row symmetric int8: w[r, c] ~= q[r, c] * scales[r], q in [-127, 127].
+struct RowQuantized {
+  std::vector<int8_t> q;
+  std::vector<float> scales;
+};
+RowQuantized quantize_rows_symmetric(const float* w, size_t rows, size_t cols);
+
+// Activation quantization: real = (q - zero_point) * scale (per tensor), or, when
+// `channel_scales` is non-empty, real = q * channel_scales[c] (symmetric per channel).
+struct ActivationQuant {
+  float scale = 1.f;
+  int32_t zero_point = 0;
+  std::vector<float> channel_scales;
+  float observed_min = 0.f, observed_max = 0.f;
+};
+
+// Affine parameters covering [min(lo, 0), max(hi, 0)] with 256 levels.
+ActivationQuant affine_from_range(float lo, float hi);
+// Symmetric scale absmax / 127 (floored so it is never zero).
+float symmetric_scale(float absmax);
+
+inline int8_t quantize_one(float x, float inv_scale, int32_t zero_point) {
+  float v = x * inv_scale;
+  // round half away from zero, like the runtime's kernels
+  long r = static_cast<long>(v >= 0.f ? v + 0.5f : v - 0.5f) + zero_point;
+  return static_cast<int8_t>(r < -128 ? -128 : (r > 127 ? 127 : r));
+}
+
+// x -> dequantize(quantize(x)) in place (per tensor, affine).
+void fake_quantize(float* x, size_t count, const ActivationQuant& q);
+// Per-channel symmetric fake quantization of a [rows, cols] matrix.
+void fake_quantize_channels(float* x, size_t rows, size_t cols, const std::vector<float>& scales);
+
+}  // namespace edgebert::convert

@@ -1,0 +1,139 @@
+/* edgebert C API: load an int8 (or fp32) BERT encoder converted by edgebert-convert and run it.
+ *
+ * Life cycle (modelled on XNNPACK's create / setup / run):
+ *   eb_model_load_file() or eb_model_load_memory()  -> eb_model*    (verified, read-only)
+ *   eb_session_create(model, &options)              -> eb_session*  (all memory allocated here)
+ *   eb_session_run_ids() / eb_session_run_text()    (any number of times; no heap allocation)
+ *   eb_session_get_output()                         (pointers into the session's arena)
+ *   eb_session_destroy(), eb_model_free()
+ *
+ * Thread safety:
+ *   - An eb_model is immutable after loading: any number of sessions on any threads may share it.
+ *     Free it only after every session created from it is destroyed.
+ *   - An eb_session is NOT thread-safe: use one session per calling thread (a session may itself
+ *     use a pool of worker threads, see eb_session_options.num_threads).
+ *   - eb_status_string() and eb_version() may be called from any thread at any time.
+ *
+ * Errors: every function returns an eb_status; EB_OK is 0. A readable message for the last
+ * failing call is available from eb_session_last_error() (per session) or, for loading and session
+ * creation, through the optional `error` buffer arguments. No function aborts on bad input.
+ */
+#ifndef EDGEBERT_EDGEBERT_H_
+#define EDGEBERT_EDGEBERT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(EDGEBERT_BUILDING_LIBRARY)
+#define EB_API __attribute__((visibility("default")))
+#else
+#define EB_API
+#endif
+
+#define EB_VERSION_MAJOR 0
+#define EB_VERSION_MINOR 1
+#define EB_VERSION_PATCH 0
+
+typedef enum eb_status {
+  EB_OK = 0,
+  EB_ERROR_INVALID_ARGUMENT = 1, /* null pointer, bad size, out-of-range id, bad option */
+  EB_ERROR_IO = 2,               /* file cannot be opened, read or mapped */
+  EB_ERROR_INVALID_MODEL = 3,    /* not an edgebert model, corrupt, truncated, inconsistent */
+  EB_ERROR_UNSUPPORTED = 4,      /* newer schema version, feature the model lacks */
+  EB_ERROR_OUT_OF_MEMORY = 5,
+  EB_ERROR_BACKEND = 6,          /* XNNPACK / thread pool failure */
+  EB_ERROR_SEQUENCE_TOO_LONG = 7,/* input longer than the session's max_sequence_length */
+  EB_ERROR_BAD_STATE = 8         /* call out of order, e.g. reading outputs before a run */
+} eb_status;
+
+typedef struct eb_model eb_model;
+typedef struct eb_session eb_session;
+
+/* Names of the outputs a run produces. */
+typedef enum eb_output {
+  EB_OUTPUT_LAST_HIDDEN_STATE = 0, /* float32 [seq_len, hidden] */
+  EB_OUTPUT_POOLER_OUTPUT = 1,     /* float32 [hidden]; models with a pooler */
+  EB_OUTPUT_LOGITS = 2             /* float32 [num_labels]; models with a classifier */
+} eb_output;
+
+typedef struct eb_session_options {
+  int32_t num_threads;         /* worker threads incl. the caller; 0 or 1 = single-threaded */
+  int32_t max_sequence_length; /* 0 = the model's max_position_embeddings */
+} eb_session_options;
+
+typedef struct eb_model_info {
+  int32_t hidden_size;
+  int32_t num_attention_heads;
+  int32_t num_hidden_layers;
+  int32_t intermediate_size;
+  int32_t vocab_size;
+  int32_t max_position_embeddings;
+  int32_t type_vocab_size;
+  int32_t num_labels;      /* 0: no classifier */
+  int32_t has_pooler;      /* 0/1 */
+  int32_t has_embeddings;  /* 0: encoder-only model, runs only on precomputed embeddings */
+  int32_t has_vocab;       /* 0: cannot run on text */
+  int32_t is_int8;         /* 0: fp32 reference model */
+} eb_model_info;
+
+/* Library version as "MAJOR.MINOR.PATCH". */
+EB_API const char* eb_version(void);
+/* Static description of a status code. Never NULL. */
+EB_API const char* eb_status_string(eb_status status);
+
+/* Maps `path` read-only and verifies it. On failure *out_model is NULL and, when `error` is not
+ * NULL, a NUL-terminated message is written into error[0..error_size). */
+EB_API eb_status eb_model_load_file(const char* path, eb_model** out_model, char* error, size_t error_size);
+/* Uses caller memory in place (zero copy). `data` must be 64-byte aligned and stay valid and
+ * unchanged until eb_model_free(). */
+EB_API eb_status eb_model_load_memory(const void* data, size_t size, eb_model** out_model, char* error,
+                                      size_t error_size);
+EB_API eb_status eb_model_get_info(const eb_model* model, eb_model_info* out_info);
+/* Releases the model. NULL is ignored. */
+EB_API void eb_model_free(eb_model* model);
+
+/* Fills defaults (single thread, the model's maximum length). */
+EB_API void eb_session_options_init(eb_session_options* options);
+/* Creates XNNPACK operators, the thread pool and one planned arena. `options` may be NULL. */
+EB_API eb_status eb_session_create(const eb_model* model, const eb_session_options* options, eb_session** out_session,
+                                   char* error, size_t error_size);
+EB_API void eb_session_destroy(eb_session* session);
+
+/* Runs on `seq_len` token ids. token_type_ids and attention_mask (1 = real token, 0 = padding)
+ * may be NULL (all 0 / all 1). Performs no heap allocation. */
+EB_API eb_status eb_session_run_ids(eb_session* session, const int32_t* input_ids, const int32_t* token_type_ids,
+                                    const int32_t* attention_mask, size_t seq_len);
+/* Tokenizes UTF-8 `text` with the model's WordPiece vocabulary ([CLS] text [SEP]) and runs.
+ * Text longer than the session's maximum is an error (EB_ERROR_SEQUENCE_TOO_LONG), never
+ * silently truncated. Performs no heap allocation. */
+EB_API eb_status eb_session_run_text(eb_session* session, const char* text);
+/* Runs from precomputed embedding-layer outputs (float32 [seq_len, hidden], like inputs_embeds)
+ * skipping the embedding layer. attention_mask may be NULL. */
+EB_API eb_status eb_session_run_embeddings(eb_session* session, const float* embeddings, const int32_t* attention_mask,
+                                           size_t seq_len);
+
+/* After a successful run: pointer to an output inside the session (valid until the next run or
+ * destroy) and its shape. shape receives up to 2 dims; *out_rank is 2 for last_hidden_state and
+ * 1 otherwise. Any of out_data/out_shape/out_rank may be NULL. */
+EB_API eb_status eb_session_get_output(const eb_session* session, eb_output which, const float** out_data,
+                                       int64_t* out_shape, int32_t* out_rank);
+/* Token ids of the last run (after tokenization for run_text). */
+EB_API eb_status eb_session_get_input_ids(const eb_session* session, const int32_t** out_ids, size_t* out_len);
+
+/* Memory facts: planned arena bytes, the naive sum of all intermediate buffers, and the bytes
+ * XNNPACK holds in packed weights. Any pointer may be NULL. */
+EB_API eb_status eb_session_memory(const eb_session* session, size_t* arena_bytes, size_t* naive_bytes,
+                                   size_t* packed_weight_bytes);
+
+/* Message of the last failed call on this session ("" if none). Never NULL for a non-NULL session. */
+EB_API const char* eb_session_last_error(const eb_session* session);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EDGEBERT_EDGEBERT_H_ */

@@ -1,0 +1,239 @@
+// c_api.cpp: the C boundary. Validates every pointer and argument, maps C++ results to status
+// codes, and guarantees that no exception leaves the library.
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "edgebert/edgebert.h"
+#include "model.h"
+#include "session.h"
+
+struct eb_model {
+  std::unique_ptr<edgebert::Model> impl;
+};
+
+struct eb_session {
+  std::unique_ptr<edgebert::Session> impl;
+};
+
+namespace {
+
+void write_error(char* buf, size_t size, const std::string& msg) {
+  if (!buf || size == 0) return;
+  std::snprintf(buf, size, "%s", msg.c_str());
+}
+
+template <class F>
+eb_status guarded(char* err, size_t err_size, F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    write_error(err, err_size, "out of memory");
+    return EB_ERROR_OUT_OF_MEMORY;
+  } catch (...) {
+    write_error(err, err_size, "internal error");
+    return EB_ERROR_BACKEND;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* eb_version(void) { return EDGEBERT_VERSION_STRING; }
+
+const char* eb_status_string(eb_status s) {
+  switch (s) {
+    case EB_OK: return "ok";
+    case EB_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case EB_ERROR_IO: return "I/O error";
+    case EB_ERROR_INVALID_MODEL: return "invalid model";
+    case EB_ERROR_UNSUPPORTED: return "unsupported";
+    case EB_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case EB_ERROR_BACKEND: return "backend error";
+    case EB_ERROR_SEQUENCE_TOO_LONG: return "sequence too long";
+    case EB_ERROR_BAD_STATE: return "bad state";
+  }
+  return "unknown status";
+}
+
+eb_status eb_model_load_file(const char* path, eb_model** out_model, char* error, size_t error_size) {
+  if (out_model) *out_model = nullptr;
+  if (!path || !out_model) {
+    write_error(error, error_size, "path and out_model must not be NULL");
+    return EB_ERROR_INVALID_ARGUMENT;
+  }
+  return guarded(error, error_size, [&]() -> eb_status {
+    std::string msg;
+    std::unique_ptr<edgebert::Model> m;
+    const eb_status s = edgebert::Model::load_file(path, &m, &msg);
+    if (s != EB_OK) {
+      write_error(error, error_size, msg);
+      return s;
+    }
+    *out_model = new eb_model{std::move(m)};
+    write_error(error, error_size, "");
+    return EB_OK;
+  });
+}
+
+eb_status eb_model_load_memory(const void* data, size_t size, eb_model** out_model, char* error, size_t error_size) {
+  if (out_model) *out_model = nullptr;
+  if (!data || !out_model) {
+    write_error(error, error_size, "data and out_model must not be NULL");
+    return EB_ERROR_INVALID_ARGUMENT;
+  }
+  if (reinterpret_cast<uintptr_t>(data) % 64 != 0) {
+    write_error(error, error_size, "model memory must be 64-byte aligned");
+    return EB_ERROR_INVALID_ARGUMENT;
+  }
+  return guarded(error, error_size, [&]() -> eb_status {
+    std::string msg;
+    std::unique_ptr<edgebert::Model> m;
+    const eb_status s = edgebert::Model::create(data, size, nullptr, 0, &m, &msg);
+    if (s != EB_OK) {
+      write_error(error, error_size, msg);
+      return s;
+    }
+    *out_model = new eb_model{std::move(m)};
+    write_error(error, error_size, "");
+    return EB_OK;
+  });
+}
+
+eb_status eb_model_get_info(const eb_model* model, eb_model_info* info) {
+  if (!model || !info) return EB_ERROR_INVALID_ARGUMENT;
+  const edgebert::Model& m = *model->impl;
+  info->hidden_size = m.config.hidden;
+  info->num_attention_heads = m.config.heads;
+  info->num_hidden_layers = m.config.layers;
+  info->intermediate_size = m.config.intermediate;
+  info->vocab_size = m.config.vocab;
+  info->max_position_embeddings = m.config.max_position;
+  info->type_vocab_size = m.config.type_vocab;
+  info->num_labels = m.has_classifier ? m.config.num_labels : 0;
+  info->has_pooler = m.has_pooler;
+  info->has_embeddings = m.has_embeddings;
+  info->has_vocab = m.has_vocab;
+  info->is_int8 = m.int8;
+  return EB_OK;
+}
+
+void eb_model_free(eb_model* model) { delete model; }
+
+void eb_session_options_init(eb_session_options* o) {
+  if (!o) return;
+  o->num_threads = 1;
+  o->max_sequence_length = 0;
+}
+
+eb_status eb_session_create(const eb_model* model, const eb_session_options* options, eb_session** out_session,
+                            char* error, size_t error_size) {
+  if (out_session) *out_session = nullptr;
+  if (!model || !out_session) {
+    write_error(error, error_size, "model and out_session must not be NULL");
+    return EB_ERROR_INVALID_ARGUMENT;
+  }
+  return guarded(error, error_size, [&]() -> eb_status {
+    edgebert::SessionOptions so;
+    if (options) {
+      so.threads = options->num_threads;
+      so.max_seq_len = options->max_sequence_length;
+    }
+    std::string msg;
+    std::unique_ptr<edgebert::Session> s;
+    const eb_status st = edgebert::Session::create(*model->impl, so, &s, &msg);
+    if (st != EB_OK) {
+      write_error(error, error_size, msg);
+      return st;
+    }
+    *out_session = new eb_session{std::move(s)};
+    write_error(error, error_size, "");
+    return EB_OK;
+  });
+}
+
+void eb_session_destroy(eb_session* session) { delete session; }
+
+eb_status eb_session_run_ids(eb_session* session, const int32_t* input_ids, const int32_t* token_type_ids,
+                             const int32_t* attention_mask, size_t seq_len) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return session->impl->run_ids(input_ids, token_type_ids, attention_mask, seq_len);
+}
+
+eb_status eb_session_run_text(eb_session* session, const char* text) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return session->impl->run_text(text);
+}
+
+eb_status eb_session_run_embeddings(eb_session* session, const float* embeddings, const int32_t* attention_mask,
+                                    size_t seq_len) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return session->impl->run_embeddings(embeddings, attention_mask, seq_len);
+}
+
+eb_status eb_session_get_output(const eb_session* session, eb_output which, const float** out_data,
+                                int64_t* out_shape, int32_t* out_rank) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  edgebert::Session& s = *session->impl;
+  if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: outputs are not available");
+  const edgebert::Model& m = s.model();
+  const float* data = nullptr;
+  int64_t shape[2] = {0, 0};
+  int32_t rank = 1;
+  switch (which) {
+    case EB_OUTPUT_LAST_HIDDEN_STATE:
+      data = s.last_hidden_state();
+      shape[0] = static_cast<int64_t>(s.seq_len());
+      shape[1] = m.config.hidden;
+      rank = 2;
+      break;
+    case EB_OUTPUT_POOLER_OUTPUT:
+      if (!m.has_pooler) return s.fail(EB_ERROR_UNSUPPORTED, "this model has no pooler");
+      data = s.pooler_output();
+      shape[0] = m.config.hidden;
+      break;
+    case EB_OUTPUT_LOGITS:
+      if (!m.has_classifier) return s.fail(EB_ERROR_UNSUPPORTED, "this model has no classifier");
+      data = s.logits();
+      shape[0] = m.config.num_labels;
+      break;
+    default:
+      return s.fail(EB_ERROR_INVALID_ARGUMENT, "unknown output %d", static_cast<int>(which));
+  }
+  if (out_data) *out_data = data;
+  if (out_shape) {
+    out_shape[0] = shape[0];
+    if (rank == 2) out_shape[1] = shape[1];
+  }
+  if (out_rank) *out_rank = rank;
+  return EB_OK;
+}
+
+eb_status eb_session_get_input_ids(const eb_session* session, const int32_t** out_ids, size_t* out_len) {
+  if (!session || !out_ids || !out_len) return EB_ERROR_INVALID_ARGUMENT;
+  const edgebert::Session& s = *session->impl;
+  if (!s.has_output()) return EB_ERROR_BAD_STATE;
+  *out_ids = s.input_ids();
+  *out_len = s.seq_len();
+  return EB_OK;
+}
+
+eb_status eb_session_memory(const eb_session* session, size_t* arena_bytes, size_t* naive_bytes,
+                            size_t* packed_weight_bytes) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  const edgebert::Session& s = *session->impl;
+  if (arena_bytes) *arena_bytes = s.arena_bytes();
+  if (naive_bytes) *naive_bytes = s.naive_bytes();
+  if (packed_weight_bytes) *packed_weight_bytes = s.packed_weight_bytes();
+  return EB_OK;
+}
+
+const char* eb_session_last_error(const eb_session* session) {
+  if (!session) return "session is NULL";
+  return session->impl->last_error();
+}
+
+}  // extern "C"

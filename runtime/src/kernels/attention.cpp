@@ -1,0 +1,185 @@
+// Attention core for one head: portable implementations (int8 and fp32) and the dispatchers.
+// The loops are written so that GCC/Clang can auto-vectorize them (fixed-width partial sums for
+// the float reductions, branch-free math from numerics.h).
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/attention.h"
+#include "kernels/cpu_features.h"
+#include "kernels/numerics.h"
+
+namespace edgebert {
+namespace kernels {
+
+namespace {
+
+constexpr float kNegInf = -__builtin_inff();
+
+int count_valid_keys(const uint8_t* mask, int n) {
+  if (mask == nullptr) return n;
+  int c = 0;
+  for (int j = 0; j < n; ++j) c += mask[j] != 0;
+  return c;
+}
+
+int32_t dot_s8(const int8_t* a, const int8_t* b, int len) {
+  int32_t s = 0;
+  for (int d = 0; d < len; ++d) s += static_cast<int32_t>(a[d]) * static_cast<int32_t>(b[d]);
+  return s;
+}
+
+float dot_f32(const float* a, const float* b, int len) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int d = 0;
+  for (; d + 8 <= len; d += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += a[d + l] * b[d + l];
+  for (int l = 0; d < len; ++d, ++l) acc[l] += a[d] * b[d];
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+float row_max(const float* s, int len) {
+  float m[8] = {kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf};
+  int j = 0;
+  for (; j + 8 <= len; j += 8)
+    for (int l = 0; l < 8; ++l) m[l] = s[j + l] > m[l] ? s[j + l] : m[l];
+  for (; j < len; ++j) m[0] = s[j] > m[0] ? s[j] : m[0];
+  for (int l = 1; l < 8; ++l) m[0] = m[l] > m[0] ? m[l] : m[0];
+  return m[0];
+}
+
+// s[j] <- exp(s[j] - m) (masked entries hold -inf and become 0); returns the sum.
+float exp_row(float* s, int len, float m) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int j = 0;
+  for (; j + 8 <= len; j += 8) {
+    for (int l = 0; l < 8; ++l) {
+      const float e = detail::exp_approx(s[j + l] - m);
+      s[j + l] = e;
+      acc[l] += e;
+    }
+  }
+  for (int l = 0; j < len; ++j, ++l) {
+    const float e = detail::exp_approx(s[j] - m);
+    s[j] = e;
+    acc[l] += e;
+  }
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+void attention_head_s8_portable(const AttentionHeadS8& a) {
+  const int n = a.n, hd = a.head_dim;
+  if (n <= 0 || hd <= 0) return;
+  const int32_t zp = a.context_zero_point;
+  const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
+  if (count_valid_keys(a.key_mask, n) == 0) {
+    for (int i = 0; i < n; ++i) {
+      int8_t* c = a.context + static_cast<size_t>(i) * a.context_stride;
+      for (int d = 0; d < hd; ++d) c[d] = zp8;
+    }
+    return;
+  }
+  const size_t stride = a.qkv_stride;
+  const float score_scale = detail::attention_score_scale(a.q_scale, a.k_scale, hd);
+  const float out_mult = detail::attention_context_multiplier(a.v_scale, a.context_scale);
+  const float lo = -128.0f - static_cast<float>(zp), hi = 127.0f - static_cast<float>(zp);
+
+  for (int i = 0; i < n; ++i) {
+    float* s = a.scores + static_cast<size_t>(i) * n;
+    uint8_t* p = a.probs + static_cast<size_t>(i) * n;
+    const int8_t* qi = a.q + static_cast<size_t>(i) * stride;
+    for (int j = 0; j < n; ++j) {
+      if (a.key_mask != nullptr && a.key_mask[j] == 0) {
+        s[j] = kNegInf;
+      } else {
+        s[j] = static_cast<float>(dot_s8(qi, a.k + static_cast<size_t>(j) * stride, hd)) * score_scale;
+      }
+    }
+    const float m = row_max(s, n);
+    const float sum = exp_row(s, n, m);
+    const float pm = detail::attention_prob_multiplier(sum);
+    for (int j = 0; j < n; ++j) {
+      const float v = detail::clamp_hi(s[j] * pm, 255.0f);
+      p[j] = static_cast<uint8_t>(static_cast<int32_t>(detail::round_half_even(v)));
+    }
+
+    int8_t* ctx = a.context + static_cast<size_t>(i) * a.context_stride;
+    constexpr int kChunk = 256;
+    int32_t acc[kChunk];
+    for (int d0 = 0; d0 < hd; d0 += kChunk) {
+      const int cnt = hd - d0 < kChunk ? hd - d0 : kChunk;
+      for (int d = 0; d < cnt; ++d) acc[d] = 0;
+      for (int j = 0; j < n; ++j) {
+        const int32_t pj = p[j];
+        if (pj == 0) continue;
+        const int8_t* vj = a.v + static_cast<size_t>(j) * stride + d0;
+        for (int d = 0; d < cnt; ++d) acc[d] += pj * static_cast<int32_t>(vj[d]);
+      }
+      for (int d = 0; d < cnt; ++d)
+        ctx[d0 + d] = detail::quantize_value_s8(static_cast<float>(acc[d]) * out_mult, lo, hi, zp);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+void attention_head_f32_portable(const AttentionHeadF32& a) {
+  const int n = a.n, hd = a.head_dim;
+  if (n <= 0 || hd <= 0) return;
+  if (count_valid_keys(a.key_mask, n) == 0) {
+    for (int i = 0; i < n; ++i) {
+      float* c = a.context + static_cast<size_t>(i) * a.context_stride;
+      for (int d = 0; d < hd; ++d) c[d] = 0.0f;
+    }
+    return;
+  }
+  const size_t stride = a.qkv_stride;
+  const float scale = 1.0f / __builtin_sqrtf(static_cast<float>(hd));
+  for (int i = 0; i < n; ++i) {
+    float* s = a.scores + static_cast<size_t>(i) * n;
+    const float* qi = a.q + static_cast<size_t>(i) * stride;
+    for (int j = 0; j < n; ++j) {
+      if (a.key_mask != nullptr && a.key_mask[j] == 0) {
+        s[j] = kNegInf;
+      } else {
+        s[j] = dot_f32(qi, a.k + static_cast<size_t>(j) * stride, hd) * scale;
+      }
+    }
+    const float m = row_max(s, n);
+    const float inv = 1.0f / exp_row(s, n, m);
+    float* ctx = a.context + static_cast<size_t>(i) * a.context_stride;
+    for (int d = 0; d < hd; ++d) ctx[d] = 0.0f;
+    for (int j = 0; j < n; ++j) {
+      const float pj = s[j] * inv;
+      s[j] = pj;
+      if (pj == 0.0f) continue;
+      const float* vj = a.v + static_cast<size_t>(j) * stride;
+      for (int d = 0; d < hd; ++d) ctx[d] += pj * vj[d];
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+void attention_head_s8(const AttentionHeadS8& args) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (cpu_has_avx2_fma()) {
+    attention_head_s8_avx2(args);
+    return;
+  }
+#endif
+  attention_head_s8_portable(args);
+}
+
+void attention_head_f32(const AttentionHeadF32& args) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (cpu_has_avx2_fma()) {
+    attention_head_f32_avx2(args);
+    return;
+  }
+#endif
+  attention_head_f32_portable(args);
+}
+
+}  // namespace kernels
+}  // namespace edgebert

@@ -1,0 +1,641 @@
+// Attention core for one head, AVX2+FMA implementations (int8 and fp32).
+//
+// Int8 layout (per call):
+//   * valid keys are compacted (masked keys cost nothing) and repacked into `packed`:
+//     V in groups of 4 keys as [group][d][4 keys] (4*head_dim bytes per group), then K in blocks
+//     of 8 keys as [block][channel pair][8 keys][2] (8*head_dim bytes per block; an odd last
+//     channel is stored as [8 keys]). Partial groups/blocks live on the stack, zero-padded.
+//   * query rows are processed in blocks of 4, fully fused: scores (vpmaddwd of a broadcast
+//     query channel pair against 8 keys, 4 rows x 16 keys per micro-kernel, no horizontal sums)
+//     -> softmax -> uint8 probabilities -> P.V (vpmaddubsw, 4 rows x 16 channels per
+//     micro-kernel), so a block's scores and probabilities stay in L1.
+// P.V uses vpmaddubsw on (pq[j], pq[j+1]) x (v[j,d], v[j+1,d]); the pair sum cannot saturate
+// because pq[j] + pq[j+1] <= 256 (probabilities sum to 1), so |sum| <= 256 * 128 = 32768 and only
+// -32768 reaches the bound, which is representable.
+// Stack use: about 21 KB (partial blocks and the block's query rows widened to int16).
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/attention.h"
+#include "kernels/numerics.h"
+#include "kernels/simd_avx2.h"
+
+namespace edgebert {
+namespace kernels {
+
+namespace {
+
+constexpr int kMaxHd = kAttentionMaxHeadDimAvx2;
+
+static inline __m128i load16_or_zero(const int8_t* p) {
+  return p != nullptr ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)) : _mm_setzero_si128();
+}
+
+// Interleaves 16 channels of 4 rows into 64 bytes [d][row].
+static inline void interleave4x16(__m128i a, __m128i b, __m128i c, __m128i d, int8_t* dst) {
+  const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+  const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 0), _mm_unpacklo_epi16(ab_lo, cd_lo));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16), _mm_unpackhi_epi16(ab_lo, cd_lo));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 32), _mm_unpacklo_epi16(ab_hi, cd_hi));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 48), _mm_unpackhi_epi16(ab_hi, cd_hi));
+}
+
+// Packs rows r[0..3] (nullptr = zero row) of `len` bytes into dst[d*4 + t] = r[t][d].
+static void pack_group4(const int8_t* const r[4], int len, int8_t* dst) {
+  int d = 0;
+  for (; d + 16 <= len; d += 16) {
+    interleave4x16(load16_or_zero(r[0] ? r[0] + d : nullptr), load16_or_zero(r[1] ? r[1] + d : nullptr),
+                   load16_or_zero(r[2] ? r[2] + d : nullptr), load16_or_zero(r[3] ? r[3] + d : nullptr),
+                   dst + 4 * d);
+  }
+  if (d < len) {
+    const int rem = len - d;
+    alignas(16) int8_t tmp[4][16];
+    std::memset(tmp, 0, sizeof tmp);
+    for (int t = 0; t < 4; ++t)
+      if (r[t] != nullptr) std::memcpy(tmp[t], r[t] + d, static_cast<size_t>(rem));
+    alignas(16) int8_t out[64];
+    interleave4x16(_mm_load_si128(reinterpret_cast<const __m128i*>(tmp[0])),
+                   _mm_load_si128(reinterpret_cast<const __m128i*>(tmp[1])),
+                   _mm_load_si128(reinterpret_cast<const __m128i*>(tmp[2])),
+                   _mm_load_si128(reinterpret_cast<const __m128i*>(tmp[3])), out);
+    std::memcpy(dst + 4 * d, out, static_cast<size_t>(4 * rem));
+  }
+}
+
+// Packs 8 key rows r[0..7] (nullptr = zero row) of hd bytes as [pair][row][2] + odd channel [row].
+static void pack_kblock8(const int8_t* const r[8], int hd, int8_t* dst) {
+  const int npairs = hd / 2;
+  for (int c = 0; 8 * c < npairs; ++c) {
+    const int d = 16 * c;
+    __m128i a[8];
+    const bool full = d + 16 <= hd;
+    alignas(16) int8_t tmp[8][16];
+    if (!full) std::memset(tmp, 0, sizeof tmp);
+    for (int t = 0; t < 8; ++t) {
+      if (full) {
+        a[t] = load16_or_zero(r[t] ? r[t] + d : nullptr);
+      } else {
+        if (r[t] != nullptr) std::memcpy(tmp[t], r[t] + d, static_cast<size_t>(hd - d));
+        a[t] = _mm_load_si128(reinterpret_cast<const __m128i*>(tmp[t]));
+      }
+    }
+    // 8x8 transpose of 16-bit elements (one element = one channel pair of one key)
+    const __m128i t0 = _mm_unpacklo_epi16(a[0], a[1]), t1 = _mm_unpackhi_epi16(a[0], a[1]);
+    const __m128i t2 = _mm_unpacklo_epi16(a[2], a[3]), t3 = _mm_unpackhi_epi16(a[2], a[3]);
+    const __m128i t4 = _mm_unpacklo_epi16(a[4], a[5]), t5 = _mm_unpackhi_epi16(a[4], a[5]);
+    const __m128i t6 = _mm_unpacklo_epi16(a[6], a[7]), t7 = _mm_unpackhi_epi16(a[6], a[7]);
+    const __m128i u0 = _mm_unpacklo_epi32(t0, t2), u1 = _mm_unpackhi_epi32(t0, t2);
+    const __m128i u2 = _mm_unpacklo_epi32(t1, t3), u3 = _mm_unpackhi_epi32(t1, t3);
+    const __m128i u4 = _mm_unpacklo_epi32(t4, t6), u5 = _mm_unpackhi_epi32(t4, t6);
+    const __m128i u6 = _mm_unpacklo_epi32(t5, t7), u7 = _mm_unpackhi_epi32(t5, t7);
+    const __m128i o[8] = {_mm_unpacklo_epi64(u0, u4), _mm_unpackhi_epi64(u0, u4), _mm_unpacklo_epi64(u1, u5),
+                          _mm_unpackhi_epi64(u1, u5), _mm_unpacklo_epi64(u2, u6), _mm_unpackhi_epi64(u2, u6),
+                          _mm_unpacklo_epi64(u3, u7), _mm_unpackhi_epi64(u3, u7)};
+    const int np = npairs - 8 * c < 8 ? npairs - 8 * c : 8;
+    for (int p = 0; p < np; ++p) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16 * (8 * c + p)), o[p]);
+  }
+  if (hd % 2 != 0)
+    for (int t = 0; t < 8; ++t) dst[16 * npairs + t] = r[t] != nullptr ? r[t][hd - 1] : 0;
+}
+
+static inline int32_t load_i32(const void* p) {
+  int32_t w;
+  std::memcpy(&w, p, 4);
+  return w;
+}
+
+// Scores of 4 query rows against NB (1 or 2) blocks of 8 packed keys, written straight to the
+// score rows: srow[r][j0 + 8b + t] = (q_r . k_(8b+t)) * scale for the first `kc_last` keys of the
+// last block (all 8 of the others), and vmax[r] = running max of what was written.
+// q: 4 rows of int16 (zero-padded to an even length), row stride qs; rows >= `rows` are computed but
+// not stored. kOdd: head_dim is odd, the last channel is stored as [8 keys] after the pairs and
+// pairs with (q_last, 0) = qodd[r]; a separate instantiation so the common case carries no extra
+// code. noinline: compiled on its own GCC keeps all 8 accumulators in registers (inlined into the
+// big caller, -O3 spills one and the loop becomes store-forwarding bound).
+template <int NB, bool kOdd>
+__attribute__((noinline)) static void qk_block(const int16_t* q, size_t qs, const int32_t* qodd, const int8_t* kb0,
+                                               const int8_t* kb1, int npairs, float* const* srow, int rows, int j0,
+                                               int kc_last, __m256 scale, __m256* vmax) {
+  __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00;
+  __m256i c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+  if (kOdd) {  // first: after the loop it makes GCC spill an accumulator
+    const __m256i b0 = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(kb0 + 16 * npairs)));
+    __m256i b1 = b0;
+    if (NB == 2) b1 = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(kb1 + 16 * npairs)));
+    __m256i a = _mm256_set1_epi32(qodd[0]);
+    c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(a, b0));
+    c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(a, b1));
+    a = _mm256_set1_epi32(qodd[1]);
+    c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(a, b0));
+    c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(a, b1));
+    a = _mm256_set1_epi32(qodd[2]);
+    c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(a, b0));
+    c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(a, b1));
+    a = _mm256_set1_epi32(qodd[3]);
+    c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(a, b0));
+    c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(a, b1));
+  }
+  const int16_t* q0 = q;
+  const int16_t* q1 = q + qs;
+  const int16_t* q2 = q + 2 * qs;
+  const int16_t* q3 = q + 3 * qs;
+  for (int p = 0; p < npairs; ++p) {
+    const __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kb0 + 16 * p)));
+    __m256i b1 = b0;
+    if (NB == 2) b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kb1 + 16 * p)));
+    __m256i a = _mm256_set1_epi32(load_i32(q0 + 2 * p));
+    c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(a, b0));
+    if (NB == 2) c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(a, b1));
+    a = _mm256_set1_epi32(load_i32(q1 + 2 * p));
+    c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(a, b0));
+    if (NB == 2) c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(a, b1));
+    a = _mm256_set1_epi32(load_i32(q2 + 2 * p));
+    c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(a, b0));
+    if (NB == 2) c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(a, b1));
+    a = _mm256_set1_epi32(load_i32(q3 + 2 * p));
+    c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(a, b0));
+    if (NB == 2) c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(a, b1));
+  }
+  const __m256i acc[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
+  const __m256i last_mask = avx2::tail_mask(static_cast<size_t>(kc_last));
+  const __m256 neg_inf = _mm256_set1_ps(-__builtin_inff());
+  for (int r = 0; r < rows; ++r) {
+    __m256 m = vmax[r];
+    for (int bb = 0; bb < NB; ++bb) {
+      const __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][bb]), scale);
+      float* dst = srow[r] + j0 + 8 * bb;
+      if (bb < NB - 1 || kc_last == 8) {
+        _mm256_storeu_ps(dst, f);
+        m = _mm256_max_ps(m, f);
+      } else {
+        _mm256_maskstore_ps(dst, last_mask, f);
+        m = _mm256_max_ps(m, _mm256_blendv_ps(neg_inf, f, _mm256_castsi256_ps(last_mask)));
+      }
+    }
+    vmax[r] = m;
+  }
+}
+
+// Softmax pass 1: s[j] <- exp(s[j] - m) for j < len; returns the sum.
+static float softmax_exp_pass(float* s, int len, float m) {
+  const __m256 vm = _mm256_set1_ps(m);
+  __m256 vsum0 = _mm256_setzero_ps(), vsum1 = vsum0;
+  int j = 0;
+  for (; j + 16 <= len; j += 16) {
+    const __m256 e0 = avx2::exp_ps(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm));
+    const __m256 e1 = avx2::exp_ps(_mm256_sub_ps(_mm256_loadu_ps(s + j + 8), vm));
+    _mm256_storeu_ps(s + j, e0);
+    _mm256_storeu_ps(s + j + 8, e1);
+    vsum0 = _mm256_add_ps(vsum0, e0);
+    vsum1 = _mm256_add_ps(vsum1, e1);
+  }
+  for (; j < len; j += 8) {
+    const __m256i mask = avx2::tail_mask(static_cast<size_t>(len - j < 8 ? len - j : 8));
+    __m256 e = avx2::exp_ps(_mm256_sub_ps(_mm256_maskload_ps(s + j, mask), vm));
+    e = _mm256_and_ps(e, _mm256_castsi256_ps(mask));
+    _mm256_maskstore_ps(s + j, mask, e);
+    vsum0 = _mm256_add_ps(vsum0, e);
+  }
+  return avx2::hsum_ps(_mm256_add_ps(vsum0, vsum1));
+}
+
+// Softmax pass 2: out[j] = round_half_even(s[j] * pm) (s holds the exps, pm = 255 / sum).
+static void softmax_quantize_pass(const float* s, int len, float pm, uint8_t* out) {
+  const __m256 vpm = _mm256_set1_ps(pm);
+  int j = 0;
+  for (; j + 32 <= len; j += 32) {
+    const __m256i a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(s + j), vpm));
+    const __m256i b = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(s + j + 8), vpm));
+    const __m256i c = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(s + j + 16), vpm));
+    const __m256i d = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(s + j + 24), vpm));
+    const __m256i abcd = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(c, d));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j),
+                        _mm256_permutevar8x32_epi32(abcd, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  }
+  for (; j + 8 <= len; j += 8) {
+    const __m256i a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(s + j), vpm));
+    const __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + j), _mm_packus_epi16(w, w));
+  }
+  for (; j < len; ++j) {
+    const float v = detail::clamp_hi(s[j] * pm, 255.0f);
+    out[j] = static_cast<uint8_t>(static_cast<int32_t>(detail::round_half_even(v)));
+  }
+}
+
+// 16 int32 accumulators -> 16 int8 outputs (requantized, in channel order).
+static inline __m128i requant16(__m256i a, __m256i b, __m256 mult, __m256 lo, __m256 hi, __m256i zp) {
+  const __m256 fa = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(a), mult), lo), hi);
+  const __m256 fb = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(b), mult), lo), hi);
+  const __m256i qa = _mm256_add_epi32(_mm256_cvtps_epi32(fa), zp);
+  const __m256i qb = _mm256_add_epi32(_mm256_cvtps_epi32(fb), zp);
+  const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(qa, qb), 0xD8);
+  return _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+}
+
+#define EB_PV_STEP(r, pword)                                                              \
+  {                                                                                       \
+    const __m256i p = _mm256_set1_epi32(pword);                                           \
+    acc##r##0 = _mm256_add_epi32(acc##r##0, _mm256_madd_epi16(_mm256_maddubs_epi16(p, v0), ones)); \
+    acc##r##1 = _mm256_add_epi32(acc##r##1, _mm256_madd_epi16(_mm256_maddubs_epi16(p, v1), ones)); \
+  }
+
+// P.V for 4 rows x 16 channels over `ngroups` packed key groups (vp: first group at this channel
+// tile, groups gstride bytes apart). Adds into acc. noinline for the same register-allocation
+// reason as qk_4xNB.
+__attribute__((noinline)) static void pv_4x16(const uint8_t* p0, const uint8_t* p1, const uint8_t* p2,
+                                              const uint8_t* p3, const int8_t* vp, size_t gstride, int ngroups,
+                                              __m256i acc[4][2]) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i acc00 = acc[0][0], acc01 = acc[0][1], acc10 = acc[1][0], acc11 = acc[1][1];
+  __m256i acc20 = acc[2][0], acc21 = acc[2][1], acc30 = acc[3][0], acc31 = acc[3][1];
+  for (int g = 0; g < ngroups; ++g, vp += gstride) {
+    const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vp));
+    const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vp + 32));
+    EB_PV_STEP(0, load_i32(p0 + 4 * g))
+    EB_PV_STEP(1, load_i32(p1 + 4 * g))
+    EB_PV_STEP(2, load_i32(p2 + 4 * g))
+    EB_PV_STEP(3, load_i32(p3 + 4 * g))
+  }
+  acc[0][0] = acc00;
+  acc[0][1] = acc01;
+  acc[1][0] = acc10;
+  acc[1][1] = acc11;
+  acc[2][0] = acc20;
+  acc[2][1] = acc21;
+  acc[3][0] = acc30;
+  acc[3][1] = acc31;
+}
+
+struct PvArgs {
+  const uint8_t* prow[4];  // probabilities of the block's rows (row 0 repeated for missing rows)
+  int32_t tail_word[4];    // probabilities of the partial key group, zero-padded
+  int8_t* out[4];
+  int rows;
+  const int8_t* vpack;  // full groups, 4*hd bytes each
+  int ngroups;
+  const int8_t* vtail;  // partial group (4*hd bytes) or nullptr
+  int hd;
+};
+
+static void pv_block(const PvArgs& a, float mult_f, int32_t zp_i) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256 mult = _mm256_set1_ps(mult_f);
+  const __m256 lo = _mm256_set1_ps(-128.0f - static_cast<float>(zp_i));
+  const __m256 hi = _mm256_set1_ps(127.0f - static_cast<float>(zp_i));
+  const __m256i zp = _mm256_set1_epi32(zp_i);
+  const size_t gstride = static_cast<size_t>(4) * a.hd;
+  for (int d0 = 0; d0 < a.hd; d0 += 16) {
+    __m256i acc[4][2];
+    for (auto& row : acc) row[0] = row[1] = _mm256_setzero_si256();
+    pv_4x16(a.prow[0], a.prow[1], a.prow[2], a.prow[3], a.vpack + 4 * d0, gstride, a.ngroups, acc);
+    if (a.vtail != nullptr) {
+      const int8_t* tp = a.vtail + 4 * d0;
+      const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tp));
+      const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tp + 32));
+      for (int r = 0; r < 4; ++r) {
+        const __m256i p = _mm256_set1_epi32(a.tail_word[r]);
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(p, v0), ones));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(p, v1), ones));
+      }
+    }
+    const int cnt = a.hd - d0 < 16 ? a.hd - d0 : 16;
+    for (int r = 0; r < a.rows; ++r) {
+      const __m128i q = requant16(acc[r][0], acc[r][1], mult, lo, hi, zp);
+      if (cnt == 16) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(a.out[r] + d0), q);
+      } else {
+        alignas(16) int8_t tmp[16];
+        _mm_store_si128(reinterpret_cast<__m128i*>(tmp), q);
+        std::memcpy(a.out[r] + d0, tmp, static_cast<size_t>(cnt));
+      }
+    }
+  }
+}
+#undef EB_PV_STEP
+
+}  // namespace
+
+void attention_head_s8_avx2(const AttentionHeadS8& a) {
+  const int n = a.n, hd = a.head_dim;
+  if (n <= 0 || hd <= 0) return;
+  if (hd > kMaxHd) {
+    attention_head_s8_portable(a);
+    return;
+  }
+  const size_t stride = a.qkv_stride;
+  const int32_t zp = a.context_zero_point;
+  const size_t row_bytes = static_cast<size_t>(hd);
+
+  int nvalid = n;
+  if (a.key_mask != nullptr) {
+    nvalid = 0;
+    for (int j = 0; j < n; ++j) nvalid += a.key_mask[j] != 0;
+  }
+  if (nvalid == 0) {
+    const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
+    for (int i = 0; i < n; ++i) std::memset(a.context + static_cast<size_t>(i) * a.context_stride, zp8, row_bytes);
+    return;
+  }
+
+  // ---- repack the valid keys: V groups of 4, K blocks of 8 (partial ones on the stack)
+  const int ngroups = nvalid / 4, vrem = nvalid % 4;
+  const int nkblocks = nvalid / 8, krem = nvalid % 8;
+  int8_t* vpack = a.packed;
+  int8_t* kpack = a.packed + static_cast<size_t>(ngroups) * 4 * row_bytes;
+  alignas(32) int8_t vtail[4 * kMaxHd + 64];
+  alignas(32) int8_t ktail[8 * kMaxHd];
+  {
+    const int8_t* vg[4] = {nullptr, nullptr, nullptr, nullptr};
+    const int8_t* kg[8] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+    int nv = 0, nk = 0, g = 0, kb = 0;
+    for (int j = 0; j < n; ++j) {
+      if (a.key_mask != nullptr && a.key_mask[j] == 0) continue;
+      vg[nv++] = a.v + static_cast<size_t>(j) * stride;
+      kg[nk++] = a.k + static_cast<size_t>(j) * stride;
+      if (nv == 4) {
+        pack_group4(vg, hd, vpack + static_cast<size_t>(g++) * 4 * row_bytes);
+        nv = 0;
+        for (auto& p : vg) p = nullptr;
+      }
+      if (nk == 8) {
+        pack_kblock8(kg, hd, kpack + static_cast<size_t>(kb++) * 8 * row_bytes);
+        nk = 0;
+        for (auto& p : kg) p = nullptr;
+      }
+    }
+    if (nv > 0) {
+      pack_group4(vg, hd, vtail);
+      std::memset(vtail + 4 * row_bytes, 0, 64);  // read (and discarded) by the last channel tile
+    }
+    if (nk > 0) pack_kblock8(kg, hd, ktail);
+  }
+  const int nblocks_total = nkblocks + (krem > 0 ? 1 : 0);
+  auto kblock = [&](int b) -> const int8_t* {
+    return b < nkblocks ? kpack + static_cast<size_t>(b) * 8 * row_bytes : ktail;
+  };
+
+  // query rows widened to int16, zero-padded to an even length
+  constexpr size_t kQs = kMaxHd + 16;  // keeps every row 32-byte aligned
+  alignas(32) int16_t qbuf[4 * kQs];
+  const int npairs = hd / 2;
+  const bool odd = (hd % 2) != 0;
+  int32_t qodd[4] = {0, 0, 0, 0};
+  const float score_scale = detail::attention_score_scale(a.q_scale, a.k_scale, hd);
+  const __m256 vscale = _mm256_set1_ps(score_scale);
+  const float out_mult = detail::attention_context_multiplier(a.v_scale, a.context_scale);
+
+  PvArgs pv;
+  pv.vpack = vpack;
+  pv.ngroups = ngroups;
+  pv.vtail = vrem > 0 ? vtail : nullptr;
+  pv.hd = hd;
+
+  for (int i0 = 0; i0 < n; i0 += 4) {
+    const int rows = n - i0 < 4 ? n - i0 : 4;
+    float* srow[4];
+    for (int r = 0; r < 4; ++r) {
+      int16_t* qb = qbuf + r * kQs;
+      if (r < rows) {
+        const int8_t* src = a.q + static_cast<size_t>(i0 + r) * stride;
+        int d = 0;
+        for (; d + 16 <= hd; d += 16)
+          _mm256_store_si256(reinterpret_cast<__m256i*>(qb + d),
+                             _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + d))));
+        for (; d < hd; ++d) qb[d] = src[d];
+        qb[hd] = 0;
+        qodd[r] = static_cast<uint16_t>(src[hd - 1]);  // (q_last, 0) as an int16 pair
+      } else {
+        std::memset(qb, 0, sizeof(int16_t) * static_cast<size_t>(hd + 1));
+        qodd[r] = 0;
+      }
+      srow[r] = a.scores + static_cast<size_t>(i0 + (r < rows ? r : 0)) * n;
+    }
+
+    // ---- scores (valid keys only, compacted order) and their row maxima
+    __m256 vmax[4];
+    for (auto& m : vmax) m = _mm256_set1_ps(-__builtin_inff());
+    for (int b0 = 0; b0 < nblocks_total; b0 += 2) {
+      const int nb = nblocks_total - b0 >= 2 ? 2 : 1;
+      const int j_last = 8 * (b0 + nb - 1);
+      const int kc_last = nvalid - j_last < 8 ? nvalid - j_last : 8;
+      const int8_t* k0 = kblock(b0);
+      const int8_t* k1 = nb == 2 ? kblock(b0 + 1) : k0;
+      if (nb == 2) {
+        if (odd)
+          qk_block<2, true>(qbuf, kQs, qodd, k0, k1, npairs, srow, rows, 8 * b0, kc_last, vscale, vmax);
+        else
+          qk_block<2, false>(qbuf, kQs, qodd, k0, k1, npairs, srow, rows, 8 * b0, kc_last, vscale, vmax);
+      } else {
+        if (odd)
+          qk_block<1, true>(qbuf, kQs, qodd, k0, k1, npairs, srow, rows, 8 * b0, kc_last, vscale, vmax);
+        else
+          qk_block<1, false>(qbuf, kQs, qodd, k0, k1, npairs, srow, rows, 8 * b0, kc_last, vscale, vmax);
+      }
+    }
+
+    // ---- softmax -> uint8 probabilities (exp pass for all rows first, then quantization)
+    float pm[4] = {0, 0, 0, 0};
+    for (int r = 0; r < rows; ++r)
+      pm[r] = detail::attention_prob_multiplier(softmax_exp_pass(srow[r], nvalid, avx2::hmax_ps(vmax[r])));
+    for (int r = 0; r < 4; ++r) {
+      const int rr = r < rows ? r : 0;
+      uint8_t* prow = a.probs + static_cast<size_t>(i0 + rr) * n;
+      if (r < rows) softmax_quantize_pass(srow[r], nvalid, pm[r], prow);
+      pv.prow[r] = prow;
+      pv.out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
+    }
+    for (int r = 0; r < 4; ++r) {
+      uint32_t w = 0;
+      for (int t = 0; t < vrem; ++t) w |= static_cast<uint32_t>(pv.prow[r][ngroups * 4 + t]) << (8 * t);
+      pv.tail_word[r] = static_cast<int32_t>(w);
+    }
+    pv.rows = rows;
+
+    // ---- context = P.V
+    pv_block(pv, out_mult, zp);
+  }
+}
+
+// =============================================================================================
+// fp32
+namespace {
+
+static inline __m256 loadf_masked(const float* p, int cnt, __m256i mask) {
+  return cnt >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask);
+}
+
+// 2 query rows x 4 keys, dot products over hd floats; returns [q0.k0..q0.k3 | q1.k0..q1.k3].
+static inline __m256 qk_dot_f32_2x4(const float* q0, const float* q1, const float* k0, const float* k1,
+                                    const float* k2, const float* k3, int hd, __m256i tail) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00;
+  __m256 c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+  int d = 0;
+  for (; d + 8 <= hd; d += 8) {
+    const __m256 a0 = _mm256_loadu_ps(q0 + d), a1 = _mm256_loadu_ps(q1 + d);
+    __m256 b = _mm256_loadu_ps(k0 + d);
+    c00 = _mm256_fmadd_ps(a0, b, c00);
+    c10 = _mm256_fmadd_ps(a1, b, c10);
+    b = _mm256_loadu_ps(k1 + d);
+    c01 = _mm256_fmadd_ps(a0, b, c01);
+    c11 = _mm256_fmadd_ps(a1, b, c11);
+    b = _mm256_loadu_ps(k2 + d);
+    c02 = _mm256_fmadd_ps(a0, b, c02);
+    c12 = _mm256_fmadd_ps(a1, b, c12);
+    b = _mm256_loadu_ps(k3 + d);
+    c03 = _mm256_fmadd_ps(a0, b, c03);
+    c13 = _mm256_fmadd_ps(a1, b, c13);
+  }
+  if (d < hd) {
+    const __m256 a0 = _mm256_maskload_ps(q0 + d, tail), a1 = _mm256_maskload_ps(q1 + d, tail);
+    __m256 b = _mm256_maskload_ps(k0 + d, tail);
+    c00 = _mm256_fmadd_ps(a0, b, c00);
+    c10 = _mm256_fmadd_ps(a1, b, c10);
+    b = _mm256_maskload_ps(k1 + d, tail);
+    c01 = _mm256_fmadd_ps(a0, b, c01);
+    c11 = _mm256_fmadd_ps(a1, b, c11);
+    b = _mm256_maskload_ps(k2 + d, tail);
+    c02 = _mm256_fmadd_ps(a0, b, c02);
+    c12 = _mm256_fmadd_ps(a1, b, c12);
+    b = _mm256_maskload_ps(k3 + d, tail);
+    c03 = _mm256_fmadd_ps(a0, b, c03);
+    c13 = _mm256_fmadd_ps(a1, b, c13);
+  }
+  const __m256 g0 = _mm256_hadd_ps(_mm256_hadd_ps(c00, c01), _mm256_hadd_ps(c02, c03));
+  const __m256 g1 = _mm256_hadd_ps(_mm256_hadd_ps(c10, c11), _mm256_hadd_ps(c12, c13));
+  return _mm256_add_ps(_mm256_permute2f128_ps(g0, g1, 0x20), _mm256_permute2f128_ps(g0, g1, 0x31));
+}
+
+// In place: s[0..n) -> probabilities (masked keys -> 0).
+static void softmax_row_f32(float* s, int n, const uint8_t* mask) {
+  if (mask != nullptr)
+    for (int j = 0; j < n; ++j)
+      if (mask[j] == 0) s[j] = -__builtin_inff();
+  __m256 vm = _mm256_set1_ps(-__builtin_inff());
+  int j = 0;
+  for (; j + 8 <= n; j += 8) vm = _mm256_max_ps(vm, _mm256_loadu_ps(s + j));
+  float m = avx2::hmax_ps(vm);
+  for (; j < n; ++j) m = s[j] > m ? s[j] : m;
+  vm = _mm256_set1_ps(m);
+  __m256 vsum = _mm256_setzero_ps();
+  j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 e = avx2::exp_ps(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm));
+    _mm256_storeu_ps(s + j, e);
+    vsum = _mm256_add_ps(vsum, e);
+  }
+  if (j < n) {
+    const __m256i mask8 = avx2::tail_mask(static_cast<size_t>(n - j));
+    __m256 e = avx2::exp_ps(_mm256_sub_ps(_mm256_maskload_ps(s + j, mask8), vm));
+    e = _mm256_and_ps(e, _mm256_castsi256_ps(mask8));
+    _mm256_maskstore_ps(s + j, mask8, e);
+    vsum = _mm256_add_ps(vsum, e);
+  }
+  const __m256 inv = _mm256_set1_ps(1.0f / avx2::hsum_ps(vsum));
+  j = 0;
+  for (; j + 8 <= n; j += 8) _mm256_storeu_ps(s + j, _mm256_mul_ps(_mm256_loadu_ps(s + j), inv));
+  if (j < n) {
+    const __m256i mask8 = avx2::tail_mask(static_cast<size_t>(n - j));
+    _mm256_maskstore_ps(s + j, mask8, _mm256_mul_ps(_mm256_maskload_ps(s + j, mask8), inv));
+  }
+}
+
+}  // namespace
+
+void attention_head_f32_avx2(const AttentionHeadF32& a) {
+  const int n = a.n, hd = a.head_dim;
+  if (n <= 0 || hd <= 0) return;
+  const size_t stride = a.qkv_stride;
+  if (a.key_mask != nullptr) {
+    int nvalid = 0;
+    for (int j = 0; j < n; ++j) nvalid += a.key_mask[j] != 0;
+    if (nvalid == 0) {
+      for (int i = 0; i < n; ++i) {
+        float* c = a.context + static_cast<size_t>(i) * a.context_stride;
+        for (int d = 0; d < hd; ++d) c[d] = 0.0f;
+      }
+      return;
+    }
+  }
+  const __m256 vscale = _mm256_set1_ps(1.0f / __builtin_sqrtf(static_cast<float>(hd)));
+  const __m256i qk_tail = avx2::tail_mask(static_cast<size_t>(hd % 8));
+
+  for (int i0 = 0; i0 < n; i0 += 4) {
+    const int rows = n - i0 < 4 ? n - i0 : 4;
+    const float* qr[4];
+    float* srow[4];
+    float* out[4];
+    for (int r = 0; r < 4; ++r) {
+      const int rr = r < rows ? r : 0;
+      qr[r] = a.q + static_cast<size_t>(i0 + rr) * stride;
+      srow[r] = a.scores + static_cast<size_t>(i0 + rr) * n;
+      out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
+    }
+    // scores
+    for (int j0 = 0; j0 < n; j0 += 4) {
+      const int kc = n - j0 < 4 ? n - j0 : 4;
+      const float* kp[4];
+      for (int t = 0; t < 4; ++t) kp[t] = a.k + static_cast<size_t>(j0 + (t < kc ? t : 0)) * stride;
+      for (int rp = 0; rp < rows; rp += 2) {
+        const __m256 f = _mm256_mul_ps(
+            qk_dot_f32_2x4(qr[rp], qr[rp + 1], kp[0], kp[1], kp[2], kp[3], hd, qk_tail), vscale);
+        if (kc == 4) {
+          _mm_storeu_ps(srow[rp] + j0, _mm256_castps256_ps128(f));
+          if (rp + 1 < rows) _mm_storeu_ps(srow[rp + 1] + j0, _mm256_extractf128_ps(f, 1));
+        } else {
+          alignas(32) float tmp[8];
+          _mm256_store_ps(tmp, f);
+          for (int t = 0; t < kc; ++t) srow[rp][j0 + t] = tmp[t];
+          if (rp + 1 < rows)
+            for (int t = 0; t < kc; ++t) srow[rp + 1][j0 + t] = tmp[4 + t];
+        }
+      }
+    }
+    for (int r = 0; r < rows; ++r) softmax_row_f32(srow[r], n, a.key_mask);
+
+    // context = P.V, 4 rows x 16 channels per step
+    for (int d0 = 0; d0 < hd; d0 += 16) {
+      const int cnt = hd - d0 < 16 ? hd - d0 : 16;
+      const __m256i m0 = avx2::tail_mask(static_cast<size_t>(cnt < 8 ? cnt : 8));
+      const __m256i m1 = avx2::tail_mask(static_cast<size_t>(cnt > 8 ? cnt - 8 : 0));
+      __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00;
+      __m256 a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+      const float* vp = a.v + d0;
+      for (int j = 0; j < n; ++j, vp += stride) {
+        if (a.key_mask != nullptr && a.key_mask[j] == 0) continue;
+        const __m256 v0 = loadf_masked(vp, cnt, m0);
+        const __m256 v1 = loadf_masked(vp + 8, cnt - 8, m1);
+        __m256 p = _mm256_broadcast_ss(srow[0] + j);
+        a00 = _mm256_fmadd_ps(p, v0, a00);
+        a01 = _mm256_fmadd_ps(p, v1, a01);
+        p = _mm256_broadcast_ss(srow[1] + j);
+        a10 = _mm256_fmadd_ps(p, v0, a10);
+        a11 = _mm256_fmadd_ps(p, v1, a11);
+        p = _mm256_broadcast_ss(srow[2] + j);
+        a20 = _mm256_fmadd_ps(p, v0, a20);
+        a21 = _mm256_fmadd_ps(p, v1, a21);
+        p = _mm256_broadcast_ss(srow[3] + j);
+        a30 = _mm256_fmadd_ps(p, v0, a30);
+        a31 = _mm256_fmadd_ps(p, v1, a31);
+      }
+      const __m256 res[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
+      for (int r = 0; r < rows; ++r) {
+        if (cnt == 16) {
+          _mm256_storeu_ps(out[r] + d0, res[r][0]);
+          _mm256_storeu_ps(out[r] + d0 + 8, res[r][1]);
+        } else {
+          _mm256_maskstore_ps(out[r] + d0, m0, res[r][0]);
+          if (cnt > 8) _mm256_maskstore_ps(out[r] + d0 + 8, m1, res[r][1]);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace kernels
+}  // namespace edgebert

@@ -1,0 +1,12 @@
+// Run-time CPU feature detection used by the kernel dispatchers (cached after the first call).
+#pragma once
+
+namespace edgebert {
+namespace kernels {
+
+// True when the CPU (and OS) support AVX2 and FMA, i.e. the *_avx2 kernels may run.
+// Always false on non-x86 builds. Thread-safe; the answer is computed once.
+bool cpu_has_avx2_fma();
+
+}  // namespace kernels
+}  // namespace edgebert

@@ -1,0 +1,112 @@
+// LayerNorm (float) and LayerNorm fused with int8 quantization: portable implementations and the
+// dispatchers. Row statistics use 16 fixed partial sums combined in the same order as the AVX2
+// path (two 8-lane accumulators), so both paths agree to the last bit or so.
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu_features.h"
+#include "kernels/layernorm.h"
+#include "kernels/numerics.h"
+
+namespace edgebert {
+namespace kernels {
+
+namespace {
+
+struct RowStats {
+  float mean;
+  float rstd;
+};
+
+inline float combine16(const float* a) {
+  float v[8];
+  for (int l = 0; l < 8; ++l) v[l] = a[l] + a[l + 8];
+  return ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]));
+}
+
+RowStats row_stats(const float* x, size_t cols, float eps) {
+  float acc[16] = {};
+  size_t c = 0;
+  for (; c + 16 <= cols; c += 16)
+    for (int l = 0; l < 16; ++l) acc[l] += x[c + l];
+  for (int l = 0; c < cols; ++c, ++l) acc[l] += x[c];
+  const float mean = combine16(acc) / static_cast<float>(cols);
+  float acc2[16] = {};
+  c = 0;
+  for (; c + 16 <= cols; c += 16) {
+    for (int l = 0; l < 16; ++l) {
+      const float d = x[c + l] - mean;
+      acc2[l] += d * d;
+    }
+  }
+  for (int l = 0; c < cols; ++c, ++l) {
+    const float d = x[c] - mean;
+    acc2[l] += d * d;
+  }
+  const float var = combine16(acc2) / static_cast<float>(cols);
+  return {mean, 1.0f / __builtin_sqrtf(var + eps)};
+}
+
+}  // namespace
+
+void layernorm_f32_portable(const float* x, const float* gamma, const float* beta, float eps, size_t rows,
+                            size_t cols, float* y) {
+  if (cols == 0) return;
+  for (size_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    float* yr = y + r * cols;
+    const RowStats st = row_stats(xr, cols, eps);
+    for (size_t c = 0; c < cols; ++c) yr[c] = (xr[c] - st.mean) * st.rstd * gamma[c] + beta[c];
+  }
+}
+
+void layernorm_quantize_s8_portable(float* x_inout, const float* gamma, const float* beta, float eps,
+                                    size_t rows, size_t cols, const float* inv_factors, float scale,
+                                    int32_t zero_point, int8_t* y) {
+  if (cols == 0) return;
+  const float inv = 1.0f / scale;
+  const float lo = -128.0f - static_cast<float>(zero_point), hi = 127.0f - static_cast<float>(zero_point);
+  for (size_t r = 0; r < rows; ++r) {
+    float* xr = x_inout + r * cols;
+    int8_t* yr = y + r * cols;
+    const RowStats st = row_stats(xr, cols, eps);
+    if (inv_factors == nullptr) {
+      for (size_t c = 0; c < cols; ++c) {
+        const float v = (xr[c] - st.mean) * st.rstd * gamma[c] + beta[c];
+        xr[c] = v;
+        yr[c] = detail::quantize_value_s8(v * inv, lo, hi, zero_point);
+      }
+    } else {
+      for (size_t c = 0; c < cols; ++c) {
+        const float v = (xr[c] - st.mean) * st.rstd * gamma[c] + beta[c];
+        xr[c] = v;
+        yr[c] = detail::quantize_value_s8((v * inv_factors[c]) * inv, lo, hi, zero_point);
+      }
+    }
+  }
+}
+
+void layernorm_f32(const float* x, const float* gamma, const float* beta, float eps, size_t rows, size_t cols,
+                   float* y) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (cpu_has_avx2_fma()) {
+    layernorm_f32_avx2(x, gamma, beta, eps, rows, cols, y);
+    return;
+  }
+#endif
+  layernorm_f32_portable(x, gamma, beta, eps, rows, cols, y);
+}
+
+void layernorm_quantize_s8(float* x_inout, const float* gamma, const float* beta, float eps, size_t rows,
+                           size_t cols, const float* inv_factors, float scale, int32_t zero_point, int8_t* y) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (cpu_has_avx2_fma()) {
+    layernorm_quantize_s8_avx2(x_inout, gamma, beta, eps, rows, cols, inv_factors, scale, zero_point, y);
+    return;
+  }
+#endif
+  layernorm_quantize_s8_portable(x_inout, gamma, beta, eps, rows, cols, inv_factors, scale, zero_point, y);
+}
+
+}  // namespace kernels
+}  // namespace edgebert

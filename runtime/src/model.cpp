@@ -1,0 +1,348 @@
+// model.cpp: loading (mmap or caller memory) and full verification of an .ebm model.
+#include "model.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <new>
+
+#include "edgebert_generated.h"
+
+namespace edgebert {
+namespace {
+
+namespace fb = edgebert::fb;
+
+struct Checker {
+  std::string* error;
+  eb_status status = EB_OK;
+  bool fail(const std::string& msg, eb_status s = EB_ERROR_INVALID_MODEL) {
+    if (status == EB_OK) {
+      status = s;
+      if (error) *error = msg;
+    }
+    return false;
+  }
+};
+
+size_t dtype_size(fb::DType d) {
+  switch (d) {
+    case fb::DType::F32: return 4;
+    case fb::DType::I8: return 1;
+    case fb::DType::I32: return 4;
+  }
+  return 0;
+}
+
+const char* dtype_name(fb::DType d) {
+  switch (d) {
+    case fb::DType::F32: return "float32";
+    case fb::DType::I8: return "int8";
+    case fb::DType::I32: return "int32";
+  }
+  return "unknown";
+}
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+bool finite_positive(float v) { return std::isfinite(v) && v > 0.f; }
+
+// Checks dtype, exact shape, payload size and alignment; returns the payload pointer.
+const void* check_tensor(Checker& c, const fb::Tensor* t, const std::string& what, fb::DType dtype,
+                         const std::vector<int64_t>& shape) {
+  if (!t) return c.fail(what + ": tensor missing"), nullptr;
+  const std::string name = t->name()->str();
+  if (t->dtype() != dtype)
+    return c.fail(what + " ('" + name + "'): dtype " + dtype_name(t->dtype()) + ", expected " + dtype_name(dtype)),
+           nullptr;
+  std::vector<int64_t> got(t->shape()->begin(), t->shape()->end());
+  if (got != shape)
+    return c.fail(what + " ('" + name + "'): shape " + shape_str(got) + ", expected " + shape_str(shape)), nullptr;
+  uint64_t count = 1;
+  for (int64_t d : shape) count *= static_cast<uint64_t>(d);  // dims already bounded by config checks
+  if (t->data()->size() != count * dtype_size(dtype))
+    return c.fail(what + " ('" + name + "'): payload has " + std::to_string(t->data()->size()) + " bytes, expected " +
+                  std::to_string(count * dtype_size(dtype))),
+           nullptr;
+  const uint8_t* p = t->data()->data();
+  if (reinterpret_cast<uintptr_t>(p) % 4 != 0)
+    return c.fail(what + " ('" + name + "'): payload is not aligned"), nullptr;
+  if (dtype == fb::DType::I8) {
+    const auto* s = t->scales();
+    if (!s || s->size() != static_cast<size_t>(shape[0]))
+      return c.fail(what + " ('" + name + "'): int8 tensor needs one scale per row"), nullptr;
+    for (float v : *s)
+      if (!finite_positive(v)) return c.fail(what + " ('" + name + "'): scale is not a positive finite number"), nullptr;
+  }
+  return p;
+}
+
+bool check_act(Checker& c, const fb::ActQuant* q, const std::string& what, int channels, bool symmetric_required) {
+  if (!q) return c.fail(what + ": quantization parameters missing");
+  if (!finite_positive(q->scale())) return c.fail(what + ": scale is not a positive finite number");
+  if (q->zero_point() < -128 || q->zero_point() > 127) return c.fail(what + ": zero point outside int8");
+  if (q->scales()) {
+    if (q->scales()->size() != static_cast<size_t>(channels)) return c.fail(what + ": per-channel scales have wrong length");
+    for (float v : *q->scales())
+      if (!finite_positive(v)) return c.fail(what + ": per-channel scale is not a positive finite number");
+    if (q->zero_point() != 0) return c.fail(what + ": per-channel scales need zero point 0");
+  }
+  if (symmetric_required && q->zero_point() != 0) return c.fail(what + ": must be symmetric (zero point 0)");
+  return true;
+}
+
+bool check_linear(Checker& c, const fb::Linear* l, const std::string& what, int in, int out, bool int8_model,
+                  LinearView* v) {
+  if (!l) return c.fail(what + ": missing");
+  v->name = l->name()->c_str();
+  if (l->in_features() != in || l->out_features() != out)
+    return c.fail(what + ": features " + std::to_string(l->in_features()) + "->" + std::to_string(l->out_features()) +
+                  ", expected " + std::to_string(in) + "->" + std::to_string(out));
+  v->in = in;
+  v->out = out;
+  v->int8 = l->precision() == fb::Precision::INT8;
+  if (v->int8 && !int8_model) return c.fail(what + ": int8 GEMM in a model marked fp32");
+  if (v->int8) {
+    v->weight_s8 = static_cast<const int8_t*>(check_tensor(c, l->weight(), what + ".weight", fb::DType::I8, {out, in}));
+    if (!v->weight_s8) return false;
+    v->weight_scales = l->weight()->scales()->data();
+  } else {
+    v->weight_f32 = static_cast<const float*>(check_tensor(c, l->weight(), what + ".weight", fb::DType::F32, {out, in}));
+    if (!v->weight_f32) return false;
+  }
+  v->bias = static_cast<const float*>(check_tensor(c, l->bias(), what + ".bias", fb::DType::F32, {out}));
+  if (!v->bias) return false;
+  if (int8_model && (l->input_quant() || l->output_quant() || v->int8)) {
+    if (!check_act(c, l->input_quant(), what + ".input_quant", in, false)) return false;
+    if (l->input_quant()->scales()) return c.fail(what + ".input_quant: per-channel input scales are not supported");
+    if (!check_act(c, l->output_quant(), what + ".output_quant", out, false)) return false;
+    v->has_quant = true;
+    v->input_scale = l->input_quant()->scale();
+    v->input_zero_point = l->input_quant()->zero_point();
+    v->output_scale = l->output_quant()->scale();
+    v->output_zero_point = l->output_quant()->zero_point();
+    if (l->output_quant()->scales()) v->output_scales = l->output_quant()->scales()->data();
+    if (const auto* f = l->input_channel_factors()) {
+      if (f->size() != static_cast<size_t>(in)) return c.fail(what + ": input_channel_factors has wrong length");
+      for (float x : *f)
+        if (!finite_positive(x)) return c.fail(what + ": input_channel_factors must be positive");
+      v->input_factors = f->data();
+    }
+  }
+  return true;
+}
+
+bool check_norm(Checker& c, const fb::LayerNorm* n, const std::string& what, int hidden, LayerNormView* v) {
+  if (!n) return c.fail(what + ": missing");
+  v->gamma = static_cast<const float*>(check_tensor(c, n->gamma(), what + ".gamma", fb::DType::F32, {hidden}));
+  v->beta = static_cast<const float*>(check_tensor(c, n->beta(), what + ".beta", fb::DType::F32, {hidden}));
+  return v->gamma && v->beta;
+}
+
+bool in_range(int v, int lo, int hi) { return v >= lo && v <= hi; }
+
+}  // namespace
+
+Model::~Model() {
+  if (mapping_) munmap(mapping_, mapping_size_);
+}
+
+eb_status Model::create(const void* data, size_t size, void* owned_mapping, size_t mapping_size,
+                        std::unique_ptr<Model>* out, std::string* error) {
+  out->reset();
+  std::unique_ptr<Model> m(new (std::nothrow) Model());
+  if (!m) {
+    if (owned_mapping) munmap(owned_mapping, mapping_size);
+    if (error) *error = "out of memory";
+    return EB_ERROR_OUT_OF_MEMORY;
+  }
+  m->mapping_ = owned_mapping;
+  m->mapping_size_ = mapping_size;
+  m->file_size = size;
+  m->buffer = static_cast<const uint8_t*>(data);
+  Checker c{error};
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  if (size < 8 || size > static_cast<size_t>(FLATBUFFERS_MAX_BUFFER_SIZE)) {
+    c.fail("not an edgebert model: " + std::to_string(size) + " bytes is too small or too large");
+    return c.status;
+  }
+  if (size % 64 != 0) {
+    // The writer pads every model to its 64-byte payload alignment; anything else was cut or
+    // extended after conversion.
+    c.fail("corrupt or truncated model: size " + std::to_string(size) + " is not a multiple of 64 bytes");
+    return c.status;
+  }
+  if (!fb::ModelBufferHasIdentifier(bytes)) {
+    c.fail("not an edgebert model (file identifier is not 'EBM1')");
+    return c.status;
+  }
+  // Check the version before the full verification, so a newer file gets a clear message.
+  {
+    flatbuffers::Verifier pre(bytes, size, 64, 1000000);
+    const auto root_off = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(bytes);
+    if (root_off < size && pre.VerifyTableStart(bytes + root_off)) {
+      const auto* table = reinterpret_cast<const flatbuffers::Table*>(bytes + root_off);
+      const uint32_t version = table->GetField<uint32_t>(fb::Model::VT_SCHEMA_VERSION, 1);
+      if (table->VerifyField<uint32_t>(pre, fb::Model::VT_SCHEMA_VERSION, 4) && version > kSchemaVersion) {
+        c.fail("model schema version " + std::to_string(version) +
+                   " is newer than this runtime supports (" + std::to_string(kSchemaVersion) +
+                   "); upgrade edgebert or re-convert",
+               EB_ERROR_UNSUPPORTED);
+        return c.status;
+      }
+    }
+  }
+  flatbuffers::Verifier verifier(bytes, size, 64, 1000000);
+  if (!fb::VerifyModelBuffer(verifier)) {
+    c.fail("corrupt or truncated model: FlatBuffer verification failed");
+    return c.status;
+  }
+  const fb::Model* fm = fb::GetModel(bytes);
+  const fb::Config* cfg = fm->config();
+  ModelConfig& k = m->config;
+  k.hidden = cfg->hidden_size();
+  k.heads = cfg->num_attention_heads();
+  k.layers = cfg->num_hidden_layers();
+  k.intermediate = cfg->intermediate_size();
+  k.vocab = cfg->vocab_size();
+  k.max_position = cfg->max_position_embeddings();
+  k.type_vocab = cfg->type_vocab_size();
+  k.eps = cfg->layer_norm_eps();
+  k.num_labels = cfg->num_labels();
+  if (!in_range(k.hidden, 1, 1 << 16) || !in_range(k.heads, 1, k.hidden) || k.hidden % k.heads != 0 ||
+      !in_range(k.layers, 1, 1024) || !in_range(k.intermediate, 1, 1 << 18) || !in_range(k.vocab, 1, 1 << 24) ||
+      !in_range(k.max_position, 1, 1 << 16) || !in_range(k.type_vocab, 1, 1 << 16) ||
+      !in_range(k.num_labels, 0, 1 << 16) || !finite_positive(k.eps)) {
+    c.fail("model config is inconsistent (sizes out of range or hidden_size not divisible by heads)");
+    return c.status;
+  }
+  m->int8 = fm->precision() == fb::Precision::INT8;
+  const int H = k.hidden, I = k.intermediate;
+
+  if (const fb::Embeddings* e = fm->embeddings()) {
+    m->has_embeddings = true;
+    if (e->word() && e->word()->dtype() == fb::DType::I8) {
+      m->word_s8 = static_cast<const int8_t*>(check_tensor(c, e->word(), "embeddings.word", fb::DType::I8, {k.vocab, H}));
+      if (!m->word_s8) return c.status;
+      m->word_scales = e->word()->scales()->data();
+    } else {
+      m->word_f32 = static_cast<const float*>(check_tensor(c, e->word(), "embeddings.word", fb::DType::F32, {k.vocab, H}));
+      if (!m->word_f32) return c.status;
+    }
+    m->position = static_cast<const float*>(
+        check_tensor(c, e->position(), "embeddings.position", fb::DType::F32, {k.max_position, H}));
+    m->token_type = static_cast<const float*>(
+        check_tensor(c, e->token_type(), "embeddings.token_type", fb::DType::F32, {k.type_vocab, H}));
+    if (!m->position || !m->token_type || !check_norm(c, e->norm(), "embeddings.norm", H, &m->embedding_norm))
+      return c.status;
+  }
+
+  if (fm->layers()->size() != static_cast<size_t>(k.layers)) {
+    c.fail("model has " + std::to_string(fm->layers()->size()) + " layers, config says " + std::to_string(k.layers));
+    return c.status;
+  }
+  m->layers.resize(k.layers);
+  for (int i = 0; i < k.layers; ++i) {
+    const fb::EncoderLayer* L = fm->layers()->Get(i);
+    LayerView& v = m->layers[i];
+    const std::string p = "layer." + std::to_string(i) + ".";
+    if (!check_linear(c, L->qkv(), p + "attention.qkv", H, 3 * H, m->int8, &v.qkv) ||
+        !check_linear(c, L->attention_output(), p + "attention.output", H, H, m->int8, &v.attention_output) ||
+        !check_norm(c, L->attention_norm(), p + "attention.norm", H, &v.attention_norm) ||
+        !check_linear(c, L->intermediate(), p + "intermediate", H, I, m->int8, &v.intermediate) ||
+        !check_linear(c, L->output(), p + "output", I, H, m->int8, &v.output) ||
+        !check_norm(c, L->output_norm(), p + "output.norm", H, &v.output_norm))
+      return c.status;
+    if (m->int8) {
+      // Neighbour constraints of the int8 pipeline.
+      const LinearView* all[] = {&v.qkv, &v.attention_output, &v.intermediate, &v.output};
+      for (const LinearView* g : all)
+        if (!g->has_quant) return c.fail(p + "GEMM '" + g->name + "' lacks quantization parameters"), c.status;
+      if (v.qkv.int8 && v.qkv.output_zero_point != 0) return c.fail(p + "attention.qkv output must be symmetric"), c.status;
+      if (v.qkv.output_scales) {
+        const int d = k.head_dim();
+        for (int ch = 0; ch < 3 * H; ++ch)
+          if (v.qkv.output_scales[ch] != v.qkv.output_scales[ch - ch % d])
+            return c.fail(p + "attention.qkv output scales must be constant within each head"), c.status;
+      }
+      if (v.intermediate.output_scales)
+        return c.fail(p + "intermediate output must have one scale (GELU table)"), c.status;
+      if (v.attention_output.input_factors || v.output.input_factors)
+        return c.fail(p + "input_channel_factors are only supported on qkv and intermediate"), c.status;
+    }
+  }
+  if (fm->pooler()) {
+    m->has_pooler = true;
+    if (!check_linear(c, fm->pooler(), "pooler", H, H, false, &m->pooler)) return c.status;
+  }
+  if (fm->classifier()) {
+    if (k.num_labels < 1) return c.fail("classifier present but config.num_labels is 0"), c.status;
+    m->has_classifier = true;
+    if (!check_linear(c, fm->classifier(), "classifier", H, k.num_labels, false, &m->classifier)) return c.status;
+  } else if (k.num_labels != 0) {
+    return c.fail("config.num_labels is set but the classifier is missing"), c.status;
+  }
+  if (const fb::Vocabulary* voc = fm->vocab()) {
+    if (voc->tokens()->size() != static_cast<size_t>(k.vocab))
+      return c.fail("vocabulary has " + std::to_string(voc->tokens()->size()) + " tokens, config says " +
+                    std::to_string(k.vocab)),
+             c.status;
+    m->vocab.reserve(voc->tokens()->size());
+    for (const auto* s : *voc->tokens()) m->vocab.emplace_back(s->c_str(), s->size());
+    TokenizerOptions opt;
+    opt.do_lower_case = voc->do_lower_case();
+    opt.tokenize_chinese_chars = voc->tokenize_chinese_chars();
+    opt.unk_id = voc->unk_id();
+    opt.cls_id = voc->cls_id();
+    opt.sep_id = voc->sep_id();
+    opt.pad_id = voc->pad_id();
+    opt.max_chars_per_word = voc->max_chars_per_word();
+    std::string terr;
+    if (!m->tokenizer.init(m->vocab, opt, &terr)) return c.fail("vocabulary: " + terr), c.status;
+    m->has_vocab = true;
+  }
+  if (fm->calibration() && fm->calibration()->source()) m->calibration_source = fm->calibration()->source()->str();
+  *out = std::move(m);
+  return EB_OK;
+}
+
+eb_status Model::load_file(const char* path, std::unique_ptr<Model>* out, std::string* error) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (error) *error = std::string(path) + ": cannot open: " + std::strerror(errno);
+    return EB_ERROR_IO;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    if (error) *error = std::string(path) + ": not a regular file";
+    return EB_ERROR_IO;
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    if (error) *error = std::string(path) + ": empty file, not an edgebert model";
+    return EB_ERROR_INVALID_MODEL;
+  }
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) {
+    if (error) *error = std::string(path) + ": mmap failed: " + std::strerror(errno);
+    return EB_ERROR_IO;
+  }
+  std::string why;
+  const eb_status s = create(p, size, p, size, out, &why);
+  if (s != EB_OK && error) *error = std::string(path) + ": " + why;
+  return s;
+}
+
+}  // namespace edgebert

@@ -1,0 +1,93 @@
+// model.h: a loaded, verified edgebert model: the mapped (or caller-owned) FlatBuffer plus typed
+// views of every tensor the runtime reads. Everything is checked once here, so the session
+// and kernels can trust shapes, sizes and quantization parameters.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edgebert/edgebert.h"
+#include "tokenizer/wordpiece_tokenizer.h"
+
+namespace edgebert {
+
+constexpr uint32_t kSchemaVersion = 1;
+
+struct LinearView {
+  const char* name = "";
+  bool int8 = false;
+  int in = 0, out = 0;
+  const int8_t* weight_s8 = nullptr;     // int8: [out, in]
+  const float* weight_scales = nullptr;  // int8: [out]
+  const float* weight_f32 = nullptr;     // fp32: [out, in]
+  const float* bias = nullptr;           // [out]
+  // int8 models (also present on fp32 GEMMs of an int8 model, for their neighbours):
+  bool has_quant = false;
+  float input_scale = 1.f;
+  int32_t input_zero_point = 0;
+  const float* input_factors = nullptr;  // optional [in]
+  float output_scale = 1.f;
+  int32_t output_zero_point = 0;
+  const float* output_scales = nullptr;  // optional [out] (symmetric per channel)
+  float output_channel_scale(int c) const { return output_scales ? output_scales[c] : output_scale; }
+};
+
+struct LayerNormView {
+  const float* gamma = nullptr;
+  const float* beta = nullptr;
+};
+
+struct LayerView {
+  LinearView qkv, attention_output, intermediate, output;
+  LayerNormView attention_norm, output_norm;
+};
+
+struct ModelConfig {
+  int hidden = 0, heads = 0, layers = 0, intermediate = 0, vocab = 0, max_position = 0, type_vocab = 0;
+  float eps = 1e-12f;
+  int num_labels = 0;
+  int head_dim() const { return hidden / heads; }
+};
+
+class Model {
+ public:
+  ~Model();
+  // Verifies and indexes the buffer. `owned_mapping`/`mapping_size` (from mmap) are unmapped in
+  // the destructor; for caller memory pass nullptr.
+  static eb_status create(const void* data, size_t size, void* owned_mapping, size_t mapping_size,
+                          std::unique_ptr<Model>* out, std::string* error);
+  static eb_status load_file(const char* path, std::unique_ptr<Model>* out, std::string* error);
+
+  ModelConfig config;
+  bool int8 = false;
+  bool has_embeddings = false;
+  bool has_vocab = false;
+  // embeddings
+  const int8_t* word_s8 = nullptr;
+  const float* word_scales = nullptr;
+  const float* word_f32 = nullptr;
+  const float* position = nullptr;
+  const float* token_type = nullptr;
+  LayerNormView embedding_norm;
+  std::vector<LayerView> layers;
+  bool has_pooler = false;
+  LinearView pooler;
+  bool has_classifier = false;
+  LinearView classifier;
+  std::vector<std::string_view> vocab;
+  WordPieceTokenizer tokenizer;
+  std::string calibration_source;
+  size_t file_size = 0;
+  const uint8_t* buffer = nullptr;  // the verified FlatBuffer (for edgebert-inspect)
+
+ private:
+  Model() = default;
+  void* mapping_ = nullptr;
+  size_t mapping_size_ = 0;
+};
+
+}  // namespace edgebert

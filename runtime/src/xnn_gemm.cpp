@@ -1,0 +1,137 @@
+// xnn_gemm.cpp: XNNPACK operator creation/setup/run for edgebert's GEMMs.
+#include "xnn_gemm.h"
+
+#include <malloc.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+#include <vector>
+
+namespace edgebert {
+namespace {
+
+std::atomic<size_t> g_xnn_bytes{0};
+
+void* count_alloc(void*, size_t size) {
+  void* p = std::malloc(size);
+  if (p) g_xnn_bytes += malloc_usable_size(p);
+  return p;
+}
+void* count_realloc(void*, void* p, size_t size) {
+  const size_t old = p ? malloc_usable_size(p) : 0;
+  void* q = std::realloc(p, size);
+  if (q) {
+    g_xnn_bytes -= old;
+    g_xnn_bytes += malloc_usable_size(q);
+  }
+  return q;
+}
+void count_free(void*, void* p) {
+  if (!p) return;
+  g_xnn_bytes -= malloc_usable_size(p);
+  std::free(p);
+}
+void* count_aligned_alloc(void*, size_t alignment, size_t size) {
+  void* p = nullptr;
+  if (alignment < sizeof(void*)) alignment = sizeof(void*);
+  if (posix_memalign(&p, alignment, size) != 0) return nullptr;
+  g_xnn_bytes += malloc_usable_size(p);
+  return p;
+}
+
+const xnn_allocator kCountingAllocator = {nullptr, count_alloc, count_realloc, count_free, count_aligned_alloc,
+                                          count_free};
+
+const char* xnn_status_name(xnn_status s) {
+  switch (s) {
+    case xnn_status_success: return "success";
+    case xnn_status_uninitialized: return "uninitialized";
+    case xnn_status_invalid_parameter: return "invalid parameter";
+    case xnn_status_invalid_state: return "invalid state";
+    case xnn_status_unsupported_parameter: return "unsupported parameter";
+    case xnn_status_unsupported_hardware: return "unsupported hardware";
+    case xnn_status_out_of_memory: return "out of memory";
+  }
+  return "unknown error";
+}
+
+}  // namespace
+
+bool xnn_ready(std::string* error) {
+  static std::once_flag once;
+  static xnn_status status = xnn_status_uninitialized;
+  std::call_once(once, [] { status = xnn_initialize(&kCountingAllocator); });
+  if (status != xnn_status_success) {
+    if (error) *error = std::string("XNNPACK initialization failed: ") + xnn_status_name(status);
+    return false;
+  }
+  return true;
+}
+
+size_t xnn_bytes_allocated() { return g_xnn_bytes.load(); }
+
+XnnGemm::~XnnGemm() {
+  if (op_) xnn_delete_operator(op_);
+}
+
+bool XnnGemm::create(const LinearView& l, std::string* error) {
+  int8_ = l.int8;
+  xnn_status s;
+  if (l.int8) {
+    // requantization multiplier per channel = input_scale * kernel_scale'[c] / output_scale with
+    // kernel_scale'[c] = weight_scale[c] / out_scale[c] and output_scale = 1, so a per-channel
+    // output scale costs nothing. The int32 bias lives in accumulator units (input x weight scale).
+    std::vector<float> kernel_scale(l.out);
+    std::vector<int32_t> bias(l.out);
+    for (int c = 0; c < l.out; ++c) {
+      const float out_scale = l.output_channel_scale(c);
+      kernel_scale[c] = l.weight_scales[c] / out_scale;
+      const double b = std::nearbyint(static_cast<double>(l.bias[c]) / (double(l.input_scale) * l.weight_scales[c]));
+      bias[c] = static_cast<int32_t>(std::fmax(std::fmin(b, 2147483520.0), -2147483520.0));
+      if (!(l.input_scale * kernel_scale[c] < 256.f) || !(kernel_scale[c] >= 1e-30f)) {
+        if (error) *error = std::string(l.name) + ": requantization scale out of XNNPACK's range";
+        return false;
+      }
+    }
+    s = xnn_create_convolution2d_nhwc_qc8(0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, l.in, l.out, l.in, l.out,
+                                          static_cast<int8_t>(l.input_zero_point), l.input_scale, kernel_scale.data(),
+                                          l.weight_s8, bias.data(), static_cast<int8_t>(l.output_zero_point), 1.0f,
+                                          -128, 127, 0, &op_);
+  } else {
+    s = xnn_create_fully_connected_nc_f32(l.in, l.out, l.in, l.out, l.weight_f32, l.bias,
+                                          -std::numeric_limits<float>::infinity(),
+                                          std::numeric_limits<float>::infinity(), 0, &op_);
+  }
+  if (s != xnn_status_success) {
+    op_ = nullptr;
+    if (error) *error = std::string(l.name) + ": XNNPACK operator creation failed: " + xnn_status_name(s);
+    return false;
+  }
+  return true;
+}
+
+bool XnnGemm::setup(size_t rows, const void* input, void* output, pthreadpool_t pool) {
+  if (rows == rows_ && input == input_ && output == output_) return true;
+  xnn_status s;
+  if (int8_) {
+    s = xnn_setup_convolution2d_nhwc_qc8(op_, rows, 1, 1, static_cast<const int8_t*>(input), static_cast<int8_t*>(output),
+                                         pool);
+  } else {
+    s = xnn_setup_fully_connected_nc_f32(op_, rows, static_cast<const float*>(input), static_cast<float*>(output), pool);
+  }
+  if (s != xnn_status_success) {
+    rows_ = 0;
+    return false;
+  }
+  rows_ = rows;
+  input_ = input;
+  output_ = output;
+  return true;
+}
+
+bool XnnGemm::run(pthreadpool_t pool) { return xnn_run_operator(op_, pool) == xnn_status_success; }
+
+}  // namespace edgebert

@@ -1,0 +1,228 @@
+"""Generate the reference checkpoints and numpy golden outputs used by the C++ tests.
+
+  make_testdata.py --out DIR [--force]
+
+Deterministic (fixed seeds) and idempotent: if DIR/COMPLETE records the same version and the same
+hash of the reference scripts, nothing is done. Layout:
+
+  DIR/calib.txt                         20 English sentences made of vocab words
+  DIR/manifest.txt                      one "MODEL CASE SEQ" line per case
+  DIR/MODEL/{config.json, vocab.txt, tokenizer_config.json, model*.safetensors[, index.json]}
+  DIR/MODEL/cases/CASE/ids.txt|mask.txt|types.txt       space-separated integers
+  DIR/MODEL/cases/CASE/last_hidden_state.f32            float32 LE [seq, hidden]
+  DIR/MODEL/cases/CASE/pooler_output.f32                float32 LE [hidden]
+  DIR/MODEL/cases/CASE/logits.f32                       float32 LE [labels] (labels > 0 only)
+  DIR/COMPLETE
+
+Golden outputs are computed in float64 by bert_numpy.py from the tensors read back from disk
+(so F16/BF16 models use the rounded weights) and cast to float32 at the end.
+"""
+
+import os
+import sys
+
+try:
+    import numpy as np  # noqa: F401
+except ImportError:  # e.g. a pyenv interpreter picked up by CMake; Debian's python3 has numpy
+    _SYS_PY = "/usr/bin/python3"
+    if os.path.exists(_SYS_PY) and os.path.realpath(sys.executable) != os.path.realpath(_SYS_PY):
+        os.execv(_SYS_PY, [_SYS_PY] + sys.argv)
+    raise
+
+import argparse
+import hashlib
+import re
+import shutil
+import time
+import zlib
+
+import numpy as np
+
+sys.dont_write_bytecode = True  # keep the source tree free of __pycache__
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bert_numpy  # noqa: E402
+import make_checkpoint as mc  # noqa: E402
+
+VERSION = 1
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_SOURCES = ("make_testdata.py", "make_checkpoint.py", "bert_numpy.py")
+
+# name: (hidden, heads, layers, intermediate, vocab, max_pos, labels, dtype, shards, prefix, init, seed)
+# Models sharing a seed and shapes share weights: base2_h1 == base2_h12 except for the head count;
+# tiny_sharded and tiny_noprefix hold identical values (identical golden outputs); tiny_f16/bf16
+# are those values rounded to F16/BF16.
+MODELS = {
+    "base2_h12":        (768, 12, 2, 3072, 512, 128, 2, "F32", 1, True, "fullscale", 1),
+    "base2_h1":         (768, 1, 2, 3072, 512, 128, 2, "F32", 1, True, "fullscale", 1),
+    "h192_3x64":        (192, 3, 2, 768, 512, 128, 0, "F32", 1, True, "fullscale", 3),
+    "h128_4x32":        (128, 4, 2, 512, 512, 128, 3, "F32", 1, True, "fullscale", 4),
+    "h128_4x32_std002": (128, 4, 2, 512, 512, 128, 3, "F32", 1, True, "std002", 4),
+    "tiny_f16":         (64, 2, 2, 128, 512, 128, 2, "F16", 1, True, "fullscale", 5),
+    "tiny_bf16":        (64, 2, 2, 128, 512, 128, 2, "BF16", 1, True, "fullscale", 5),
+    "tiny_sharded":     (64, 2, 2, 128, 512, 128, 2, "F32", 3, True, "fullscale", 5),
+    "tiny_noprefix":    (64, 2, 2, 128, 512, 128, 2, "F32", 1, False, "fullscale", 5),
+}
+
+CASES = ("len1", "len7", "lenmax", "len7_pad", "len20_types")
+
+CALIB = [
+    "The movie was really good, and the acting was great!",
+    "I did not like the ending of this film.",
+    "What a waste of time; the plot was boring and the script was awful.",
+    "She said the food at the restaurant was fresh and delicious.",
+    "The hotel room was clean, but the staff was rude.",
+    "We watched the whole series in one week and liked every episode.",
+    "This is the best book I have read this year.",
+    "The battery of my new phone is terrible, so I returned it.",
+    "Would you recommend this product to a friend?",
+    "The music and the characters made the story feel real.",
+    "It was a long day, and the weather was cold.",
+    "They thought the price was too much for the quality.",
+    "He never enjoyed a film as much as this one.",
+    "The delivery was fast and the customer service was friendly.",
+    "Our family had dinner at home with two old friends.",
+    "I think the director made a few bad things in the last scene.",
+    "My dog and my cat play in the house every morning.",
+    "The coffee here is cheap, hot and tasty.",
+    "Maybe the first hour was slow, but the end was amazing.",
+    "It's not perfect, but it is definitely worth the money.",
+]
+
+
+def _basic_tokens(text):
+    """Lowercase, split on whitespace and around punctuation (BERT BasicTokenizer for ASCII)."""
+    return re.findall(r"[a-z0-9]+|[^\sa-z0-9]", text.lower())
+
+
+def _sources_hash():
+    h = hashlib.sha256()
+    for name in _SOURCES:
+        with open(os.path.join(_HERE, name), "rb") as f:
+            h.update(name.encode() + b"\0" + f.read() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _stamp():
+    return "edgebert-testdata version=%d sources=%s\n" % (VERSION, _sources_hash())
+
+
+def case_inputs(case, vocab, max_pos):
+    """(ids, mask, types) int64 arrays. Inputs depend only on the case name and vocab/max_pos,
+    so every model with the same vocab sees the same token ids."""
+    sp = mc.special_ids(vocab)
+    rng = np.random.default_rng(zlib.crc32(case.encode()))
+
+    def rand(n):
+        return rng.integers(sp["first_regular"], vocab, size=n)
+
+    cls, sep, pad = sp["cls"], sp["sep"], sp["pad"]
+    if case == "len1":
+        ids = np.array([cls])
+        mask, types = np.ones(1), np.zeros(1)
+    elif case == "len7":
+        ids = np.concatenate([[cls], rand(5), [sep]])
+        mask, types = np.ones(7), np.zeros(7)
+    elif case == "lenmax":
+        ids = np.concatenate([[cls], rand(max_pos - 2), [sep]])
+        mask, types = np.ones(max_pos), np.zeros(max_pos)
+    elif case == "len7_pad":  # [CLS] w w [SEP] [PAD] [PAD] [PAD]
+        ids = np.concatenate([[cls], rand(2), [sep], [pad] * 3])
+        mask = np.array([1, 1, 1, 1, 0, 0, 0])
+        types = np.zeros(7)
+    elif case == "len20_types":  # [CLS] a*8 [SEP] (type 0) | b*9 [SEP] (type 1)
+        ids = np.concatenate([[cls], rand(8), [sep], rand(9), [sep]])
+        mask = np.ones(20)
+        types = np.array([0] * 10 + [1] * 10)
+    else:
+        raise ValueError(case)
+    return ids.astype(np.int64), np.asarray(mask, np.int64), np.asarray(types, np.int64)
+
+
+def _write_ints(path, arr):
+    with open(path, "w", encoding="ascii", newline="\n") as f:
+        f.write(" ".join(str(int(v)) for v in arr) + "\n")
+
+
+def _write_f32(path, arr):
+    np.ascontiguousarray(arr, dtype="<f4").tofile(path)
+
+
+def build_model(out_dir, name):
+    hidden, heads, layers, inter, vocab, max_pos, labels, dtype, shards, prefix, init, seed = MODELS[name]
+    mdir = os.path.join(out_dir, name)
+    if os.path.exists(mdir):
+        shutil.rmtree(mdir)
+    mc.make_checkpoint(mdir, hidden, heads, layers, inter, vocab, max_pos, 2, labels, dtype,
+                       shards, prefix, init, seed)
+    weights, config = bert_numpy.load_checkpoint(mdir)  # reference uses the stored values
+    lines = []
+    for case in CASES:
+        ids, mask, types = case_inputs(case, vocab, max_pos)
+        res = bert_numpy.forward(weights, config, ids, types, mask)
+        cdir = os.path.join(mdir, "cases", case)
+        os.makedirs(cdir)
+        _write_ints(os.path.join(cdir, "ids.txt"), ids)
+        _write_ints(os.path.join(cdir, "mask.txt"), mask)
+        _write_ints(os.path.join(cdir, "types.txt"), types)
+        _write_f32(os.path.join(cdir, "last_hidden_state.f32"), res["last_hidden_state"])
+        _write_f32(os.path.join(cdir, "pooler_output.f32"), res["pooler_output"])
+        if labels > 0:
+            _write_f32(os.path.join(cdir, "logits.f32"), res["logits"])
+        if case == "len7_pad":
+            # padding must be invisible to the real tokens: compare with the unpadded sequence
+            n = int(mask.sum())
+            ref = bert_numpy.forward(weights, config, ids[:n], types[:n], mask[:n])
+            err = np.abs(ref["last_hidden_state"] - res["last_hidden_state"][:n]).max()
+            err = max(err, np.abs(ref["pooler_output"] - res["pooler_output"]).max())
+            if err > 1e-9:
+                raise AssertionError("%s: padded and unpadded outputs differ by %g" % (name, err))
+        if not all(np.all(np.isfinite(v)) for v in res.values() if v is not None):
+            raise AssertionError("%s/%s: non-finite output" % (name, case))
+        lines.append("%s %s %d\n" % (name, case, len(ids)))
+    return lines
+
+
+def write_calib(out_dir):
+    vocab = set(mc.vocab_tokens(512))
+    for s in CALIB:
+        missing = [t for t in _basic_tokens(s) if t not in vocab]
+        if missing:
+            raise AssertionError("calib sentence uses words not in the vocab: %s" % missing)
+    with open(os.path.join(out_dir, "calib.txt"), "w", encoding="utf-8", newline="\n") as f:
+        for s in CALIB:
+            f.write(s + "\n")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Generate edgebert reference checkpoints + golden outputs.")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--force", action="store_true", help="regenerate even if COMPLETE matches")
+    a = ap.parse_args(argv)
+    out = os.path.abspath(a.out)
+    complete = os.path.join(out, "COMPLETE")
+    stamp = _stamp()
+    if not a.force and os.path.exists(complete):
+        with open(complete, "r", encoding="utf-8") as f:
+            if f.read() == stamp:
+                print("make_testdata: %s is up to date" % out)
+                return 0
+    t0 = time.time()
+    os.makedirs(out, exist_ok=True)
+    if os.path.exists(complete):
+        os.remove(complete)
+    write_calib(out)
+    manifest = []
+    for name in MODELS:
+        t = time.time()
+        manifest += build_model(out, name)
+        print("make_testdata: %-18s %.2fs" % (name, time.time() - t))
+    with open(os.path.join(out, "manifest.txt"), "w", encoding="ascii", newline="\n") as f:
+        f.writelines(manifest)
+    with open(complete, "w", encoding="utf-8") as f:
+        f.write(stamp)
+    print("make_testdata: wrote %s in %.1fs" % (out, time.time() - t0))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

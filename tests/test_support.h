@@ -1,0 +1,107 @@
+// test_support.h: shared helpers for the integration tests: locating the generated test data,
+// reading reference cases and golden outputs, loading models into aligned memory, metrics.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "edgebert/edgebert.h"
+
+namespace edgebert::test {
+
+inline std::string testdata_dir() {
+  const char* d = std::getenv("EDGEBERT_TESTDATA");
+  return d ? d : "build/testdata";
+}
+inline std::string ebm_path(const std::string& model, const std::string& kind) {
+  return testdata_dir() + "/ebm/" + model + "." + kind + ".ebm";
+}
+
+inline std::vector<int32_t> read_ints(const std::string& path) {
+  std::ifstream f(path);
+  std::vector<int32_t> v;
+  long x;
+  while (f >> x) v.push_back(static_cast<int32_t>(x));
+  return v;
+}
+
+inline std::vector<float> read_f32(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<float> v(bytes.size() / 4);
+  std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  return v;
+}
+
+inline std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+struct Case {
+  std::string model, name;
+  std::vector<int32_t> ids, mask, types;
+  std::vector<float> hidden, pooled, logits;
+};
+
+inline Case read_case(const std::string& model, const std::string& name) {
+  const std::string d = testdata_dir() + "/" + model + "/cases/" + name + "/";
+  Case c;
+  c.model = model;
+  c.name = name;
+  c.ids = read_ints(d + "ids.txt");
+  c.mask = read_ints(d + "mask.txt");
+  c.types = read_ints(d + "types.txt");
+  c.hidden = read_f32(d + "last_hidden_state.f32");
+  c.pooled = read_f32(d + "pooler_output.f32");
+  std::ifstream lf(d + "logits.f32");
+  if (lf) c.logits = read_f32(d + "logits.f32");
+  return c;
+}
+
+// 64-byte aligned copy of a file, for eb_model_load_memory.
+struct AlignedBuffer {
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(const std::vector<uint8_t>& bytes) : size(bytes.size()) {
+    data = static_cast<uint8_t*>(std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64 + 64));
+    if (!bytes.empty()) std::memcpy(data, bytes.data(), bytes.size());
+  }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  ~AlignedBuffer() { std::free(data); }
+};
+
+inline double cosine(const float* a, const float* b, size_t n) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < n; ++i) {
+    ab += double(a[i]) * b[i];
+    aa += double(a[i]) * a[i];
+    bb += double(b[i]) * b[i];
+  }
+  return (aa == 0 || bb == 0) ? (aa == bb ? 1.0 : 0.0) : ab / std::sqrt(aa * bb);
+}
+
+// RAII wrappers around the C API for tests.
+struct ModelHandle {
+  eb_model* m = nullptr;
+  ~ModelHandle() { eb_model_free(m); }
+};
+struct SessionHandle {
+  eb_session* s = nullptr;
+  ~SessionHandle() { eb_session_destroy(s); }
+};
+
+inline const char* const kModels[] = {"base2_h12", "base2_h1",     "h192_3x64",    "h128_4x32", "h128_4x32_std002",
+                                      "tiny_f16",  "tiny_bf16",    "tiny_sharded", "tiny_noprefix"};
+inline const char* const kCases[] = {"len1", "len7", "lenmax", "len7_pad", "len20_types"};
+
+}  // namespace edgebert::test

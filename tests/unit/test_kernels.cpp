@@ -1,0 +1,867 @@
+// Unit tests for the non-GEMM kernels (runtime/src/kernels): every kernel against an independent
+// double-precision reference written here, AVX2 against portable, scratch/output bounds, zero
+// heap allocation, and a timing print for the int8 attention core.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <new>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.h"
+
+namespace kn = edgebert::kernels;
+
+// ---------------------------------------------------------------------------------------------
+// Global allocation counter (counts only while armed).
+namespace {
+std::atomic<long> g_alloc_count{0};
+std::atomic<bool> g_alloc_armed{false};
+
+void* counted_alloc(std::size_t n, std::size_t align) {
+  if (g_alloc_armed.load(std::memory_order_relaxed)) g_alloc_count.fetch_add(1);
+  if (n == 0) n = 1;
+  void* p = nullptr;
+  if (align <= alignof(std::max_align_t)) {
+    p = std::malloc(n);
+  } else {
+    n = (n + align - 1) / align * align;
+    p = std::aligned_alloc(align, n);
+  }
+  return p;
+}
+
+struct AllocWatch {
+  long start;
+  AllocWatch() : start(g_alloc_count.load()) { g_alloc_armed = true; }
+  long stop() {
+    g_alloc_armed = false;
+    return g_alloc_count.load() - start;
+  }
+};
+}  // namespace
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"  // the replacements below pair malloc/free
+#endif
+void* operator new(std::size_t n) {
+  void* p = counted_alloc(n, 0);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void* operator new[](std::size_t n) {
+  void* p = counted_alloc(n, 0);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+  void* p = counted_alloc(n, static_cast<std::size_t>(a));
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void* operator new[](std::size_t n, std::align_val_t a) {
+  void* p = counted_alloc(n, static_cast<std::size_t>(a));
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n, 0); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n, 0); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+
+namespace {
+
+bool have_avx2() {
+#if defined(__x86_64__) || defined(__i386__)
+  return kn::cpu_has_avx2_fma();
+#else
+  return false;
+#endif
+}
+
+void warn_no_avx2() {
+  static bool once = false;
+  if (!once) {
+    once = true;
+    WARN("CPU lacks AVX2+FMA (or not x86): AVX2 comparisons skipped");
+  }
+}
+
+// 64-byte aligned buffer with a guard zone after the requested size.
+template <typename T>
+struct Buf {
+  static constexpr size_t kGuard = 256;
+  std::vector<unsigned char> raw;
+  T* ptr = nullptr;
+  size_t count = 0;
+  explicit Buf(size_t n, unsigned char fill = 0xA5) : raw(n * sizeof(T) + kGuard + 64, fill), count(n) {
+    uintptr_t a = reinterpret_cast<uintptr_t>(raw.data());
+    a = (a + 63) & ~uintptr_t(63);
+    ptr = reinterpret_cast<T*>(a);
+  }
+  bool guard_ok() const {
+    const unsigned char* g = reinterpret_cast<const unsigned char*>(ptr + count);
+    for (size_t i = 0; i < kGuard; ++i)
+      if (g[i] != 0xA5) return false;
+    return true;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// References (double precision, written independently of the kernels).
+
+int8_t ref_quant(double v, int32_t zp) {  // v already divided by the scale
+  if (std::isnan(v)) return -128;
+  double r = std::nearbyint(std::min(std::max(v, -1e9), 1e9)) + zp;  // half to even
+  r = std::min(127.0, std::max(-128.0, r));
+  return static_cast<int8_t>(r);
+}
+
+struct S8Case {
+  int n, hd;
+  int heads = 3, head = 1;  // layout: rows of 3*hidden, hidden = heads*hd
+  std::vector<int8_t> qkv;
+  std::vector<uint8_t> mask;  // empty = no mask
+  float q_scale, k_scale, v_scale, ctx_scale;
+  int32_t ctx_zp;
+  size_t hidden() const { return static_cast<size_t>(heads) * hd; }
+  size_t stride() const { return 3 * hidden(); }
+  const int8_t* q() const { return qkv.data() + head * hd; }
+  const int8_t* k() const { return qkv.data() + hidden() + head * hd; }
+  const int8_t* v() const { return qkv.data() + 2 * hidden() + head * hd; }
+};
+
+std::vector<int8_t> ref_attention_s8(const S8Case& c) {
+  const int n = c.n, hd = c.hd;
+  std::vector<int8_t> out(static_cast<size_t>(n) * hd);
+  const size_t st = c.stride();
+  const double sscale = double(c.q_scale) * double(c.k_scale) / std::sqrt(double(hd));
+  std::vector<double> s(n);
+  std::vector<int> pq(n);
+  for (int i = 0; i < n; ++i) {
+    bool any = false;
+    double mx = -std::numeric_limits<double>::infinity();
+    for (int j = 0; j < n; ++j) {
+      if (!c.mask.empty() && !c.mask[j]) continue;
+      any = true;
+      long long acc = 0;
+      for (int d = 0; d < hd; ++d) acc += int(c.q()[i * st + d]) * int(c.k()[j * st + d]);
+      s[j] = double(acc) * sscale;
+      mx = std::max(mx, s[j]);
+    }
+    if (!any) {
+      for (int d = 0; d < hd; ++d) out[size_t(i) * hd + d] = ref_quant(0.0, c.ctx_zp);
+      continue;
+    }
+    double sum = 0;
+    for (int j = 0; j < n; ++j)
+      if (c.mask.empty() || c.mask[j]) sum += std::exp(s[j] - mx);
+    for (int j = 0; j < n; ++j)
+      pq[j] = (c.mask.empty() || c.mask[j]) ? int(std::nearbyint(std::exp(s[j] - mx) / sum * 255.0)) : 0;
+    for (int d = 0; d < hd; ++d) {
+      long long acc = 0;
+      for (int j = 0; j < n; ++j) acc += pq[j] * int(c.v()[j * st + d]);
+      const double x = double(acc) * (double(c.v_scale) / 255.0);
+      out[size_t(i) * hd + d] = ref_quant(x / c.ctx_scale, c.ctx_zp);
+    }
+  }
+  return out;
+}
+
+struct F32Case {
+  int n, hd;
+  int heads = 3, head = 2;
+  std::vector<float> qkv;
+  std::vector<uint8_t> mask;
+  size_t hidden() const { return static_cast<size_t>(heads) * hd; }
+  size_t stride() const { return 3 * hidden(); }
+  const float* q() const { return qkv.data() + head * hd; }
+  const float* k() const { return qkv.data() + hidden() + head * hd; }
+  const float* v() const { return qkv.data() + 2 * hidden() + head * hd; }
+};
+
+std::vector<double> ref_attention_f32(const F32Case& c) {
+  const int n = c.n, hd = c.hd;
+  const size_t st = c.stride();
+  std::vector<double> out(size_t(n) * hd, 0.0), s(n), p(n);
+  for (int i = 0; i < n; ++i) {
+    double mx = -std::numeric_limits<double>::infinity();
+    bool any = false;
+    for (int j = 0; j < n; ++j) {
+      if (!c.mask.empty() && !c.mask[j]) continue;
+      any = true;
+      double acc = 0;
+      for (int d = 0; d < hd; ++d) acc += double(c.q()[i * st + d]) * double(c.k()[j * st + d]);
+      s[j] = acc / std::sqrt(double(hd));
+      mx = std::max(mx, s[j]);
+    }
+    if (!any) continue;
+    double sum = 0;
+    for (int j = 0; j < n; ++j) {
+      p[j] = (c.mask.empty() || c.mask[j]) ? std::exp(s[j] - mx) : 0.0;
+      sum += p[j];
+    }
+    for (int j = 0; j < n; ++j)
+      for (int d = 0; d < hd; ++d) out[size_t(i) * hd + d] += p[j] / sum * double(c.v()[j * st + d]);
+  }
+  return out;
+}
+
+void ref_layernorm(const float* x, const float* g, const float* b, double eps, size_t rows, size_t cols,
+                   std::vector<double>& y) {
+  y.assign(rows * cols, 0.0);
+  for (size_t r = 0; r < rows; ++r) {
+    double mean = 0;
+    for (size_t c = 0; c < cols; ++c) mean += x[r * cols + c];
+    mean /= double(cols);
+    double var = 0;
+    for (size_t c = 0; c < cols; ++c) var += (x[r * cols + c] - mean) * (x[r * cols + c] - mean);
+    var /= double(cols);
+    const double rstd = 1.0 / std::sqrt(var + eps);
+    for (size_t c = 0; c < cols; ++c) y[r * cols + c] = (x[r * cols + c] - mean) * rstd * g[c] + b[c];
+  }
+}
+
+double ref_gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double ref_gelu_tail(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }  // accurate for x << 0
+
+// ---------------------------------------------------------------------------------------------
+// Case builders
+
+S8Case make_s8_case(std::mt19937& rng, int n, int hd, const char* mask_kind, float score_std, int32_t zp) {
+  S8Case c;
+  c.n = n;
+  c.hd = hd;
+  c.qkv.resize(size_t(n) * c.stride());
+  std::uniform_int_distribution<int> u8(-128, 127);
+  for (auto& x : c.qkv) x = static_cast<int8_t>(u8(rng));
+  // std of an int8 dot product over hd uniform entries ~ sqrt(hd) * 5461; the 1/sqrt(hd) in the
+  // score scale cancels the sqrt(hd).
+  const float qk = std::sqrt(score_std / 5461.0f);
+  c.q_scale = qk;
+  c.k_scale = qk * 1.3f;
+  c.v_scale = 0.02f;
+  c.ctx_scale = 0.02f * 0.35f;
+  c.ctx_zp = zp;
+  std::string mk = mask_kind;
+  if (mk == "random") {
+    c.mask.resize(n);
+    std::bernoulli_distribution keep(0.7);
+    for (auto& m : c.mask) m = keep(rng) ? 1 : 0;
+    c.mask[rng() % n] = 1;
+  } else if (mk == "trailing") {
+    c.mask.assign(n, 1);
+    for (int j = (n * 2) / 3 + 1; j < n; ++j) c.mask[j] = 0;
+  } else if (mk == "all_masked") {
+    c.mask.assign(n, 0);
+  } else if (mk == "one_valid") {
+    c.mask.assign(n, 0);
+    c.mask[n / 2] = 1;
+  }
+  return c;
+}
+
+}  // namespace
+
+namespace {
+
+using S8Fn = void (*)(const kn::AttentionHeadS8&);
+using F32Fn = void (*)(const kn::AttentionHeadF32&);
+
+// Runs an int8 attention kernel with exactly-sized scratch (plus guard zones) and returns the
+// head's context [n, hd]; checks that nothing outside the head's slice / the scratch is written
+// and that the kernel allocates nothing.
+std::vector<int8_t> run_s8(const S8Case& c, S8Fn fn) {
+  const size_t n = size_t(c.n), hd = size_t(c.hd), hidden = c.hidden();
+  Buf<float> scores(n * n);
+  Buf<uint8_t> probs(n * n);
+  Buf<int8_t> packed(2 * n * hd + 64);
+  std::vector<int8_t> ctx(n * hidden + 64, int8_t(0x5A));
+  kn::AttentionHeadS8 a{};
+  a.q = c.q();
+  a.k = c.k();
+  a.v = c.v();
+  a.qkv_stride = c.stride();
+  a.n = c.n;
+  a.head_dim = c.hd;
+  a.q_scale = c.q_scale;
+  a.k_scale = c.k_scale;
+  a.v_scale = c.v_scale;
+  a.key_mask = c.mask.empty() ? nullptr : c.mask.data();
+  a.scores = scores.ptr;
+  a.probs = probs.ptr;
+  a.packed = packed.ptr;
+  a.context = ctx.data() + c.head * hd;
+  a.context_stride = hidden;
+  a.context_scale = c.ctx_scale;
+  a.context_zero_point = c.ctx_zp;
+  AllocWatch w;
+  fn(a);
+  CHECK(w.stop() == 0);
+  CHECK(scores.guard_ok());
+  CHECK(probs.guard_ok());
+  CHECK(packed.guard_ok());
+  std::vector<int8_t> out(n * hd);
+  bool outside_ok = true;
+  for (size_t i = 0; i < ctx.size(); ++i) {
+    const size_t row = i / hidden, col = i % hidden;
+    const bool inside = row < n && col >= c.head * hd && col < (c.head + 1) * hd;
+    if (inside)
+      out[row * hd + (col - c.head * hd)] = ctx[i];
+    else if (ctx[i] != int8_t(0x5A))
+      outside_ok = false;
+  }
+  CHECK(outside_ok);
+  return out;
+}
+
+std::vector<float> run_f32(const F32Case& c, F32Fn fn) {
+  const size_t n = size_t(c.n), hd = size_t(c.hd), hidden = c.hidden();
+  Buf<float> scores(n * n);
+  std::vector<float> ctx(n * hidden + 16, 777.0f);
+  kn::AttentionHeadF32 a{};
+  a.q = c.q();
+  a.k = c.k();
+  a.v = c.v();
+  a.qkv_stride = c.stride();
+  a.n = c.n;
+  a.head_dim = c.hd;
+  a.key_mask = c.mask.empty() ? nullptr : c.mask.data();
+  a.scores = scores.ptr;
+  a.context = ctx.data() + c.head * hd;
+  a.context_stride = hidden;
+  AllocWatch w;
+  fn(a);
+  CHECK(w.stop() == 0);
+  CHECK(scores.guard_ok());
+  std::vector<float> out(n * hd);
+  bool outside_ok = true;
+  for (size_t i = 0; i < ctx.size(); ++i) {
+    const size_t row = i / hidden, col = i % hidden;
+    const bool inside = row < n && col >= c.head * hd && col < (c.head + 1) * hd;
+    if (inside)
+      out[row * hd + (col - c.head * hd)] = ctx[i];
+    else if (ctx[i] != 777.0f)
+      outside_ok = false;
+  }
+  CHECK(outside_ok);
+  return out;
+}
+
+struct DiffStats {
+  int max_abs = 0;
+  size_t differing = 0, total = 0;
+};
+DiffStats compare_s8(const std::vector<int8_t>& a, const std::vector<int8_t>& b) {
+  DiffStats d;
+  d.total = a.size();
+  for (size_t i = 0; i < a.size(); ++i) {
+    const int e = std::abs(int(a[i]) - int(b[i]));
+    d.max_abs = std::max(d.max_abs, e);
+    d.differing += e != 0;
+  }
+  return d;
+}
+
+struct Shape {
+  int n, hd;
+};
+
+}  // namespace
+
+// =============================================================================================
+TEST_CASE("attention_head_s8 matches the reference and AVX2 matches portable", "[kernels][attention]") {
+  std::mt19937 rng(1234);
+  std::vector<Shape> shapes;
+  for (int n : {1, 2, 7, 33, 128})
+    for (int hd : {16, 32, 64}) shapes.push_back({n, hd});
+  for (int n : {1, 2, 7}) shapes.push_back({n, 768});
+  shapes.push_back({5, 24});   // channel tails (not a multiple of 16)
+  shapes.push_back({9, 20});
+  shapes.push_back({13, 72});
+  shapes.push_back({6, 1000});
+  shapes.push_back({10, 33});  // odd head_dim
+  shapes.push_back({17, 63});
+  shapes.push_back({4, 1});
+  shapes.push_back({3, 1030});  // above kAttentionMaxHeadDimAvx2: AVX2 entry falls back to portable
+  const char* masks[] = {"none", "random", "trailing", "all_masked", "one_valid"};
+  size_t ref_diff = 0, ref_total = 0, avx_diff = 0;
+  int worst_ref = 0, worst_avx = 0;
+  for (const Shape& sh : shapes) {
+    for (const char* mk : masks) {
+      for (float score_std : {2.0f, 12.0f}) {
+        const int32_t zp = (rng() % 2) ? 3 : -7;
+        const S8Case c = make_s8_case(rng, sh.n, sh.hd, mk, score_std, zp);
+        INFO("n=" << sh.n << " hd=" << sh.hd << " mask=" << mk << " score_std=" << score_std);
+        const auto ref = ref_attention_s8(c);
+        const auto port = run_s8(c, kn::attention_head_s8_portable);
+        const DiffStats dr = compare_s8(port, ref);
+        CHECK(dr.max_abs <= 1);
+        ref_diff += dr.differing;
+        ref_total += dr.total;
+        worst_ref = std::max(worst_ref, dr.max_abs);
+        const auto disp = run_s8(c, kn::attention_head_s8);
+        CHECK(compare_s8(disp, ref).max_abs <= 1);
+        if (std::string(mk) == "all_masked") {
+          for (int8_t x : port) CHECK(int(x) == zp);
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        if (have_avx2()) {
+          const auto avx = run_s8(c, kn::attention_head_s8_avx2);
+          const DiffStats da = compare_s8(avx, port);
+          CHECK(da.max_abs <= 1);
+          avx_diff += da.differing;
+          worst_avx = std::max(worst_avx, da.max_abs);
+          CHECK(compare_s8(avx, ref).max_abs <= 1);
+        } else {
+          warn_no_avx2();
+        }
+#endif
+      }
+    }
+  }
+  std::cout << "[attention_s8] portable vs double reference: " << ref_diff << " of " << ref_total
+            << " outputs off by <= " << worst_ref << "; AVX2 vs portable: " << avx_diff << " off by <= " << worst_avx
+            << "\n";
+  // Off-by-one only at rounding ties: must be rare.
+  CHECK(ref_diff * 200 < ref_total);
+}
+
+TEST_CASE("attention_head_s8 extreme inputs (-128 everywhere, saturation)", "[kernels][attention]") {
+  std::mt19937 rng(7);
+  for (int n : {2, 3, 4, 8, 64}) {
+    for (int hd : {16, 64}) {
+      S8Case c = make_s8_case(rng, n, hd, "none", 1.0f, 0);
+      std::fill(c.qkv.begin(), c.qkv.end(), int8_t(-128));
+      c.q_scale = c.k_scale = 0.001f;
+      c.v_scale = 0.05f;
+      c.ctx_scale = 0.05f;  // -128 * 0.05 / 0.05 = -128 exactly: saturates at the bottom
+      INFO("n=" << n << " hd=" << hd);
+      const auto ref = ref_attention_s8(c);
+      const auto port = run_s8(c, kn::attention_head_s8_portable);
+      CHECK(compare_s8(port, ref).max_abs <= 1);
+#if defined(__x86_64__) || defined(__i386__)
+      if (have_avx2()) {
+        const auto avx = run_s8(c, kn::attention_head_s8_avx2);
+        CHECK(compare_s8(avx, ref).max_abs <= 1);
+        CHECK(compare_s8(avx, port).max_abs == 0);
+      }
+#endif
+      // huge context scale: everything rounds to the zero point; tiny: saturates
+      for (float cs : {1e6f, 1e-6f}) {
+        c.ctx_scale = cs;
+        c.ctx_zp = 5;
+        const auto r2 = ref_attention_s8(c);
+        CHECK(compare_s8(run_s8(c, kn::attention_head_s8), r2).max_abs == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("attention_head_f32 matches a double reference", "[kernels][attention]") {
+  std::mt19937 rng(99);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<Shape> shapes;
+  for (int n : {1, 2, 7, 33, 128})
+    for (int hd : {16, 32, 64}) shapes.push_back({n, hd});
+  for (int n : {1, 2, 7}) shapes.push_back({n, 768});
+  shapes.push_back({5, 24});
+  shapes.push_back({9, 13});
+  shapes.push_back({11, 70});
+  const char* masks[] = {"none", "random", "all_masked", "one_valid"};
+  double worst = 0, worst_avx = 0;
+  for (const Shape& sh : shapes) {
+    for (const char* mk : masks) {
+      F32Case c;
+      c.n = sh.n;
+      c.hd = sh.hd;
+      c.qkv.resize(size_t(c.n) * c.stride());
+      for (auto& x : c.qkv) x = nd(rng) * 1.5f;
+      const S8Case m = make_s8_case(rng, sh.n, 16, mk, 1.0f, 0);
+      c.mask = m.mask;
+      INFO("n=" << sh.n << " hd=" << sh.hd << " mask=" << mk);
+      const auto ref = ref_attention_f32(c);
+      const auto port = run_f32(c, kn::attention_head_f32_portable);
+      const auto disp = run_f32(c, kn::attention_head_f32);
+      double err = 0, err_d = 0;
+      for (size_t i = 0; i < ref.size(); ++i) {
+        err = std::max(err, std::abs(port[i] - ref[i]) / (1.0 + std::abs(ref[i])));
+        err_d = std::max(err_d, std::abs(disp[i] - ref[i]) / (1.0 + std::abs(ref[i])));
+      }
+      CHECK(err < 1e-5);
+      CHECK(err_d < 1e-5);
+      worst = std::max(worst, err);
+#if defined(__x86_64__) || defined(__i386__)
+      if (have_avx2()) {
+        const auto avx = run_f32(c, kn::attention_head_f32_avx2);
+        double ea = 0;
+        for (size_t i = 0; i < ref.size(); ++i) ea = std::max(ea, std::abs(avx[i] - ref[i]) / (1.0 + std::abs(ref[i])));
+        CHECK(ea < 1e-5);
+        worst_avx = std::max(worst_avx, ea);
+      }
+#endif
+      if (std::string(mk) == "all_masked")
+        for (float x : port) CHECK(x == 0.0f);
+    }
+  }
+  std::cout << "[attention_f32] max error vs double: portable " << worst << ", avx2 " << worst_avx << "\n";
+}
+
+// =============================================================================================
+TEST_CASE("layernorm_f32 and layernorm_quantize_s8", "[kernels][layernorm]") {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  const size_t col_set[] = {1, 7, 8, 16, 17, 33, 100, 768};
+  double worst_f = 0;
+  for (size_t cols : col_set) {
+    const size_t rows = 5;
+    std::vector<float> x(rows * cols), g(cols), b(cols), f(cols);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = 3.0f + nd(rng);
+    for (size_t c = 0; c < cols; c += 37) x[c] *= 60.0f;  // outlier channels, nonzero mean
+    for (size_t c = 0; c < cols; ++c) {
+      g[c] = 1.0f + 0.3f * nd(rng);
+      b[c] = 0.2f * nd(rng);
+      f[c] = std::exp(0.5f * nd(rng));
+    }
+    const float eps = 1e-12f;
+    std::vector<double> ref;
+    ref_layernorm(x.data(), g.data(), b.data(), eps, rows, cols, ref);
+    INFO("cols=" << cols);
+
+    auto check_float = [&](const std::vector<float>& y) {
+      double e = 0;
+      for (size_t i = 0; i < y.size(); ++i) e = std::max(e, std::abs(y[i] - ref[i]) / (1.0 + std::abs(ref[i])));
+      CHECK(e < 1e-5);
+      worst_f = std::max(worst_f, e);
+    };
+    using LnFn = void (*)(const float*, const float*, const float*, float, size_t, size_t, float*);
+    using LnqFn = void (*)(float*, const float*, const float*, float, size_t, size_t, const float*, float, int32_t,
+                           int8_t*);
+    std::vector<std::pair<LnFn, LnqFn>> impls = {{kn::layernorm_f32_portable, kn::layernorm_quantize_s8_portable},
+                                                 {kn::layernorm_f32, kn::layernorm_quantize_s8}};
+#if defined(__x86_64__) || defined(__i386__)
+    if (have_avx2()) impls.push_back({kn::layernorm_f32_avx2, kn::layernorm_quantize_s8_avx2});
+#endif
+    std::vector<std::vector<int8_t>> quant_results;
+    for (auto& im : impls) {
+      std::vector<float> y(rows * cols);
+      AllocWatch w;
+      im.first(x.data(), g.data(), b.data(), eps, rows, cols, y.data());
+      CHECK(w.stop() == 0);
+      check_float(y);
+      std::vector<float> inplace = x;  // in place
+      im.first(inplace.data(), g.data(), b.data(), eps, rows, cols, inplace.data());
+      check_float(inplace);
+
+      for (const float* fac : {static_cast<const float*>(nullptr), static_cast<const float*>(f.data())}) {
+        const float scale = 0.03f;
+        const int32_t zp = -3;
+        std::vector<float> xx = x;
+        std::vector<int8_t> q(rows * cols + 16, 99);
+        AllocWatch w2;
+        im.second(xx.data(), g.data(), b.data(), eps, rows, cols, fac, scale, zp, q.data());
+        CHECK(w2.stop() == 0);
+        check_float(xx);
+        int worst_q = 0;
+        for (size_t i = 0; i < rows * cols; ++i) {
+          const double v = ref[i] * (fac ? fac[i % cols] : 1.0) / scale;
+          worst_q = std::max(worst_q, std::abs(int(q[i]) - int(ref_quant(v, zp))));
+        }
+        CHECK(worst_q <= 1);
+        for (size_t i = rows * cols; i < q.size(); ++i) CHECK(q[i] == 99);
+        q.resize(rows * cols);
+        quant_results.push_back(q);
+      }
+    }
+    // all implementations agree to within 1 (ties only)
+    for (size_t k = 2; k < quant_results.size(); ++k)
+      CHECK(compare_s8(quant_results[k], quant_results[k % 2]).max_abs <= 1);
+  }
+  std::cout << "[layernorm] max error vs double: " << worst_f << "\n";
+}
+
+// =============================================================================================
+TEST_CASE("quantize_s8, quantize_s8_per_channel, residual_dequant_add_s8", "[kernels][quantize]") {
+  // exact ties and saturation, round half to even
+  {
+    const float x[] = {0.25f, 0.75f, -0.25f, -0.75f, 1.25f, 1e6f, -1e6f, std::nanf(""), 63.5f, -64.0f, 0.0f};
+    const int8_t expect[] = {0, 2, 0, -2, 2, 127, -128, -128, 127, -128, 0};
+    // scale 0.5: 0.25 -> 0.5 -> 0 (even), 0.75 -> 1.5 -> 2, 1.25 -> 2.5 -> 2, 63.5 -> 127, -64 -> -128
+    const size_t cnt = sizeof(x) / sizeof(x[0]);
+    int8_t y[cnt];
+    kn::quantize_s8_portable(x, cnt, 0.5f, 0, y);
+    for (size_t i = 0; i < cnt; ++i) CHECK(int(y[i]) == int(expect[i]));
+    kn::quantize_s8(x, cnt, 0.5f, 0, y);
+    for (size_t i = 0; i < cnt; ++i) CHECK(int(y[i]) == int(expect[i]));
+#if defined(__x86_64__) || defined(__i386__)
+    if (have_avx2()) {
+      kn::quantize_s8_avx2(x, cnt, 0.5f, 0, y);
+      for (size_t i = 0; i < cnt; ++i) CHECK(int(y[i]) == int(expect[i]));
+    }
+#endif
+    // zero point shifts after rounding and clamps: 1.5 + 10 -> 12, 1e6 -> 127
+    kn::quantize_s8_portable(x, cnt, 0.5f, 10, y);
+    CHECK(int(y[1]) == 12);
+    CHECK(int(y[5]) == 127);
+    CHECK(int(y[6]) == -128);
+  }
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (size_t cols : {1, 5, 8, 31, 32, 33, 768}) {
+    const size_t rows = 3;
+    std::vector<float> x(rows * cols), f(cols), s(cols);
+    for (auto& v : x) v = 2.0f * nd(rng);
+    for (size_t c = 0; c < cols; ++c) {
+      f[c] = std::exp(0.7f * nd(rng));
+      s[c] = 0.01f * std::exp(0.5f * nd(rng));
+    }
+    INFO("cols=" << cols);
+    const float scale = 0.021f;
+    const int32_t zp = 4;
+    // per tensor
+    std::vector<int8_t> yp(rows * cols), yd(rows * cols);
+    {
+      AllocWatch w;
+      kn::quantize_s8_portable(x.data(), x.size(), scale, zp, yp.data());
+      kn::quantize_s8(x.data(), x.size(), scale, zp, yd.data());
+      CHECK(w.stop() == 0);
+    }
+    for (size_t i = 0; i < x.size(); ++i) CHECK(std::abs(int(yp[i]) - int(ref_quant(double(x[i]) / scale, zp))) <= 1);
+    CHECK(compare_s8(yp, yd).max_abs == 0);
+    // per channel
+    std::vector<int8_t> cp(rows * cols), cd(rows * cols), cn(rows * cols);
+    {
+      AllocWatch w;
+      kn::quantize_s8_per_channel_portable(x.data(), rows, cols, f.data(), scale, zp, cp.data());
+      kn::quantize_s8_per_channel(x.data(), rows, cols, f.data(), scale, zp, cd.data());
+      kn::quantize_s8_per_channel(x.data(), rows, cols, nullptr, scale, zp, cn.data());
+      CHECK(w.stop() == 0);
+    }
+    for (size_t i = 0; i < x.size(); ++i)
+      CHECK(std::abs(int(cp[i]) - int(ref_quant(double(x[i]) * f[i % cols] / scale, zp))) <= 1);
+    CHECK(compare_s8(cp, cd).max_abs == 0);
+    CHECK(compare_s8(cn, yp).max_abs == 0);
+    // residual add
+    std::vector<int8_t> q(rows * cols);
+    std::uniform_int_distribution<int> u8(-128, 127);
+    for (auto& v : q) v = int8_t(u8(rng));
+    std::vector<float> hp = x, hd = x;
+    {
+      AllocWatch w;
+      kn::residual_dequant_add_s8_portable(hp.data(), q.data(), rows, cols, s.data(), -2);
+      kn::residual_dequant_add_s8(hd.data(), q.data(), rows, cols, s.data(), -2);
+      CHECK(w.stop() == 0);
+    }
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double r = double(x[i]) + (int(q[i]) + 2) * double(s[i % cols]);
+      CHECK(std::abs(hp[i] - r) <= 1e-6 * (1 + std::abs(r)));
+      CHECK(std::abs(hd[i] - r) <= 1e-6 * (1 + std::abs(r)));
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    if (have_avx2()) {
+      std::vector<int8_t> ya(rows * cols), ca(rows * cols);
+      std::vector<float> ha = x;
+      AllocWatch w;
+      kn::quantize_s8_avx2(x.data(), x.size(), scale, zp, ya.data());
+      kn::quantize_s8_per_channel_avx2(x.data(), rows, cols, f.data(), scale, zp, ca.data());
+      kn::residual_dequant_add_s8_avx2(ha.data(), q.data(), rows, cols, s.data(), -2);
+      CHECK(w.stop() == 0);
+      CHECK(compare_s8(ya, yp).max_abs == 0);
+      CHECK(compare_s8(ca, cp).max_abs == 0);
+      for (size_t i = 0; i < x.size(); ++i) CHECK(std::abs(ha[i] - hp[i]) <= 1e-6f * (1 + std::abs(hp[i])));
+    }
+#endif
+  }
+}
+
+// =============================================================================================
+TEST_CASE("GELU lookup table is exact and apply_lut_s8 matches", "[kernels][gelu]") {
+  struct P {
+    float in_scale;
+    int32_t in_zp;
+    float out_scale;
+    int32_t out_zp;
+  };
+  const P params[] = {{0.05f, 0, 0.04f, -20}, {0.1f, 10, 0.05f, -100}, {0.013f, -37, 0.011f, 0}, {1.0f, 0, 1.0f, 0},
+                      {0.5f, 3, 0.001f, 5}};
+  for (const P& p : params) {
+    int8_t lut[256];
+    kn::build_gelu_lut_s8(p.in_scale, p.in_zp, p.out_scale, p.out_zp, lut);
+    for (int q = -128; q < 128; ++q) {
+      const double x = double(q - p.in_zp) * double(p.in_scale);
+      const int8_t expect = ref_quant(ref_gelu(x) / double(p.out_scale), p.out_zp);
+      INFO("q=" << q << " x=" << x);
+      CHECK(int(lut[uint8_t(int8_t(q))]) == int(expect));
+    }
+  }
+  // apply: random table, every byte value, odd lengths
+  std::mt19937 rng(3);
+  int8_t lut[256];
+  for (auto& v : lut) v = int8_t(rng());
+  for (size_t len : {0, 1, 15, 31, 32, 33, 256, 1000}) {
+    std::vector<int8_t> x(len);
+    for (size_t i = 0; i < len; ++i) x[i] = int8_t(len == 256 ? i : rng());
+    std::vector<int8_t> a = x, b = x;
+    AllocWatch w;
+    kn::apply_lut_s8_portable(a.data(), len, lut);
+    kn::apply_lut_s8(b.data(), len, lut);
+    CHECK(w.stop() == 0);
+    for (size_t i = 0; i < len; ++i) {
+      CHECK(a[i] == lut[uint8_t(x[i])]);
+      CHECK(b[i] == a[i]);
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    if (have_avx2()) {
+      std::vector<int8_t> c = x;
+      kn::apply_lut_s8_avx2(c.data(), len, lut);
+      for (size_t i = 0; i < len; ++i) CHECK(c[i] == a[i]);
+    }
+#endif
+  }
+}
+
+TEST_CASE("gelu_f32 accuracy", "[kernels][gelu]") {
+  std::vector<float> xs;
+  for (double v = -14.0; v <= 14.0; v += 0.0007) xs.push_back(float(v));
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-7f, -1e-7f, 0.75f * 1.41421356f, -0.75f * 1.41421356f, 30.0f,
+                  -30.0f, 100.0f, -100.0f, 1e30f, -1e30f})
+    xs.push_back(v);
+  auto check = [&](const std::vector<float>& y, const char* what) {
+    double worst_rel = 0, worst_abs_tiny = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double r = ref_gelu_tail(double(xs[i]));
+      if (std::abs(r) > 1e-30) {
+        worst_rel = std::max(worst_rel, std::abs(y[i] - r) / std::abs(r));
+      } else {
+        worst_abs_tiny = std::max(worst_abs_tiny, std::abs(y[i] - r));
+      }
+    }
+    INFO(what);
+    CHECK(worst_rel < 1e-6);
+    CHECK(worst_abs_tiny < 1e-36);
+    std::cout << "[gelu_f32] " << what << " max rel error " << worst_rel << "\n";
+  };
+  std::vector<float> yp = xs, yd = xs;
+  AllocWatch w;
+  kn::gelu_f32_portable(yp.data(), yp.size());
+  kn::gelu_f32(yd.data(), yd.size());
+  CHECK(w.stop() == 0);
+  check(yp, "portable");
+  check(yd, "dispatch");
+#if defined(__x86_64__) || defined(__i386__)
+  if (have_avx2()) {
+    std::vector<float> ya = xs;
+    kn::gelu_f32_avx2(ya.data(), ya.size() - 3);  // odd length: masked tail
+    ya[ya.size() - 3] = yp[ya.size() - 3];
+    ya[ya.size() - 2] = yp[ya.size() - 2];
+    ya[ya.size() - 1] = yp[ya.size() - 1];
+    check(ya, "avx2");
+  }
+#endif
+}
+
+// =============================================================================================
+TEST_CASE("kernel sources use no heap containers or allocation calls", "[kernels][alloc]") {
+  namespace fs = std::filesystem;
+  const fs::path self(__FILE__);
+  const fs::path dir = self.parent_path().parent_path().parent_path() / "runtime" / "src" / "kernels";
+  if (!fs::is_directory(dir)) {
+    WARN("kernel sources not found at " << dir.string() << "; source scan skipped");
+    return;
+  }
+  const char* banned[] = {"std::vector", "std::string", "malloc", "calloc", "realloc", "make_unique",
+                          "make_shared", "new ", "new[", "throw", "std::function"};
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() < 3) continue;
+    const bool src = name.rfind(".cpp") == name.size() - 4 || name.rfind(".h") == name.size() - 2;
+    if (!src) continue;
+    ++files;
+    std::ifstream in(e.path());
+    std::string line;
+    int ln = 0;
+    while (std::getline(in, line)) {
+      ++ln;
+      const size_t cm = line.find("//");
+      if (cm != std::string::npos) line.resize(cm);
+      for (const char* b : banned) {
+        const size_t pos = line.find(b);
+        if (pos == std::string::npos) continue;
+        const bool word_start = pos == 0 || !(std::isalnum(static_cast<unsigned char>(line[pos - 1])) || line[pos - 1] == '_');
+        INFO(name << ":" << ln << ": " << line);
+        CHECK_FALSE(word_start);
+      }
+    }
+  }
+  CHECK(files >= 10);
+}
+
+// =============================================================================================
+TEST_CASE("attention_head_s8 timing (informational)", "[kernels][timing]") {
+  std::mt19937 rng(42);
+  auto time_us = [](S8Fn fn, const kn::AttentionHeadS8& a, int iters) {
+    fn(a);  // warm up
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int it = 0; it < iters; ++it) fn(a);
+    const auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::micro>(t1 - t0).count() / iters;
+  };
+  for (Shape sh : {Shape{128, 64}, Shape{512, 64}}) {
+    const S8Case c = make_s8_case(rng, sh.n, sh.hd, "none", 3.0f, 0);
+    const size_t n = size_t(c.n), hd = size_t(c.hd);
+    Buf<float> scores(n * n);
+    Buf<uint8_t> probs(n * n);
+    Buf<int8_t> packed(2 * n * hd + 64);
+    std::vector<int8_t> ctx(n * c.hidden());
+    kn::AttentionHeadS8 a{};
+    a.q = c.q();
+    a.k = c.k();
+    a.v = c.v();
+    a.qkv_stride = c.stride();
+    a.n = c.n;
+    a.head_dim = c.hd;
+    a.q_scale = c.q_scale;
+    a.k_scale = c.k_scale;
+    a.v_scale = c.v_scale;
+    a.scores = scores.ptr;
+    a.probs = probs.ptr;
+    a.packed = packed.ptr;
+    a.context = ctx.data() + c.head * hd;
+    a.context_stride = c.hidden();
+    a.context_scale = c.ctx_scale;
+    a.context_zero_point = 0;
+    const int iters = sh.n <= 128 ? 300 : 20;
+    const double tp = time_us(kn::attention_head_s8_portable, a, iters);
+    std::ostringstream msg;
+    msg << "attention_head_s8 n=" << sh.n << " head_dim=" << sh.hd << ": portable " << tp << " us";
+#if defined(__x86_64__) || defined(__i386__)
+    if (have_avx2()) {
+      const double ta = time_us(kn::attention_head_s8_avx2, a, iters * 4);
+      msg << ", avx2 " << ta << " us, speedup " << tp / ta << "x";
+    }
+#endif
+    std::cout << "[timing] " << msg.str() << "\n";
+    WARN(msg.str());
+  }
+}

@@ -1,0 +1,140 @@
+// test_no_alloc.cpp: proves that a run performs zero heap allocations. Every malloc-family call
+// of the whole process (our code, libstdc++, XNNPACK, pthreadpool worker threads) is counted:
+// normally by interposing malloc/calloc/realloc/memalign/posix_memalign/aligned_alloc in this
+// executable; under AddressSanitizer (which owns malloc) through its allocation hooks.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+inline void count() {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/allocator_interface.h>
+namespace {
+void on_malloc(const volatile void*, size_t) { count(); }
+void on_free(const volatile void*) {}
+const int g_hooks_installed = __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
+}  // namespace
+#else
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+void __libc_free(void*);
+
+void* malloc(size_t n) {
+  count();
+  return __libc_malloc(n);
+}
+void* calloc(size_t a, size_t b) {
+  count();
+  return __libc_calloc(a, b);
+}
+void* realloc(void* p, size_t n) {
+  count();
+  return __libc_realloc(p, n);
+}
+void free(void* p) { __libc_free(p); }
+void* memalign(size_t al, size_t n) {
+  count();
+  return __libc_memalign(al, n);
+}
+void* aligned_alloc(size_t al, size_t n) {
+  count();
+  return __libc_memalign(al, n);
+}
+int posix_memalign(void** out, size_t al, size_t n) {
+  count();
+  void* p = __libc_memalign(al, n);
+  if (!p) return 12;  // ENOMEM
+  *out = p;
+  return 0;
+}
+}
+#endif
+
+using namespace edgebert::test;
+
+namespace {
+
+struct Counting {
+  Counting() {
+    g_allocations = 0;
+    g_counting = true;
+  }
+  ~Counting() { g_counting = false; }
+  long stop() {
+    g_counting = false;
+    return g_allocations.load();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the allocation counter sees allocations", "[alloc]") {
+  Counting c;
+  std::vector<int>* v = new std::vector<int>(100);
+  const long n = c.stop();
+  delete v;
+  CHECK(n >= 2);
+}
+
+TEST_CASE("runs perform zero heap allocations", "[alloc]") {
+  for (const char* model : {"base2_h12", "h128_4x32"}) {
+    for (const char* kind : {"int8", "fp32"}) {
+      for (int threads : {1, 2}) {
+        INFO(model << " " << kind << " threads " << threads);
+        ModelHandle m;
+        char err[512];
+        REQUIRE(eb_model_load_file(ebm_path(model, kind).c_str(), &m.m, err, sizeof err) == EB_OK);
+        eb_model_info info;
+        eb_model_get_info(m.m, &info);
+        eb_session_options o;
+        eb_session_options_init(&o);
+        o.num_threads = threads;
+        SessionHandle s;
+        REQUIRE(eb_session_create(m.m, &o, &s.s, err, sizeof err) == EB_OK);
+        const Case len7 = read_case(model, "len7");
+        const Case lmax = read_case(model, "lenmax");
+        const Case pad = read_case(model, "len7_pad");
+        std::vector<float> embeds(static_cast<size_t>(info.hidden_size) * 9, 0.25f);
+        std::vector<int32_t> bad_ids(len7.ids);
+        bad_ids[3] = info.vocab_size;  // out of range
+        std::vector<int32_t> too_long(static_cast<size_t>(info.max_position_embeddings) + 1, 101);
+
+        Counting counting;
+        int failures = 0;
+        for (int rep = 0; rep < 3; ++rep) {
+          failures += eb_session_run_ids(s.s, len7.ids.data(), len7.types.data(), len7.mask.data(), 7) != EB_OK;
+          failures += eb_session_run_ids(s.s, lmax.ids.data(), lmax.types.data(), lmax.mask.data(), lmax.ids.size()) != EB_OK;
+          failures += eb_session_run_ids(s.s, pad.ids.data(), nullptr, pad.mask.data(), pad.ids.size()) != EB_OK;
+          failures += eb_session_run_ids(s.s, len7.ids.data(), nullptr, nullptr, 1) != EB_OK;
+          failures += eb_session_run_text(s.s, "the movie was good , not bad !") != EB_OK;
+          failures += eb_session_run_embeddings(s.s, embeds.data(), nullptr, 9) != EB_OK;
+          const float* out = nullptr;
+          int64_t shape[2];
+          int32_t rank;
+          failures += eb_session_get_output(s.s, EB_OUTPUT_LAST_HIDDEN_STATE, &out, shape, &rank) != EB_OK;
+          // error paths must not allocate either
+          failures += eb_session_run_ids(s.s, bad_ids.data(), nullptr, nullptr, bad_ids.size()) != EB_ERROR_INVALID_ARGUMENT;
+          failures += eb_session_run_ids(s.s, too_long.data(), nullptr, nullptr, too_long.size()) != EB_ERROR_SEQUENCE_TOO_LONG;
+        }
+        const long allocations = counting.stop();
+        CHECK(failures == 0);
+        CHECK(allocations == 0);
+      }
+    }
+  }
+}

@@ -1,0 +1,92 @@
+// test_session_plan.cpp: the memory plan of real sessions (the actual BERT op schedule): no two
+// buffers that are live at the same op overlap (checked exhaustively, pairwise, independently of
+// the planner's own checker), the greedy plan is never larger than the linear one, and the
+// per-head buffers scale with threads, not heads.
+#include <catch2/catch.hpp>
+
+#include <memory>
+
+#include "model.h"
+#include "planner/memory_planner.h"
+#include "session.h"
+#include "test_support.h"
+
+using namespace edgebert;
+using namespace edgebert::test;
+
+namespace {
+
+bool intervals_intersect(const BufferRequest& a, const BufferRequest& b) {
+  return a.first_op <= b.last_op && b.first_op <= a.last_op;
+}
+
+size_t count_overlaps(const std::vector<BufferRequest>& r, const std::vector<size_t>& off) {
+  size_t bad = 0;
+  for (size_t i = 0; i < r.size(); ++i)
+    for (size_t j = i + 1; j < r.size(); ++j) {
+      if (!intervals_intersect(r[i], r[j]) || r[i].bytes == 0 || r[j].bytes == 0) continue;
+      const bool disjoint = off[i] + r[i].bytes <= off[j] || off[j] + r[j].bytes <= off[i];
+      bad += !disjoint;
+    }
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("real BERT schedules plan without overlaps and beat the linear plan", "[planner][session]") {
+  for (const char* model : {"base2_h12", "base2_h1", "h192_3x64", "h128_4x32"}) {
+    for (const char* kind : {"int8", "fp32"}) {
+      std::unique_ptr<Model> m;
+      std::string err;
+      REQUIRE(Model::load_file(ebm_path(model, kind).c_str(), &m, &err) == EB_OK);
+      for (int threads : {1, 2, 3}) {
+        for (int max_len : {1, 7, 128}) {
+          INFO(model << " " << kind << " threads " << threads << " max " << max_len);
+          SessionOptions o;
+          o.threads = threads;
+          o.max_seq_len = max_len;
+          std::unique_ptr<Session> s;
+          REQUIRE(Session::create(*m, o, &s, &err) == EB_OK);
+          const auto& reqs = s->buffers();
+          const MemoryPlan& plan = s->plan();
+          REQUIRE(plan.offsets.size() == reqs.size());
+          CHECK(count_overlaps(reqs, plan.offsets) == 0);
+          for (size_t i = 0; i < reqs.size(); ++i) {
+            CHECK(plan.offsets[i] % 64 == 0);
+            CHECK(plan.offsets[i] + reqs[i].bytes <= plan.arena_bytes);
+          }
+          MemoryPlan linear;
+          REQUIRE(plan_memory(reqs, PlanStrategy::kLinear, 64, &linear, &err));
+          CHECK(plan.arena_bytes <= linear.arena_bytes);
+          CHECK(plan.naive_bytes == linear.arena_bytes);
+          CHECK(s->arena_bytes() == plan.arena_bytes);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("per-head score memory scales with threads, not heads", "[planner][session]") {
+  std::unique_ptr<Model> m;
+  std::string err;
+  REQUIRE(Model::load_file(ebm_path("base2_h12", "int8").c_str(), &m, &err) == EB_OK);
+  const size_t n = 128;
+  for (int threads : {1, 2, 4}) {
+    SessionOptions o;
+    o.threads = threads;
+    o.max_seq_len = static_cast<int>(n);
+    std::unique_ptr<Session> s;
+    REQUIRE(Session::create(*m, o, &s, &err) == EB_OK);
+    // Upper bound on score+prob memory with T heads in flight, everything else bounded by the
+    // biggest per-layer tensors: the arena must be far below 12 heads' worth of n x n buffers.
+    const size_t per_head = n * n * 4 + n * n + 2 * n * 64 + 64;
+    const size_t twelve_heads = 12 * per_head;
+    size_t naive_scores = 0;
+    for (const auto& r : s->buffers())
+      if (r.name.find(".head") != std::string::npos) naive_scores += r.bytes;
+    CHECK(naive_scores >= 2 * twelve_heads);  // 2 layers x 12 heads requested in total
+    const size_t others = n * 768 * 4 /*hidden*/ + n * 3072 /*intermediate*/ + n * 2304 /*qkv*/ + n * 768 * 2;
+    CHECK(s->arena_bytes() <= others + static_cast<size_t>(threads) * (per_head + 256) + 4096);
+    WARN("threads " << threads << ": arena " << s->arena_bytes() << " bytes, naive " << s->naive_bytes());
+  }
+}

@@ -1,0 +1,357 @@
+// Unit tests for the WordPiece tokenizer (runtime/src/tokenizer): BERT BasicTokenizer
+// normalization, WordPiece splitting, [UNK]/truncation handling, robustness against bad UTF-8, and
+// that encode() performs no heap allocation (global operator new is replaced in this file).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tokenizer/wordpiece_tokenizer.h"
+
+// ---- allocation counting: every operator new in this program goes through here -------------
+namespace {
+std::atomic<long> g_allocations{0};
+
+void* counted_alloc(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(size != 0 ? size : 1);
+}
+void* counted_aligned_alloc(std::size_t size, std::align_val_t align) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  const std::size_t a = static_cast<std::size_t>(align);
+  const std::size_t rounded = ((size != 0 ? size : 1) + a - 1) / a * a;
+  return std::aligned_alloc(a, rounded);
+}
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (void* p = counted_alloc(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) {
+  if (void* p = counted_alloc(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_alloc(size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_alloc(size); }
+void* operator new(std::size_t size, std::align_val_t align) {
+  if (void* p = counted_aligned_alloc(size, align)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size, std::align_val_t align) {
+  if (void* p = counted_aligned_alloc(size, align)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+  return counted_aligned_alloc(size, align);
+}
+void* operator new[](std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+  return counted_aligned_alloc(size, align);
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+// ---- helpers ---------------------------------------------------------------------------------
+namespace {
+
+using edgebert::TokenizerOptions;
+using edgebert::WordPieceTokenizer;
+
+const std::vector<std::string> kVocab = {
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",                           // 0-4
+    "hello", "world", ",", "!", "un", "##aff", "##able", "the",            // 5-12
+    "Hello", "World", "H\xC3\xA9ll\xC3\xB2",                                 // 13-15  Héllò
+    "\xE6\x88\x91", "\xE7\x88\xB1", "\xE5\x8C\x97", "\xE4\xBA\xAC",          // 16-19  我 爱 北 京
+    "\xE6\xA8\xA1", "\xE5\x9E\x8B", "bert", "BERT",                          // 20-23  模 型
+    ".", "?", "\xC2\xBF", "que", "\xC2\xAB", "\xC2\xBB", "hi",              // 24-30  ¿ « »
+    "\xE2\x80\x9C", "\xE2\x80\x9D", "\xE2\x80\x94", "a", "b", "c",           // 31-36  “ ” —
+    "\xE3\x80\x82", "\xEF\xBC\x81", "$", "5", "+", "=", "3",                 // 37-43  。 ！
+    "##\xE7\x88\xB1", "##\xE5\x8C\x97", "##\xE4\xBA\xAC",                    // 44-46  ##爱 ##北 ##京
+    "abc", "##de", "##f", "5\xE2\x82\xAC",                                   // 47-50  5€
+    "istanbul", "\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x82", "\xD0\xB5\xD0\xB6\xD0\xB8\xD0\xBA",  // 51-53
+    "\xE3\x81\x8B", "\xE1\x84\x92\xE1\x85\xA1\xE1\x86\xAB", "naive", "cafe",  // 54-57  か 한(jamo)
+    "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9",                              // 58     ééééé
+};
+
+std::vector<std::string_view> views(const std::vector<std::string>& v) {
+  return std::vector<std::string_view>(v.begin(), v.end());
+}
+
+WordPieceTokenizer make(TokenizerOptions opts = {}, const std::vector<std::string>& vocab = kVocab) {
+  WordPieceTokenizer tok;
+  std::string error;
+  const bool ok = tok.init(views(vocab), opts, &error);
+  INFO(error);
+  REQUIRE(ok);
+  return tok;
+}
+
+TokenizerOptions cased() {
+  TokenizerOptions o;
+  o.do_lower_case = false;
+  return o;
+}
+
+// Encodes without special tokens and maps ids back to token strings.
+std::vector<std::string> tokens(const WordPieceTokenizer& tok, std::string_view text,
+                                const std::vector<std::string>& vocab = kVocab) {
+  std::vector<int32_t> ids(256, -7);
+  const size_t n = tok.encode(text, ids.data(), ids.size(), false);
+  REQUIRE(n <= ids.size());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) {
+    REQUIRE(ids[i] >= 0);
+    REQUIRE(static_cast<size_t>(ids[i]) < vocab.size());
+    out.push_back(vocab[static_cast<size_t>(ids[i])]);
+  }
+  return out;
+}
+
+using Toks = std::vector<std::string>;
+
+}  // namespace
+
+// ---- tests -----------------------------------------------------------------------------------
+
+TEST_CASE("tokenizer init validates the vocabulary and options", "[tokenizer]") {
+  WordPieceTokenizer tok;
+  std::string error;
+  CHECK_FALSE(tok.init({}, {}, &error));
+  CHECK_FALSE(error.empty());
+  CHECK_FALSE(tok.initialized());
+  int32_t id = 99;
+  CHECK(tok.encode("hello", &id, 1) == 0);  // uninitialized: nothing, no crash
+
+  const std::vector<std::string> no_unk = {"[CLS]", "[SEP]", "a"};
+  CHECK_FALSE(tok.init(views(no_unk), {}, &error));
+  CHECK(error.find("[UNK]") != std::string::npos);
+  TokenizerOptions given;
+  given.unk_id = 2;
+  CHECK(tok.init(views(no_unk), given, &error));
+  CHECK(tok.unk_id() == 2);
+  CHECK(tok.cls_id() == 0);
+  CHECK(tok.sep_id() == 1);
+  CHECK(tok.pad_id() == 0);  // no [PAD]: falls back to id 0
+
+  const std::vector<std::string> no_cls = {"[UNK]", "[SEP]"};
+  CHECK_FALSE(tok.init(views(no_cls), {}, &error));
+  CHECK_FALSE(tok.initialized());  // a failed init leaves the tokenizer unusable
+  CHECK_FALSE(tok.init(views(kVocab), [] { TokenizerOptions o; o.sep_id = 1000; return o; }(), &error));
+  CHECK_FALSE(tok.init(views(kVocab), [] { TokenizerOptions o; o.cls_id = -2; return o; }(), &error));
+  CHECK_FALSE(tok.init(views(kVocab), [] { TokenizerOptions o; o.max_chars_per_word = -1; return o; }(), &error));
+  CHECK_FALSE(tok.init(views(kVocab), [] {
+    TokenizerOptions o;
+    o.max_chars_per_word = WordPieceTokenizer::kMaxCharsPerWordLimit + 1;
+    return o;
+  }(), nullptr));
+
+  REQUIRE(tok.init(views(kVocab), {}, &error));
+  CHECK(tok.vocab_size() == kVocab.size());
+  CHECK(tok.pad_id() == 0);
+  CHECK(tok.unk_id() == 1);
+  CHECK(tok.cls_id() == 2);
+  CHECK(tok.sep_id() == 3);
+
+  // A later duplicate wins (like the reference's dict); "##" alone is an ordinary token.
+  const std::vector<std::string> dup = {"[UNK]", "[CLS]", "[SEP]", "x", "x", "##", "##y", "##y"};
+  REQUIRE(tok.init(views(dup), {}, &error));
+  int32_t ids[4];
+  REQUIRE(tok.encode("x xy", ids, 4, false) == 3);
+  CHECK(ids[0] == 4);
+  CHECK(ids[1] == 4);
+  CHECK(ids[2] == 7);
+}
+
+TEST_CASE("uncased English with WordPiece continuation pieces", "[tokenizer]") {
+  const auto tok = make();
+  int32_t ids[16];
+  const size_t n = tok.encode("Hello, World! unaffable", ids, 16);
+  REQUIRE(n == 9);
+  const std::vector<int32_t> expected = {2, 5, 7, 6, 8, 9, 10, 11, 3};
+  CHECK(std::vector<int32_t>(ids, ids + n) == expected);
+  CHECK(tokens(tok, "HELLO  world") == Toks{"hello", "world"});
+}
+
+TEST_CASE("lower-casing strips accents", "[tokenizer]") {
+  const auto tok = make();
+  CHECK(tokens(tok, "H\xC3\xA9ll\xC3\xB2") == Toks{"hello"});              // Héllò
+  CHECK(tokens(tok, "HE\xCC\x81LLO\xCC\x80") == Toks{"hello"});            // combining marks
+  CHECK(tokens(tok, "Na\xC3\xAFve CAF\xC3\x89") == Toks{"naive", "cafe"});  // Naïve CAFÉ
+  CHECK(tokens(tok, "\xC4\xB0stanbul") == Toks{"istanbul"});                // İstanbul
+  CHECK(tokens(tok, "\xCE\x9F\xCE\x94\xCE\x8C\xCE\xA3") ==                 // ΟΔΌΣ: final sigma
+        Toks{"\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x82"});
+  CHECK(tokens(tok, "\xD0\x81\xD0\x96\xD0\x98\xD0\x9A") ==                 // ЁЖИК -> ежик
+        Toks{"\xD0\xB5\xD0\xB6\xD0\xB8\xD0\xBA"});
+  CHECK(tokens(tok, "\xE3\x81\x8C") == Toks{"\xE3\x81\x8B"});               // が -> か
+  CHECK(tokens(tok, "\xED\x95\x9C") ==                                      // 한 -> jamo
+        Toks{"\xE1\x84\x92\xE1\x85\xA1\xE1\x86\xAB"});
+}
+
+TEST_CASE("cased mode keeps case and accents", "[tokenizer]") {
+  const auto tok = make(cased());
+  CHECK(tokens(tok, "Hello, World!") == Toks{"Hello", ",", "World", "!"});
+  CHECK(tokens(tok, "H\xC3\xA9ll\xC3\xB2 hello") == Toks{"H\xC3\xA9ll\xC3\xB2", "hello"});
+  CHECK(tokens(tok, "HELLO Hello\xCC\x81") == Toks{"[UNK]", "[UNK]"});  // no lower-casing or stripping
+  CHECK(tokens(tok, "BERT\xE6\xA8\xA1\xE5\x9E\x8B") == Toks{"BERT", "\xE6\xA8\xA1", "\xE5\x9E\x8B"});
+}
+
+TEST_CASE("Chinese characters become single-character words", "[tokenizer]") {
+  const auto tok = make();
+  CHECK(tokens(tok, "\xE6\x88\x91\xE7\x88\xB1\xE5\x8C\x97\xE4\xBA\xAC") ==  // 我爱北京
+        Toks{"\xE6\x88\x91", "\xE7\x88\xB1", "\xE5\x8C\x97", "\xE4\xBA\xAC"});
+  CHECK(tokens(tok, "BERT\xE6\xA8\xA1\xE5\x9E\x8B") ==  // BERT模型
+        Toks{"bert", "\xE6\xA8\xA1", "\xE5\x9E\x8B"});
+  CHECK(tokens(tok, "\xE4\xBA\xAC\xE3\x80\x82") == Toks{"\xE4\xBA\xAC", "\xE3\x80\x82"});  // 京。
+
+  TokenizerOptions o;
+  o.tokenize_chinese_chars = false;
+  const auto whole = make(o);
+  CHECK(tokens(whole, "\xE6\x88\x91\xE7\x88\xB1\xE5\x8C\x97\xE4\xBA\xAC") ==
+        Toks{"\xE6\x88\x91", "##\xE7\x88\xB1", "##\xE5\x8C\x97", "##\xE4\xBA\xAC"});
+  CHECK(tokens(whole, "BERT\xE6\xA8\xA1\xE5\x9E\x8B") == Toks{"[UNK]"});
+}
+
+TEST_CASE("punctuation is split off", "[tokenizer]") {
+  const auto tok = make();
+  CHECK(tokens(tok, "a.b,c!?") == Toks{"a", ".", "b", ",", "c", "!", "?"});
+  CHECK(tokens(tok, "\xC2\xBFQu\xC3\xA9?") == Toks{"\xC2\xBF", "que", "?"});  // ¿Qué?
+  CHECK(tokens(tok, "\xC2\xABhi\xC2\xBB \xE2\x80\x9Chi\xE2\x80\x9D") ==       // «hi» “hi”
+        Toks{"\xC2\xAB", "hi", "\xC2\xBB", "\xE2\x80\x9C", "hi", "\xE2\x80\x9D"});
+  CHECK(tokens(tok, "a\xE2\x80\x94" "b") == Toks{"a", "\xE2\x80\x94", "b"});        // em dash
+  CHECK(tokens(tok, "hi\xEF\xBC\x81") == Toks{"hi", "\xEF\xBC\x81"});              // fullwidth !
+  CHECK(tokens(tok, "$5+3=5") == Toks{"$", "5", "+", "3", "=", "5"});  // ASCII symbols count
+  CHECK(tokens(tok, "5\xE2\x82\xAC") == Toks{"5\xE2\x82\xAC"});        // € is not punctuation
+  CHECK(tokens(tok, "hi#") == Toks{"hi", "[UNK]"});                    // unknown punctuation
+}
+
+TEST_CASE("unknown and too-long words become a single [UNK]", "[tokenizer]") {
+  const auto tok = make();
+  CHECK(tokens(tok, "zebra hello") == Toks{"[UNK]", "hello"});
+  CHECK(tokens(tok, "unaffablex") == Toks{"[UNK]"});  // a failing piece discards the others
+  CHECK(tokens(tok, "abcdef abcde") == Toks{"abc", "##de", "##f", "abc", "##de"});
+
+  TokenizerOptions o;
+  o.max_chars_per_word = 5;
+  const auto short_words = make(o);
+  CHECK(tokens(short_words, "abcdef abcde") == Toks{"[UNK]", "abc", "##de"});
+  std::string long_word(5000, 'a');
+  CHECK(tokens(short_words, long_word + " hello") == Toks{"[UNK]", "hello"});
+
+  // The limit counts code points, not bytes.
+  TokenizerOptions oc = cased();
+  oc.max_chars_per_word = 5;
+  const auto cased_short = make(oc);
+  CHECK(tokens(cased_short, "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9") ==
+        Toks{"\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"});
+  CHECK(tokens(cased_short, "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9") == Toks{"[UNK]"});
+
+  TokenizerOptions zero;
+  zero.max_chars_per_word = 0;
+  CHECK(tokens(make(zero), "hello , x") == Toks{"[UNK]", "[UNK]", "[UNK]"});
+}
+
+TEST_CASE("encode reports the full length when truncating", "[tokenizer]") {
+  const auto tok = make();
+  int32_t ids[8];
+  std::fill(std::begin(ids), std::end(ids), -7);
+  const size_t n = tok.encode("Hello, World! unaffable", ids, 4);
+  CHECK(n == 9);
+  CHECK(ids[0] == 2);
+  CHECK(ids[1] == 5);
+  CHECK(ids[2] == 7);
+  CHECK(ids[3] == 6);
+  CHECK(ids[4] == -7);  // nothing written past max_ids
+  CHECK(tok.encode("Hello, World! unaffable", nullptr, 0) == 9);
+  CHECK(tok.encode("Hello, World! unaffable", nullptr, 0, false) == 7);
+
+  // Truncation in the middle of a word that later turns out to be [UNK].
+  std::fill(std::begin(ids), std::end(ids), -7);
+  CHECK(tok.encode("unaffablex hello", ids, 3) == 4);
+  CHECK(ids[0] == 2);
+  CHECK(ids[1] == 1);
+  CHECK(ids[2] == 5);
+}
+
+TEST_CASE("empty and whitespace-only text", "[tokenizer]") {
+  const auto tok = make();
+  int32_t ids[4];
+  REQUIRE(tok.encode("", ids, 4) == 2);
+  CHECK(ids[0] == tok.cls_id());
+  CHECK(ids[1] == tok.sep_id());
+  CHECK(tok.encode(" \t\r\n\xC2\xA0\xE3\x80\x80", ids, 4) == 2);
+  CHECK(tok.encode("", ids, 4, false) == 0);
+}
+
+TEST_CASE("whitespace and control characters", "[tokenizer]") {
+  const auto tok = make();
+  CHECK(tokens(tok, "\thello\r\nworld\xC2\xA0" "a\xE3\x80\x80" "b\xE2\x80\xA8" "c") ==
+        Toks{"hello", "world", "a", "b", "c"});  // \t \r\n NBSP, ideographic space, U+2028
+  CHECK(tokens(tok, "\x01he\x7fl\x1bl\xC2\x85o") == Toks{"hello"});  // Cc dropped (not spaces)
+  CHECK(tokens(tok, std::string_view("hel\0lo", 6)) == Toks{"hello"});  // NUL dropped
+  CHECK(tokens(tok, "hel\xE2\x80\x8Blo wor\xC2\xAD" "ld") == Toks{"hello", "world"});  // ZWSP, SHY
+  CHECK(tokens(tok, "hel\xEF\xBF\xBDlo \xEE\x80\x80world") == Toks{"hello", "world"});  // U+FFFD, PUA
+}
+
+TEST_CASE("invalid UTF-8 never crashes and is dropped", "[tokenizer]") {
+  const auto tok = make();
+  CHECK(tokens(tok, "hel\xFFlo") == Toks{"hello"});
+  CHECK(tokens(tok, "hel\xC0\xAFlo") == Toks{"hello"});        // overlong '/'
+  CHECK(tokens(tok, "hel\xED\xA0\x80lo") == Toks{"hello"});    // encoded surrogate
+  CHECK(tokens(tok, "hel\xF4\x90\x80\x80lo") == Toks{"hello"});  // > U+10FFFF
+  CHECK(tokens(tok, "hello\xE4\xBA") == Toks{"hello"});        // truncated at the end
+  CHECK(tokens(tok, "\x80\xBF world") == Toks{"world"});       // stray continuation bytes
+
+  std::mt19937 rng(1234);
+  std::vector<int32_t> ids(64);
+  for (int iter = 0; iter < 2000; ++iter) {
+    std::string s(rng() % 64, '\0');
+    for (char& ch : s) ch = static_cast<char>(rng() % 256);
+    const size_t n = tok.encode(s, ids.data(), ids.size());
+    REQUIRE(n >= 2);
+    for (size_t i = 0; i < std::min(n, ids.size()); ++i) {
+      REQUIRE(ids[i] >= 0);
+      REQUIRE(static_cast<size_t>(ids[i]) < tok.vocab_size());
+    }
+  }
+}
+
+TEST_CASE("encode performs no heap allocation", "[tokenizer]") {
+  TokenizerOptions o;
+  const auto uncased = make(o);
+  o.tokenize_chinese_chars = false;
+  const auto no_cjk = make(o);
+  const auto cased_tok = make(cased());
+
+  std::string text =
+      "Hello, World! unaffable H\xC3\xA9ll\xC3\xB2 \xCE\x9F\xCE\x94\xCE\x8C\xCE\xA3 "
+      "\xE6\x88\x91\xE7\x88\xB1\xE5\x8C\x97\xE4\xBA\xAC BERT\xE6\xA8\xA1\xE5\x9E\x8B "
+      "\xED\x95\x9C\xE3\x81\x8C \xC2\xBFQu\xC3\xA9? zebra \xFF\xC0 \x01\t";
+  text += std::string(3000, 'a');  // a too-long word
+  text += " abcdef";
+  for (int i = 0; i < 200; ++i) text += " unaffable";
+  std::vector<int32_t> ids(64);
+
+  const long before = g_allocations.load();
+  size_t total = 0;
+  for (const WordPieceTokenizer* t : {&uncased, &no_cjk, &cased_tok}) {
+    total += t->encode(text, ids.data(), ids.size());
+    total += t->encode(text, nullptr, 0, false);
+    total += t->encode("", ids.data(), ids.size());
+  }
+  const long after = g_allocations.load();
+  CHECK(after == before);
+  CHECK(total > 600);
+}

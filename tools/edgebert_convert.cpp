@@ -1,0 +1,95 @@
+// edgebert-convert: HuggingFace BERT checkpoint directory -> edgebert .ebm model.
+//   edgebert-convert --input HF_DIR --output MODEL.ebm [--fp32] [--calibration TEXT_FILE]
+//                    [--max-seq-len N] [--keep-fp32 PATTERN]... [--quiet]
+// Exit 0 on success; on bad input one line "edgebert-convert: error: ..." and exit 1; the output
+// file is written atomically, so it either appears complete or not at all.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "converter/converter.h"
+
+namespace {
+
+void usage(FILE* f) {
+  std::fprintf(f,
+               "usage: edgebert-convert --input HF_DIR --output MODEL.ebm [--fp32] [--calibration TEXT_FILE]\n"
+               "                        [--max-seq-len N] [--keep-fp32 PATTERN]... [--quiet]\n"
+               "  --fp32            keep every weight float32 (reference model)\n"
+               "  --calibration F   one sentence per line (default: built-in set 'builtin-v1')\n"
+               "  --max-seq-len N   longest sequence the model will run (keeps N position rows)\n"
+               "  --keep-fp32 P     keep GEMMs whose name matches P in float32, e.g. 'layer.*.output'\n"
+               "                    ('*' stops at '.', '**' matches anything); repeatable\n");
+}
+
+bool parse_int(const char* s, int* out) {
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  if (!*s || *end || v < 1 || v > 1 << 20) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  edgebert::convert::ConvertOptions o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* flag) -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "edgebert-convert: error: %s needs a value\n", flag);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--input") {
+      o.input_dir = value("--input");
+    } else if (a == "--output") {
+      o.output_path = value("--output");
+    } else if (a == "--fp32") {
+      o.fp32 = true;
+    } else if (a == "--calibration") {
+      o.calibration_file = value("--calibration");
+    } else if (a == "--max-seq-len") {
+      if (!parse_int(value("--max-seq-len"), &o.max_seq_len)) {
+        std::fprintf(stderr, "edgebert-convert: error: --max-seq-len needs a positive integer\n");
+        return 2;
+      }
+    } else if (a == "--keep-fp32") {
+      o.keep_fp32.push_back(value("--keep-fp32"));
+    } else if (a == "--quiet") {
+      o.quiet = true;
+    } else if (a == "--help" || a == "-h") {
+      usage(stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "edgebert-convert: error: unknown argument '%s'\n", a.c_str());
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (o.input_dir.empty() || o.output_path.empty()) {
+    std::fprintf(stderr, "edgebert-convert: error: --input and --output are required\n");
+    usage(stderr);
+    return 2;
+  }
+  try {
+    edgebert::convert::ConvertResult r = edgebert::convert::convert_checkpoint(o);
+    if (!o.quiet) {
+      if (!r.report.empty()) {
+        std::fprintf(stderr, "per-GEMM relative error of int8 vs float32 (calibration inputs: %s, %zu tokens)\n%s",
+                     r.calibration_source.c_str(), r.calibration_tokens,
+                     edgebert::convert::format_report(r.report).c_str());
+      }
+    }
+    std::printf("wrote %s (%zu bytes, %s) in %.2f s\n", o.output_path.c_str(), r.buffer.size(),
+                o.fp32 ? "fp32" : "int8", r.seconds);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "edgebert-convert: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,163 @@
+// edgebert-inspect: describes an .ebm model (config, every tensor, size breakdown) and, with
+// --plan, the memory plan a session would use.
+//   edgebert-inspect MODEL.ebm [--plan [--threads N] [--max-seq-len N] [--timeline]]
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "edgebert_generated.h"
+#include "model.h"
+#include "planner/memory_planner.h"
+#include "session.h"
+#include "tool_common.h"
+
+namespace {
+
+namespace fb = edgebert::fb;
+
+struct Totals {
+  size_t weights = 0, embeddings = 0, vocab = 0;
+};
+
+std::string shape_of(const fb::Tensor* t) {
+  std::string s = "[";
+  for (size_t i = 0; i < t->shape()->size(); ++i) s += (i ? ", " : "") + std::to_string(t->shape()->Get(i));
+  return s + "]";
+}
+
+void print_tensor(const fb::Tensor* t, size_t* bucket) {
+  if (!t) return;
+  const char* dt = t->dtype() == fb::DType::I8 ? "int8" : t->dtype() == fb::DType::I32 ? "int32" : "float32";
+  std::string scales = "-";
+  if (t->scales() && t->scales()->size() > 0) {
+    float lo = t->scales()->Get(0), hi = lo;
+    for (float v : *t->scales()) lo = std::min(lo, v), hi = std::max(hi, v);
+    char b[96];
+    std::snprintf(b, sizeof b, "%u per-row scales in [%.3g, %.3g]", t->scales()->size(), lo, hi);
+    scales = b;
+  }
+  std::printf("  %-40s %-8s %-14s %12u  %s\n", t->name()->c_str(), dt, shape_of(t).c_str(), t->data()->size(),
+              scales.c_str());
+  *bucket += t->data()->size() + (t->scales() ? t->scales()->size() * 4 : 0);
+}
+
+void print_act(const char* what, const fb::ActQuant* q) {
+  if (!q) return;
+  if (q->scales() && q->scales()->size()) {
+    float lo = q->scales()->Get(0), hi = lo;
+    for (float v : *q->scales()) lo = std::min(lo, v), hi = std::max(hi, v);
+    std::printf("      %s: per-channel symmetric, %u scales in [%.3g, %.3g] (observed [%.3g, %.3g])\n", what,
+                q->scales()->size(), lo, hi, q->observed_min(), q->observed_max());
+  } else {
+    std::printf("      %s: scale %.4g zero point %d (observed [%.3g, %.3g])\n", what, q->scale(), q->zero_point(),
+                q->observed_min(), q->observed_max());
+  }
+}
+
+void print_linear(const fb::Linear* l, Totals* t) {
+  if (!l) return;
+  print_tensor(l->weight(), &t->weights);
+  print_tensor(l->bias(), &t->weights);
+  std::printf("      %s GEMM %d -> %d\n", l->precision() == fb::Precision::INT8 ? "int8" : "fp32", l->in_features(),
+              l->out_features());
+  print_act("input", l->input_quant());
+  print_act("output", l->output_quant());
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: edgebert-inspect MODEL.ebm [--plan [--threads N] [--max-seq-len N] [--timeline]]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string path;
+  bool plan = false, timeline = false;
+  long threads = 1, max_len = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--plan") {
+      plan = true;
+    } else if (a == "--timeline") {
+      timeline = true;
+    } else if (a == "--threads" && i + 1 < argc) {
+      if (!edgebert::tools::parse_int(argv[++i], 1, 256, &threads)) return usage();
+    } else if (a == "--max-seq-len" && i + 1 < argc) {
+      if (!edgebert::tools::parse_int(argv[++i], 1, 1 << 16, &max_len)) return usage();
+    } else if (a == "--help" || a == "-h") {
+      return usage() - 2;
+    } else if (path.empty() && a[0] != '-') {
+      path = a;
+    } else {
+      return usage();
+    }
+  }
+  if (path.empty()) return usage();
+  std::unique_ptr<edgebert::Model> model;
+  std::string err;
+  if (edgebert::Model::load_file(path.c_str(), &model, &err) != EB_OK) {
+    std::fprintf(stderr, "edgebert-inspect: error: %s\n", err.c_str());
+    return 1;
+  }
+  const fb::Model* m = fb::GetModel(model->buffer);
+  const edgebert::ModelConfig& c = model->config;
+  std::printf("%s: edgebert model, schema version %u, produced by %s\n", path.c_str(), m->schema_version(),
+              m->producer() ? m->producer()->c_str() : "?");
+  std::printf("precision: %s\n", model->int8 ? "int8 (static, per-channel weights)" : "fp32");
+  std::printf("config: hidden %d, heads %d (head dim %d), layers %d, intermediate %d, vocab %d, max positions %d, "
+              "token types %d, layer_norm_eps %g, labels %d\n",
+              c.hidden, c.heads, c.head_dim(), c.layers, c.intermediate, c.vocab, c.max_position, c.type_vocab, c.eps,
+              c.num_labels);
+  std::printf("inputs: %s%s\n", model->has_embeddings ? "token ids" : "precomputed embeddings only (encoder-only model)",
+              model->has_vocab ? ", text (WordPiece vocabulary included)" : "");
+  if (m->calibration())
+    std::printf("calibration: %s, %d sequences, %d tokens, range method %s\n",
+                m->calibration()->source() ? m->calibration()->source()->c_str() : "?",
+                m->calibration()->num_sequences(), m->calibration()->num_tokens(),
+                m->calibration()->method() ? m->calibration()->method()->c_str() : "?");
+  Totals t;
+  std::printf("\ntensors:\n  %-40s %-8s %-14s %12s  %s\n", "name", "dtype", "shape", "bytes", "scales");
+  if (const auto* e = m->embeddings()) {
+    print_tensor(e->word(), &t.embeddings);
+    print_tensor(e->position(), &t.embeddings);
+    print_tensor(e->token_type(), &t.embeddings);
+    print_tensor(e->norm()->gamma(), &t.embeddings);
+    print_tensor(e->norm()->beta(), &t.embeddings);
+  }
+  for (const auto* L : *m->layers()) {
+    print_linear(L->qkv(), &t);
+    print_linear(L->attention_output(), &t);
+    print_tensor(L->attention_norm()->gamma(), &t.weights);
+    print_tensor(L->attention_norm()->beta(), &t.weights);
+    print_linear(L->intermediate(), &t);
+    print_linear(L->output(), &t);
+    print_tensor(L->output_norm()->gamma(), &t.weights);
+    print_tensor(L->output_norm()->beta(), &t.weights);
+  }
+  print_linear(m->pooler(), &t);
+  print_linear(m->classifier(), &t);
+  if (m->vocab())
+    for (const auto* s : *m->vocab()->tokens()) t.vocab += s->size() + 1;
+  const size_t other = model->file_size - std::min(model->file_size, t.weights + t.embeddings + t.vocab);
+  std::printf("\nfile size: %zu bytes\n  encoder/pooler/classifier weights: %zu\n  embeddings: %zu\n  vocabulary: %zu\n"
+              "  FlatBuffer metadata, alignment padding: %zu\n",
+              model->file_size, t.weights, t.embeddings, t.vocab, other);
+
+  if (plan) {
+    edgebert::SessionOptions so;
+    so.threads = static_cast<int>(threads);
+    so.max_seq_len = static_cast<int>(max_len);
+    std::unique_ptr<edgebert::Session> s;
+    if (edgebert::Session::create(*model, so, &s, &err) != EB_OK) {
+      std::fprintf(stderr, "edgebert-inspect: error: %s\n", err.c_str());
+      return 1;
+    }
+    std::printf("\nmemory plan (max sequence %d, %ld thread%s):\n%s", s->max_seq_len(), threads,
+                threads == 1 ? "" : "s", edgebert::format_plan(s->buffers(), s->plan(), timeline).c_str());
+    std::printf("XNNPACK packed weights: %zu bytes\n", s->packed_weight_bytes());
+  }
+  return 0;
+}
