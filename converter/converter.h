@@ -8,6 +8,9 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include "converter/checkpoint/hf_checkpoint.h"
+#include "converter/float_bert.h"
+
 namespace edgebert::convert {
 
 struct ConvertOptions {
@@ -18,6 +21,8 @@ struct ConvertOptions {
   int max_seq_len = 0;                      // 0: config's max_position_embeddings
   std::vector<std::string> keep_fp32;       // GEMM name patterns kept float32
   bool quiet = false;                       // no progress/report on stderr
+  bool error_report = true;                 // run the per-GEMM error pass (int8)
+  bool quick_calibration = false;           // ~100 calibration tokens (synthetic benchmark models)
 };
 
 // One row of the per-GEMM error report: the relative L2 error the int8 GEMM introduces
@@ -42,6 +47,10 @@ struct ConvertResult {
 // Throws std::runtime_error (or CheckpointError) with a one-line message naming the file and
 // tensor on any bad input. Writes options.output_path atomically when it is set.
 ConvertResult convert_checkpoint(const ConvertOptions& options);
+
+// The same pipeline from an in-memory model (e.g. a synthetic one); `vocab` may be null.
+// options.input_dir is ignored.
+ConvertResult convert_model(const FloatBert& model, const Vocab* vocab, const ConvertOptions& options);
 
 // Pattern match for --keep-fp32: '*' matches any run of characters except '.', '**' matches
 // anything, '?' one character. Names look like "layer.3.attention.qkv", "layer.3.output".

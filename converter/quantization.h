@@ -2,6 +2,7 @@
 // and affine/symmetric activation parameters, matching what the runtime executes.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -30,10 +31,9 @@ ActivationQuant affine_from_range(float lo, float hi);
 float symmetric_scale(float absmax);
 
 inline int8_t quantize_one(float x, float inv_scale, int32_t zero_point) {
-  float v = x * inv_scale;
-  // round half away from zero, like the runtime's kernels
-  long r = static_cast<long>(v >= 0.f ? v + 0.5f : v - 0.5f) + zero_point;
-  return static_cast<int8_t>(r < -128 ? -128 : (r > 127 ? 127 : r));
+  // round half to even (the default rounding mode), like the runtime's kernels
+  const float r = std::nearbyint(x * inv_scale) + static_cast<float>(zero_point);
+  return static_cast<int8_t>(r >= -128.f ? (r > 127.f ? 127.f : r) : -128.f);  // NaN -> -128
 }
 
 // x -> dequantize(quantize(x)) in place (per tensor, affine).

@@ -1,6 +1,6 @@
 // edgebert-run: runs one input through a model and prints a short summary.
 //   edgebert-run --model MODEL.ebm (--text "..." | --ids "101 7592 102" | --embeds PATH)
-//                [--threads N] [--max-seq-len N] [--dump NAME=PATH]...
+//                [--types "0 0 1"] [--mask "1 1 0"] [--threads N] [--max-seq-len N] [--dump NAME=PATH]...
 // NAME is last_hidden_state (float32 [seq, hidden]), pooler_output (float32 [hidden]) or
 // logits (float32 [labels]); raw little-endian, written atomically. Uses only the public C API.
 #include <chrono>
@@ -18,7 +18,9 @@ namespace {
 void usage(FILE* f) {
   std::fprintf(f,
                "usage: edgebert-run --model MODEL.ebm (--text \"...\" | --ids \"101 7592 102\" | --embeds PATH)\n"
-               "                    [--threads N] [--max-seq-len N] [--dump NAME=PATH]...\n"
+               "                    [--types \"0 0 1\"] [--mask \"1 1 0\"] [--threads N] [--max-seq-len N]\n"
+               "                    [--dump NAME=PATH]...\n"
+               "  --types, --mask: token type ids and attention mask (1 = token, 0 = padding) for --ids\n"
                "  NAME: last_hidden_state | pooler_output | logits (raw little-endian float32)\n"
                "  --embeds PATH: float32 [seq, hidden] precomputed embedding outputs (skips the embedding layer)\n");
 }
@@ -32,7 +34,7 @@ int die(const std::string& msg) {
 
 int main(int argc, char** argv) {
   using namespace edgebert::tools;
-  std::string model_path, text, ids_arg, embeds_path;
+  std::string model_path, text, ids_arg, embeds_path, types_arg, mask_arg;
   bool have_text = false, have_ids = false, have_embeds = false;
   long threads = 1, max_len = 0;
   std::vector<std::pair<std::string, std::string>> dumps;
@@ -45,7 +47,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (a != "--model" && a != "--text" && a != "--ids" && a != "--embeds" && a != "--threads" &&
-        a != "--max-seq-len" && a != "--dump") {
+        a != "--max-seq-len" && a != "--dump" && a != "--types" && a != "--mask") {
       usage(stderr);
       return die("unknown argument '" + a + "'") + 1;
     }
@@ -54,6 +56,8 @@ int main(int argc, char** argv) {
     if (a == "--text") text = v, have_text = true;
     if (a == "--ids") ids_arg = v, have_ids = true;
     if (a == "--embeds") embeds_path = v, have_embeds = true;
+    if (a == "--types") types_arg = v;
+    if (a == "--mask") mask_arg = v;
     if (a == "--threads" && !parse_int(v, 1, 256, &threads)) return die("--threads needs an integer in 1..256") + 1;
     if (a == "--max-seq-len" && !parse_int(v, 1, 1 << 16, &max_len)) return die("--max-seq-len needs a positive integer") + 1;
     if (a == "--dump") {
@@ -103,7 +107,13 @@ int main(int argc, char** argv) {
     s = eb_session_run_text(session, text.c_str());
   } else if (have_ids) {
     if (!parse_int_list(ids_arg, &ids) || ids.empty()) return finish(die("--ids: expected space-separated token ids"));
-    s = eb_session_run_ids(session, ids.data(), nullptr, nullptr, ids.size());
+    std::vector<int32_t> types, mask;
+    if (!types_arg.empty() && (!parse_int_list(types_arg, &types) || types.size() != ids.size()))
+      return finish(die("--types: expected one token type id per token"));
+    if (!mask_arg.empty() && (!parse_int_list(mask_arg, &mask) || mask.size() != ids.size()))
+      return finish(die("--mask: expected one 0/1 value per token"));
+    s = eb_session_run_ids(session, ids.data(), types.empty() ? nullptr : types.data(), mask.empty() ? nullptr : mask.data(),
+                           ids.size());
   } else {
     std::vector<uint8_t> bytes;
     std::string why;

@@ -484,6 +484,15 @@ eb_status Session::forward(size_t n) {
   return EB_OK;
 }
 
+eb_status Session::run_gemms_only() {
+  if (cur_n_ == 0) return fail(EB_ERROR_BAD_STATE, "run_gemms_only needs a previous successful run");
+  for (LayerBuffers& lb : layers_) {
+    if (!lb.qkv_gemm.run(pool_) || !lb.ao_gemm.run(pool_) || !lb.up_gemm.run(pool_) || !lb.down_gemm.run(pool_))
+      return fail(EB_ERROR_BACKEND, "XNNPACK run failed");
+  }
+  return EB_OK;
+}
+
 void Session::embed(const int32_t* ids, const int32_t* types, size_t n) {
   const ModelConfig& c = model_.config;
   const size_t H = c.hidden;

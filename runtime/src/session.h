@@ -49,6 +49,10 @@ class Session {
   eb_status run_text(const char* text);
   eb_status run_embeddings(const float* embeddings, const int32_t* mask, size_t n);
 
+  // Benchmark floor: runs only the XNNPACK GEMMs of every layer on the buffers of the last
+  // successful run (same row count), skipping everything else. Results are meaningless.
+  eb_status run_gemms_only();
+
   bool has_output() const { return seq_len_ > 0; }
   size_t seq_len() const { return seq_len_; }
   const float* last_hidden_state() const { return hidden_; }

@@ -339,7 +339,6 @@ TEST_CASE("bad checkpoints give a one-line error naming the file and leave no ou
          const uint64_t huge = 1ull << 40;
          f.write(reinterpret_cast<const char*>(&huge), 8); }, "model-00001-of-00003.safetensors"},
       {"vocab_mismatch", [](const fs::path& d) { write_text(d / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\n"); }, "vocab"},
-      {"no_vocab", [](const fs::path& d) { fs::remove(d / "vocab.txt"); }, "vocab.txt"},
   };
   for (const Bad& b : bads) {
     INFO(b.name);
@@ -352,6 +351,32 @@ TEST_CASE("bad checkpoints give a one-line error naming the file and leave no ou
     CHECK_FALSE(fs::exists(out));
     for (const auto& e : fs::directory_iterator(tmp.path)) CHECK(e.path().string().find(".tmp.") == std::string::npos);
   }
+}
+
+TEST_CASE("a checkpoint without vocab.txt converts to an ids-only model", "[converter]") {
+  TempDir tmp;
+  const fs::path d = tmp.path / "novocab";
+  fs::copy(testdata_dir() + "/tiny_noprefix", d, fs::copy_options::recursive);
+  fs::remove(d / "vocab.txt");
+  ConvertOptions o;
+  o.input_dir = d.string();
+  o.quiet = true;
+  ConvertResult r = convert_checkpoint(o);
+  AlignedBuffer buf(std::vector<uint8_t>(r.buffer.data(), r.buffer.data() + r.buffer.size()));
+  ModelHandle m;
+  char err[512];
+  REQUIRE(eb_model_load_memory(buf.data, buf.size, &m.m, err, sizeof err) == EB_OK);
+  eb_model_info info;
+  eb_model_get_info(m.m, &info);
+  CHECK(info.has_vocab == 0);
+  SessionHandle s;
+  REQUIRE(eb_session_create(m.m, nullptr, &s.s, err, sizeof err) == EB_OK);
+  CHECK(eb_session_run_text(s.s, "hello") == EB_ERROR_UNSUPPORTED);
+  const int32_t ids[3] = {101, 300, 102};
+  CHECK(eb_session_run_ids(s.s, ids, nullptr, nullptr, 3) == EB_OK);
+  // text calibration is impossible without a vocabulary
+  o.calibration_file = testdata_dir() + "/calib.txt";
+  CHECK_THROWS_WITH(convert_checkpoint(o), Catch::Contains("vocab"));
 }
 
 TEST_CASE("edgebert-convert CLI: exit codes and an existing output is never clobbered by a failure", "[converter][cli]") {

@@ -1,84 +1,24 @@
 // test_no_alloc.cpp: proves that a run performs zero heap allocations. Every malloc-family call
 // of the whole process (our code, libstdc++, XNNPACK, pthreadpool worker threads) is counted:
 // normally by interposing malloc/calloc/realloc/memalign/posix_memalign/aligned_alloc in this
-// executable; under AddressSanitizer (which owns malloc) through its allocation hooks.
+// executable; under AddressSanitizer (which owns malloc) through its allocation hooks
+// (tools/alloc_counter.cpp, shared with edgebert-bench).
 #include <catch2/catch.hpp>
 
-#include <atomic>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "alloc_counter.h"
 #include "test_support.h"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-inline void count() {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-}
-}  // namespace
-
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
-namespace {
-void on_malloc(const volatile void*, size_t) { count(); }
-void on_free(const volatile void*) {}
-const int g_hooks_installed = __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
-}  // namespace
-#else
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-void __libc_free(void*);
-
-void* malloc(size_t n) {
-  count();
-  return __libc_malloc(n);
-}
-void* calloc(size_t a, size_t b) {
-  count();
-  return __libc_calloc(a, b);
-}
-void* realloc(void* p, size_t n) {
-  count();
-  return __libc_realloc(p, n);
-}
-void free(void* p) { __libc_free(p); }
-void* memalign(size_t al, size_t n) {
-  count();
-  return __libc_memalign(al, n);
-}
-void* aligned_alloc(size_t al, size_t n) {
-  count();
-  return __libc_memalign(al, n);
-}
-int posix_memalign(void** out, size_t al, size_t n) {
-  count();
-  void* p = __libc_memalign(al, n);
-  if (!p) return 12;  // ENOMEM
-  *out = p;
-  return 0;
-}
-}
-#endif
 
 using namespace edgebert::test;
 
 namespace {
 
 struct Counting {
-  Counting() {
-    g_allocations = 0;
-    g_counting = true;
-  }
-  ~Counting() { g_counting = false; }
-  long stop() {
-    g_counting = false;
-    return g_allocations.load();
-  }
+  Counting() { edgebert::tools::alloc_counter_start(); }
+  ~Counting() { edgebert::tools::alloc_counter_stop(); }
+  long stop() { return edgebert::tools::alloc_counter_stop(); }
 };
 
 }  // namespace

@@ -29,6 +29,26 @@ static inline float attention_context_multiplier(float v_scale, float context_sc
 // Probabilities: pq[j] = round_even(e[j] * (255 / sum(e))), e[j] = exp(s[j] - max(s)).
 static inline float attention_prob_multiplier(float sum_e) { return 255.0f / sum_e; }
 
+// ---- branch-free selection ---------------------------------------------------------------
+// Selects are written with integer masks: GCC does not if-convert `c ? a : b` on floats under the
+// default -ftrapping-math (the arms look like conditional FP operations), which would keep every
+// loop below scalar.
+
+static inline float bits_to_float(int32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+static inline int32_t float_to_bits(float f) {
+  int32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+static inline float select_f(bool c, float a, float b) {
+  const int32_t m = -static_cast<int32_t>(c);
+  return bits_to_float((float_to_bits(a) & m) | (float_to_bits(b) & ~m));
+}
+
 // ---- rounding / clamping ------------------------------------------------------------------
 
 // Round half to even for |v| < 2^22 (all callers clamp first). Branch-free and vectorizable.
@@ -41,10 +61,10 @@ static inline float round_half_even(float v) {
 #endif
 }
 
-// max(v, lo) / min(v, hi) written like the SSE/AVX max/min instructions (a NaN becomes the bound
-// for the first one), so the portable and AVX2 paths treat every input the same way.
-static inline float clamp_lo(float v, float lo) { return v > lo ? v : lo; }
-static inline float clamp_hi(float v, float hi) { return v < hi ? v : hi; }
+// max(v, lo) / min(v, hi) with the semantics of the SSE/AVX max/min instructions (a NaN becomes
+// the bound), so the portable and AVX2 paths treat every input the same way.
+static inline float clamp_lo(float v, float lo) { return select_f(v > lo, v, lo); }
+static inline float clamp_hi(float v, float hi) { return select_f(v < hi, v, hi); }
 
 // q = clamp(round_half_even(v) + zp, -128, 127), computed as round(clamp(v, -128-zp, 127-zp))+zp.
 static inline int8_t quantize_value_s8(float v, float lo, float hi, int32_t zp) {
@@ -74,17 +94,6 @@ constexpr float kExpP5 = 8.37595854e-03f;
 constexpr float kExpP6 = 1.39421481e-03f;
 constexpr uint32_t kExpBias = 127u << 23;
 
-static inline float bits_to_float(int32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
-static inline int32_t float_to_bits(float f) {
-  int32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
-
 // exp(hi + lo) where |lo| is small next to hi (lo joins after the range reduction).
 static inline float exp_hilo(float hi, float lo) {
   const float x = clamp_hi(hi, kExpHi);
@@ -106,7 +115,7 @@ static inline float exp_hilo(float hi, float lo) {
   p = p * r + kExpP1;
   p = p * r + kExpP0;
   const float y = p * bits_to_float(static_cast<int32_t>(pow2n));
-  return x >= kExpLo ? y : 0.0f;  // also maps -inf (and NaN) to 0
+  return select_f(x >= kExpLo, y, 0.0f);  // also maps -inf (and NaN) to 0
 }
 static inline float exp_approx(float x) { return exp_hilo(x, 0.0f); }
 
@@ -173,8 +182,9 @@ static inline float gelu_scalar(float x) {
   const float sq_hi = 0.5f * (xh * xh);               // exact
   const float sq_lo = 0.5f * ((ax - xh) * (ax + xh));  // small correction
   const float erfc_large = exp_hilo(-sq_hi, -sq_lo) * (h * rcp);
-  const float erfc = t < kGeluSplit ? erfc_small : erfc_large;
-  const float phi = x >= 0.0f ? 1.0f - 0.5f * erfc : 0.5f * erfc;
+  const float erfc = select_f(t < kGeluSplit, erfc_small, erfc_large);
+  const float half_erfc = 0.5f * erfc;
+  const float phi = select_f(x >= 0.0f, 1.0f - half_erfc, half_erfc);
   return x * phi;
 }
 

@@ -1,0 +1,488 @@
+// edgebert-bench: the on-device benchmark.
+//   edgebert-bench (--model MODEL.ebm | --synthetic SPEC [--fp32]) --seq-len N [--threads N]
+//                  [--warmup N] [--runs N] [--min-secs S] [--op-profile] [--json PATH]
+//   edgebert-bench --head-sweep SPEC [--seq-lens 32,128,384] [--threads N] [--runs N]
+//                  [--markdown PATH] [--json PATH]
+// SPEC: hidden=768,heads=12,layers=12,intermediate=3072[,vocab=..,max_position=..,labels=..,seed=..]
+// Timing uses the monotonic clock, excludes warmup, and the timed loop allocates nothing (the
+// process-wide allocation count over the timed runs is measured and reported).
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cpuinfo.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "alloc_counter.h"
+#include "bench_stats.h"
+#include "converter/converter.h"
+#include "converter/synthetic_model.h"
+#include "json_writer.h"
+#include "model.h"
+#include "session.h"
+#include "tool_common.h"
+
+namespace {
+
+using namespace edgebert;
+using namespace edgebert::tools;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string model_path, synthetic, head_sweep, json_path, markdown_path;
+  bool fp32 = false, op_profile = false;
+  long seq_len = 128, threads = 1, warmup = 3, runs = 20;
+  double min_secs = 0;
+  std::vector<int32_t> seq_lens = {32, 128, 384};
+};
+
+int usage(FILE* f, int rc) {
+  std::fprintf(f,
+               "usage: edgebert-bench (--model MODEL.ebm | --synthetic SPEC [--fp32]) --seq-len N [--threads N]\n"
+               "                      [--warmup N] [--runs N] [--min-secs S] [--op-profile] [--json PATH]\n"
+               "       edgebert-bench --head-sweep SPEC [--seq-lens 32,128,384] [--threads N] [--runs N]\n"
+               "                      [--markdown PATH] [--json PATH]\n"
+               "SPEC: hidden=768,heads=12,layers=12,intermediate=3072[,vocab=N,max_position=N,labels=N,seed=N]\n");
+  return rc;
+}
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+long peak_rss_kib() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+std::string cpu_description(std::string* features) {
+  std::string name = "unknown CPU";
+  if (cpuinfo_initialize()) {
+    if (const cpuinfo_package* p = cpuinfo_get_package(0)) name = p->name;
+#if defined(__x86_64__) || defined(__i386__)
+    *features = std::string("SSE4.1 ") + (cpuinfo_has_x86_sse4_1() ? "yes" : "no") + ", AVX2 " +
+                (cpuinfo_has_x86_avx2() ? "yes" : "no") + ", FMA3 " + (cpuinfo_has_x86_fma3() ? "yes" : "no") +
+                ", AVX512F " + (cpuinfo_has_x86_avx512f() ? "yes" : "no") + ", AVX512-VNNI " +
+                (cpuinfo_has_x86_avx512vnni() ? "yes" : "no");
+#elif defined(__aarch64__) || defined(__arm__)
+    *features = std::string("NEON ") + (cpuinfo_has_arm_neon() ? "yes" : "no") + ", dot product " +
+                (cpuinfo_has_arm_neon_dot() ? "yes" : "no");
+#endif
+    if (name.empty()) name = "unknown CPU";
+    name += " (" + std::to_string(cpuinfo_get_cores_count()) + " cores, " +
+            std::to_string(cpuinfo_get_processors_count()) + " logical processors)";
+  }
+  return name;
+}
+
+// A model held in 64-byte aligned memory (synthetic) or mapped from a file.
+struct LoadedModel {
+  std::unique_ptr<Model> model;
+  void* memory = nullptr;
+  size_t file_bytes = 0;
+  std::string description;
+  ~LoadedModel() {
+    model.reset();
+    std::free(memory);
+  }
+};
+
+bool load_model(const Options& o, const std::string& synthetic, LoadedModel* lm, std::string* error) {
+  if (!synthetic.empty()) {
+    convert::SyntheticSpec spec;
+    if (!convert::parse_synthetic_spec(synthetic, &spec, error)) return false;
+    convert::FloatBert fb = convert::make_synthetic_bert(spec);
+    convert::ConvertOptions co;
+    co.fp32 = o.fp32;
+    co.quiet = true;
+    co.error_report = false;
+    co.quick_calibration = true;
+    convert::ConvertResult r;
+    try {
+      r = convert::convert_model(fb, nullptr, co);
+    } catch (const std::exception& e) {
+      *error = e.what();
+      return false;
+    }
+    lm->file_bytes = r.buffer.size();
+    lm->memory = std::aligned_alloc(64, (r.buffer.size() + 63) / 64 * 64);
+    std::memcpy(lm->memory, r.buffer.data(), r.buffer.size());
+    lm->description = "synthetic " + synthetic + (o.fp32 ? " (fp32)" : " (int8)");
+    return Model::create(lm->memory, r.buffer.size(), nullptr, 0, &lm->model, error) == EB_OK;
+  }
+  if (Model::load_file(o.model_path.c_str(), &lm->model, error) != EB_OK) return false;
+  lm->file_bytes = lm->model->file_size;
+  lm->description = o.model_path;
+  return true;
+}
+
+struct RunResult {
+  LatencyStats latency;
+  std::vector<double> samples_ms;
+  double gemm_only_median_ms = 0;
+  long allocations = 0;
+  std::vector<double> op_ms;  // per OpKind, per run
+  std::vector<std::vector<double>> layer_op_ms;
+};
+
+// Runs warmup + timed runs on random ids of length n; returns false on a runtime error.
+bool measure(Session& s, size_t n, const Options& o, bool op_profile, bool progress, RunResult* out,
+             std::string* error) {
+  const ModelConfig& c = s.model().config;
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<int32_t> id(std::min(1000, c.vocab - 1), c.vocab - 1);
+  std::vector<int32_t> ids(n);
+  for (auto& x : ids) x = id(rng);
+  ids[0] = std::min(101, c.vocab - 1);
+  std::vector<float> embeddings;  // encoder-only models run on precomputed embeddings
+  if (!s.model().has_embeddings) embeddings.assign(n * c.hidden, 0.1f);
+  auto run = [&] {
+    if (s.model().has_embeddings) return s.run_ids(ids.data(), nullptr, nullptr, n);
+    return s.run_embeddings(embeddings.data(), nullptr, n);
+  };
+  for (long i = 0; i < std::max(1L, o.warmup); ++i)
+    if (run() != EB_OK) return *error = s.last_error(), false;
+
+  const size_t cap = 1 << 20;
+  std::vector<double> samples;
+  samples.reserve(cap);
+  const auto start = Clock::now();
+  auto last_progress = start;
+  alloc_counter_start();
+  while (samples.size() < cap && (static_cast<long>(samples.size()) < o.runs ||
+                                  std::chrono::duration<double>(Clock::now() - start).count() < o.min_secs)) {
+    const auto t0 = Clock::now();
+    if (run() != EB_OK) {
+      alloc_counter_stop();
+      return *error = s.last_error(), false;
+    }
+    samples.push_back(ms_since(t0));
+    if (progress && std::chrono::duration<double>(Clock::now() - last_progress).count() > 3.0) {
+      last_progress = Clock::now();
+      std::fprintf(stderr, "\r  ... %zu runs, %.1f s, last %.2f ms", samples.size(),
+                   std::chrono::duration<double>(last_progress - start).count(), samples.back());
+    }
+  }
+  out->allocations = alloc_counter_stop();
+  if (progress && std::chrono::duration<double>(Clock::now() - start).count() > 3.0) std::fprintf(stderr, "\n");
+  out->latency = compute_stats(samples);
+  out->samples_ms = samples;
+
+  // XNNPACK GEMMs alone on the same shapes: the floor this design can reach.
+  std::vector<double> gemm(std::min<size_t>(samples.size(), 200));
+  for (double& g : gemm) {
+    const auto t0 = Clock::now();
+    s.run_gemms_only();
+    g = ms_since(t0);
+  }
+  out->gemm_only_median_ms = compute_stats(gemm).median;
+
+  if (op_profile) {
+    const int kinds = static_cast<int>(OpKind::kCount);
+    s.reset_profile();
+    s.enable_profiling(true);
+    const long prof_runs = std::max(3L, std::min<long>(o.runs, 50));
+    for (long i = 0; i < prof_runs; ++i) run();
+    s.enable_profiling(false);
+    out->op_ms.assign(kinds, 0);
+    out->layer_op_ms.assign(c.layers + 1, std::vector<double>(kinds, 0));
+    for (int l = 0; l <= c.layers; ++l)
+      for (int k = 0; k < kinds; ++k) {
+        const double v = s.profile_ns(l, static_cast<OpKind>(k)) / 1e6 / prof_runs;
+        out->layer_op_ms[l][k] = v;
+        out->op_ms[k] += v;
+      }
+  }
+  return true;
+}
+
+int bench_one(const Options& o) {
+  std::string features, err;
+  const std::string cpu = cpu_description(&features);
+  const auto t0 = Clock::now();
+  LoadedModel lm;
+  if (!load_model(o, o.synthetic, &lm, &err)) {
+    std::fprintf(stderr, "edgebert-bench: error: %s\n", err.c_str());
+    return 1;
+  }
+  const double load_ms = ms_since(t0);
+  const auto t1 = Clock::now();
+  SessionOptions so;
+  so.threads = static_cast<int>(o.threads);
+  so.max_seq_len = static_cast<int>(o.seq_len);
+  std::unique_ptr<Session> s;
+  if (o.seq_len > lm.model->config.max_position) {
+    std::fprintf(stderr, "edgebert-bench: error: --seq-len %ld exceeds the model's maximum %d\n", o.seq_len,
+                 lm.model->config.max_position);
+    return 1;
+  }
+  if (Session::create(*lm.model, so, &s, &err) != EB_OK) {
+    std::fprintf(stderr, "edgebert-bench: error: %s\n", err.c_str());
+    return 1;
+  }
+  const double session_ms = ms_since(t1);
+  const ModelConfig& c = lm.model->config;
+  std::printf("edgebert-bench %s\n", EDGEBERT_VERSION_STRING);
+  std::printf("model: %s\n  %s, %d layers, hidden %d, %d heads x %d, intermediate %d, vocab %d\n",
+              lm.description.c_str(), lm.model->int8 ? "int8" : "fp32", c.layers, c.hidden, c.heads, c.head_dim(),
+              c.intermediate, c.vocab);
+  std::printf("machine: %s\n  features: %s\n  threads: %ld\n", cpu.c_str(), features.c_str(), o.threads);
+  std::printf("init: %.1f ms (%s %.1f ms + session %.1f ms)\n", load_ms + session_ms,
+              o.synthetic.empty() ? "load" : "build+convert+load", load_ms, session_ms);
+  RunResult r;
+  if (!measure(*s, static_cast<size_t>(o.seq_len), o, o.op_profile, true, &r, &err)) {
+    std::fprintf(stderr, "edgebert-bench: error: %s\n", err.c_str());
+    return 1;
+  }
+  const LatencyStats& L = r.latency;
+  std::printf("latency (seq %ld, %zu runs, %ld warmup): min %.3f  median %.3f  mean %.3f  p90 %.3f  p99 %.3f  max %.3f ms\n",
+              o.seq_len, L.count, o.warmup, L.min, L.median, L.mean, L.p90, L.p99, L.max);
+  std::printf("throughput: %.0f tokens/s (median)\n", o.seq_len / (L.median / 1000.0));
+  std::printf("XNNPACK GEMMs alone: %.3f ms median -> end-to-end is %.2fx the GEMM floor (non-GEMM overhead %.1f%%)\n",
+              r.gemm_only_median_ms, L.median / r.gemm_only_median_ms,
+              100.0 * (L.median - r.gemm_only_median_ms) / L.median);
+  std::printf("memory: arena %zu bytes (planned) vs %zu naive sum of buffers; packed weights %zu bytes; "
+              "model file %zu bytes; peak RSS %ld KiB\n",
+              s->arena_bytes(), s->naive_bytes(), s->packed_weight_bytes(), lm.file_bytes, peak_rss_kib());
+  std::printf("heap allocations during timed runs: %ld\n", r.allocations);
+  if (o.op_profile) {
+    double total = 0;
+    for (double v : r.op_ms) total += v;
+    std::printf("\nop profile (ms per run, all layers):\n  %-24s %10s %7s\n", "op", "ms", "share");
+    for (int k = 0; k < static_cast<int>(OpKind::kCount); ++k)
+      std::printf("  %-24s %10.3f %6.1f%%\n", op_kind_name(static_cast<OpKind>(k)), r.op_ms[k],
+                  total > 0 ? 100.0 * r.op_ms[k] / total : 0.0);
+    std::printf("  %-24s %10.3f\n", "total (profiled)", total);
+    std::printf("\nper layer (ms per run):\n  layer  ");
+    for (int k = 1; k <= static_cast<int>(OpKind::kAddNorm2); ++k) std::printf("%9.9s ", op_kind_name(static_cast<OpKind>(k)));
+    std::printf("\n");
+    for (int l = 0; l < c.layers; ++l) {
+      std::printf("  %5d  ", l);
+      for (int k = 1; k <= static_cast<int>(OpKind::kAddNorm2); ++k) std::printf("%9.3f ", r.layer_op_ms[l][k]);
+      std::printf("\n");
+    }
+  }
+  if (!o.json_path.empty()) {
+    JsonWriter j;
+    j.begin_object();
+    j.value("edgebert_version", EDGEBERT_VERSION_STRING);
+    j.begin_object("model")
+        .value("source", lm.description)
+        .value("precision", lm.model->int8 ? "int8" : "fp32")
+        .value("layers", c.layers)
+        .value("hidden", c.hidden)
+        .value("heads", c.heads)
+        .value("intermediate", c.intermediate)
+        .value("vocab", c.vocab)
+        .value("file_bytes", lm.file_bytes)
+        .end_object();
+    j.begin_object("machine").value("cpu", cpu).value("features", features).value("threads", static_cast<int>(o.threads)).end_object();
+    j.value("seq_len", static_cast<int>(o.seq_len));
+    j.value("init_ms", load_ms + session_ms);
+    j.begin_object("latency_ms")
+        .value("runs", L.count)
+        .value("warmup", static_cast<int>(o.warmup))
+        .value("min", L.min)
+        .value("median", L.median)
+        .value("mean", L.mean)
+        .value("p90", L.p90)
+        .value("p99", L.p99)
+        .value("max", L.max)
+        .value("stddev", L.stddev)
+        .end_object();
+    j.begin_array("times_ms");
+    for (double t : r.samples_ms) j.value(nullptr, t);
+    j.end_array();
+    j.value("tokens_per_second", o.seq_len / (L.median / 1000.0));
+    j.value("gemm_only_median_ms", r.gemm_only_median_ms);
+    j.begin_object("memory")
+        .value("arena_bytes", s->arena_bytes())
+        .value("naive_bytes", s->naive_bytes())
+        .value("packed_weight_bytes", s->packed_weight_bytes())
+        .value("model_file_bytes", lm.file_bytes)
+        .value("peak_rss_bytes", static_cast<long long>(peak_rss_kib()) * 1024)
+        .end_object();
+    j.value("allocations_during_runs", static_cast<long long>(r.allocations));
+    if (o.op_profile) {
+      j.begin_object("op_profile_ms");
+      for (int k = 0; k < static_cast<int>(OpKind::kCount); ++k) j.value(op_kind_name(static_cast<OpKind>(k)), r.op_ms[k]);
+      j.end_object();
+    }
+    j.end_object();
+    std::string werr;
+    const std::string text = j.str() + "\n";
+    if (!write_file_atomically(o.json_path, text.data(), text.size(), &werr)) {
+      std::fprintf(stderr, "edgebert-bench: error: %s\n", werr.c_str());
+      return 1;
+    }
+  }
+  return r.allocations == 0 ? 0 : 3;
+}
+
+int head_sweep(const Options& o) {
+  convert::SyntheticSpec base;
+  base.layers = 1;
+  base.vocab = 2048;
+  std::string err;
+  if (!convert::parse_synthetic_spec(o.head_sweep, &base, &err)) {
+    std::fprintf(stderr, "edgebert-bench: error: --head-sweep: %s\n", err.c_str());
+    return 1;
+  }
+  int32_t max_seq = 0;
+  for (int32_t n : o.seq_lens) max_seq = std::max(max_seq, n);
+  base.max_position = std::max(base.max_position, max_seq);
+  std::string features;
+  const std::string cpu = cpu_description(&features);
+  std::string md;
+  char line[1024];
+  std::snprintf(line, sizeof line,
+                "Head sweep: hidden %d, %d layer(s), intermediate %d, int8, %ld thread(s), %ld runs per cell (median ms)\n"
+                "Machine: %s\n\n",
+                base.hidden, base.layers, base.intermediate, o.threads, o.runs, cpu.c_str());
+  md += line;
+  md += "| heads x dim | params | proj MACs @128 | attn-core MACs @128 | arena @" + std::to_string(max_seq) +
+        " 1 thr | arena @" + std::to_string(max_seq) + " " + std::to_string(o.threads) + " thr | naive @" +
+        std::to_string(max_seq) + " |";
+  for (int32_t n : o.seq_lens) md += " ms @" + std::to_string(n) + " |";
+  md += "\n|---|---:|---:|---:|---:|---:|---:|";
+  for (size_t i = 0; i < o.seq_lens.size(); ++i) md += "---:|";
+  md += "\n";
+  JsonWriter j;
+  j.begin_object().value("hidden", base.hidden).value("layers", base.layers).value("threads", static_cast<int>(o.threads));
+  j.value("cpu", cpu).begin_array("rows");
+  std::printf("%s", md.c_str());
+  std::fflush(stdout);
+  for (int heads = 1; heads <= base.hidden; ++heads) {
+    if (base.hidden % heads || base.hidden / heads < 16) continue;
+    convert::SyntheticSpec spec = base;
+    spec.heads = heads;
+    Options mo = o;
+    mo.fp32 = false;
+    LoadedModel lm;
+    char specbuf[256];
+    std::snprintf(specbuf, sizeof specbuf, "hidden=%d,heads=%d,layers=%d,intermediate=%d,vocab=%d,max_position=%d",
+                  spec.hidden, heads, spec.layers, spec.intermediate, spec.vocab, spec.max_position);
+    if (!load_model(mo, specbuf, &lm, &err)) {
+      std::fprintf(stderr, "edgebert-bench: error: %s\n", err.c_str());
+      return 1;
+    }
+    size_t arena[2] = {0, 0}, naive = 0;
+    std::vector<double> ms;
+    for (int t = 0; t < 2; ++t) {
+      SessionOptions so;
+      so.threads = t == 0 ? 1 : static_cast<int>(o.threads);
+      so.max_seq_len = max_seq;
+      std::unique_ptr<Session> s;
+      if (Session::create(*lm.model, so, &s, &err) != EB_OK) {
+        std::fprintf(stderr, "edgebert-bench: error: %s\n", err.c_str());
+        return 1;
+      }
+      arena[t] = s->arena_bytes();
+      naive = s->naive_bytes();
+      if (so.threads == static_cast<int>(o.threads) && (t == 1 || o.threads == 1) && ms.empty()) {
+        for (int32_t n : o.seq_lens) {
+          RunResult r;
+          if (!measure(*s, static_cast<size_t>(n), o, false, false, &r, &err)) {
+            std::fprintf(stderr, "edgebert-bench: error: %s\n", err.c_str());
+            return 1;
+          }
+          ms.push_back(r.latency.median);
+        }
+      }
+    }
+    std::snprintf(line, sizeof line, "| %d x %d | %" PRId64 " | %" PRId64 " | %" PRId64 " | %zu | %zu | %zu |", heads,
+                  base.hidden / heads, convert::bert_parameter_count(spec), convert::encoder_projection_macs(spec, 128),
+                  convert::encoder_attention_core_macs(spec, 128), arena[0], arena[1], naive);
+    std::string row = line;
+    for (double v : ms) {
+      std::snprintf(line, sizeof line, " %.2f |", v);
+      row += line;
+    }
+    row += "\n";
+    std::printf("%s", row.c_str());
+    std::fflush(stdout);
+    md += row;
+    j.begin_object()
+        .value("heads", heads)
+        .value("head_dim", base.hidden / heads)
+        .value("params", static_cast<long long>(convert::bert_parameter_count(spec)))
+        .value("projection_macs_128", static_cast<long long>(convert::encoder_projection_macs(spec, 128)))
+        .value("attention_core_macs_128", static_cast<long long>(convert::encoder_attention_core_macs(spec, 128)))
+        .value("arena_bytes_1_thread", arena[0])
+        .value("arena_bytes_T_threads", arena[1])
+        .value("naive_bytes", naive);
+    j.begin_object("median_ms");
+    for (size_t i = 0; i < ms.size(); ++i) j.value(std::to_string(o.seq_lens[i]).c_str(), ms[i]);
+    j.end_object().end_object();
+  }
+  j.end_array().end_object();
+  std::string werr;
+  if (!o.markdown_path.empty() && !write_file_atomically(o.markdown_path, md.data(), md.size(), &werr)) {
+    std::fprintf(stderr, "edgebert-bench: error: %s\n", werr.c_str());
+    return 1;
+  }
+  const std::string text = j.str() + "\n";
+  if (!o.json_path.empty() && !write_file_atomically(o.json_path, text.data(), text.size(), &werr)) {
+    std::fprintf(stderr, "edgebert-bench: error: %s\n", werr.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    if (a == "--help" || a == "-h") return usage(stdout, 0);
+    if (a == "--fp32") {
+      o.fp32 = true;
+      continue;
+    }
+    if (a == "--op-profile") {
+      o.op_profile = true;
+      continue;
+    }
+    if (!(v = value())) return usage(stderr, 2);
+    bool ok = true;
+    if (a == "--model") o.model_path = v;
+    else if (a == "--synthetic") o.synthetic = v;
+    else if (a == "--head-sweep") o.head_sweep = v;
+    else if (a == "--json") o.json_path = v;
+    else if (a == "--markdown") o.markdown_path = v;
+    else if (a == "--seq-len") ok = parse_int(v, 1, 1 << 16, &o.seq_len);
+    else if (a == "--threads") ok = parse_int(v, 1, 256, &o.threads);
+    else if (a == "--warmup") ok = parse_int(v, 0, 1 << 20, &o.warmup);
+    else if (a == "--runs") ok = parse_int(v, 1, 1 << 20, &o.runs);
+    else if (a == "--min-secs") {
+      char* end = nullptr;
+      o.min_secs = std::strtod(v, &end);
+      ok = *v && !*end && o.min_secs >= 0 && o.min_secs < 1e6;
+    } else if (a == "--seq-lens") {
+      ok = parse_int_list(v, &o.seq_lens) && !o.seq_lens.empty();
+      for (int32_t n : o.seq_lens) ok = ok && n >= 1 && n <= 65536;
+    } else {
+      std::fprintf(stderr, "edgebert-bench: error: unknown argument '%s'\n", a.c_str());
+      return usage(stderr, 2);
+    }
+    if (!ok) {
+      std::fprintf(stderr, "edgebert-bench: error: bad value for %s: '%s'\n", a.c_str(), v);
+      return 2;
+    }
+  }
+  const int modes = !o.model_path.empty() + !o.synthetic.empty() + !o.head_sweep.empty();
+  if (modes != 1) {
+    std::fprintf(stderr, "edgebert-bench: error: give exactly one of --model, --synthetic, --head-sweep\n");
+    return usage(stderr, 2);
+  }
+  return o.head_sweep.empty() ? bench_one(o) : head_sweep(o);
+}
