@@ -137,11 +137,14 @@ CalibrationInputs make_calibration_inputs(const FloatBert& m, const std::vector<
     throw std::runtime_error(text_file + ": the checkpoint has no vocab.txt to tokenize calibration text");
   }
   if (text_file.empty()) {
-    // Seeded random-token sequences: cover the whole vocabulary and long positions.
+    // Seeded random-token sequences: the whole vocabulary, very short inputs (few keys give
+    // un-averaged attention outputs) and every position up to max_len.
     std::uniform_int_distribution<int32_t> tok_dist(0, m.config.vocab_size - 1);
-    const int lengths[] = {16, 32, 64, 128};
+    std::vector<int> lengths = {1, 2, 3, 5, 8, 16, 32, 64, 128};
+    if (max_len > 128) lengths.push_back(max_len);
     for (int len : lengths) {
-      const int n = std::min(len, max_len);
+      if (len > max_len) break;
+      const int n = len;
       std::vector<int32_t> ids(n);
       for (int& id : ids) id = tok_dist(rng);
       add_ids(ids.data(), ids.size());

@@ -16,14 +16,16 @@ struct CalibrationInputs {
 };
 
 // Built-in calibration ("builtin-v1"): 24 fixed English sentences tokenized with the model's
-// vocabulary, plus 4 sequences of seeded pseudo-random token ids (lengths 16, 32, 64, 128, capped at max_len) so that
-// every part of the embedding tables and long positions are exercised even with a vocabulary
-// the sentences do not match. Encoder-only models (no embedding tables) get 16 seeded
-// sequences of N(0, 1) vectors instead.
-// Both add the 1-, 2- and 3-token prefixes of the first 8 sentences: short inputs give
-// attention's extreme (un-averaged) outputs, which long sentences never show.
+// vocabulary, plus seeded pseudo-random token sequences of lengths 1, 2, 3, 5, 8, 16, 32, 64, 128
+// and max_len (capped at max_len): they exercise the whole embedding table, very short inputs
+// and every position. Encoder-only models (no embedding tables) get 16 seeded sequences of
+// N(0, 1) vectors instead.
+// Sentences also contribute their 1-, 2- and 3-token prefixes (first 8 sentences): short inputs
+// give attention's extreme (un-averaged) outputs, which long sentences never show.
 // With `text_file`: one sentence per line (blank lines skipped), at most 1024 lines, each
-// truncated to max_len tokens. Throws std::runtime_error on an unreadable or empty file.
+// truncated to max_len tokens; positions beyond the longest line are not calibrated, so the file
+// should contain inputs as long as those the model will see. Throws std::runtime_error on an
+// unreadable or empty file.
 CalibrationInputs make_calibration_inputs(const FloatBert& model, const std::vector<std::string>* vocab,
                                           bool do_lower_case, const std::string& text_file, int max_len);
 

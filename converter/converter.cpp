@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -139,15 +140,15 @@ class ErrorObserver : public GemmObserver {
 
 }  // namespace
 
-// First sequences up to ~96 tokens plus the short prefixes: enough for synthetic benchmark
-// models, where calibration quality matters less than conversion time.
-static TokenBatch quick_subset(const TokenBatch& b) {
+// The sequences of `b` no longer than max_len, while the total stays within max_total tokens
+// (sequences of 1-3 tokens are always kept).
+static TokenBatch select_sequences(const TokenBatch& b, size_t max_len, size_t max_total) {
   TokenBatch q;
   q.starts.push_back(0);
   const size_t H = b.embeddings.empty() ? 0 : b.embeddings.size() / std::max<size_t>(1, b.total_tokens());
   for (size_t s = 0; s < b.num_sequences(); ++s) {
     const size_t len = b.starts[s + 1] - b.starts[s];
-    if (q.total_tokens() + len > 96 && len > 3) continue;
+    if (len > max_len || (q.total_tokens() + len > max_total && len > 3)) continue;
     if (!b.ids.empty()) {
       q.ids.insert(q.ids.end(), b.ids.begin() + b.starts[s], b.ids.begin() + b.starts[s + 1]);
       q.token_types.insert(q.token_types.end(), b.token_types.begin() + b.starts[s], b.token_types.begin() + b.starts[s + 1]);
@@ -232,8 +233,8 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
   ConvertResult result;
   if (cm.int8) {
     CalibrationInputs calib =
-        make_calibration_inputs(m, cm.vocab, vocab.do_lower_case, o.calibration_file, std::min(max_pos, 128));
-    if (o.quick_calibration) calib.batch = quick_subset(calib.batch);
+        make_calibration_inputs(m, cm.vocab, vocab.do_lower_case, o.calibration_file, std::min(max_pos, 512));
+    if (o.quick_calibration) calib.batch = select_sequences(calib.batch, SIZE_MAX, 96);
     result.calibration_source = calib.source;
     result.calibration_tokens = calib.batch.total_tokens();
     log("calibrating on " + calib.source + ": " + std::to_string(calib.batch.num_sequences()) + " sequences, " +
@@ -263,8 +264,10 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
 
     if (o.error_report) {
       log("measuring per-GEMM int8 error on the calibration inputs");
+      // The report runs on the calibration sequences of up to 128 tokens (all of them for the
+      // usual inputs), which keeps conversion of large models within seconds.
       ErrorObserver err(cm.layers);
-      reference_encoder(m, calib.batch, &err);
+      reference_encoder(m, select_sequences(calib.batch, 128, SIZE_MAX), &err);
       result.report = err.rows();
     }
   }

@@ -173,15 +173,16 @@ std::vector<int8_t> ref_attention_s8(const S8Case& c) {
       for (int d = 0; d < hd; ++d) out[size_t(i) * hd + d] = ref_quant(0.0, c.ctx_zp);
       continue;
     }
-    double sum = 0;
-    for (int j = 0; j < n; ++j)
-      if (c.mask.empty() || c.mask[j]) sum += std::exp(s[j] - mx);
-    for (int j = 0; j < n; ++j)
-      pq[j] = (c.mask.empty() || c.mask[j]) ? int(std::nearbyint(std::exp(s[j] - mx) / sum * 255.0)) : 0;
+    // unnormalized exponentials in units of 1/127 of the row maximum, normalized by their sum
+    long long prob_sum = 0;
+    for (int j = 0; j < n; ++j) {
+      pq[j] = (c.mask.empty() || c.mask[j]) ? int(std::nearbyint(std::exp(s[j] - mx) * 127.0)) : 0;
+      prob_sum += pq[j];
+    }
     for (int d = 0; d < hd; ++d) {
       long long acc = 0;
       for (int j = 0; j < n; ++j) acc += pq[j] * int(c.v()[j * st + d]);
-      const double x = double(acc) * (double(c.v_scale) / 255.0);
+      const double x = double(acc) * double(c.v_scale) / double(prob_sum);
       out[size_t(i) * hd + d] = ref_quant(x / c.ctx_scale, c.ctx_zp);
     }
   }

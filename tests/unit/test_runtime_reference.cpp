@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <thread>
 
 #include "test_support.h"
 
@@ -173,4 +175,53 @@ TEST_CASE("1 and 2 threads give the same int8 result", "[reference][threads]") {
   }
   // Integer GEMMs and per-row kernels are deterministic regardless of the thread split.
   for (size_t i = 0; i < out[0].size(); ++i) REQUIRE(std::fabs(out[0][i] - out[1][i]) <= 1e-5f);
+}
+
+TEST_CASE("one model backs several sessions on different threads", "[threads][c-api]") {
+  ModelHandle m;
+  char err[512];
+  REQUIRE(eb_model_load_file(ebm_path("h192_3x64", "int8").c_str(), &m.m, err, sizeof err) == EB_OK);
+  const Case c = read_case("h192_3x64", "lenmax");
+  const size_t count = c.ids.size() * 192;
+  std::vector<float> expected;
+  {
+    SessionHandle s;
+    REQUIRE(eb_session_create(m.m, nullptr, &s.s, err, sizeof err) == EB_OK);
+    REQUIRE(eb_session_run_ids(s.s, c.ids.data(), c.types.data(), c.mask.data(), c.ids.size()) == EB_OK);
+    const float* p;
+    eb_session_get_output(s.s, EB_OUTPUT_LAST_HIDDEN_STATE, &p, nullptr, nullptr);
+    expected.assign(p, p + count);
+  }
+  std::atomic<int> mismatches{0}, failures{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 3; ++t) {
+    workers.emplace_back([&, t] {
+      eb_session_options o;
+      eb_session_options_init(&o);
+      o.num_threads = 1 + t % 2;
+      eb_session* s = nullptr;
+      char e[256];
+      if (eb_session_create(m.m, &o, &s, e, sizeof e) != EB_OK) {
+        ++failures;
+        return;
+      }
+      for (int rep = 0; rep < 5; ++rep) {
+        if (eb_session_run_ids(s, c.ids.data(), c.types.data(), c.mask.data(), c.ids.size()) != EB_OK) {
+          ++failures;
+          break;
+        }
+        const float* p;
+        eb_session_get_output(s, EB_OUTPUT_LAST_HIDDEN_STATE, &p, nullptr, nullptr);
+        for (size_t i = 0; i < count; ++i)
+          if (std::fabs(p[i] - expected[i]) > 1e-5f) {
+            ++mismatches;
+            break;
+          }
+      }
+      eb_session_destroy(s);
+    });
+  }
+  for (auto& w : workers) w.join();
+  CHECK(failures == 0);
+  CHECK(mismatches == 0);
 }

@@ -123,7 +123,6 @@ void attention_head_s8_portable(const AttentionHeadS8& a) {
   }
   const size_t stride = a.qkv_stride;
   const float score_scale = detail::attention_score_scale(a.q_scale, a.k_scale, hd);
-  const float out_mult = detail::attention_context_multiplier(a.v_scale, a.context_scale);
   const float lo = -128.0f - static_cast<float>(zp), hi = 127.0f - static_cast<float>(zp);
 
   for (int i = 0; i < n; ++i) {
@@ -135,12 +134,15 @@ void attention_head_s8_portable(const AttentionHeadS8& a) {
                     a.k, stride, n, hd, a.key_mask, score_scale, s, pair ? s + n : nullptr);
     }
     const float m = row_max(s, n);
-    const float sum = exp_row(s, n, m);
-    const float pm = detail::attention_prob_multiplier(sum);
+    exp_row(s, n, m);
+    const float pm = detail::attention_prob_multiplier();
+    int32_t prob_sum = 0;
     for (int j = 0; j < n; ++j) {
-      const float v = detail::clamp_hi(s[j] * pm, 255.0f);
+      const float v = detail::clamp_hi(s[j] * pm, detail::kAttentionProbLevels);
       p[j] = static_cast<uint8_t>(static_cast<int32_t>(detail::round_half_even(v)));
+      prob_sum += p[j];
     }
+    const float out_mult = detail::attention_context_multiplier(a.v_scale, a.context_scale, prob_sum);
 
     int8_t* ctx = a.context + static_cast<size_t>(i) * a.context_stride;
     constexpr int kChunk = 256;

@@ -12,9 +12,9 @@ namespace kernels {
 //   acc_s[i,j] = sum_d q[i,d] * k[j,d]                                   (exact, int32)
 //   s[i,j]     = float(acc_s) * (q_scale * k_scale / sqrt(head_dim))     (float)
 //   e[i,j]     = exp(s[i,j] - max_j s[i,j]) over valid keys, 0 for masked keys
-//   pq[i,j]    = round_half_even(e[i,j] * (255 / sum_j e[i,j]))          (uint8, scale 1/255)
+//   pq[i,j]    = round_half_even(e[i,j] * 127)        (uint8; 127 at the row maximum, see numerics.h)
 //   acc[i,d]   = sum_j pq[i,j] * v[j,d]                                  (exact, int32)
-//   context    = clamp(round_half_even(acc * ((v_scale / 255) / context_scale)) + zp, -128, 127)
+//   context    = clamp(round_half_even(acc * v_scale / (sum_j pq[i,j] * context_scale)) + zp, -128, 127)
 // If every key is masked, every context row is context_zero_point.
 // Implementations differ only in exp (<= ~1 ulp), float summation order and FMA use, so results
 // agree except where a value lands within rounding noise of a .5 tie (then off by one).

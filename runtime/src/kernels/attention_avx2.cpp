@@ -10,8 +10,7 @@
 //     -> softmax -> uint8 probabilities -> P.V (vpmaddubsw, 4 rows x 16 channels per
 //     micro-kernel), so a block's scores and probabilities stay in L1.
 // P.V uses vpmaddubsw on (pq[j], pq[j+1]) x (v[j,d], v[j+1,d]); the pair sum cannot saturate
-// because pq[j] + pq[j+1] <= 256 (probabilities sum to 1), so |sum| <= 256 * 128 = 32768 and only
-// -32768 reaches the bound, which is representable.
+// because pq[j] <= 127 (see numerics.h), so |sum| <= 2 * 127 * 128 = 32512 < 32767.
 // Stack use: about 21 KB (partial blocks and the block's query rows widened to int16).
 #include <immintrin.h>
 
@@ -204,8 +203,10 @@ static float softmax_exp_pass(float* s, int len, float m) {
   return avx2::hsum_ps(_mm256_add_ps(vsum0, vsum1));
 }
 
-// Softmax pass 2: out[j] = round_half_even(s[j] * pm) (s holds the exps, pm = 255 / sum).
-static void softmax_quantize_pass(const float* s, int len, float pm, uint8_t* out) {
+// Softmax pass 2: out[j] = round_half_even(s[j] * pm) (s holds the exps, pm = 127, see
+// numerics.h); returns the sum of the quantized values.
+static int32_t softmax_quantize_pass(const float* s, int len, float pm, uint8_t* out) {
+  const uint8_t* const begin = out;
   const __m256 vpm = _mm256_set1_ps(pm);
   int j = 0;
   for (; j + 32 <= len; j += 32) {
@@ -223,9 +224,19 @@ static void softmax_quantize_pass(const float* s, int len, float pm, uint8_t* ou
     _mm_storel_epi64(reinterpret_cast<__m128i*>(out + j), _mm_packus_epi16(w, w));
   }
   for (; j < len; ++j) {
-    const float v = detail::clamp_hi(s[j] * pm, 255.0f);
+    const float v = detail::clamp_hi(s[j] * pm, detail::kAttentionProbLevels);
     out[j] = static_cast<uint8_t>(static_cast<int32_t>(detail::round_half_even(v)));
   }
+  // Sum of the bytes: vpsadbw against zero adds 8 bytes into each 64-bit lane.
+  __m256i acc = _mm256_setzero_si256();
+  int k = 0;
+  for (; k + 32 <= len; k += 32)
+    acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(begin + k)),
+                                                _mm256_setzero_si256()));
+  int64_t total = _mm256_extract_epi64(acc, 0) + _mm256_extract_epi64(acc, 1) + _mm256_extract_epi64(acc, 2) +
+                  _mm256_extract_epi64(acc, 3);
+  for (; k < len; ++k) total += begin[k];
+  return static_cast<int32_t>(total);
 }
 
 // 16 int32 accumulators -> 16 int8 outputs (requantized, in channel order).
@@ -283,9 +294,8 @@ struct PvArgs {
   int hd;
 };
 
-static void pv_block(const PvArgs& a, float mult_f, int32_t zp_i) {
+static void pv_block(const PvArgs& a, const float mult_rows[4], int32_t zp_i) {
   const __m256i ones = _mm256_set1_epi16(1);
-  const __m256 mult = _mm256_set1_ps(mult_f);
   const __m256 lo = _mm256_set1_ps(-128.0f - static_cast<float>(zp_i));
   const __m256 hi = _mm256_set1_ps(127.0f - static_cast<float>(zp_i));
   const __m256i zp = _mm256_set1_epi32(zp_i);
@@ -306,7 +316,7 @@ static void pv_block(const PvArgs& a, float mult_f, int32_t zp_i) {
     }
     const int cnt = a.hd - d0 < 16 ? a.hd - d0 : 16;
     for (int r = 0; r < a.rows; ++r) {
-      const __m128i q = requant16(acc[r][0], acc[r][1], mult, lo, hi, zp);
+      const __m128i q = requant16(acc[r][0], acc[r][1], _mm256_set1_ps(mult_rows[r]), lo, hi, zp);
       if (cnt == 16) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(a.out[r] + d0), q);
       } else {
@@ -388,8 +398,6 @@ void attention_head_s8_avx2(const AttentionHeadS8& a) {
   int32_t qodd[4] = {0, 0, 0, 0};
   const float score_scale = detail::attention_score_scale(a.q_scale, a.k_scale, hd);
   const __m256 vscale = _mm256_set1_ps(score_scale);
-  const float out_mult = detail::attention_context_multiplier(a.v_scale, a.context_scale);
-
   PvArgs pv;
   pv.vpack = vpack;
   pv.ngroups = ngroups;
@@ -440,13 +448,15 @@ void attention_head_s8_avx2(const AttentionHeadS8& a) {
     }
 
     // ---- softmax -> uint8 probabilities (exp pass for all rows first, then quantization)
-    float pm[4] = {0, 0, 0, 0};
-    for (int r = 0; r < rows; ++r)
-      pm[r] = detail::attention_prob_multiplier(softmax_exp_pass(srow[r], nvalid, avx2::hmax_ps(vmax[r])));
+    for (int r = 0; r < rows; ++r) softmax_exp_pass(srow[r], nvalid, avx2::hmax_ps(vmax[r]));
+    float out_mult[4] = {0, 0, 0, 0};
     for (int r = 0; r < 4; ++r) {
       const int rr = r < rows ? r : 0;
       uint8_t* prow = a.probs + static_cast<size_t>(i0 + rr) * n;
-      if (r < rows) softmax_quantize_pass(srow[r], nvalid, pm[r], prow);
+      if (r < rows) {
+        const int32_t prob_sum = softmax_quantize_pass(srow[r], nvalid, detail::attention_prob_multiplier(), prow);
+        out_mult[r] = detail::attention_context_multiplier(a.v_scale, a.context_scale, prob_sum);
+      }
       pv.prow[r] = prow;
       pv.out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
     }

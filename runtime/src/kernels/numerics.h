@@ -21,13 +21,20 @@ namespace detail {
 static inline float attention_score_scale(float q_scale, float k_scale, int head_dim) {
   return q_scale * k_scale / __builtin_sqrtf(static_cast<float>(head_dim));
 }
-// context = clamp(round_even(acc * multiplier) + zp), acc = sum_j pq[j] * v[j] (int32),
-// pq = probabilities in units of 1/255.
-static inline float attention_context_multiplier(float v_scale, float context_scale) {
-  return (v_scale / 255.0f) / context_scale;
+// Probabilities are stored as unnormalized exponentials relative to the row maximum:
+//   pq[j] = round_even(e[j] * kAttentionProbLevels), e[j] = exp(s[j] - max(s)) in (0, 1],
+// so the largest entry of every row is exactly kAttentionProbLevels and the row's own scale
+// follows its spread: a diffuse row over hundreds of keys keeps 7 bits per weight instead of
+// rounding 1/n to 0 or 1 step of a fixed 1/255 grid. The PV sum is normalized by the sum of the
+// quantized weights, so the weights the context uses sum to exactly 1:
+//   context = clamp(round_even(acc * v_scale / (sum_j pq[j] * context_scale)) + zp),
+//   acc = sum_j pq[j] * v[j] (int32).
+// 127 (not 255) keeps vpmaddubsw's pair sums pq[j]*v[j] + pq[j+1]*v[j+1] within int16.
+constexpr float kAttentionProbLevels = 127.0f;
+static inline float attention_prob_multiplier() { return kAttentionProbLevels; }
+static inline float attention_context_multiplier(float v_scale, float context_scale, int32_t prob_sum) {
+  return v_scale / (static_cast<float>(prob_sum) * context_scale);
 }
-// Probabilities: pq[j] = round_even(e[j] * (255 / sum(e))), e[j] = exp(s[j] - max(s)).
-static inline float attention_prob_multiplier(float sum_e) { return 255.0f / sum_e; }
 
 // ---- branch-free selection ---------------------------------------------------------------
 // Selects are written with integer masks: GCC does not if-convert `c ? a : b` on floats under the
