@@ -181,8 +181,9 @@ std::string format_report(const std::vector<GemmReportRow>& rows) {
 
 ConvertResult convert_checkpoint(const ConvertOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  HfBertCheckpoint ck = HfBertCheckpoint::open(o.input_dir);
-  FloatBert m = load_float_bert(ck);
+  // The checkpoint's mappings are released as soon as the float copy exists, so peak memory is
+  // about one float copy plus the output (not two copies of the checkpoint).
+  FloatBert m = load_float_bert(HfBertCheckpoint::open(o.input_dir));
   const BertConfig& cfg = m.config;
   if (!o.quiet)
     std::fprintf(stderr, "[edgebert-convert] loaded %s: %d layers, hidden %d, %d heads, intermediate %d\n",
