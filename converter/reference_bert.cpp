@@ -3,12 +3,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <stdexcept>
 #include <thread>
+
+#include <pthreadpool.h>
+
+#include "xnn_gemm.h"
 
 namespace edgebert::convert {
 namespace {
 
-__attribute__((target_clones("avx2", "default"))) float dot(const float* a, const float* b, int n) {
+inline float dot(const float* a, const float* b, int n) {
   float acc = 0.f;
 #pragma omp simd reduction(+ : acc)
   for (int i = 0; i < n; ++i) acc += a[i] * b[i];
@@ -59,25 +65,27 @@ float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752
 
 }  // namespace
 
+// The reference GEMMs run through XNNPACK's f32 fully-connected operator (the same library the
+// runtime uses for fp32 models) on a process-wide pool with one thread per core.
 void linear_forward(const FloatLinear& l, const float* x, size_t rows, float* y) {
-  auto work = [&](int o_begin, int o_end) {
-    for (int o = o_begin; o < o_end; ++o) {
-      const float* w = l.weight.data() + static_cast<size_t>(o) * l.in;
-      for (size_t r = 0; r < rows; ++r) y[r * l.out + o] = dot(x + r * l.in, w, l.in) + l.bias[o];
-    }
-  };
-  const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
-  if (threads == 1 || static_cast<double>(rows) * l.in * l.out < 1e6) {
-    work(0, l.out);
-    return;
-  }
-  std::vector<std::thread> pool;
-  const int chunk = (l.out + threads - 1) / threads;
-  for (unsigned t = 0; t < threads; ++t) {
-    const int b = static_cast<int>(t) * chunk, e = std::min(l.out, b + chunk);
-    if (b < e) pool.emplace_back(work, b, e);
-  }
-  for (auto& th : pool) th.join();
+  static std::once_flag once;
+  static pthreadpool_t pool = nullptr;
+  std::call_once(once, [] {
+    const unsigned n = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+    if (n > 1) pool = pthreadpool_create(n);
+  });
+  std::string err;
+  if (!xnn_ready(&err)) throw std::runtime_error(err);
+  LinearView v;
+  v.name = l.name.c_str();
+  v.int8 = false;
+  v.in = l.in;
+  v.out = l.out;
+  v.weight_f32 = l.weight.data();
+  v.bias = l.bias.data();
+  XnnGemm gemm;
+  if (!gemm.create(v, &err) || !gemm.setup(rows, x, y, pool) || !gemm.run(pool))
+    throw std::runtime_error(l.name + ": float reference GEMM failed " + err);
 }
 
 std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch, GemmObserver* observer) {

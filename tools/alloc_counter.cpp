@@ -25,7 +25,9 @@ long alloc_counter_value() { return g_allocations.load(); }
 }  // namespace edgebert::tools
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+// Declared here: GCC ships libasan but not always <sanitizer/allocator_interface.h>.
+extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, size_t),
+                                                         void (*free_hook)(const volatile void*));
 namespace {
 void on_malloc(const volatile void*, size_t) { count(); }
 void on_free(const volatile void*) {}
