@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package edgebert needs to build, test and run its demo.
+# Installs every Debian 12 package edgebert needs to build, test and run its demo; with --aarch64
+# or --armv7 also that target's cross compiler and qemu-user (the target's XNNPACK & co. go into
+# a sysroot folder: scripts/arm/prepare_sysroot.sh).
 # Idempotent: packages already installed are not fetched again. Needs root (or sudo).
+# usage: scripts/install_deps.sh [--aarch64|--armv7]
 set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config
       libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
       libflatbuffers-dev flatbuffers-compiler catch2
       python3 python3-numpy)
+case "${1:-}" in
+  --aarch64) PKGS+=(crossbuild-essential-arm64 qemu-user) ;;
+  --armv7) PKGS+=(crossbuild-essential-armhf qemu-user) ;;
+esac
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -18,5 +25,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 echo "[install_deps] installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
+# A mirror that is mid-sync can fail one index file (apt-get update then exits non-zero) while
+# everything we need is there: go on, and let apt-get install report what is really missing.
+$SUDO apt-get update -q || echo "[install_deps] warning: apt-get update reported errors; continuing"
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
 # The whole test suite from a clean clone: installs dependencies, builds (Release), runs every
-# Catch2 test under CTest, then rebuilds with AddressSanitizer + UndefinedBehaviorSanitizer and
-# runs the suite again. Usage: scripts/test.sh [--no-sanitize]
+# Catch2 test under CTest and checks the installed package (example program, exported symbols),
+# then rebuilds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite again, then
+# cross-builds for aarch64 (whole suite under qemu) and armv7 (a subset) with scripts/arm/test_arm.sh.
+# Usage: scripts/test.sh [--no-sanitize] [--no-arm]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 JOBS=$(nproc)
+SANITIZE=1
+ARM=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-sanitize) SANITIZE=0 ;;
+    --no-arm) ARM=0 ;;
+    *) echo "usage: $0 [--no-sanitize] [--no-arm]" >&2; exit 2 ;;
+  esac
+done
 "$ROOT/scripts/install_deps.sh"
 
 run_suite() {  # build-dir extra-cmake-args...
@@ -17,9 +28,17 @@ run_suite() {  # build-dir extra-cmake-args...
 
 echo "== Release build and tests"
 run_suite "$ROOT/build/release" -DCMAKE_BUILD_TYPE=Release
-if [ "${1:-}" != "--no-sanitize" ]; then
+echo "== install, exports, example program against the installed package (x86-64)"
+"$ROOT/scripts/check_install.sh" "$ROOT/build/release" "$ROOT/build/x86-install" \
+  "$ROOT/build/release/testdata/ebm/base2_h12.int8.ebm"
+if [ $SANITIZE -eq 1 ]; then
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     run_suite "$ROOT/build/sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGEBERT_SANITIZE=ON
+fi
+if [ $ARM -eq 1 ]; then
+  echo "== ARM cross builds: tests under qemu, comparison with x86, install check"
+  "$ROOT/scripts/arm/test_arm.sh" aarch64 "$ROOT/build/release"
+  "$ROOT/scripts/arm/test_arm.sh" armv7 "$ROOT/build/release"
 fi
 echo "== all tests passed"

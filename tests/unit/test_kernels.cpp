@@ -16,6 +16,7 @@
 #include <limits>
 #include <new>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -106,6 +107,28 @@ void warn_no_avx2() {
   warn_no_avx2();
   return false;
 }
+
+#if defined(__aarch64__)
+// The NEON kernels to compare with the portable ones: the plain ARMv8-A one always, the
+// dot-product one when the CPU has it (under qemu: QEMU_CPU=max yes, cortex-a53 no).
+struct NeonS8 {
+  const char* name;
+  void (*fn)(const kn::AttentionHeadS8&);
+};
+std::vector<NeonS8> neon_s8_kernels() {
+  std::vector<NeonS8> v = {{"neon", kn::attention_head_s8_neon}};
+  if (kn::cpu_has_neon_dot()) {
+    v.push_back({"neon_dot", kn::attention_head_s8_neon_dot});
+  } else {
+    static bool once = false;
+    if (!once) {
+      once = true;
+      WARN("CPU lacks the dot-product instructions: attention_head_s8_neon_dot not tested");
+    }
+  }
+  return v;
+}
+#endif
 
 // 64-byte aligned buffer with a guard zone after the requested size.
 template <typename T>
@@ -409,6 +432,11 @@ TEST_CASE("attention_head_s8 matches the reference and AVX2 matches portable", "
   const char* masks[] = {"none", "random", "trailing", "all_masked", "one_valid"};
   size_t ref_diff = 0, ref_total = 0, avx_diff = 0;
   int worst_ref = 0, worst_avx = 0;
+#if defined(__aarch64__)
+  size_t neon_diff = 0, neon_total = 0;
+  int worst_neon = 0;
+  std::set<std::string> neon_names;
+#endif
   for (const Shape& sh : shapes) {
     for (const char* mk : masks) {
       for (float score_std : {2.0f, 12.0f}) {
@@ -445,6 +473,26 @@ TEST_CASE("attention_head_s8 matches the reference and AVX2 matches portable", "
           CHECK(compare_s8(avx, ref).max_abs <= 1);
         }
 #endif
+#if defined(__aarch64__)
+        for (const NeonS8& k : neon_s8_kernels()) {
+          INFO(k.name);
+          std::vector<uint8_t> neon_probs;
+          const auto out = run_s8(c, k.fn, &neon_probs);
+          const DiffStats dn = compare_s8(out, port);
+          if (c.mask.empty()) {  // without a mask both paths keep row i's probabilities at i*n
+            int worst_p = 0;
+            for (size_t t = 0; t < neon_probs.size(); ++t)
+              worst_p = std::max(worst_p, std::abs(int(neon_probs[t]) - int(port_probs[t])));
+            CHECK(worst_p <= 1);
+          }
+          CHECK(dn.max_abs <= 1);
+          neon_diff += dn.differing;
+          neon_total += dn.total;
+          worst_neon = std::max(worst_neon, dn.max_abs);
+          CHECK(compare_s8(out, ref).max_abs <= 1);
+          neon_names.insert(k.name);
+        }
+#endif
       }
     }
   }
@@ -453,6 +501,12 @@ TEST_CASE("attention_head_s8 matches the reference and AVX2 matches portable", "
             << "\n";
   // Off-by-one only at rounding ties: must be rare.
   CHECK(ref_diff * 200 < ref_total);
+#if defined(__aarch64__)
+  std::cout << "[attention_s8] NEON (";
+  for (const auto& nm : neon_names) std::cout << nm << " ";
+  std::cout << ") vs portable: " << neon_diff << " of " << neon_total << " outputs off by <= " << worst_neon << "\n";
+  CHECK(neon_diff * 200 < neon_total);
+#endif
 }
 
 TEST_CASE("attention_head_s8 extreme inputs (-128 everywhere, saturation)", "[kernels][attention]") {
@@ -473,6 +527,14 @@ TEST_CASE("attention_head_s8 extreme inputs (-128 everywhere, saturation)", "[ke
         const auto avx = run_s8(c, kn::attention_head_s8_avx2);
         CHECK(compare_s8(avx, ref).max_abs <= 1);
         CHECK(compare_s8(avx, port).max_abs == 0);
+      }
+#endif
+#if defined(__aarch64__)
+      for (const NeonS8& k : neon_s8_kernels()) {
+        INFO(k.name);
+        const auto out = run_s8(c, k.fn);
+        CHECK(compare_s8(out, ref).max_abs <= 1);
+        CHECK(compare_s8(out, port).max_abs == 0);
       }
 #endif
       // huge context scale: everything rounds to the zero point; tiny: saturates
@@ -745,6 +807,13 @@ TEST_CASE("GELU lookup table is exact and apply_lut_s8 matches", "[kernels][gelu
       for (size_t i = 0; i < len; ++i) CHECK(c[i] == a[i]);
     }
 #endif
+#if defined(__aarch64__)
+    {
+      std::vector<int8_t> c = x;
+      kn::apply_lut_s8_neon(c.data(), len, lut);
+      for (size_t i = 0; i < len; ++i) CHECK(c[i] == a[i]);
+    }
+#endif
   }
 }
 
@@ -877,6 +946,12 @@ TEST_CASE("attention_head_s8 timing (informational)", "[kernels][timing]") {
     if (have_avx2()) {
       const double ta = time_us(kn::attention_head_s8_avx2, a, iters * 5);
       msg << ", avx2 " << ta << " us, speedup " << tp / ta << "x";
+    }
+#endif
+#if defined(__aarch64__)
+    for (const NeonS8& k : neon_s8_kernels()) {
+      const double tn = time_us(k.fn, a, iters * 5);
+      msg << ", " << k.name << " " << tn << " us, speedup " << tp / tn << "x";
     }
 #endif
     std::cout << "[timing] " << msg.str() << "\n";

@@ -206,8 +206,15 @@ void attention_head_s8(const AttentionHeadS8& args) {
     attention_head_s8_avx2(args);
     return;
   }
-#endif
   attention_head_s8_portable(args);
+#elif defined(__aarch64__)
+  if (cpu_has_neon_dot())
+    attention_head_s8_neon_dot(args);
+  else
+    attention_head_s8_neon(args);
+#else
+  attention_head_s8_portable(args);
+#endif
 }
 
 void attention_head_f32(const AttentionHeadF32& args) {

@@ -22,7 +22,8 @@ namespace kernels {
 // quantized probabilities at offset i*n (the AVX2 path stores only the valid keys, compacted);
 // `packed` (2*n*head_dim + 64 bytes) holds the AVX2 path's repacked K and V. Contents after the
 // call are unspecified. No heap allocation. head_dim up to kAttentionMaxHeadDimAvx2 runs the AVX2
-// path; larger heads fall back to the portable code.
+// path (kAttentionMaxHeadDimNeon the NEON paths, which store compacted rows like AVX2 and use
+// `packed` for V only); larger heads fall back to the portable code.
 struct AttentionHeadS8 {
   const int8_t* q;
   const int8_t* k;
@@ -42,6 +43,7 @@ struct AttentionHeadS8 {
 };
 
 constexpr int kAttentionMaxHeadDimAvx2 = 1024;
+constexpr int kAttentionMaxHeadDimNeon = 1024;
 
 // Scratch sizes the caller must provide for a head of n tokens and head_dim channels.
 constexpr size_t attention_s8_scores_floats(size_t n) { return n * n; }
@@ -52,6 +54,10 @@ void attention_head_s8(const AttentionHeadS8& args);  // picks the best implemen
 void attention_head_s8_portable(const AttentionHeadS8& args);
 #if defined(__x86_64__) || defined(__i386__)
 void attention_head_s8_avx2(const AttentionHeadS8& args);  // requires cpu_has_avx2_fma()
+#endif
+#if defined(__aarch64__)
+void attention_head_s8_neon(const AttentionHeadS8& args);      // any ARMv8-A core
+void attention_head_s8_neon_dot(const AttentionHeadS8& args);  // requires cpu_has_neon_dot()
 #endif
 
 // Float attention for one head (reference model):

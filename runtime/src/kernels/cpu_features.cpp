@@ -1,6 +1,15 @@
 // Run-time CPU feature detection for the kernel dispatchers.
 #include "kernels/cpu_features.h"
 
+#if defined(__aarch64__) && defined(__linux__)  // Linux and Android
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1UL << 20)
+#endif
+#elif defined(__aarch64__) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
+
 namespace edgebert {
 namespace kernels {
 
@@ -13,10 +22,28 @@ bool detect_avx2_fma() {
   return false;
 #endif
 }
+bool detect_neon_dot() {
+#if defined(__aarch64__) && defined(__linux__)
+  return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#elif defined(__aarch64__) && defined(__APPLE__)
+  int v = 0;
+  size_t size = sizeof v;
+  return sysctlbyname("hw.optional.arm.FEAT_DotProd", &v, &size, nullptr, 0) == 0 && v != 0;
+#elif defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+  return true;  // built for a dotprod target
+#else
+  return false;
+#endif
+}
 }  // namespace
 
 bool cpu_has_avx2_fma() {
   static const bool has = detect_avx2_fma();  // thread-safe static init, no heap
+  return has;
+}
+
+bool cpu_has_neon_dot() {
+  static const bool has = detect_neon_dot();
   return has;
 }
 

@@ -8,5 +8,9 @@ namespace kernels {
 // Always false on non-x86 builds. Thread-safe; the answer is computed once.
 bool cpu_has_avx2_fma();
 
+// True on aarch64 cores with the dot-product instructions (sdot/udot, HWCAP_ASIMDDP), i.e. the
+// *_neon_dot kernels may run. Always false elsewhere. Thread-safe; computed once.
+bool cpu_has_neon_dot();
+
 }  // namespace kernels
 }  // namespace edgebert

@@ -39,6 +39,9 @@ void apply_lut_s8(int8_t* x, size_t count, const int8_t lut[256]) {
     apply_lut_s8_avx2(x, count, lut);
     return;
   }
+#elif defined(__aarch64__)
+  apply_lut_s8_neon(x, count, lut);
+  return;
 #endif
   apply_lut_s8_portable(x, count, lut);
 }

@@ -25,6 +25,9 @@ void gelu_f32_portable(float* x, size_t count);
 void apply_lut_s8_avx2(int8_t* x, size_t count, const int8_t lut[256]);
 void gelu_f32_avx2(float* x, size_t count);
 #endif
+#if defined(__aarch64__)
+void apply_lut_s8_neon(int8_t* x, size_t count, const int8_t lut[256]);
+#endif
 
 }  // namespace kernels
 }  // namespace edgebert

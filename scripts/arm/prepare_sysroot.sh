@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Prepares a cross-compilation sysroot for edgebert: Debian's ARM builds of XNNPACK, pthreadpool,
+# cpuinfo and Catch2 (tests) unpacked (not installed: the -dev packages cannot be co-installed
+# with the amd64 ones) into SYSROOT_DIR, plus the host's FlatBuffers headers (header-only on the
+# target; flatc runs on the host and must match them).
+# The C library and the compiler come from Debian's cross toolchain (crossbuild-essential-ARCH),
+# not from this folder.
+#
+# usage: scripts/arm/prepare_sysroot.sh SYSROOT_DIR [arm64|armhf]
+# Needs root (or sudo) for dpkg --add-architecture and apt-get update. Idempotent: an up-to-date
+# sysroot (same package versions) is left alone.
+set -euo pipefail
+if [ $# -lt 1 ]; then
+  echo "usage: $0 SYSROOT_DIR [arm64|armhf]" >&2
+  exit 2
+fi
+SYSROOT=$1
+ARCH=${2:-arm64}
+PKGS=(libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo-dev libcpuinfo0 catch2)
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+
+[ -f /usr/include/flatbuffers/flatbuffers.h ] ||
+  { echo "[sysroot] /usr/include/flatbuffers missing: run scripts/install_deps.sh first" >&2; exit 1; }
+
+candidate() { apt-cache policy "$1:$ARCH" 2>/dev/null | awk '/Candidate:/ {print $2}'; }
+
+if ! dpkg --print-foreign-architectures | grep -qx "$ARCH"; then
+  echo "[sysroot] dpkg --add-architecture $ARCH"
+  $SUDO dpkg --add-architecture "$ARCH"
+fi
+if [ -z "$(candidate libxnnpack-dev)" ] || [ "$(candidate libxnnpack-dev)" = "(none)" ]; then
+  # A mirror that is mid-sync can fail one index (apt-get update then exits non-zero) while
+  # the packages we need are available: go on, and let apt-get download say if they are not.
+  $SUDO apt-get update -q || echo "[sysroot] warning: apt-get update reported errors; continuing"
+fi
+
+# The version list of what we unpack: the sysroot is rebuilt when it changes.
+want=""
+for p in "${PKGS[@]}"; do
+  v=$(candidate "$p")
+  if [ -z "$v" ] || [ "$v" = "(none)" ]; then
+    echo "[sysroot] no candidate for $p:$ARCH (apt-get update failed?)" >&2
+    exit 1
+  fi
+  want+="$p:$ARCH=$v"$'\n'
+done
+STAMP=$SYSROOT/.edgebert-sysroot
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
+  echo "[sysroot] $SYSROOT is up to date ($ARCH)"
+else
+  echo "[sysroot] unpacking ${PKGS[*]} ($ARCH) into $SYSROOT"
+  rm -rf "$SYSROOT"
+  mkdir -p "$SYSROOT"
+  debs=$(mktemp -d)
+  trap 'rm -rf "$debs"' EXIT
+  # apt-get download runs as the _apt user when it can; the folder must be writable for it.
+  chmod 777 "$debs"
+  (cd "$debs" && apt-get download -q $(for p in "${PKGS[@]}"; do printf '%s:%s ' "$p" "$ARCH"; done))
+  for deb in "$debs"/*.deb; do dpkg -x "$deb" "$SYSROOT"; done
+  rm -rf "$SYSROOT/usr/share/doc" "$SYSROOT/usr/share/lintian"
+  printf '%s' "$want" > "$STAMP"
+fi
+
+# FlatBuffers headers, refreshed from the host every time (flatc must match them).
+rm -rf "$SYSROOT/usr/include/flatbuffers"
+cp -r /usr/include/flatbuffers "$SYSROOT/usr/include/"
+echo "[sysroot] ready: $SYSROOT ($(ls "$SYSROOT"/usr/lib/*/lib*.so | wc -l) shared libraries)"

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The ARM part of CI (called by scripts/test.sh; runs on its own too). For one target:
+#   aarch64  64-bit ARM Linux (toolchains/aarch64-linux-gnu.cmake): the whole CTest suite under
+#            qemu-aarch64, the kernel tests on two emulated CPUs (QEMU_CPU=max with the
+#            dot-product instructions, cortex-a53 without);
+#   armv7    32-bit ARMv7 + NEON, hard-float (toolchains/arm-linux-gnueabihf.cmake): a subset
+#            under qemu-arm that covers every kernel, the planner, the tokenizer, the loader and
+#            the C API (test_kernels, test_planner, test_tokenizer, test_checkpoint,
+#            test_bad_input, test_session_plan, shared_library_exports).
+# Both: install the cross compiler, qemu-user and a sysroot of Debian's ARM XNNPACK/pthreadpool/
+# cpuinfo (scripts/arm/prepare_sysroot.sh), cross-build everything (Release), run the tests,
+# compare edgebert-run's outputs with the x86 build's (scripts/arm/compare_with_x86.sh), check the
+# installed package with the example program (scripts/check_install.sh) and print stripped sizes.
+#
+# usage: scripts/arm/test_arm.sh aarch64|armv7 [X86_BUILD_DIR]
+#   X86_BUILD_DIR: an x86-64 Release build with edgebert-convert and edgebert-run (default
+#   build/release, built if missing). Its converter makes the test models: .ebm files are the same
+#   on every platform, and the emulated converter is ~60x slower (the cross-built converter is
+#   still tested under emulation, by test_converter on aarch64).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+TARGET=${1:-}
+X86=${2:-$ROOT/build/release}
+case "$TARGET" in
+  aarch64) DEBARCH=arm64 TRIPLE=aarch64-linux-gnu QARCH=aarch64 TOOLCHAIN=aarch64-linux-gnu.cmake
+           TESTS=() ;;
+  armv7) DEBARCH=armhf TRIPLE=arm-linux-gnueabihf QARCH=arm TOOLCHAIN=arm-linux-gnueabihf.cmake
+         TESTS=(-R '^(test_kernels|test_planner|test_tokenizer|test_checkpoint|test_bad_input|test_session_plan|shared_library_exports)$') ;;
+  *) echo "usage: $0 aarch64|armv7 [X86_BUILD_DIR]" >&2; exit 2 ;;
+esac
+SYSROOT=$ROOT/build/arm-sysroot-$DEBARCH
+BUILD=$ROOT/build/arm-$TARGET
+JOBS=$(nproc)
+t0=$SECONDS
+
+"$ROOT/scripts/install_deps.sh" "--$TARGET"
+"$ROOT/scripts/arm/prepare_sysroot.sh" "$SYSROOT" "$DEBARCH"
+if [ ! -x "$X86/edgebert-convert" ] || [ ! -x "$X86/edgebert-run" ]; then
+  cmake -S "$ROOT" -B "$X86" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
+  cmake --build "$X86" -j "$JOBS" --target edgebert-convert edgebert-run
+fi
+t_setup=$SECONDS
+
+echo "== $TARGET: cross build (Release)"
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_TOOLCHAIN_FILE="$ROOT/toolchains/$TOOLCHAIN" -DEDGEBERT_SYSROOT="$SYSROOT" \
+  -DEDGEBERT_HOST_CONVERTER="$X86/edgebert-convert"
+cmake --build "$BUILD" -j "$JOBS"
+t_build=$SECONDS
+
+echo "== $TARGET: tests under qemu-$QARCH"
+ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" "${TESTS[@]}"
+t_test=$SECONDS
+
+echo "== $TARGET: edgebert-run under qemu-$QARCH vs x86-64"
+"$ROOT/scripts/arm/compare_with_x86.sh" "$X86" "$BUILD" "$SYSROOT" "$BUILD/compare" "$QARCH"
+
+echo "== $TARGET: install, exports, example program against the installed package"
+"$ROOT/scripts/check_install.sh" "$BUILD" "$BUILD/install-check" "$BUILD/compare/model.int8.ebm" \
+  "$ROOT/toolchains/$TOOLCHAIN" "$SYSROOT"
+
+echo "== $TARGET: stripped sizes"
+for f in libedgebert.so.0.1.0 edgebert-run edgebert-bench edgebert-convert; do
+  [ -f "$BUILD/$f" ] || continue
+  tmp=$(mktemp)
+  "$TRIPLE-strip" -o "$tmp" "$BUILD/$f"
+  b=$(stat -c %s "$tmp")
+  rm -f "$tmp"
+  printf '%-22s %9d bytes (%d KiB) stripped\n' "$f" "$b" $(((b + 1023) / 1024))
+done
+echo "== $TARGET passed: setup $((t_setup - t0)) s, build $((t_build - t_setup)) s, tests $((t_test - t_build)) s, total $((SECONDS - t0)) s"
