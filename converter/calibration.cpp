@@ -41,30 +41,6 @@ const char* const kBuiltinSentences[] = {
 
 }  // namespace
 
-void Range::update(const float* x, size_t n) {
-  if (n == 0) return;
-  auto [mn, mx] = std::minmax_element(x, x + n);
-  if (!seen) {
-    min = *mn;
-    max = *mx;
-    seen = true;
-  } else {
-    min = std::min(min, *mn);
-    max = std::max(max, *mx);
-  }
-}
-
-void StatsCollector::observe(int layer, GemmKind kind, const FloatLinear& l, const float* x, const float* y,
-                             size_t rows) {
-  GemmStats& s = stats_[layer][static_cast<int>(kind)];
-  s.input.update(x, rows * l.in);
-  s.output.update(y, rows * l.out);
-  if (s.output_channel_absmax.empty()) s.output_channel_absmax.assign(l.out, 0.f);
-  for (size_t r = 0; r < rows; ++r)
-    for (int c = 0; c < l.out; ++c)
-      s.output_channel_absmax[c] = std::max(s.output_channel_absmax[c], std::fabs(y[r * l.out + c]));
-}
-
 CalibrationInputs make_calibration_inputs(const FloatBert& m, const std::vector<std::string>* vocab,
                                           bool do_lower_case, const std::string& text_file, int max_len) {
   CalibrationInputs out;
@@ -77,13 +53,74 @@ CalibrationInputs make_calibration_inputs(const FloatBert& m, const std::vector<
   if (!m.has_embeddings) {
     if (!text_file.empty())
       throw std::runtime_error(text_file + ": this checkpoint has no embedding tables, so text calibration is impossible");
+    // Synthetic embedding outputs with the statistics an embedding LayerNorm produces: every token
+    // z ~ N(0, I) normalised to mean 0 / variance 1, then x[c] = gamma[c] z[c] + beta[c]. The
+    // embedding LayerNorm's own gamma/beta are missing, so (gamma[c], beta[c]) is taken per
+    // dimension from one of the model's own encoder LayerNorms, chosen at random per dimension
+    // and per sequence: the residual stream keeps its per-dimension scale and offset structure
+    // across layers, and the draw per sequence covers the uncertainty about which one applies.
     std::normal_distribution<float> nd(0.f, 1.f);
-    for (int s = 0; s < 16; ++s) {
-      const int n = std::min(max_len, 8 + 8 * s);
-      for (int t = 0; t < n * H; ++t) b.embeddings.push_back(nd(rng));
+    std::vector<const FloatLayerNorm*> norms;
+    for (const FloatLayer& L : m.layers) {
+      norms.push_back(&L.attention_norm);
+      norms.push_back(&L.output_norm);
+    }
+    std::uniform_int_distribution<size_t> pick(0, norms.size() - 1);
+    std::vector<int> lengths = {1, 2, 3, 5, 8, 12, 16, 24, 32, 48, 64, 96, 128, 128, 8, 16, 32, 64};
+    if (max_len > 128) lengths.push_back(max_len);
+    std::vector<float> gamma(H), beta(H), z(H);
+    auto draw_norm = [&] {
+      for (int c = 0; c < H; ++c) {
+        const FloatLayerNorm* ln = norms[pick(rng)];
+        gamma[c] = ln->gamma[c];
+        beta[c] = ln->beta[c];
+      }
+    };
+    // One token: z (already drawn, possibly with spikes) layer-normalised, then gamma/beta.
+    auto emit = [&] {
+      double mean = 0, var = 0;
+      for (int c = 0; c < H; ++c) mean += z[c];
+      mean /= H;
+      for (int c = 0; c < H; ++c) var += (z[c] - mean) * (z[c] - mean);
+      const double inv = 1.0 / std::sqrt(var / H + 1e-12);
+      for (int c = 0; c < H; ++c) b.embeddings.push_back(static_cast<float>((z[c] - mean) * inv) * gamma[c] + beta[c]);
+    };
+    for (int len : lengths) {
+      const int n = std::min(max_len, len);
+      draw_norm();
+      for (int t = 0; t < n; ++t) {
+        for (int c = 0; c < H; ++c) z[c] = nd(rng);
+        emit();
+      }
       b.starts.push_back(b.starts.back() + n);
     }
-    out.source = "builtin-v1 (random N(0,1) embeddings)";
+    // Special-token probes: real inputs start with [CLS] (and end with [SEP]), whose embedding
+    // outputs are fixed vectors that trained models often concentrate in one or two dimensions
+    // (close to the LayerNorm bound sqrt(H - 1) |gamma|), and to which the encoder responds with
+    // its largest activations. Their directions are unknown here, so probe sequences (4 tokens)
+    // start with a token dominated by dimension c (about 0.79 sqrt(H) before gamma) plus a second
+    // random dimension (about 0.47 sqrt(H)), c running over a random permutation of the
+    // dimensions with both signs (at most 256 probes).
+    std::vector<int> perm(H);
+    for (int c = 0; c < H; ++c) perm[c] = c;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    std::uniform_int_distribution<int> any_dim(0, H - 1);
+    const int probes = std::min(2 * H, 256);
+    const float s1 = 2.f * std::sqrt(static_cast<float>(H)), s2 = 0.6f * s1;
+    for (int p = 0; p < probes && max_len >= 1; ++p) {
+      const int n = std::min(max_len, 4);
+      draw_norm();
+      for (int t = 0; t < n; ++t) {
+        for (int c = 0; c < H; ++c) z[c] = nd(rng);
+        if (t == 0) {
+          z[perm[(p / 2) % H]] += (p % 2 ? -s1 : s1);
+          z[any_dim(rng)] += (nd(rng) < 0 ? -s2 : s2);
+        }
+        emit();
+      }
+      b.starts.push_back(b.starts.back() + n);
+    }
+    out.source = "builtin-v2 (synthetic embedding outputs, LayerNorm statistics of the model's own encoder)";
     return out;
   }
 
@@ -142,8 +179,11 @@ CalibrationInputs make_calibration_inputs(const FloatBert& m, const std::vector<
     std::uniform_int_distribution<int32_t> tok_dist(0, m.config.vocab_size - 1);
     std::vector<int> lengths = {1, 2, 3, 5, 8, 16, 32, 64, 128};
     if (max_len > 128) lengths.push_back(max_len);
+    // Without a vocabulary these sequences are the whole calibration set: add more of them.
+    if (!vocab || vocab->empty())
+      for (int len : {4, 24, 64, 128, 128}) lengths.push_back(len);
     for (int len : lengths) {
-      if (len > max_len) break;
+      if (len > max_len) continue;
       const int n = len;
       std::vector<int32_t> ids(n);
       for (int& id : ids) id = tok_dist(rng);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "converter/activation_params.h"
 #include "converter/calibration.h"
 #include "converter/checkpoint/hf_checkpoint.h"
 #include "converter/float_bert.h"
@@ -39,43 +40,27 @@ bool match_from(const char* p, const char* s) {
   return *s == '\0';
 }
 
-// Quantization parameters for one GEMM from its calibration statistics.
-void choose_activation_params(const FloatBert& m, GemmKind kind, const GemmStats& st, ConvertedLinear& c) {
-  c.input = affine_from_range(st.input.min, st.input.max);
-  const int out = c.source->out;
-  switch (kind) {
-    case GemmKind::kQkv: {
-      // Symmetric, one scale per head within each of the Q, K, V sections (attention core needs
-      // a single scale per head slice; the per-channel vector folds into XNNPACK's multipliers).
-      const int H = m.config.hidden_size, d = m.head_dim();
-      c.output.channel_scales.assign(out, 1.f);
-      for (int sec = 0; sec < 3; ++sec)
-        for (int h = 0; h < m.config.num_attention_heads; ++h) {
-          float a = 0;
-          for (int i = 0; i < d; ++i) a = std::max(a, st.output_channel_absmax[sec * H + h * d + i]);
-          for (int i = 0; i < d; ++i) c.output.channel_scales[sec * H + h * d + i] = symmetric_scale(a);
-        }
-      break;
-    }
-    case GemmKind::kIntermediate:
-      c.output = affine_from_range(st.output.min, st.output.max);  // feeds the GELU table
-      break;
-    case GemmKind::kAttentionOutput:
-    case GemmKind::kOutput:
-      // Dequantized into the float residual stream: one scale per output channel is free.
-      c.output.channel_scales.resize(out);
-      for (int i = 0; i < out; ++i) c.output.channel_scales[i] = symmetric_scale(st.output_channel_absmax[i]);
-      break;
+// Chooses every GEMM's quantization as soon as the float reference has produced that GEMM's
+// calibration activations (no activation is stored).
+class Calibrator : public GemmObserver {
+ public:
+  Calibrator(const FloatBert& m, Scheme scheme, std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers)
+      : m_(m), scheme_(scheme), layers_(layers) {}
+  void observe(int layer, GemmKind kind, const FloatLinear&, const float* x, const float* y, size_t rows) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    choose_gemm_params(m_, kind, scheme_, x, y, rows, layers_[layer][static_cast<int>(kind)]);
+    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  c.output.observed_min = st.output.min;
-  c.output.observed_max = st.output.max;
-  if (c.output.channel_scales.empty()) return;
-  // XNNPACK requires input_scale * kernel_scale / output_scale < 256 per channel.
-  for (int i = 0; i < out; ++i) {
-    const float floor = c.input.scale * c.weight.scales[i] / 255.f;
-    if (c.output.channel_scales[i] < floor) c.output.channel_scales[i] = floor;
-  }
-}
+  double seconds() const { return seconds_; }
+
+ private:
+  double seconds_ = 0;
+  const FloatBert& m_;
+  Scheme scheme_;
+  std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers_;
+};
+
+float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 
 struct ErrorAccumulator {
   double in_err = 0, w_err = 0, tot_err = 0, ref = 0;
@@ -91,27 +76,49 @@ class ErrorObserver : public GemmObserver {
     if (!c.int8) return;
     ErrorAccumulator& a = acc_[layer][static_cast<int>(kind)];
     const size_t nx = rows * l.in, ny = rows * l.out;
-    xq_.assign(x, x + nx);
+    // With SmoothQuant factors f the int8 GEMM computes quantize(x / f) . quantize(W * f)^T.
+    const std::vector<float>& f = c.input_factors;
+    xs_.assign(x, x + nx);
+    FloatLinear ws = l;  // W * f in float
+    if (!f.empty()) {
+      for (size_t r = 0; r < rows; ++r)
+        for (int i = 0; i < l.in; ++i) xs_[r * l.in + i] /= f[i];
+      for (int o = 0; o < l.out; ++o)
+        for (int i = 0; i < l.in; ++i) ws.weight[static_cast<size_t>(o) * l.in + i] *= f[i];
+    }
+    xq_ = xs_;
     fake_quantize(xq_.data(), nx, c.input);
-    FloatLinear wq = l;  // dequantized int8 weights
+    FloatLinear wq = ws;  // dequantized int8 weights
     for (int o = 0; o < l.out; ++o)
       for (int i = 0; i < l.in; ++i)
         wq.weight[static_cast<size_t>(o) * l.in + i] = c.weight.q[static_cast<size_t>(o) * l.in + i] * c.weight.scales[o];
+    // The intermediate GEMM's output only matters through GELU (whose table may clip the flat
+    // negative side freely): its errors are measured after GELU.
+    const bool after_gelu = kind == GemmKind::kIntermediate;
+    ref_.assign(y, y + ny);
+    if (after_gelu)
+      for (float& v : ref_) v = gelu(v);
+    auto sq_err = [&](std::vector<float>& t) {
+      double e = 0;
+      for (size_t i = 0; i < ny; ++i) {
+        const float v = after_gelu ? gelu(t[i]) : t[i];
+        e += (v - ref_[i]) * double(v - ref_[i]);
+      }
+      return e;
+    };
     y1_.resize(ny);
-    linear_forward(l, xq_.data(), rows, y1_.data());  // input quantization only
-    for (size_t i = 0; i < ny; ++i) a.in_err += (y1_[i] - y[i]) * double(y1_[i] - y[i]);
-    linear_forward(wq, x, rows, y1_.data());  // weight quantization only
-    for (size_t i = 0; i < ny; ++i) a.w_err += (y1_[i] - y[i]) * double(y1_[i] - y[i]);
+    linear_forward(ws, xq_.data(), rows, y1_.data());  // input quantization only
+    a.in_err += sq_err(y1_);
+    linear_forward(wq, xs_.data(), rows, y1_.data());  // weight quantization only
+    a.w_err += sq_err(y1_);
     linear_forward(wq, xq_.data(), rows, y1_.data());
     if (c.output.channel_scales.empty()) {
       fake_quantize(y1_.data(), ny, c.output);
     } else {
       fake_quantize_channels(y1_.data(), rows, l.out, c.output.channel_scales);
     }
-    for (size_t i = 0; i < ny; ++i) {
-      a.tot_err += (y1_[i] - y[i]) * double(y1_[i] - y[i]);
-      a.ref += y[i] * double(y[i]);
-    }
+    a.tot_err += sq_err(y1_);
+    for (size_t i = 0; i < ny; ++i) a.ref += ref_[i] * double(ref_[i]);
   }
   std::vector<GemmReportRow> rows() const {
     std::vector<GemmReportRow> out;
@@ -135,7 +142,7 @@ class ErrorObserver : public GemmObserver {
  private:
   std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers_;
   std::vector<std::array<ErrorAccumulator, kGemmsPerLayer>> acc_;
-  std::vector<float> xq_, y1_;
+  std::vector<float> xs_, xq_, y1_, ref_;
 };
 
 }  // namespace
@@ -240,36 +247,42 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
     result.calibration_tokens = calib.batch.total_tokens();
     log("calibrating on " + calib.source + ": " + std::to_string(calib.batch.num_sequences()) + " sequences, " +
         std::to_string(calib.batch.total_tokens()) + " tokens");
-    StatsCollector stats(m.layers.size());
-    reference_encoder(m, calib.batch, &stats);
-
     cm.layers.resize(m.layers.size());
     for (size_t l = 0; l < m.layers.size(); ++l)
       for (int k = 0; k < kGemmsPerLayer; ++k) {
-        const GemmKind kind = static_cast<GemmKind>(k);
         ConvertedLinear& c = cm.layers[l][k];
-        c.source = &m.layers[l].gemm(kind);
+        c.source = &m.layers[l].gemm(static_cast<GemmKind>(k));
         c.int8 = true;
         for (const std::string& p : o.keep_fp32)
           if (gemm_name_matches(p, c.source->name)) c.int8 = false;
-        c.weight = quantize_rows_symmetric(c.source->weight.data(), c.source->out, c.source->in);
-        choose_activation_params(m, kind, stats.at(static_cast<int>(l), kind), c);
-        if (!c.int8) c.weight = RowQuantized{};
       }
+    Calibrator calibrator(m, o.scheme, cm.layers);
+    auto secs_since = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
+    auto t_cal = std::chrono::steady_clock::now();
+    reference_encoder(m, calib.batch, &calibrator);
+    char msg[160];
+    std::snprintf(msg, sizeof msg, "calibration and %s parameter choice: %.2f s (of which choosing parameters %.2f s)",
+                  scheme_name(o.scheme), secs_since(t_cal), calibrator.seconds());
     if (m.has_embeddings)
       cm.word_embeddings = quantize_rows_symmetric(m.word_embeddings.data(), cfg.vocab_size, cfg.hidden_size);
     cm.calibration_source = calib.source;
-    cm.calibration_method = "minmax";
+    cm.calibration_method = scheme_method_name(o.scheme);
     cm.calibration_sequences = static_cast<int>(calib.batch.num_sequences());
     cm.calibration_tokens = static_cast<int>(calib.batch.total_tokens());
+    log(msg);
 
     if (o.error_report) {
       log("measuring per-GEMM int8 error on the calibration inputs");
-      // The report runs on the calibration sequences of up to 128 tokens (all of them for the
-      // usual inputs), which keeps conversion of large models within seconds.
+      // The report runs on the calibration sequences of up to 128 tokens, at most 256 tokens in
+      // all (an estimate), which keeps conversion of large models within seconds.
+      auto t_err = std::chrono::steady_clock::now();
       ErrorObserver err(cm.layers);
-      reference_encoder(m, select_sequences(calib.batch, 128, SIZE_MAX), &err);
+      reference_encoder(m, select_sequences(calib.batch, 128, 256), &err);
       result.report = err.rows();
+      std::snprintf(msg, sizeof msg, "error report: %.2f s", secs_since(t_err));
+      log(msg);
     }
   }
 

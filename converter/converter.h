@@ -8,6 +8,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include "converter/activation_params.h"
 #include "converter/checkpoint/hf_checkpoint.h"
 #include "converter/float_bert.h"
 
@@ -23,11 +24,13 @@ struct ConvertOptions {
   bool quiet = false;                       // no progress/report on stderr
   bool error_report = true;                 // run the per-GEMM error pass (int8)
   bool quick_calibration = false;           // ~100 calibration tokens (synthetic benchmark models)
+  Scheme scheme = Scheme::kAuto;            // int8 quantization scheme (activation_params.h)
 };
 
 // One row of the per-GEMM error report: the relative L2 error the int8 GEMM introduces
 // (input and output quantization plus int8 weights) against its float32 result, measured on
-// the float reference's own activations over the calibration inputs.
+// the float reference's own activations over the calibration inputs. The intermediate GEMM is
+// measured after GELU (what the next GEMM sees).
 struct GemmReportRow {
   std::string name;
   bool int8 = false;

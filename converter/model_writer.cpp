@@ -52,6 +52,7 @@ Offset<fb::ActQuant> act_quant(FlatBufferBuilder& b, const ActivationQuant& q) {
   if (!q.channel_scales.empty()) ab.add_scales(sc);
   ab.add_observed_min(q.observed_min);
   ab.add_observed_max(q.observed_max);
+  ab.add_range_method(q.mse ? fb::RangeMethod::MSE : q.headroom ? fb::RangeMethod::HEADROOM : fb::RangeMethod::MINMAX);
   return ab.Finish();
 }
 
@@ -65,9 +66,11 @@ Offset<fb::Linear> linear(FlatBufferBuilder& b, const FloatLinear& f, const Conv
   }
   auto bias = f32_tensor(b, f.name + ".bias", f.bias, {f.out});
   Offset<fb::ActQuant> in, out;
+  Offset<flatbuffers::Vector<float>> factors;
   if (c && int8_model) {
     in = act_quant(b, c->input);
     out = act_quant(b, c->output);
+    if (c->int8 && !c->input_factors.empty()) factors = b.CreateVector(c->input_factors);
   }
   auto name = b.CreateString(f.name);
   fb::LinearBuilder lb(b);
@@ -80,6 +83,10 @@ Offset<fb::Linear> linear(FlatBufferBuilder& b, const FloatLinear& f, const Conv
   if (c && int8_model) {
     lb.add_input_quant(in);
     lb.add_output_quant(out);
+    if (!factors.IsNull()) {
+      lb.add_input_channel_factors(factors);
+      lb.add_smoothing_alpha(c->smoothing_alpha);
+    }
   }
   return lb.Finish();
 }

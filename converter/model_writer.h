@@ -16,8 +16,10 @@ namespace edgebert::convert {
 struct ConvertedLinear {
   const FloatLinear* source = nullptr;
   bool int8 = false;             // execution precision
-  RowQuantized weight;           // int8 only
+  RowQuantized weight;           // int8 only (of W[:, c] * input_factors[c] when factors are used)
   ActivationQuant input, output; // filled for every GEMM of an int8 model
+  std::vector<float> input_factors;  // int8 qkv/intermediate only, optional (SmoothQuant)
+  float smoothing_alpha = 0.f;       // migration strength behind input_factors (0: none)
 };
 
 struct ConvertedModel {

@@ -15,6 +15,10 @@ struct RowQuantized {
   std::vector<float> scales;
 };
 RowQuantized quantize_rows_symmetric(const float* w, size_t rows, size_t cols);
+// The same, with each row's clipping (76% .. 100% of its absmax, in 4% steps) chosen to minimise the
+// squared error weighted per column by col_weight (the input channel's mean square: the GEMM's
+// output error); col_weight null: plain absmax.
+RowQuantized quantize_rows_weighted(const float* w, size_t rows, size_t cols, const float* col_weight);
 
 // Activation quantization: real = (q - zero_point) * scale (per tensor), or, when
 // `channel_scales` is non-empty, real = q * channel_scales[c] (symmetric per channel).
@@ -23,6 +27,8 @@ struct ActivationQuant {
   int32_t zero_point = 0;
   std::vector<float> channel_scales;
   float observed_min = 0.f, observed_max = 0.f;
+  bool mse = false;       // range chosen by the MSE clipping search (else min/max)
+  bool headroom = false;  // per-channel ranges widened to the single-input bound (see activation_params.h)
 };
 
 // Affine parameters covering [min(lo, 0), max(hi, 0)] with 256 levels.

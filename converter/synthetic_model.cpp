@@ -72,20 +72,24 @@ bool parse_synthetic_spec(const std::string& text, SyntheticSpec* spec, std::str
     else if (key == "max_position") spec->max_position = iv;
     else if (key == "labels") spec->labels = iv;
     else if (key == "seed") spec->seed = static_cast<uint32_t>(iv);
+    else if (key == "outliers") spec->outliers = iv;
     else {
-      *error = "unknown key '" + key + "' (hidden, heads, layers, intermediate, vocab, max_position, labels, seed)";
+      *error = "unknown key '" + key +
+               "' (hidden, heads, layers, intermediate, vocab, max_position, labels, seed, outliers)";
       return false;
     }
   }
   if (spec->hidden < 1 || spec->heads < 1 || spec->hidden % spec->heads || spec->layers < 1 || spec->intermediate < 1 ||
-      spec->vocab < 4 || spec->max_position < 1) {
-    *error = "inconsistent model: hidden must be divisible by heads and every size positive";
+      spec->vocab < 4 || spec->max_position < 1 || spec->outliers > 8 ||
+      (spec->outliers > 0 && (spec->hidden < 4 * spec->outliers || spec->intermediate < 4 * spec->outliers))) {
+    *error = "inconsistent model: hidden must be divisible by heads, every size positive, outliers at most 8 "
+             "(and hidden, intermediate >= 4 x outliers)";
     return false;
   }
   return true;
 }
 
-FloatBert make_synthetic_bert(const SyntheticSpec& s) {
+FloatBert make_synthetic_bert(const SyntheticSpec& s, std::vector<int>* outlier_dims) {
   Rng rng(s.seed);
   FloatBert m;
   BertConfig& c = m.config;
@@ -114,6 +118,40 @@ FloatBert make_synthetic_bert(const SyntheticSpec& s) {
     L.intermediate = linear(p + gemm_kind_suffix(GemmKind::kIntermediate), s.intermediate, s.hidden, rng);
     L.output = linear(p + gemm_kind_suffix(GemmKind::kOutput), s.hidden, s.intermediate, rng);
     L.output_norm = norm(s.hidden, rng);
+  }
+  if (s.outliers > 0) {
+    const int K = s.outliers, H = s.hidden;
+    std::vector<int> dims(K);
+    for (int k = 0; k < K; ++k) {
+      dims[k] = (k * H / K + H / (2 * K) + 7) % H;
+      const float G = K == 1 ? 35.f : 20.f + 30.f * k / (K - 1);
+      const int d = dims[k];
+      const float sign = (k / 2) % 2 ? -1.f : 1.f;
+      auto set = [&](FloatLayerNorm& n, float gamma, float beta) {
+        n.gamma[d] = gamma;
+        n.beta[d] = beta;
+      };
+      // The GEMM writing the residual before the amplifying LayerNorm: row x2 and a bias of
+      // +-2, so the outlier keeps one sign and magnitude across tokens, as in trained BERTs.
+      auto big_row = [&](FloatLinear& l) {
+        for (int i = 0; i < l.in; ++i) l.weight[static_cast<size_t>(d) * l.in + i] *= 2.f;
+        l.bias[d] = 2.f * sign;
+      };
+      const bool residual_side = k % 2 == 0;  // even: qkv inputs; odd: FFN inputs
+      if (residual_side) set(m.embedding_norm, G, 1.5f * G * sign);
+      else set(m.embedding_norm, 2.f / G, 0.f);
+      for (FloatLayer& L : m.layers) {
+        set(L.output_norm, residual_side ? G : 2.f / G, 0.f);
+        set(L.attention_norm, residual_side ? 2.f / G : G, 0.f);
+        big_row(residual_side ? L.output : L.attention_output);
+        // Queries and keys read the outlier like an ordinary dimension (weights / G); values
+        // read it in full. Full-scale Q/K weights on a 50x dimension would make every attention
+        // row an argmax, which trained models avoid.
+        if (residual_side)
+          for (int o = 0; o < 2 * H; ++o) L.qkv.weight[static_cast<size_t>(o) * H + d] /= G;
+      }
+    }
+    if (outlier_dims) *outlier_dims = dims;
   }
   m.has_pooler = s.pooler;
   if (s.pooler) m.pooler = linear("pooler", s.hidden, s.hidden, rng);

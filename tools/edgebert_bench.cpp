@@ -55,6 +55,18 @@ int usage(FILE* f, int rc) {
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
+// Resident memory now (VmRSS), KiB; 0 if unavailable.
+long current_rss_kib() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  long kib = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+  std::fclose(f);
+  return kib;
+}
+
 long peak_rss_kib() {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -127,6 +139,7 @@ struct RunResult {
   std::vector<double> samples_ms;
   double gemm_only_median_ms = 0;
   long allocations = 0;
+  long rss_kib = 0;  // resident memory right after the timed runs
   std::vector<double> op_ms;  // per OpKind, per run
   std::vector<std::vector<double>> layer_op_ms;
 };
@@ -170,6 +183,7 @@ bool measure(Session& s, size_t n, const Options& o, bool op_profile, bool progr
     }
   }
   out->allocations = alloc_counter_stop();
+  out->rss_kib = current_rss_kib();
   if (progress && std::chrono::duration<double>(Clock::now() - start).count() > 3.0) std::fprintf(stderr, "\n");
   out->latency = compute_stats(samples);
   out->samples_ms = samples;
@@ -248,8 +262,8 @@ int bench_one(const Options& o) {
               r.gemm_only_median_ms, L.median / r.gemm_only_median_ms,
               100.0 * (L.median - r.gemm_only_median_ms) / L.median);
   std::printf("memory: arena %zu bytes (planned) vs %zu naive sum of buffers; packed weights %zu bytes; "
-              "model file %zu bytes; peak RSS %ld KiB\n",
-              s->arena_bytes(), s->naive_bytes(), s->packed_weight_bytes(), lm.file_bytes, peak_rss_kib());
+              "model file %zu bytes; RSS %ld KiB (peak %ld KiB)\n",
+              s->arena_bytes(), s->naive_bytes(), s->packed_weight_bytes(), lm.file_bytes, r.rss_kib, peak_rss_kib());
   std::printf("heap allocations during timed runs: %ld\n", r.allocations);
   if (o.op_profile) {
     double total = 0;
@@ -306,6 +320,7 @@ int bench_one(const Options& o) {
         .value("naive_bytes", s->naive_bytes())
         .value("packed_weight_bytes", s->packed_weight_bytes())
         .value("model_file_bytes", lm.file_bytes)
+        .value("rss_bytes", static_cast<long long>(r.rss_kib) * 1024)
         .value("peak_rss_bytes", static_cast<long long>(peak_rss_kib()) * 1024)
         .end_object();
     j.value("allocations_during_runs", static_cast<long long>(r.allocations));

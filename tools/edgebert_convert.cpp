@@ -1,6 +1,6 @@
 // edgebert-convert: HuggingFace BERT checkpoint directory -> edgebert .ebm model.
 //   edgebert-convert --input HF_DIR --output MODEL.ebm [--fp32] [--calibration TEXT_FILE]
-//                    [--max-seq-len N] [--keep-fp32 PATTERN]... [--quiet]
+//                    [--max-seq-len N] [--keep-fp32 PATTERN]... [--scheme auto|minmax|per-tensor] [--quiet]
 // Exit 0 on success; on bad input one line "edgebert-convert: error: ..." and exit 1; the output
 // file is written atomically, so it either appears complete or not at all.
 #include <cstdio>
@@ -16,12 +16,15 @@ namespace {
 void usage(FILE* f) {
   std::fprintf(f,
                "usage: edgebert-convert --input HF_DIR --output MODEL.ebm [--fp32] [--calibration TEXT_FILE]\n"
-               "                        [--max-seq-len N] [--keep-fp32 PATTERN]... [--quiet]\n"
+               "                        [--max-seq-len N] [--keep-fp32 PATTERN]... [--scheme S] [--quiet]\n"
                "  --fp32            keep every weight float32 (reference model)\n"
                "  --calibration F   one sentence per line (default: built-in set 'builtin-v1')\n"
                "  --max-seq-len N   longest sequence the model will run (keeps N position rows)\n"
                "  --keep-fp32 P     keep GEMMs whose name matches P in float32, e.g. 'layer.*.output'\n"
-               "                    ('*' stops at '.', '**' matches anything); repeatable\n");
+               "                    ('*' stops at '.', '**' matches anything); repeatable\n"
+               "  --scheme S        int8 scheme: auto (default: SmoothQuant factors with a per-GEMM migration\n"
+               "                    strength + MSE clipping search), minmax (edgebert 0.1), per-tensor (plain\n"
+               "                    static per-tensor activation scales; a baseline for comparisons)\n");
 }
 
 bool parse_int(const char* s, int* out) {
@@ -60,6 +63,11 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--keep-fp32") {
       o.keep_fp32.push_back(value("--keep-fp32"));
+    } else if (a == "--scheme") {
+      if (!edgebert::convert::parse_scheme(value("--scheme"), &o.scheme)) {
+        std::fprintf(stderr, "edgebert-convert: error: --scheme must be auto, minmax or per-tensor\n");
+        return 2;
+      }
     } else if (a == "--quiet") {
       o.quiet = true;
     } else if (a == "--help" || a == "-h") {

@@ -42,16 +42,26 @@ void print_tensor(const fb::Tensor* t, size_t* bucket) {
   *bucket += t->data()->size() + (t->scales() ? t->scales()->size() * 4 : 0);
 }
 
+const char* range_method(const fb::ActQuant* q) {
+  switch (q->range_method()) {
+    case fb::RangeMethod::MINMAX: return "min/max";
+    case fb::RangeMethod::MSE: return "MSE clipping";
+    case fb::RangeMethod::HEADROOM: return "min/max + weight-bound headroom";
+  }
+  return "?";
+}
+
 void print_act(const char* what, const fb::ActQuant* q) {
   if (!q) return;
   if (q->scales() && q->scales()->size()) {
     float lo = q->scales()->Get(0), hi = lo;
     for (float v : *q->scales()) lo = std::min(lo, v), hi = std::max(hi, v);
-    std::printf("      %s: per-channel symmetric, %u scales in [%.3g, %.3g] (observed [%.3g, %.3g])\n", what,
-                q->scales()->size(), lo, hi, q->observed_min(), q->observed_max());
+    std::printf("      %s: per-channel symmetric, %u scales in [%.3g, %.3g] (observed [%.3g, %.3g], %s)\n", what,
+                q->scales()->size(), lo, hi, q->observed_min(), q->observed_max(), range_method(q));
   } else {
-    std::printf("      %s: scale %.4g zero point %d (observed [%.3g, %.3g])\n", what, q->scale(), q->zero_point(),
-                q->observed_min(), q->observed_max());
+    const float lo = (-128 - q->zero_point()) * q->scale(), hi = (127 - q->zero_point()) * q->scale();
+    std::printf("      %s: scale %.4g zero point %d, range [%.3g, %.3g] (observed [%.3g, %.3g], %s)\n", what, q->scale(),
+                q->zero_point(), lo, hi, q->observed_min(), q->observed_max(), range_method(q));
   }
 }
 
@@ -62,6 +72,12 @@ void print_linear(const fb::Linear* l, Totals* t) {
   std::printf("      %s GEMM %d -> %d\n", l->precision() == fb::Precision::INT8 ? "int8" : "fp32", l->in_features(),
               l->out_features());
   print_act("input", l->input_quant());
+  if (const auto* f = l->input_channel_factors()) {
+    float lo = f->size() ? f->Get(0) : 1.f, hi = lo;
+    for (float v : *f) lo = std::min(lo, v), hi = std::max(hi, v);
+    std::printf("      input smoothing (SmoothQuant): alpha %.2f, %u factors in [%.3g, %.3g] folded into the weight columns\n",
+                l->smoothing_alpha(), f->size(), lo, hi);
+  }
   print_act("output", l->output_quant());
 }
 

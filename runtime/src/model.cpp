@@ -278,6 +278,9 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
         return c.fail(p + "intermediate output must have one scale (GELU table)"), c.status;
       if (v.attention_output.input_factors || v.output.input_factors)
         return c.fail(p + "input_channel_factors are only supported on qkv and intermediate"), c.status;
+      for (const LinearView* g : all)
+        if (g->input_factors && !g->int8)
+          return c.fail(p + "GEMM '" + g->name + "': input_channel_factors on an fp32 GEMM"), c.status;
     }
   }
   if (fm->pooler()) {
@@ -313,6 +316,18 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
   if (fm->calibration() && fm->calibration()->source()) m->calibration_source = fm->calibration()->source()->str();
   *out = std::move(m);
   return EB_OK;
+}
+
+void Model::release_weight_pages(const LinearView& g) const {
+  if (!mapping_) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const size_t count = static_cast<size_t>(g.in) * static_cast<size_t>(g.out);
+  const void* p = g.int8 ? static_cast<const void*>(g.weight_s8) : static_cast<const void*>(g.weight_f32);
+  const size_t bytes = g.int8 ? count : count * sizeof(float);
+  // only whole pages strictly inside the tensor, so neighbouring data stays resident
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(page - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 eb_status Model::load_file(const char* path, std::unique_ptr<Model>* out, std::string* error) {

@@ -62,6 +62,12 @@ class Model {
                           std::unique_ptr<Model>* out, std::string* error);
   static eb_status load_file(const char* path, std::unique_ptr<Model>* out, std::string* error);
 
+  // After a session has packed a GEMM's weights into XNNPACK's own buffers, the mapped pages
+  // holding them are not read again: for file-backed models this advises the kernel to drop them
+  // from resident memory (they are re-read from the page cache if another session packs them).
+  // No-op for caller-owned memory.
+  void release_weight_pages(const LinearView& gemm) const;
+
   ModelConfig config;
   bool int8 = false;
   bool has_embeddings = false;

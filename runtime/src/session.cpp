@@ -230,6 +230,7 @@ bool Session::build(const SessionOptions& o, std::string* error) {
     if (!lb.qkv_gemm.create(L.qkv, error) || !lb.ao_gemm.create(L.attention_output, error) ||
         !lb.up_gemm.create(L.intermediate, error) || !lb.down_gemm.create(L.output, error))
       return false;
+    for (const LinearView* g : {&L.qkv, &L.attention_output, &L.intermediate, &L.output}) model_.release_weight_pages(*g);
     if (L.attention_output.int8) {
       lb.ao_scales.resize(H);
       for (size_t i = 0; i < H; ++i) lb.ao_scales[i] = L.attention_output.output_channel_scale(static_cast<int>(i));
@@ -354,6 +355,9 @@ eb_status Session::forward(size_t n) {
     cur_n_ = n;
   }
   const int num_layers = c.layers;
+  if (hook_)
+    call_hook(-1, 0, n, &model_.layers[0].qkv, layers_[0].qkv_inv_factors.empty() ? nullptr : layers_[0].qkv_inv_factors.data(),
+              layers_[0].input_q);
   for (int l = 0; l < num_layers; ++l) {
     const LayerView& L = model_.layers[l];
     LayerBuffers& lb = layers_[l];
@@ -417,6 +421,9 @@ eb_status Session::forward(size_t n) {
         }
       };
       parallel_rows(pool_, n, row_tile, add_norm);
+      if (hook_)
+        call_hook(l, 0, n, &L.intermediate, lb.up_inv_factors.empty() ? nullptr : lb.up_inv_factors.data(),
+                  lb.ffn_input_q);
     }
     {
       OpTimer t(profiling_, slot(l, OpKind::kIntermediateGemm));
@@ -469,6 +476,10 @@ eb_status Session::forward(size_t n) {
         }
       };
       parallel_rows(pool_, n, row_tile, add_norm);
+      if (hook_)
+        call_hook(l, 1, n, next ? &next->qkv : nullptr,
+                  next_lb && !next_lb->qkv_inv_factors.empty() ? next_lb->qkv_inv_factors.data() : nullptr,
+                  next_lb ? next_lb->input_q : nullptr);
     }
   }
   {
@@ -482,6 +493,13 @@ eb_status Session::forward(size_t n) {
   }
   seq_len_ = n;
   return EB_OK;
+}
+
+void Session::call_hook(int layer, int stage, size_t n, const LinearView* next, const float* next_inv_factors,
+                        void* next_q) {
+  if (!hook_(hook_ctx_, layer, stage, hidden_, n) || !next || !next->int8) return;
+  kernels::quantize_s8_per_channel(hidden_, n, static_cast<size_t>(model_.config.hidden), next_inv_factors,
+                                   next->input_scale, next->input_zero_point, static_cast<int8_t*>(next_q));
 }
 
 eb_status Session::run_gemms_only() {

@@ -76,6 +76,18 @@ class Session {
   void reset_profile();
   int64_t profile_ns(int layer, OpKind kind) const;
 
+  // Debug hook for accuracy tools (off by default; costs one branch per block when unset and never
+  // allocates). Called with the float hidden states [n, hidden] after the embedding LayerNorm (or
+  // the precomputed embeddings: layer -1, stage 0) and after each add & LayerNorm of every layer
+  // (stage 0: attention block, stage 1: FFN block). The hook may overwrite the n rows and return
+  // true; the session then re-derives the next int8 GEMM input from them (edgebert-eval uses this
+  // to feed each block the fp32 model's input and measure that block's own error).
+  using HiddenStateHook = bool (*)(void* ctx, int layer, int stage, float* hidden, size_t n);
+  void set_hidden_state_hook(HiddenStateHook hook, void* ctx) {
+    hook_ = hook;
+    hook_ctx_ = ctx;
+  }
+
   const char* last_error() const { return last_error_; }
   eb_status fail(eb_status s, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
   void clear_error() { last_error_[0] = '\0'; }
@@ -88,6 +100,8 @@ class Session {
   bool build(const SessionOptions& o, std::string* error);
   eb_status forward(size_t n);
   void embed(const int32_t* ids, const int32_t* types, size_t n);
+  // Calls the hook; when it rewrote the hidden states, re-quantizes them for `next` (nullable).
+  void call_hook(int layer, int stage, size_t n, const LinearView* next, const float* next_inv_factors, void* next_q);
 
   struct LayerBuffers {
     void* input_q = nullptr;   // int8 [n, H] for an int8 qkv GEMM
@@ -132,6 +146,8 @@ class Session {
   size_t cur_n_ = 0;
   int cur_layer_ = 0;
   bool profiling_ = false;
+  HiddenStateHook hook_ = nullptr;
+  void* hook_ctx_ = nullptr;
   std::vector<int64_t> profile_;
   char last_error_[512] = {0};
 };

@@ -84,7 +84,11 @@ void check_f32_tensor(const fb::Tensor* t, const std::vector<float>& expect, std
   CHECK(std::memcmp(t->data()->data(), expect.data(), expect.size() * 4) == 0);
 }
 
-void check_i8_tensor(const fb::Tensor* t, const float* expect, int64_t rows, int64_t cols) {
+// `factors` (optional, one per column): the SmoothQuant factors folded into the weights, i.e. the
+// int8 tensor holds expect[r, c] * factors[c]. Rows may be clipped below their absmax (the
+// converter's weight clipping): values beyond +-127 steps must then be saturated.
+void check_i8_tensor(const fb::Tensor* t, const float* expect, int64_t rows, int64_t cols,
+                     const flatbuffers::Vector<float>* factors = nullptr) {
   REQUIRE(t);
   CHECK(t->dtype() == fb::DType::I8);
   CHECK(std::vector<int64_t>(t->shape()->begin(), t->shape()->end()) == std::vector<int64_t>{rows, cols});
@@ -95,8 +99,15 @@ void check_i8_tensor(const fb::Tensor* t, const float* expect, int64_t rows, int
   const int8_t* q = reinterpret_cast<const int8_t*>(t->data()->data());
   size_t bad = 0;
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      bad += std::fabs(q[r * cols + c] * t->scales()->Get(r) - expect[r * cols + c]) > 0.5001f * t->scales()->Get(r);
+    for (int64_t c = 0; c < cols; ++c) {
+      const float s = t->scales()->Get(r);
+      const float e = expect[r * cols + c] * (factors ? factors->Get(static_cast<flatbuffers::uoffset_t>(c)) : 1.f);
+      if (std::fabs(e) > 127.5f * s) {
+        bad += q[r * cols + c] != (e > 0 ? 127 : -127);
+      } else {
+        bad += std::fabs(q[r * cols + c] * s - e) > 0.5001f * s;
+      }
+    }
   CHECK(bad == 0);
 }
 
@@ -193,7 +204,7 @@ TEST_CASE("a converted model reads back through the verifier with every field ch
           CHECK(g.lin->input_quant() == nullptr);
         } else {
           CHECK(g.lin->precision() == fb::Precision::INT8);
-          check_i8_tensor(g.lin->weight(), gw.data(), g.out, g.in);
+          check_i8_tensor(g.lin->weight(), gw.data(), g.out, g.in, g.lin->input_channel_factors());
           REQUIRE(g.lin->input_quant());
           REQUIRE(g.lin->output_quant());
           CHECK(g.lin->input_quant()->scale() > 0);
@@ -227,7 +238,7 @@ TEST_CASE("a converted model reads back through the verifier with every field ch
       CHECK(m->calibration()->source()->str() == o.calibration_file);
       CHECK(m->calibration()->num_sequences() == 20 + 8 * 3);  // 20 lines + 1/2/3-token prefixes of 8
       CHECK(m->calibration()->num_tokens() > 100);
-      CHECK(m->calibration()->method()->str() == "minmax");
+      CHECK(m->calibration()->method()->str() == "smoothquant+mse");  // the default scheme
       REQUIRE(r.report.size() == static_cast<size_t>(4 * c.num_hidden_layers));
       for (const GemmReportRow& row : r.report) {
         CHECK(row.int8);

@@ -45,14 +45,17 @@ RunResult run_case(eb_session* s, const eb_model_info& info, const Case& c) {
 
 }  // namespace
 
-TEST_CASE("fp32 runtime matches the numpy reference", "[reference][fp32]") {
+// Runs every reference model of `kind` at 1 and 2 threads over every case and hands the
+// result to `check`.
+template <class Check>
+void for_each_reference_run(const char* kind, Check check) {
   for (const char* model : kModels) {
     ModelHandle m;
     char err[512];
-    REQUIRE(eb_model_load_file(ebm_path(model, "fp32").c_str(), &m.m, err, sizeof err) == EB_OK);
+    REQUIRE(eb_model_load_file(ebm_path(model, kind).c_str(), &m.m, err, sizeof err) == EB_OK);
     eb_model_info info;
     REQUIRE(eb_model_get_info(m.m, &info) == EB_OK);
-    CHECK(info.is_int8 == 0);
+    CHECK(info.is_int8 == (std::string(kind) == "int8"));
     for (int threads : {1, 2}) {
       SessionHandle s;
       eb_session_options o;
@@ -62,56 +65,41 @@ TEST_CASE("fp32 runtime matches the numpy reference", "[reference][fp32]") {
       for (const char* cname : kCases) {
         const Case c = read_case(model, cname);
         INFO(model << " / " << cname << " / threads " << threads);
-        const RunResult r = run_case(s.s, info, c);
-        const size_t H = info.hidden_size;
-        double max_err = 0;
-        for (size_t t = 0; t < c.ids.size(); ++t) {
-          if (!c.mask[t]) continue;
-          for (size_t i = 0; i < H; ++i) max_err = std::max(max_err, double(std::fabs(r.hidden[t * H + i] - c.hidden[t * H + i])));
-        }
-        CHECK(max_err <= 1e-3);
-        for (size_t i = 0; i < r.pooled.size(); ++i) CHECK(std::fabs(r.pooled[i] - c.pooled[i]) <= 1e-3);
-        REQUIRE(r.logits.size() == c.logits.size());
-        for (size_t i = 0; i < r.logits.size(); ++i) CHECK(std::fabs(r.logits[i] - c.logits[i]) <= 1e-3);
+        check(c, run_case(s.s, info, c), static_cast<size_t>(info.hidden_size));
       }
     }
   }
 }
 
-TEST_CASE("int8 runtime stays close to the numpy reference", "[reference][int8]") {
-  for (const char* model : kModels) {
-    ModelHandle m;
-    char err[512];
-    REQUIRE(eb_model_load_file(ebm_path(model, "int8").c_str(), &m.m, err, sizeof err) == EB_OK);
-    eb_model_info info;
-    REQUIRE(eb_model_get_info(m.m, &info) == EB_OK);
-    CHECK(info.is_int8 == 1);
-    for (int threads : {1, 2}) {
-      SessionHandle s;
-      eb_session_options o;
-      eb_session_options_init(&o);
-      o.num_threads = threads;
-      REQUIRE(eb_session_create(m.m, &o, &s.s, err, sizeof err) == EB_OK);
-      for (const char* cname : kCases) {
-        const Case c = read_case(model, cname);
-        INFO(model << " / " << cname << " / threads " << threads);
-        const RunResult r = run_case(s.s, info, c);
-        const size_t H = info.hidden_size;
-        double min_cos = 1, sum_cos = 0;
-        int real = 0;
-        for (size_t t = 0; t < c.ids.size(); ++t) {
-          if (!c.mask[t]) continue;
-          const double cs = cosine(&r.hidden[t * H], &c.hidden[t * H], H);
-          min_cos = std::min(min_cos, cs);
-          sum_cos += cs;
-          ++real;
-        }
-        INFO("min per-token cosine " << min_cos << ", mean " << sum_cos / real);
-        CHECK(min_cos >= 0.99);
-        if (!r.pooled.empty()) CHECK(cosine(r.pooled.data(), c.pooled.data(), H) >= 0.99);
-      }
+TEST_CASE("fp32 runtime matches the numpy reference", "[reference][fp32]") {
+  for_each_reference_run("fp32", [](const Case& c, const RunResult& r, size_t H) {
+    double max_err = 0;
+    for (size_t t = 0; t < c.ids.size(); ++t) {
+      if (!c.mask[t]) continue;
+      for (size_t i = 0; i < H; ++i) max_err = std::max(max_err, double(std::fabs(r.hidden[t * H + i] - c.hidden[t * H + i])));
     }
-  }
+    CHECK(max_err <= 1e-3);
+    for (size_t i = 0; i < r.pooled.size(); ++i) CHECK(std::fabs(r.pooled[i] - c.pooled[i]) <= 1e-3);
+    REQUIRE(r.logits.size() == c.logits.size());
+    for (size_t i = 0; i < r.logits.size(); ++i) CHECK(std::fabs(r.logits[i] - c.logits[i]) <= 1e-3);
+  });
+}
+
+TEST_CASE("int8 runtime stays close to the numpy reference", "[reference][int8]") {
+  for_each_reference_run("int8", [](const Case& c, const RunResult& r, size_t H) {
+    double min_cos = 1, sum_cos = 0;
+    int real = 0;
+    for (size_t t = 0; t < c.ids.size(); ++t) {
+      if (!c.mask[t]) continue;
+      const double cs = cosine(&r.hidden[t * H], &c.hidden[t * H], H);
+      min_cos = std::min(min_cos, cs);
+      sum_cos += cs;
+      ++real;
+    }
+    INFO("min per-token cosine " << min_cos << ", mean " << sum_cos / real);
+    CHECK(min_cos >= 0.99);
+    if (!r.pooled.empty()) CHECK(cosine(r.pooled.data(), c.pooled.data(), H) >= 0.99);
+  });
 }
 
 TEST_CASE("padding does not change the real tokens' outputs", "[reference]") {
