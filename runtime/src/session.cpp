@@ -42,6 +42,19 @@ class OpTimer {
   int64_t t0_;
 };
 
+// hidden rows += a GEMM's output rows [r0, r0 + rows): dequantized with per-channel scales when
+// the GEMM is int8, added as is when it is float.
+void add_residual(float* h, const void* y, size_t r0, size_t rows, size_t H, const LinearView& gemm,
+                  const float* scales) {
+  if (gemm.int8) {
+    kernels::residual_dequant_add_s8(h, static_cast<const int8_t*>(y) + r0 * H, rows, H, scales,
+                                     gemm.output_zero_point);
+  } else {
+    const float* yf = static_cast<const float*>(y) + r0 * H;
+    for (size_t i = 0; i < rows * H; ++i) h[i] += yf[i];
+  }
+}
+
 struct WaveContext {
   Session* session;
   size_t base;
@@ -404,13 +417,7 @@ eb_status Session::forward(size_t n) {
       OpTimer t(profiling_, slot(l, OpKind::kAddNorm1));
       auto add_norm = [&](size_t r0, size_t rows) {
         float* h = hidden_ + r0 * H;
-        if (L.attention_output.int8) {
-          kernels::residual_dequant_add_s8(h, static_cast<const int8_t*>(lb.attn_out) + r0 * H, rows, H,
-                                           lb.ao_scales.data(), L.attention_output.output_zero_point);
-        } else {
-          const float* y = static_cast<const float*>(lb.attn_out) + r0 * H;
-          for (size_t i = 0; i < rows * H; ++i) h[i] += y[i];
-        }
+        add_residual(h, lb.attn_out, r0, rows, H, L.attention_output, lb.ao_scales.data());
         if (L.intermediate.int8) {
           kernels::layernorm_quantize_s8(h, L.attention_norm.gamma, L.attention_norm.beta, eps, rows, H,
                                          lb.up_inv_factors.empty() ? nullptr : lb.up_inv_factors.data(),
@@ -459,13 +466,7 @@ eb_status Session::forward(size_t n) {
       LayerBuffers* next_lb = next ? &layers_[l + 1] : nullptr;
       auto add_norm = [&](size_t r0, size_t rows) {
         float* h = hidden_ + r0 * H;
-        if (L.output.int8) {
-          kernels::residual_dequant_add_s8(h, static_cast<const int8_t*>(lb.ffn_out) + r0 * H, rows, H,
-                                           lb.down_scales.data(), L.output.output_zero_point);
-        } else {
-          const float* y = static_cast<const float*>(lb.ffn_out) + r0 * H;
-          for (size_t i = 0; i < rows * H; ++i) h[i] += y[i];
-        }
+        add_residual(h, lb.ffn_out, r0, rows, H, L.output, lb.down_scales.data());
         if (next && next->qkv.int8) {
           kernels::layernorm_quantize_s8(h, L.output_norm.gamma, L.output_norm.beta, eps, rows, H,
                                          next_lb->qkv_inv_factors.empty() ? nullptr : next_lb->qkv_inv_factors.data(),
