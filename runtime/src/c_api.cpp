@@ -125,8 +125,8 @@ void eb_model_free(eb_model* model) { delete model; }
 
 void eb_session_options_init(eb_session_options* o) {
   if (!o) return;
+  std::memset(o, 0, sizeof *o);
   o->num_threads = 1;
-  o->max_sequence_length = 0;
 }
 
 eb_status eb_session_create(const eb_model* model, const eb_session_options* options, eb_session** out_session,

@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define EB_VERSION_MAJOR 0
-#define EB_VERSION_MINOR 1
+#define EB_VERSION_MINOR 2
 #define EB_VERSION_PATCH 0
 
 typedef enum eb_status {
@@ -53,16 +53,39 @@ typedef enum eb_status {
 typedef struct eb_model eb_model;
 typedef struct eb_session eb_session;
 
-/* Names of the outputs a run produces. */
+/* Names of the outputs a run produces. A model has the outputs of its task (eb_task): every
+ * model has EB_OUTPUT_LAST_HIDDEN_STATE; asking for one it lacks is EB_ERROR_UNSUPPORTED. */
 typedef enum eb_output {
-  EB_OUTPUT_LAST_HIDDEN_STATE = 0, /* float32 [seq_len, hidden] */
-  EB_OUTPUT_POOLER_OUTPUT = 1,     /* float32 [hidden]; models with a pooler */
-  EB_OUTPUT_LOGITS = 2             /* float32 [num_labels]; models with a classifier */
+  EB_OUTPUT_LAST_HIDDEN_STATE = 0,  /* float32 [seq_len, hidden] */
+  EB_OUTPUT_POOLER_OUTPUT = 1,      /* float32 [hidden]; models with a pooler */
+  EB_OUTPUT_LOGITS = 2,             /* float32 [num_labels]; sequence classifiers */
+  EB_OUTPUT_SENTENCE_EMBEDDING = 3, /* float32 [hidden]; sentence-embedding models (pooled over
+                                       the real tokens, L2-normalized when the model says so) */
+  EB_OUTPUT_START_LOGITS = 4,       /* float32 [seq_len]; extractive question answering */
+  EB_OUTPUT_END_LOGITS = 5,         /* float32 [seq_len]; extractive question answering */
+  EB_OUTPUT_TOKEN_LOGITS = 6        /* float32 [seq_len, num_labels]; token classification */
 } eb_output;
+#define EB_OUTPUT_COUNT 7
+
+/* What the model's head computes (chosen by the converter from the checkpoint). */
+typedef enum eb_task {
+  EB_TASK_ENCODER = 0,                 /* last_hidden_state (+ pooler_output with a pooler) */
+  EB_TASK_SEQUENCE_CLASSIFICATION = 1, /* + logits */
+  EB_TASK_QUESTION_ANSWERING = 2,      /* + start_logits, end_logits */
+  EB_TASK_TOKEN_CLASSIFICATION = 3,    /* + token_logits */
+  EB_TASK_SENTENCE_EMBEDDING = 4       /* + sentence_embedding */
+} eb_task;
 
 typedef struct eb_session_options {
-  int32_t num_threads;         /* worker threads incl. the caller; 0 or 1 = single-threaded */
-  int32_t max_sequence_length; /* 0 = the model's max_position_embeddings */
+  int32_t num_threads;          /* worker threads incl. the caller; 0 or 1 = single-threaded */
+  int32_t max_sequence_length;  /* 0 = the model's max_position_embeddings */
+  int32_t split_special_tokens; /* 0 (default, as HuggingFace): "[CLS]", "[SEP]", "[MASK]", "[PAD]"
+                                   and "[UNK]" written in the text are single special tokens;
+                                   1: they are plain text and split into word pieces */
+  int32_t reserved;             /* must be 0 */
+  uint64_t max_memory_bytes;    /* 0 = no limit; else session creation fails with
+                                   EB_ERROR_OUT_OF_MEMORY (and allocates nothing) when the
+                                   session's arena, packed weights and tables would exceed it */
 } eb_session_options;
 
 typedef struct eb_model_info {
@@ -78,6 +101,8 @@ typedef struct eb_model_info {
   int32_t has_embeddings;  /* 0: encoder-only model, runs only on precomputed embeddings */
   int32_t has_vocab;       /* 0: cannot run on text */
   int32_t is_int8;         /* 0: fp32 reference model */
+  int32_t task;            /* eb_task */
+  int32_t is_distilbert;   /* 1: DistilBERT (no token types, no pooler) */
 } eb_model_info;
 
 /* Library version as "MAJOR.MINOR.PATCH". */
@@ -93,6 +118,9 @@ EB_API eb_status eb_model_load_file(const char* path, eb_model** out_model, char
 EB_API eb_status eb_model_load_memory(const void* data, size_t size, eb_model** out_model, char* error,
                                       size_t error_size);
 EB_API eb_status eb_model_get_info(const eb_model* model, eb_model_info* out_info);
+/* Name of label `index` (0 <= index < num_labels) from the checkpoint's id2label ("LABEL_<i>"
+ * when it had none). The string lives as long as the model. */
+EB_API eb_status eb_model_get_label(const eb_model* model, int32_t index, const char** out_name);
 /* Releases the model. NULL is ignored. */
 EB_API void eb_model_free(eb_model* model);
 
@@ -111,6 +139,9 @@ EB_API eb_status eb_session_run_ids(eb_session* session, const int32_t* input_id
  * Text longer than the session's maximum is an error (EB_ERROR_SEQUENCE_TOO_LONG), never
  * silently truncated. Performs no heap allocation. */
 EB_API eb_status eb_session_run_text(eb_session* session, const char* text);
+/* Tokenizes a text pair as "[CLS] a [SEP] b [SEP]" with token types 0 (first segment incl. its
+ * [SEP]) then 1, and runs. Too long: EB_ERROR_SEQUENCE_TOO_LONG. Performs no heap allocation. */
+EB_API eb_status eb_session_run_text_pair(eb_session* session, const char* text_a, const char* text_b);
 /* Runs from precomputed embedding-layer outputs (float32 [seq_len, hidden], like inputs_embeds)
  * skipping the embedding layer. attention_mask may be NULL. */
 EB_API eb_status eb_session_run_embeddings(eb_session* session, const float* embeddings, const int32_t* attention_mask,
@@ -123,6 +154,25 @@ EB_API eb_status eb_session_get_output(const eb_session* session, eb_output whic
                                        int64_t* out_shape, int32_t* out_rank);
 /* Token ids of the last run (after tokenization for run_text). */
 EB_API eb_status eb_session_get_input_ids(const eb_session* session, const int32_t** out_ids, size_t* out_len);
+
+/* After run_text / run_text_pair: for each token of the last run, its byte range
+ * [begin[i], end[i]) in the UTF-8 text it came from and the segment: 0 = text (or text_a), 1 =
+ * text_b, -1 = a special token ([CLS], [SEP]: begin = end = 0). Arrays live in the session until
+ * the next run. After run_ids / run_embeddings: EB_ERROR_BAD_STATE. Any pointer may be NULL. */
+EB_API eb_status eb_session_get_token_offsets(const eb_session* session, const int32_t** out_begin,
+                                              const int32_t** out_end, const int32_t** out_segment, size_t* out_len);
+
+/* Best answer span of an extractive-QA model after eb_session_run_text_pair(question, context):
+ * the tokens start <= end of the context (segment 1), at most max_answer_tokens long (<= 0: 30),
+ * maximizing start_logits[start] + end_logits[end]. begin_byte/end_byte index the context text. */
+typedef struct eb_span {
+  int32_t start_token; /* index into the run's tokens */
+  int32_t end_token;   /* inclusive */
+  int32_t begin_byte;  /* [begin_byte, end_byte) in the context text */
+  int32_t end_byte;
+  float score;         /* start_logits[start_token] + end_logits[end_token] */
+} eb_span;
+EB_API eb_status eb_session_best_span(const eb_session* session, int32_t max_answer_tokens, eb_span* out_span);
 
 /* Memory facts: planned arena bytes, the naive sum of all intermediate buffers, and the bytes
  * XNNPACK holds in packed weights. Any pointer may be NULL. */
