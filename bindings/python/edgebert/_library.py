@@ -1,0 +1,123 @@
+"""Finds and loads libedgebert.so and declares the C API's signatures for ctypes.
+
+Search order: the EDGEBERT_LIBRARY environment variable (a file path), a libedgebert.so* next
+to the package (inside it or in the folder that holds it), then the system's library path.
+Functions the loaded library lacks (an older build) are reported as edgebert.Error when used.
+"""
+
+import ctypes
+import ctypes.util
+import glob
+import os
+
+from ._errors import Error, Status
+
+c_int32_p = ctypes.POINTER(ctypes.c_int32)
+c_float_p = ctypes.POINTER(ctypes.c_float)
+
+
+class ModelInfoStruct(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_int32) for name in (
+        "hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size",
+        "vocab_size", "max_position_embeddings", "type_vocab_size", "num_labels", "has_pooler",
+        "has_embeddings", "has_vocab", "is_int8", "task", "is_distilbert")]
+
+
+class SessionOptionsStruct(ctypes.Structure):
+    _fields_ = [("num_threads", ctypes.c_int32), ("max_sequence_length", ctypes.c_int32),
+                ("split_special_tokens", ctypes.c_int32), ("reserved", ctypes.c_int32),
+                ("max_memory_bytes", ctypes.c_uint64)]
+
+
+class SpanStruct(ctypes.Structure):
+    _fields_ = [("start_token", ctypes.c_int32), ("end_token", ctypes.c_int32),
+                ("begin_byte", ctypes.c_int32), ("end_byte", ctypes.c_int32),
+                ("score", ctypes.c_float)]
+
+
+_P = ctypes.c_void_p
+_S = ctypes.c_int  # eb_status
+_SIGNATURES = {
+    "eb_version": (ctypes.c_char_p, []),
+    "eb_status_string": (ctypes.c_char_p, [ctypes.c_int]),
+    "eb_model_load_file": (_S, [ctypes.c_char_p, ctypes.POINTER(_P), ctypes.c_char_p, ctypes.c_size_t]),
+    "eb_model_load_memory": (_S, [_P, ctypes.c_size_t, ctypes.POINTER(_P), ctypes.c_char_p, ctypes.c_size_t]),
+    "eb_model_get_info": (_S, [_P, ctypes.POINTER(ModelInfoStruct)]),
+    "eb_model_get_label": (_S, [_P, ctypes.c_int32, ctypes.POINTER(ctypes.c_char_p)]),
+    "eb_model_free": (None, [_P]),
+    "eb_session_options_init": (None, [ctypes.POINTER(SessionOptionsStruct)]),
+    "eb_session_create": (_S, [_P, ctypes.POINTER(SessionOptionsStruct), ctypes.POINTER(_P),
+                               ctypes.c_char_p, ctypes.c_size_t]),
+    "eb_session_destroy": (None, [_P]),
+    "eb_session_run_ids": (_S, [_P, c_int32_p, c_int32_p, c_int32_p, ctypes.c_size_t]),
+    "eb_session_run_text": (_S, [_P, ctypes.c_char_p]),
+    "eb_session_run_text_pair": (_S, [_P, ctypes.c_char_p, ctypes.c_char_p]),
+    "eb_session_run_embeddings": (_S, [_P, c_float_p, c_int32_p, ctypes.c_size_t]),
+    "eb_session_get_output": (_S, [_P, ctypes.c_int, ctypes.POINTER(c_float_p),
+                                   ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int32)]),
+    "eb_session_get_input_ids": (_S, [_P, ctypes.POINTER(c_int32_p), ctypes.POINTER(ctypes.c_size_t)]),
+    "eb_session_get_token_offsets": (_S, [_P, ctypes.POINTER(c_int32_p), ctypes.POINTER(c_int32_p),
+                                          ctypes.POINTER(c_int32_p), ctypes.POINTER(ctypes.c_size_t)]),
+    "eb_session_best_span": (_S, [_P, ctypes.c_int32, ctypes.POINTER(SpanStruct)]),
+    "eb_session_memory": (_S, [_P, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t),
+                               ctypes.POINTER(ctypes.c_size_t)]),
+    "eb_session_last_error": (ctypes.c_char_p, [_P]),
+}
+
+
+def _candidates():
+    env = os.environ.get("EDGEBERT_LIBRARY")
+    if env:
+        return [env]  # an explicit choice is never silently replaced by another library
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = []
+    for folder in (here, os.path.dirname(here)):
+        found += sorted(glob.glob(os.path.join(folder, "libedgebert.so*")))
+    system = ctypes.util.find_library("edgebert")
+    found += [system] if system else []
+    return found + ["libedgebert.so.0", "libedgebert.so"]
+
+
+class _Api:
+    """The C functions as attributes; a missing one raises edgebert.Error when called."""
+
+    def __init__(self, cdll, path):
+        self.path = path
+        for name, (restype, argtypes) in _SIGNATURES.items():
+            try:
+                fn = getattr(cdll, name)
+            except AttributeError:
+                setattr(self, name, _missing(name, path))
+                continue
+            fn.restype, fn.argtypes = restype, argtypes
+            setattr(self, name, fn)
+
+    def has(self, name):
+        return not getattr(getattr(self, name), "edgebert_missing", False)
+
+
+def _missing(name, path):
+    def fail(*_args):
+        raise Error(Status.UNSUPPORTED, "%s lacks %s (library older than these bindings)" % (path, name))
+    fail.edgebert_missing = True
+    return fail
+
+
+_api = None
+
+
+def api():
+    """The loaded C API (loaded on first use)."""
+    global _api
+    if _api is None:
+        errors = []
+        for path in _candidates():
+            try:
+                _api = _Api(ctypes.CDLL(path), path)
+                break
+            except OSError as e:
+                errors.append(str(e))
+        else:
+            raise Error(Status.IO, "libedgebert not found (set EDGEBERT_LIBRARY to its path): " +
+                        "; ".join(errors))
+    return _api

@@ -1,0 +1,224 @@
+"""edgebert.Session: runs a model on text, a text pair, token ids or embeddings and returns copies
+of the outputs as numpy float32 arrays. One session per thread (calls on one session are
+serialized by a lock, so misuse across threads is slow, never a crash)."""
+
+import ctypes
+import threading
+
+import numpy as np
+
+from ._errors import Error, Status
+from ._handle import NativeHandle
+from ._library import SpanStruct, c_float_p, c_int32_p
+from ._types import Output, Span
+
+_INT32_MIN, _INT32_MAX = -2**31, 2**31 - 1
+
+
+class Session(NativeHandle):
+    """Created by Model.session(); holds one planned arena. Closing it (or its model) is final."""
+
+    _kind = "session"
+
+    def __init__(self, model, handle, hidden_size):
+        self._model = model  # keeps the model alive while the session exists
+        self._lib = model._lib
+        self._handle = handle
+        self._lock = threading.Lock()
+        self._hidden = hidden_size
+        self._context = None  # UTF-8 bytes of the last run's context (text_pair) for spans
+
+    @property
+    def model(self):
+        return self._model
+
+    def _check(self, status, what):
+        if status != Status.OK:
+            msg = self._lib.eb_session_last_error(self._handle)
+            text = msg.decode("utf-8", errors="replace") if msg else ""
+            raise Error(status, text or "%s: %s" % (what, self._lib.eb_status_string(status).decode()))
+
+    def run(self, text=None, text_pair=None, ids=None, types=None, mask=None, embeddings=None):
+        """Runs on exactly one input kind and returns {output name: float32 array copy} for every
+        output the model has: text (optionally with text_pair), ids (types and mask optional) or
+        embeddings ([seq, hidden] float32, mask optional)."""
+        kinds = sum(x is not None for x in (text, ids, embeddings))
+        if kinds != 1:
+            raise Error(Status.INVALID_ARGUMENT, "run() needs exactly one of text, ids, embeddings")
+        if text_pair is not None and text is None:
+            raise Error(Status.INVALID_ARGUMENT, "text_pair needs text")
+        if text is not None and (types is not None or mask is not None):
+            raise Error(Status.INVALID_ARGUMENT, "types and mask go with ids, not with text")
+        if embeddings is not None and types is not None:
+            raise Error(Status.INVALID_ARGUMENT, "types go with ids, not with embeddings")
+        with self._lock:
+            handle = self._ptr()
+            if text is not None:
+                a = _utf8(text, "text")
+                if text_pair is None:
+                    self._context = None
+                    self._check(self._lib.eb_session_run_text(handle, a), "run_text")
+                else:
+                    b = _utf8(text_pair, "text_pair")
+                    self._context = None
+                    self._check(self._lib.eb_session_run_text_pair(handle, a, b), "run_text_pair")
+                    self._context = b
+            elif ids is not None:
+                ids_a = _int32_array(ids, "ids")
+                n = ids_a.shape[0]
+                types_a = None if types is None else _int32_array(types, "types", n)
+                mask_a = None if mask is None else _int32_array(mask, "mask", n)
+                self._context = None
+                self._check(self._lib.eb_session_run_ids(handle, _p(ids_a), _p(types_a), _p(mask_a), n), "run_ids")
+            else:
+                emb = _float32_matrix(embeddings, self._hidden)
+                n = emb.shape[0]
+                mask_a = None if mask is None else _int32_array(mask, "mask", n)
+                self._context = None
+                self._check(self._lib.eb_session_run_embeddings(handle, emb.ctypes.data_as(c_float_p), _p(mask_a), n),
+                            "run_embeddings")
+            return self._outputs_locked()
+
+    def _output_locked(self, which):
+        data = c_float_p()
+        shape = (ctypes.c_int64 * 2)()
+        rank = ctypes.c_int32()
+        status = self._lib.eb_session_get_output(self._ptr(), int(which), ctypes.byref(data), shape, ctypes.byref(rank))
+        if status != Status.OK:
+            return status, None
+        dims = tuple(shape[i] for i in range(rank.value))
+        count = int(np.prod(dims)) if dims else 0
+        if count == 0:
+            return status, np.zeros(dims, dtype=np.float32)
+        return status, np.ctypeslib.as_array(data, shape=(count,)).reshape(dims).copy()
+
+    def _outputs_locked(self):
+        out = {}
+        for which in Output:
+            status, array = self._output_locked(which)
+            if status == Status.OK:
+                out[which.key] = array
+            elif status == Status.UNSUPPORTED or (status == Status.INVALID_ARGUMENT and which >= Output.SENTENCE_EMBEDDING
+                                                  and not self._lib.has("eb_session_run_text_pair")):
+                continue  # the model lacks it (libraries before the task outputs do not know 3..6)
+            else:
+                self._check(status, "get_output " + which.key)
+        return out
+
+    def output(self, which):
+        """One output of the last run (an Output or its name) as a float32 array copy."""
+        which = _output(which)
+        with self._lock:
+            status, array = self._output_locked(which)
+            self._check(status, "get_output " + which.key)
+            return array
+
+    @property
+    def outputs(self):
+        """Every output the model has, from the last run (as run() returns them)."""
+        with self._lock:
+            self._ptr()
+            return self._outputs_locked()
+
+    @property
+    def input_ids(self):
+        """Token ids of the last run (after tokenization for text), int32 array copy."""
+        with self._lock:
+            ptr, n = c_int32_p(), ctypes.c_size_t()
+            self._check(self._lib.eb_session_get_input_ids(self._ptr(), ctypes.byref(ptr), ctypes.byref(n)),
+                        "get_input_ids")
+            return _copy_ints(ptr, n.value)
+
+    def token_offsets(self):
+        """After a text run: (begin, end, segment) int32 arrays, each token's byte range in its
+        text and its segment (0 = text, 1 = text_pair, -1 = special token)."""
+        with self._lock:
+            b, e, s, n = c_int32_p(), c_int32_p(), c_int32_p(), ctypes.c_size_t()
+            self._check(self._lib.eb_session_get_token_offsets(self._ptr(), ctypes.byref(b), ctypes.byref(e),
+                                                               ctypes.byref(s), ctypes.byref(n)),
+                        "get_token_offsets")
+            return _copy_ints(b, n.value), _copy_ints(e, n.value), _copy_ints(s, n.value)
+
+    def best_span(self, max_answer_tokens=30):
+        """QA models after run(text=question, text_pair=context): the best answer Span, whose
+        .text is the answer exactly as written in the context."""
+        if isinstance(max_answer_tokens, bool) or not isinstance(max_answer_tokens, int) or \
+                not _INT32_MIN <= max_answer_tokens <= _INT32_MAX:
+            raise Error(Status.INVALID_ARGUMENT, "max_answer_tokens must be a 32-bit int")
+        with self._lock:
+            span = SpanStruct()
+            self._check(self._lib.eb_session_best_span(self._ptr(), max_answer_tokens, ctypes.byref(span)),
+                        "best_span")
+            text = None
+            if self._context is not None and 0 <= span.begin_byte <= span.end_byte <= len(self._context):
+                text = self._context[span.begin_byte:span.end_byte].decode("utf-8", errors="replace")
+            return Span(span.start_token, span.end_token, span.begin_byte, span.end_byte, span.score, text)
+
+    def memory(self):
+        """{"arena_bytes", "naive_bytes", "packed_weight_bytes"} of this session."""
+        with self._lock:
+            vals = [ctypes.c_size_t() for _ in range(3)]
+            self._check(self._lib.eb_session_memory(self._ptr(), *[ctypes.byref(v) for v in vals]), "memory")
+            return dict(zip(("arena_bytes", "naive_bytes", "packed_weight_bytes"), (v.value for v in vals)))
+
+    def close(self):
+        """Destroys the session. Idempotent; later calls raise Error(BAD_STATE)."""
+        with self._lock:
+            if self._handle is not None:
+                self._lib.eb_session_destroy(self._handle)
+                self._handle = None
+
+
+
+def _output(which):
+    if isinstance(which, Output):
+        return which
+    if isinstance(which, str) and which.upper() in Output.__members__:
+        return Output[which.upper()]
+    raise Error(Status.INVALID_ARGUMENT, "unknown output %r (one of %s)" % (which, ", ".join(o.key for o in Output)))
+
+
+def _utf8(text, name):
+    if not isinstance(text, str):
+        raise Error(Status.INVALID_ARGUMENT, "%s must be a str, got %s" % (name, type(text).__name__))
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise Error(Status.INVALID_ARGUMENT, "%s is not valid Unicode: %s" % (name, e))
+    if b"\0" in data:
+        raise Error(Status.INVALID_ARGUMENT, "%s contains a NUL character" % name)
+    return data
+
+
+def _int32_array(values, name, length=None):
+    try:
+        a = np.asarray(values)
+    except Exception as e:  # ragged lists etc.
+        raise Error(Status.INVALID_ARGUMENT, "%s: %s" % (name, e))
+    if a.ndim != 1 or (a.size and not np.issubdtype(a.dtype, np.integer)):
+        raise Error(Status.INVALID_ARGUMENT, "%s must be a 1-D sequence of integers" % name)
+    if a.size and (a.min() < _INT32_MIN or a.max() > _INT32_MAX):
+        raise Error(Status.INVALID_ARGUMENT, "%s has values outside the int32 range" % name)
+    if length is not None and a.shape[0] != length:
+        raise Error(Status.INVALID_ARGUMENT, "%s has %d values, ids has %d" % (name, a.shape[0], length))
+    return np.ascontiguousarray(a, dtype=np.int32)
+
+
+def _float32_matrix(values, hidden):
+    try:
+        a = np.ascontiguousarray(values, dtype=np.float32)
+    except Exception as e:
+        raise Error(Status.INVALID_ARGUMENT, "embeddings: %s" % e)
+    if a.ndim != 2 or a.shape[1] != hidden:
+        raise Error(Status.INVALID_ARGUMENT, "embeddings must be a [seq_len, %d] matrix, got shape %s" % (hidden, a.shape))
+    return a
+
+
+def _p(array):
+    return None if array is None else array.ctypes.data_as(c_int32_p)
+
+
+def _copy_ints(ptr, n):
+    if n == 0 or not ptr:
+        return np.zeros(0, dtype=np.int32)
+    return np.ctypeslib.as_array(ptr, shape=(n,)).copy()

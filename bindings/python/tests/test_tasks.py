@@ -1,0 +1,85 @@
+"""Task outputs one call away: for every converted test model with a task head (sentence
+embedding, question answering, token classification, sequence classification), run() returns
+exactly that task's outputs with the documented shapes, label names are available, and
+best_span() equals a brute-force search over the returned start/end logits and token offsets."""
+
+import glob
+import os
+
+import numpy as np
+import pytest
+
+import edgebert
+from conftest import needs, data_dir
+
+T, O = edgebert.Task, edgebert.Output
+TASK_OUTPUTS = {T.ENCODER: set(), T.SEQUENCE_CLASSIFICATION: {"logits"},
+                T.QUESTION_ANSWERING: {"start_logits", "end_logits"},
+                T.TOKEN_CLASSIFICATION: {"token_logits"}, T.SENTENCE_EMBEDDING: {"sentence_embedding"}}
+QUESTION = "What was fresh?"
+CONTEXT = "She said the food at the restaurant was fresh and delicious, and the staff was great."
+
+
+def task_models(task):
+    found = []
+    for path in sorted(glob.glob(os.path.join(data_dir(), "ebm", "*.ebm"))):
+        with edgebert.Model(path) as m:
+            if m.info.task == task:
+                found.append(path)
+    if not found:
+        pytest.skip("no %s model in %s/ebm (task test models come with branch `tasks`)" % (task.name, data_dir()))
+    return found
+
+
+def brute_force_span(start, end, segment, max_tokens):
+    best = None
+    for i in range(len(start)):
+        for j in range(i, min(len(start), i + max_tokens)):
+            if segment[i] == 1 and segment[j] == 1 and all(segment[i:j + 1] == 1):
+                score = float(start[i]) + float(end[j])
+                if best is None or score > best[0]:
+                    best = (score, i, j)
+    return best
+
+
+@needs("eb_session_run_text_pair")  # libraries before the task API report every model as ENCODER
+@pytest.mark.parametrize("task", list(T))
+def test_outputs_of_each_task(testdata, task):
+    for path in task_models(task):
+        with edgebert.Model(path) as m, m.session() as s:
+            info = m.info
+            if info.has_vocab:
+                out = s.run(text="the food was fresh", text_pair="and the staff was great")
+            else:
+                out = s.run(ids=[101, 200, 300, 102])
+            n = out["last_hidden_state"].shape[0]
+            expected = {"last_hidden_state"} | TASK_OUTPUTS[task] | ({"pooler_output"} if info.has_pooler else set())
+            assert set(out) == expected, path
+            if "logits" in out:
+                assert out["logits"].shape == (info.num_labels,)
+            if "start_logits" in out:
+                assert out["start_logits"].shape == out["end_logits"].shape == (n,)
+            if "token_logits" in out:
+                assert out["token_logits"].shape == (n, info.num_labels)
+            if "sentence_embedding" in out:
+                assert out["sentence_embedding"].shape == (info.hidden_size,)
+            for v in out.values():
+                assert np.all(np.isfinite(v))
+            if info.num_labels:
+                assert len(m.labels) == info.num_labels
+
+
+@needs("eb_session_best_span")
+@pytest.mark.parametrize("max_tokens", [30, 3, 1])
+def test_best_span_is_the_brute_force_best(testdata, max_tokens):
+    for path in task_models(T.QUESTION_ANSWERING):
+        with edgebert.Model(path) as m, m.session() as s:
+            out = s.run(text=QUESTION, text_pair=CONTEXT)
+            begin, end, segment = s.token_offsets()
+            span = s.best_span(max_tokens)
+            score, i, j = brute_force_span(out["start_logits"], out["end_logits"], segment, max_tokens)
+            assert (span.start_token, span.end_token) == (i, j)
+            assert span.score == pytest.approx(score, abs=1e-5)
+            assert (span.begin_byte, span.end_byte) == (begin[i], end[j])
+            assert span.text == CONTEXT.encode()[begin[i]:end[j]].decode()
+            assert span.text and span.text in CONTEXT
