@@ -8,7 +8,8 @@ set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config
       libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
       libflatbuffers-dev flatbuffers-compiler catch2
-      python3 python3-numpy python3-pytest)
+      python3 python3-numpy python3-pytest
+      openjdk-17-jdk-headless junit5 kotlin)
 case "${1:-}" in
   --aarch64) PKGS+=(crossbuild-essential-arm64 qemu-user) ;;
   --armv7) PKGS+=(crossbuild-essential-armhf qemu-user) ;;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite from a clean clone: installs dependencies, builds (Release), runs every
-# Catch2 test under CTest and checks the installed package (example program, exported symbols),
+# Catch2 test (and the Python, Java and Kotlin binding tests) under CTest and checks the installed package (example program, exported symbols),
 # then rebuilds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite again, then
 # cross-builds for aarch64 (whole suite under qemu) and armv7 (a subset) with scripts/arm/test_arm.sh.
 # Usage: scripts/test.sh [--no-sanitize] [--no-arm]
@@ -26,8 +26,8 @@ run_suite() {  # build-dir extra-cmake-args...
   ctest --test-dir "$dir" --output-on-failure -j "$JOBS"
 }
 
-echo "== Release build and tests"
-run_suite "$ROOT/build/release" -DCMAKE_BUILD_TYPE=Release
+echo "== Release build and tests (with the Python, Java and Kotlin bindings' tests)"
+run_suite "$ROOT/build/release" -DCMAKE_BUILD_TYPE=Release -DEDGEBERT_BUILD_JAVA=ON
 echo "== install, exports, example program against the installed package (x86-64)"
 "$ROOT/scripts/check_install.sh" "$ROOT/build/release" "$ROOT/build/x86-install" \
   "$ROOT/build/release/testdata/ebm/base2_h12.int8.ebm"

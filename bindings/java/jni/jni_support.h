@@ -1,0 +1,58 @@
+// jni_support.h: helpers shared by the JNI glue: throwing EdgeBertException with a C status and
+// message, pinning Java arrays for the duration of a call, and optional (weak) C API functions.
+#pragma once
+
+#include <jni.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "edgebert/edgebert.h"
+
+// Functions added to the C API with the task heads: weak, so this glue also loads against an
+// older libedgebert and reports UNSUPPORTED instead of dying on an unresolved symbol.
+extern "C" {
+__attribute__((weak)) eb_status eb_session_run_text_pair(eb_session*, const char*, const char*);
+__attribute__((weak)) eb_status eb_session_get_token_offsets(const eb_session*, const int32_t**, const int32_t**,
+                                                             const int32_t**, size_t*);
+__attribute__((weak)) eb_status eb_session_best_span(const eb_session*, int32_t, eb_span*);
+__attribute__((weak)) eb_status eb_model_get_label(const eb_model*, int32_t, const char**);
+}
+
+namespace edgebert_jni {
+
+// Throws org.edgebert.EdgeBertException(status, message) unless an exception is already pending.
+void throw_status(JNIEnv* env, int status, const char* message);
+// For a failed call on a session: the session's last error message, else the status string.
+void throw_session_error(JNIEnv* env, const eb_session* session, eb_status status);
+// When fn is missing from the loaded library: throws UNSUPPORTED naming it and returns true.
+bool missing(JNIEnv* env, const void* fn, const char* name);
+// A new Java byte[] with the bytes of a C string (NULL on failure, exception pending).
+jbyteArray utf8_bytes(JNIEnv* env, const char* s);
+
+// Elements of a Java primitive array for the duration of one call (null array -> null data).
+template <typename Array, typename T, T* (JNIEnv::*Get)(Array, jboolean*), void (JNIEnv::*Release)(Array, T*, jint)>
+class Pinned {
+ public:
+  Pinned(JNIEnv* env, Array a) : env_(env), array_(a), data_(a ? (env->*Get)(a, nullptr) : nullptr) {}
+  ~Pinned() {
+    if (data_) (env_->*Release)(array_, data_, JNI_ABORT);  // inputs: nothing to copy back
+  }
+  Pinned(const Pinned&) = delete;
+  Pinned& operator=(const Pinned&) = delete;
+  T* get() const { return data_; }
+  // True when the array was null or could be pinned; false (OutOfMemoryError pending) otherwise.
+  bool ok() const { return !array_ || data_; }
+
+ private:
+  JNIEnv* env_;
+  Array array_;
+  T* data_;
+};
+using PinnedInts = Pinned<jintArray, jint, &JNIEnv::GetIntArrayElements, &JNIEnv::ReleaseIntArrayElements>;
+using PinnedBytes = Pinned<jbyteArray, jbyte, &JNIEnv::GetByteArrayElements, &JNIEnv::ReleaseByteArrayElements>;
+using PinnedFloats = Pinned<jfloatArray, jfloat, &JNIEnv::GetFloatArrayElements, &JNIEnv::ReleaseFloatArrayElements>;
+
+inline eb_session* session_ptr(jlong h) { return reinterpret_cast<eb_session*>(static_cast<intptr_t>(h)); }
+
+}  // namespace edgebert_jni

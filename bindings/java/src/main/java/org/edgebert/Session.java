@@ -1,0 +1,194 @@
+// Session: runs a model on text, a text pair or token ids and reads the outputs (copies).
+package org.edgebert;
+
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
+
+/**
+ * One planned arena; use one session per thread (calls on a session are synchronized, so sharing
+ * one is safe but serial). Any call after {@link #close()} (or the model's close) throws
+ * {@link EdgeBertException} with status {@link EdgeBertException#BAD_STATE}.
+ */
+public final class Session implements AutoCloseable {
+  private long handle;          // native eb_session*
+  private final Model model;    // keeps the model reachable while the session is open
+  private final int hiddenSize;
+  private byte[] context;       // UTF-8 of the last text pair's second text (for answer spans)
+
+  Session(Model model, long handle, int hiddenSize) {
+    this.model = model;
+    this.handle = handle;
+    this.hiddenSize = hiddenSize;
+  }
+
+  private long ptr() {
+    if (handle == 0) {
+      throw new EdgeBertException(EdgeBertException.BAD_STATE, "session is closed");
+    }
+    return handle;
+  }
+
+  public Model model() {
+    return model;
+  }
+
+  /** Tokenizes "[CLS] text [SEP]" and runs. */
+  public synchronized void runText(String text) {
+    byte[] a = Strings.cString(text, "text");
+    long p = ptr();
+    context = null;
+    nRunText(p, a);
+  }
+
+  /** Tokenizes "[CLS] a [SEP] b [SEP]" (token types 0 then 1) and runs; for QA, a = question, b = context. */
+  public synchronized void runTextPair(String a, String b) {
+    byte[] ca = Strings.cString(a, "first text");
+    byte[] cb = Strings.cString(b, "second text");
+    long p = ptr();
+    context = null;
+    nRunTextPair(p, ca, cb);
+    context = cb;
+  }
+
+  /** Runs on token ids; types (all 0) and mask (all 1) may be null, else as long as ids. */
+  public synchronized void runIds(int[] ids, int[] types, int[] mask) {
+    if (ids == null) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "ids is null");
+    }
+    checkLength(types, ids.length, "types");
+    checkLength(mask, ids.length, "mask");
+    long p = ptr();
+    context = null;
+    nRunIds(p, ids, types, mask);
+  }
+
+  /** Runs from embedding-layer outputs [seqLen * hidden] (row-major); mask may be null. */
+  public synchronized void runEmbeddings(float[] embeddings, int[] mask) {
+    if (embeddings == null || embeddings.length % hiddenSize != 0) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT,
+                                  "embeddings must hold seqLen * " + hiddenSize + " floats");
+    }
+    checkLength(mask, embeddings.length / hiddenSize, "mask");
+    long p = ptr();
+    context = null;
+    nRunEmbeddings(p, embeddings, mask, hiddenSize);
+  }
+
+  private static void checkLength(int[] a, int n, String what) {
+    if (a != null && a.length != n) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT,
+                                  what + " has " + a.length + " values, expected " + n);
+    }
+  }
+
+  /** A copy of one output of the last run. Outputs the model lacks: UNSUPPORTED. */
+  public synchronized float[] output(Output which) {
+    return nOutput(ptr(), code(which));
+  }
+
+  /** The output's shape: {seqLen, hidden} for LAST_HIDDEN_STATE, {n} for 1-D outputs. */
+  public synchronized long[] outputShape(Output which) {
+    return nShape(ptr(), code(which));
+  }
+
+  /** True when the model has this output (after a run). */
+  public synchronized boolean hasOutput(Output which) {
+    return nHasOutput(ptr(), code(which));
+  }
+
+  /**
+   * Copies an output into dst at its position without allocating, and advances the position.
+   * dst is a direct buffer in native byte order or a heap buffer, with room for the output.
+   * Returns the number of floats copied.
+   */
+  public synchronized int output(Output which, FloatBuffer dst) {
+    if (dst == null) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "dst is null");
+    }
+    if (dst.isReadOnly()) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "dst is read-only");
+    }
+    if (dst.isDirect() && dst.order() != ByteOrder.nativeOrder()) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT,
+                                  "direct dst must be in native byte order (ByteBuffer.order(ByteOrder.nativeOrder()))");
+    }
+    float[] array = dst.isDirect() ? null : dst.array();
+    int offset = dst.isDirect() ? dst.position() : dst.arrayOffset() + dst.position();
+    int n = nOutputInto(ptr(), code(which), dst.isDirect() ? dst : null, array, offset, dst.remaining());
+    dst.position(dst.position() + n);
+    return n;
+  }
+
+  private static int code(Output which) {
+    if (which == null) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "output is null");
+    }
+    return which.code;
+  }
+
+  /** Token ids of the last run (after tokenization for text). */
+  public synchronized int[] inputIds() {
+    return nInputIds(ptr());
+  }
+
+  /** After runText / runTextPair: each token's byte range in its text and its segment. */
+  public synchronized TokenOffsets tokenOffsets() {
+    int[][] o = nTokenOffsets(ptr());
+    return new TokenOffsets(o[0], o[1], o[2]);
+  }
+
+  /** QA models after runTextPair(question, context): the best answer (at most 30 tokens). */
+  public Span bestSpan() {
+    return bestSpan(30);
+  }
+
+  /** QA models after runTextPair(question, context): the best answer of at most maxAnswerTokens. */
+  public synchronized Span bestSpan(int maxAnswerTokens) {
+    int[] ints = new int[4];
+    float[] score = new float[1];
+    nBestSpan(ptr(), maxAnswerTokens, ints, score);
+    String text = null;
+    if (context != null && 0 <= ints[2] && ints[2] <= ints[3] && ints[3] <= context.length - 1) {
+      text = Strings.fromUtf8(context, ints[2], ints[3]);
+    }
+    return new Span(ints[0], ints[1], ints[2], ints[3], score[0], text);
+  }
+
+  /** {arena bytes, naive sum of buffers, packed weight bytes}. */
+  public synchronized long[] memory() {
+    long[] m = new long[3];
+    nMemory(ptr(), m);
+    return m;
+  }
+
+  public synchronized boolean isClosed() {
+    return handle == 0;
+  }
+
+  /** Destroys the session (waits for a run on another thread to finish). Idempotent. */
+  @Override
+  public void close() {
+    synchronized (this) {
+      if (handle == 0) {
+        return;
+      }
+      nDestroy(handle);
+      handle = 0;
+    }
+    model.forget(this);
+  }
+
+  private static native void nRunText(long s, byte[] text);
+  private static native void nRunTextPair(long s, byte[] a, byte[] b);
+  private static native void nRunIds(long s, int[] ids, int[] types, int[] mask);
+  private static native void nRunEmbeddings(long s, float[] embeddings, int[] mask, int hidden);
+  private static native float[] nOutput(long s, int which);
+  private static native long[] nShape(long s, int which);
+  private static native boolean nHasOutput(long s, int which);
+  private static native int nOutputInto(long s, int which, FloatBuffer direct, float[] array, int offset, int room);
+  private static native int[] nInputIds(long s);
+  private static native int[][] nTokenOffsets(long s);
+  private static native void nBestSpan(long s, int maxAnswerTokens, int[] ints, float[] score);
+  private static native void nMemory(long s, long[] out);
+  private static native void nDestroy(long s);
+}

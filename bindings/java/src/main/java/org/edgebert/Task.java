@@ -1,0 +1,18 @@
+// Task: what the model's head computes, with the C eb_task codes.
+package org.edgebert;
+
+public enum Task {
+  ENCODER,
+  SEQUENCE_CLASSIFICATION,
+  QUESTION_ANSWERING,
+  TOKEN_CLASSIFICATION,
+  SENTENCE_EMBEDDING;
+
+  static Task fromCode(int code) {
+    Task[] all = values();
+    if (code < 0 || code >= all.length) {
+      throw new EdgeBertException(EdgeBertException.UNSUPPORTED, "unknown task code " + code);
+    }
+    return all[code];
+  }
+}

@@ -1,0 +1,100 @@
+// TasksTest: task outputs one call away: for each converted test model with a task head, its
+// outputs and shapes, its label names, and bestSpan() equal to a brute-force search over the
+// start/end logits and token offsets. Skipped while no task model exists in the test data.
+package org.edgebert;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+class TasksTest {
+  static final String QUESTION = "What was fresh?";
+  static final String CONTEXT = "She said the food at the restaurant was fresh and delicious, and the staff was great.";
+
+  static List<String> models(Task task) throws IOException {
+    List<String> found = new ArrayList<>();
+    try (Stream<Path> files = Files.list(TestData.dir().resolve("ebm"))) {
+      for (Path p : (Iterable<Path>) files.sorted()::iterator) {
+        try (Model m = Model.load(p.toString())) {
+          if (m.info().task == task) {
+            found.add(p.toString());
+          }
+        }
+      }
+    }
+    Assumptions.assumeFalse(found.isEmpty(), "no " + task + " model in the test data (comes with branch tasks)");
+    return found;
+  }
+
+  @Test
+  void sentenceEmbeddings() throws IOException {
+    for (String path : models(Task.SENTENCE_EMBEDDING)) {
+      try (Model m = Model.load(path); Session s = m.newSession(1, 0)) {
+        s.runText("the food was fresh");
+        assertArrayEquals(new long[] {m.info().hiddenSize}, s.outputShape(Output.SENTENCE_EMBEDDING));
+        assertEquals(m.info().hiddenSize, s.output(Output.SENTENCE_EMBEDDING).length);
+      }
+    }
+  }
+
+  @Test
+  void tokenClassification() throws IOException {
+    for (String path : models(Task.TOKEN_CLASSIFICATION)) {
+      try (Model m = Model.load(path); Session s = m.newSession(1, 0)) {
+        s.runText("the food was fresh");
+        int n = s.inputIds().length;
+        int labels = m.info().numLabels;
+        assertArrayEquals(new long[] {n, labels}, s.outputShape(Output.TOKEN_LOGITS));
+        assertEquals(labels, m.labels().length);
+        for (String name : m.labels()) {
+          assertTrue(name != null && !name.isEmpty());
+        }
+      }
+    }
+  }
+
+  @Test
+  void bestSpanIsTheBruteForceBest() throws IOException {
+    for (String path : models(Task.QUESTION_ANSWERING)) {
+      try (Model m = Model.load(path); Session s = m.newSession(1, 0)) {
+        s.runTextPair(QUESTION, CONTEXT);
+        float[] start = s.output(Output.START_LOGITS);
+        float[] end = s.output(Output.END_LOGITS);
+        TokenOffsets o = s.tokenOffsets();
+        for (int maxTokens : new int[] {30, 3, 1}) {
+          int bi = -1, bj = -1;
+          double best = Double.NEGATIVE_INFINITY;
+          for (int i = 0; i < start.length; i++) {
+            for (int j = i; j < Math.min(start.length, i + maxTokens); j++) {
+              if (o.segment[i] == 1 && o.segment[j] == 1 && (double) start[i] + end[j] > best) {
+                best = (double) start[i] + end[j];
+                bi = i;
+                bj = j;
+              }
+            }
+          }
+          Span span = s.bestSpan(maxTokens);
+          assertEquals(bi, span.startToken);
+          assertEquals(bj, span.endToken);
+          assertEquals(best, span.score, 1e-5);
+          assertEquals(o.begin[bi], span.beginByte);
+          assertEquals(o.end[bj], span.endByte);
+          byte[] ctx = CONTEXT.getBytes(StandardCharsets.UTF_8);
+          assertNotNull(span.text);
+          assertEquals(new String(ctx, span.beginByte, span.endByte - span.beginByte, StandardCharsets.UTF_8), span.text);
+        }
+      }
+    }
+  }
+}
