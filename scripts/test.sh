@@ -2,19 +2,23 @@
 # The whole test suite from a clean clone: installs dependencies, builds (Release), runs every
 # Catch2 test (and the Python, Java and Kotlin binding tests) under CTest and checks the installed package (example program, exported symbols),
 # then rebuilds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite again, then
-# cross-builds for aarch64 (whole suite under qemu) and armv7 (a subset) with scripts/arm/test_arm.sh.
-# Usage: scripts/test.sh [--no-sanitize] [--no-arm]
+# cross-builds for aarch64 (whole suite under qemu) and armv7 (a subset) with scripts/arm/test_arm.sh,
+# then builds and runs the suite in a cached Debian 13 root against its XNNPACK (2024 API), x86-64
+# and aarch64 under qemu (scripts/debian13/test_debian13.sh; --no-arm skips its aarch64 part too).
+# Usage: scripts/test.sh [--no-sanitize] [--no-arm] [--no-debian13]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 JOBS=$(nproc)
 SANITIZE=1
 ARM=1
+DEBIAN13=1
 for arg in "$@"; do
   case "$arg" in
     --no-sanitize) SANITIZE=0 ;;
     --no-arm) ARM=0 ;;
-    *) echo "usage: $0 [--no-sanitize] [--no-arm]" >&2; exit 2 ;;
+    --no-debian13) DEBIAN13=0 ;;
+    *) echo "usage: $0 [--no-sanitize] [--no-arm] [--no-debian13]" >&2; exit 2 ;;
   esac
 done
 "$ROOT/scripts/install_deps.sh"
@@ -40,5 +44,9 @@ if [ $ARM -eq 1 ]; then
   echo "== ARM cross builds: tests under qemu, comparison with x86, install check"
   "$ROOT/scripts/arm/test_arm.sh" aarch64 "$ROOT/build/release"
   "$ROOT/scripts/arm/test_arm.sh" armv7 "$ROOT/build/release"
+fi
+if [ $DEBIAN13 -eq 1 ]; then
+  echo "== Debian 13 root: build and tests against Debian 13's XNNPACK (x86-64, aarch64 under qemu)"
+  if [ $ARM -eq 1 ]; then "$ROOT/scripts/debian13/test_debian13.sh"; else "$ROOT/scripts/debian13/test_debian13.sh" --no-arm; fi
 fi
 echo "== all tests passed"

@@ -1,4 +1,9 @@
-// xnn_gemm.cpp: XNNPACK operator creation/setup/run for edgebert's GEMMs.
+// xnn_gemm.cpp: XNNPACK operator creation/setup/run for edgebert's GEMMs, for both XNNPACK API
+// generations (EDGEBERT_XNN_API, detected by cmake/xnnpack.cmake):
+//   2022 (Debian 12): int8 GEMMs as qc8 1x1 convolutions; create + setup.
+//   2024 (Debian 13, upstream): int8 GEMMs as fully-connected qs8_qc8w; create + reshape (only
+//        when the row count changes) + setup (only when a pointer changes). Neither operator
+//        asks for a workspace, so nothing of XNNPACK's lives in the session arena.
 #include "xnn_gemm.h"
 
 #include <malloc.h>
@@ -54,6 +59,7 @@ const char* xnn_status_name(xnn_status s) {
     case xnn_status_unsupported_parameter: return "unsupported parameter";
     case xnn_status_unsupported_hardware: return "unsupported hardware";
     case xnn_status_out_of_memory: return "out of memory";
+    default: break;  // values added by later XNNPACK versions
   }
   return "unknown error";
 }
@@ -96,14 +102,25 @@ bool XnnGemm::create(const LinearView& l, std::string* error) {
         return false;
       }
     }
+#if EDGEBERT_XNN_API >= 2024
+    s = xnn_create_fully_connected_nc_qs8_qc8w(l.in, l.out, l.in, l.out, static_cast<int8_t>(l.input_zero_point),
+                                               l.input_scale, kernel_scale.data(), l.weight_s8, bias.data(),
+                                               static_cast<int8_t>(l.output_zero_point), 1.0f, -128, 127, 0, nullptr,
+                                               nullptr, &op_);
+#else
     s = xnn_create_convolution2d_nhwc_qc8(0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, l.in, l.out, l.in, l.out,
                                           static_cast<int8_t>(l.input_zero_point), l.input_scale, kernel_scale.data(),
                                           l.weight_s8, bias.data(), static_cast<int8_t>(l.output_zero_point), 1.0f,
                                           -128, 127, 0, &op_);
+#endif
   } else {
     s = xnn_create_fully_connected_nc_f32(l.in, l.out, l.in, l.out, l.weight_f32, l.bias,
                                           -std::numeric_limits<float>::infinity(),
-                                          std::numeric_limits<float>::infinity(), 0, &op_);
+                                          std::numeric_limits<float>::infinity(), 0,
+#if EDGEBERT_XNN_API >= 2024
+                                          nullptr, nullptr,
+#endif
+                                          &op_);
   }
   if (s != xnn_status_success) {
     op_ = nullptr;
@@ -115,15 +132,28 @@ bool XnnGemm::create(const LinearView& l, std::string* error) {
 
 bool XnnGemm::setup(size_t rows, const void* input, void* output, pthreadpool_t pool) {
   if (rows == rows_ && input == input_ && output == output_) return true;
-  xnn_status s;
+  xnn_status s = xnn_status_success;
+#if EDGEBERT_XNN_API >= 2024
+  if (rows != rows_) {
+    s = int8_ ? xnn_reshape_fully_connected_nc_qs8_qc8w(op_, rows, pool)
+              : xnn_reshape_fully_connected_nc_f32(op_, rows, pool);
+  }
+  if (s == xnn_status_success) {
+    s = int8_ ? xnn_setup_fully_connected_nc_qs8_qc8w(op_, static_cast<const int8_t*>(input), static_cast<int8_t*>(output))
+              : xnn_setup_fully_connected_nc_f32(op_, static_cast<const float*>(input), static_cast<float*>(output));
+  }
+#else
   if (int8_) {
     s = xnn_setup_convolution2d_nhwc_qc8(op_, rows, 1, 1, static_cast<const int8_t*>(input), static_cast<int8_t*>(output),
                                          pool);
   } else {
     s = xnn_setup_fully_connected_nc_f32(op_, rows, static_cast<const float*>(input), static_cast<float*>(output), pool);
   }
+#endif
   if (s != xnn_status_success) {
     rows_ = 0;
+    input_ = nullptr;
+    output_ = nullptr;
     return false;
   }
   rows_ = rows;

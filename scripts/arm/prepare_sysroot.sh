@@ -3,8 +3,10 @@
 # cpuinfo and Catch2 (tests) unpacked (not installed: the -dev packages cannot be co-installed
 # with the amd64 ones) into SYSROOT_DIR, plus the host's FlatBuffers headers (header-only on the
 # target; flatc runs on the host and must match them).
-# The C library and the compiler come from Debian's cross toolchain (crossbuild-essential-ARCH),
-# not from this folder.
+# The compiler and the C library it links against come from Debian's cross toolchain
+# (crossbuild-essential-ARCH). With EDGEBERT_SYSROOT_LIBC=1 the target's own C/C++ runtime
+# (libc6, libstdc++6, libgcc-s1 .debs) is unpacked too and scripts/arm/qemu-run.sh runs the
+# programs with it (the Debian 13 stage: Debian 13's arm64 libc, not the cross toolchain's copy).
 #
 # usage: scripts/arm/prepare_sysroot.sh SYSROOT_DIR [arm64|armhf]
 # Needs root (or sudo) for dpkg --add-architecture and apt-get update. Idempotent: an up-to-date
@@ -17,6 +19,7 @@ fi
 SYSROOT=$1
 ARCH=${2:-arm64}
 PKGS=(libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo-dev libcpuinfo0 catch2)
+[ "${EDGEBERT_SYSROOT_LIBC:-0}" = 1 ] && PKGS+=(libc6 libstdc++6 libgcc-s1)
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
@@ -60,6 +63,8 @@ else
   (cd "$debs" && apt-get download -q $(for p in "${PKGS[@]}"; do printf '%s:%s ' "$p" "$ARCH"; done))
   for deb in "$debs"/*.deb; do dpkg -x "$deb" "$SYSROOT"; done
   rm -rf "$SYSROOT/usr/share/doc" "$SYSROOT/usr/share/lintian"
+  # merged /usr: the programs' interpreter is /lib/ld-linux-*.so.*, which the .debs put in usr/lib.
+  [ -e "$SYSROOT/lib" ] || ln -s usr/lib "$SYSROOT/lib"
   printf '%s' "$want" > "$STAMP"
 fi
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs an ARM Linux program on an x86-64 host under QEMU user-mode emulation, with the cross
-# toolchain's C library (QEMU_LD_PREFIX) and the sysroot's XNNPACK/pthreadpool/cpuinfo
+# toolchain's C library or the sysroot's own (QEMU_LD_PREFIX) and the sysroot's XNNPACK/pthreadpool/cpuinfo
 # (LD_LIBRARY_PATH, appended to any caller-supplied entries). The toolchain files use it as
 # CMAKE_CROSSCOMPILING_EMULATOR, so CTest runs the cross-built tests through it.
 #
@@ -19,6 +19,12 @@ case "$arch" in
   arm) triple=arm-linux-gnueabihf ;;
   *) echo "qemu-run.sh: unknown architecture '$arch'" >&2; exit 2 ;;
 esac
-export QEMU_LD_PREFIX=/usr/$triple
+# A sysroot with its own C library (prepare_sysroot.sh with EDGEBERT_SYSROOT_LIBC=1) provides
+# the dynamic loader and libc; otherwise the cross toolchain's copy does.
+if compgen -G "$sysroot/lib/ld-linux*.so.*" > /dev/null; then
+  export QEMU_LD_PREFIX=$sysroot
+else
+  export QEMU_LD_PREFIX=/usr/$triple
+fi
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$sysroot/usr/lib/$triple
 exec "qemu-$arch" "$@"

@@ -29,8 +29,9 @@ case "$TARGET" in
          TESTS=(-R '^(test_kernels|test_planner|test_tokenizer|test_checkpoint|test_bad_input|test_session_plan|shared_library_exports)$') ;;
   *) echo "usage: $0 aarch64|armv7 [X86_BUILD_DIR]" >&2; exit 2 ;;
 esac
-SYSROOT=$ROOT/build/arm-sysroot-$DEBARCH
-BUILD=$ROOT/build/arm-$TARGET
+# EDGEBERT_ARM_SYSROOT / EDGEBERT_ARM_BUILD: other folders (the Debian 13 stage uses its own).
+SYSROOT=${EDGEBERT_ARM_SYSROOT:-$ROOT/build/arm-sysroot-$DEBARCH}
+BUILD=${EDGEBERT_ARM_BUILD:-$ROOT/build/arm-$TARGET}
 JOBS=$(nproc)
 t0=$SECONDS
 

@@ -1,0 +1,127 @@
+// gemm_kinds.cpp (edgebert-gemm-kinds): times BERT's four GEMM shapes through the XNNPACK glue
+// (XnnGemm: qc8 1x1 convolution on the 2022 API, fully_connected_nc_qs8_qc8w on 2024) and, where
+// XNNPACK has it, fully_connected_nc_qd8_f32_qc8w (int8 input with per-row quantization
+// parameters, f32 output), which would replace the static int8 output with f32. Prints ms per
+// GEMM and GOPS (2 x rows x in x out / time), min over runs. Benchmark only, not a test.
+//   usage: edgebert-gemm-kinds [--rows 8,128,384] [--threads N] [--runs N] [--hidden 768] [--ffn 3072]
+#include <pthreadpool.h>
+#include <xnnpack.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "xnn_gemm.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <typename F>
+double min_ms(int runs, F&& f) {
+  f();
+  double best = 1e30;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = Clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  return best;
+}
+
+std::vector<int> parse_list(const char* s) {
+  std::vector<int> v;
+  for (const char* p = s; *p;) {
+    v.push_back(std::atoi(p));
+    p = std::strchr(p, ',');
+    if (!p) break;
+    ++p;
+  }
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> rows_list = {8, 128, 384};
+  int threads = 1, runs = 20, hidden = 768, ffn = 3072;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--rows") rows_list = parse_list(argv[i + 1]);
+    else if (a == "--threads") threads = std::atoi(argv[i + 1]);
+    else if (a == "--runs") runs = std::atoi(argv[i + 1]);
+    else if (a == "--hidden") hidden = std::atoi(argv[i + 1]);
+    else if (a == "--ffn") ffn = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "usage: %s [--rows 8,128,384] [--threads N] [--runs N] [--hidden 768] [--ffn 3072]\n", argv[0]);
+      return 2;
+    }
+  }
+  std::string err;
+  if (!edgebert::xnn_ready(&err)) {
+    std::fprintf(stderr, "%s\n", err.c_str());
+    return 1;
+  }
+  pthreadpool_t pool = threads > 1 ? pthreadpool_create(threads) : nullptr;
+  struct Kind {
+    const char* name;
+    int in, out;
+  } kinds[] = {{"qkv", hidden, 3 * hidden}, {"attention_output", hidden, hidden},
+               {"ffn_up", hidden, ffn}, {"ffn_down", ffn, hidden}};
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int> q(-127, 127);
+  std::printf("XNNPACK API %d, %d thread(s), min of %d runs\n", EDGEBERT_XNN_API, threads, runs);
+  std::printf("%-17s %5s %12s %8s %14s %8s\n", "gemm", "rows", "static ms", "GOPS", "qd8_f32 ms", "GOPS");
+  double total_static = 0, total_qd8 = 0;
+  for (int rows : rows_list) {
+    for (const Kind& k : kinds) {
+      std::vector<int8_t> w(size_t(k.in) * k.out), x(size_t(rows) * k.in), y(size_t(rows) * k.out);
+      for (auto& v : w) v = static_cast<int8_t>(q(rng));
+      for (auto& v : x) v = static_cast<int8_t>(q(rng));
+      std::vector<float> scales(k.out, 0.003f), bias(k.out, 0.1f), yf(size_t(rows) * k.out);
+      edgebert::LinearView l;
+      l.name = k.name;
+      l.int8 = true;
+      l.in = k.in;
+      l.out = k.out;
+      l.weight_s8 = w.data();
+      l.weight_scales = scales.data();
+      l.bias = bias.data();
+      l.input_scale = 0.05f;
+      l.output_scale = 0.2f;
+      edgebert::XnnGemm g;
+      if (!g.create(l, &err) || !g.setup(rows, x.data(), y.data(), pool)) {
+        std::fprintf(stderr, "%s\n", err.c_str());
+        return 1;
+      }
+      const double ops = 2.0 * rows * k.in * k.out;
+      const double t_static = min_ms(runs, [&] { g.run(pool); });
+      total_static += t_static;
+      double t_qd8 = -1;
+#if defined(EDGEBERT_XNN_HAS_QD8)
+      xnn_operator_t op = nullptr;
+      std::vector<xnn_quantization_params> qp(rows + XNN_EXTRA_QUANTIZATION_PARAMS, {0, 0.05f});
+      for (auto& s : scales) s *= 0.05f;  // qd8 kernel scale: weight scale only, input scale per row
+      if (xnn_create_fully_connected_nc_qd8_f32_qc8w(k.in, k.out, k.in, k.out, scales.data(), w.data(), bias.data(),
+                                                     -1e30f, 1e30f, 0, nullptr, nullptr, &op) == xnn_status_success &&
+          xnn_reshape_fully_connected_nc_qd8_f32_qc8w(op, rows, pool) == xnn_status_success &&
+          xnn_setup_fully_connected_nc_qd8_f32_qc8w(op, x.data(), yf.data(), qp.data()) == xnn_status_success) {
+        t_qd8 = min_ms(runs, [&] { xnn_run_operator(op, pool); });
+        total_qd8 += t_qd8;
+      }
+      if (op) xnn_delete_operator(op);
+#endif
+      std::printf("%-17s %5d %12.3f %8.1f %14.3f %8.1f\n", k.name, rows, t_static, ops / t_static * 1e-6, t_qd8,
+                  t_qd8 > 0 ? ops / t_qd8 * 1e-6 : 0.0);
+    }
+  }
+  std::printf("sum of the GEMMs above: static %.3f ms, qd8_f32 %.3f ms (x12 for BERT-base's 12 layers)\n",
+              total_static, total_qd8);
+  if (pool) pthreadpool_destroy(pool);
+  return 0;
+}

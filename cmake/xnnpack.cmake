@@ -1,0 +1,91 @@
+# cmake/xnnpack.cmake: where XNNPACK (with pthreadpool and cpuinfo) comes from, and which of its
+# two API generations the header offers. Sets XNNPACK_INCLUDE_DIR, XNNPACK_LIBRARY,
+# PTHREADPOOL_LIBRARY, CPUINFO_LIBRARY (paths or targets) and EDGEBERT_XNN_API (2022 or 2024,
+# also a compile definition).
+#   2022: Debian 12's 0.0~git20220216: xnn_create_* + xnn_setup_*, per-channel int8 GEMMs as
+#         qc8 1x1 convolutions.
+#   2024: Debian 13's 0.0~git20241108 and upstream: xnn_create_* + xnn_reshape_* + xnn_setup_*,
+#         fully-connected qs8_qc8w (and qd8_f32_qc8w).
+# The generation is detected by compiling against xnnpack.h, never guessed from a version.
+
+set(EDGEBERT_XNNPACK_SOURCE_DIR "" CACHE PATH
+    "Build XNNPACK from this source tree as a subproject (Android/iOS) instead of using the system's")
+if(EDGEBERT_XNNPACK_SOURCE_DIR)
+  # Upstream XNNPACK builds its own pthreadpool and cpuinfo (and fp16, fxdiv, ...): it downloads
+  # them unless PTHREADPOOL_SOURCE_DIR, CPUINFO_SOURCE_DIR, FP16_SOURCE_DIR, FXDIV_SOURCE_DIR
+  # (XNNPACK's own variables) name local copies. See docs/cross-compiling.md.
+  set(XNNPACK_BUILD_TESTS OFF CACHE BOOL "" FORCE)
+  set(XNNPACK_BUILD_BENCHMARKS OFF CACHE BOOL "" FORCE)
+  set(XNNPACK_LIBRARY_TYPE static CACHE STRING "" FORCE)
+  set(EB_SAVED_PIC ${CMAKE_POSITION_INDEPENDENT_CODE})
+  add_subdirectory(${EDGEBERT_XNNPACK_SOURCE_DIR} ${CMAKE_BINARY_DIR}/xnnpack EXCLUDE_FROM_ALL)
+  set(CMAKE_POSITION_INDEPENDENT_CODE ${EB_SAVED_PIC})
+  set(XNNPACK_INCLUDE_DIR ${EDGEBERT_XNNPACK_SOURCE_DIR}/include)
+  set(XNNPACK_LIBRARY XNNPACK)
+  set(PTHREADPOOL_LIBRARY pthreadpool)
+  set(CPUINFO_LIBRARY cpuinfo)
+  set(EB_XNN_CHECK_INCLUDES ${XNNPACK_INCLUDE_DIR})
+  if(TARGET pthreadpool)
+    get_target_property(eb_pp_inc pthreadpool INTERFACE_INCLUDE_DIRECTORIES)
+    list(APPEND EB_XNN_CHECK_INCLUDES ${eb_pp_inc})
+  endif()
+else()
+  find_path(XNNPACK_INCLUDE_DIR xnnpack.h REQUIRED)
+  find_library(XNNPACK_LIBRARY XNNPACK REQUIRED)
+  find_library(PTHREADPOOL_LIBRARY pthreadpool REQUIRED)
+  find_library(CPUINFO_LIBRARY cpuinfo REQUIRED)
+  set(EB_XNN_CHECK_INCLUDES ${XNNPACK_INCLUDE_DIR})
+endif()
+
+# Compile-only probes (a static library, nothing linked), so they also work before a subproject
+# XNNPACK is built and in cross builds.
+include(CheckCXXSourceCompiles)
+set(CMAKE_REQUIRED_INCLUDES ${EB_XNN_CHECK_INCLUDES})
+set(CMAKE_REQUIRED_QUIET ON)
+set(EB_SAVED_TRY_TYPE ${CMAKE_TRY_COMPILE_TARGET_TYPE})
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+check_cxx_source_compiles([[
+#include <xnnpack.h>
+int probe() {
+  auto create = &xnn_create_fully_connected_nc_qs8_qc8w;
+  auto reshape = &xnn_reshape_fully_connected_nc_qs8_qc8w;
+  auto setup = &xnn_setup_fully_connected_nc_qs8_qc8w;
+  return create != nullptr && reshape != nullptr && setup != nullptr;
+}
+int main() { return probe(); }
+]] EDGEBERT_XNN_HAS_RESHAPE_QS8_QC8W)
+check_cxx_source_compiles([[
+#include <xnnpack.h>
+int probe() {
+  auto create = &xnn_create_convolution2d_nhwc_qc8;
+  auto setup = &xnn_setup_convolution2d_nhwc_qc8;
+  return create != nullptr && setup != nullptr;
+}
+int main() { return probe(); }
+]] EDGEBERT_XNN_HAS_CONV_QC8)
+check_cxx_source_compiles([[
+#include <xnnpack.h>
+int probe() {
+  auto create = &xnn_create_fully_connected_nc_qd8_f32_qc8w;
+  auto quantize = &xnn_create_convert_nc_f32_qd8;
+  return create != nullptr && quantize != nullptr;
+}
+int main() { return probe(); }
+]] EDGEBERT_XNN_HAS_QD8_F32_QC8W)
+set(CMAKE_TRY_COMPILE_TARGET_TYPE ${EB_SAVED_TRY_TYPE})
+unset(CMAKE_REQUIRED_INCLUDES)
+unset(CMAKE_REQUIRED_QUIET)
+
+if(EDGEBERT_XNN_HAS_RESHAPE_QS8_QC8W)
+  set(EDGEBERT_XNN_API 2024)
+elseif(EDGEBERT_XNN_HAS_CONV_QC8)
+  set(EDGEBERT_XNN_API 2022)
+else()
+  message(FATAL_ERROR "xnnpack.h in ${XNNPACK_INCLUDE_DIR} offers neither fully_connected_nc_qs8_qc8w with "
+                      "reshape (XNNPACK 2023+) nor convolution2d_nhwc_qc8 (2022): unsupported XNNPACK API")
+endif()
+add_compile_definitions(EDGEBERT_XNN_API=${EDGEBERT_XNN_API})
+if(EDGEBERT_XNN_HAS_QD8_F32_QC8W)
+  add_compile_definitions(EDGEBERT_XNN_HAS_QD8=1)
+endif()
+message(STATUS "XNNPACK API generation: ${EDGEBERT_XNN_API} (${XNNPACK_INCLUDE_DIR})")

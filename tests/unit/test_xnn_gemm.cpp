@@ -1,0 +1,169 @@
+// test_xnn_gemm.cpp: the XNNPACK glue (XnnGemm) on whichever API generation this build detected
+// (EDGEBERT_XNN_API: 2022 qc8 1x1 convolution, 2024 fully-connected qs8_qc8w with reshape):
+// int8 and f32 GEMMs against a float64 reference while the row count and the buffers change
+// between runs (7, 128, 1, 64, 33 rows, 1 and 2 threads), and zero heap allocations for those
+// re-setups and runs once every row count has been seen.
+#include <catch2/catch.hpp>
+
+#include <pthreadpool.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "alloc_counter.h"
+#include "xnn_gemm.h"
+
+using edgebert::LinearView;
+using edgebert::XnnGemm;
+
+namespace {
+
+constexpr int kIn = 96, kOut = 40;
+const size_t kRows[] = {7, 128, 1, 64, 33};
+
+struct Weights {
+  std::vector<int8_t> w8;
+  std::vector<float> w32, wscale, bias, out_scales;
+};
+
+Weights make_weights(std::mt19937& rng) {
+  std::uniform_int_distribution<int> q(-127, 127);
+  std::uniform_real_distribution<float> u(-1.f, 1.f), sc(0.002f, 0.01f), osc(0.05f, 0.4f);
+  Weights w;
+  for (int i = 0; i < kIn * kOut; ++i) {
+    w.w8.push_back(static_cast<int8_t>(q(rng)));
+    w.w32.push_back(u(rng));
+  }
+  for (int c = 0; c < kOut; ++c) {
+    w.wscale.push_back(sc(rng));
+    w.bias.push_back(u(rng));
+    w.out_scales.push_back(osc(rng));
+  }
+  w.out_scales[3] *= 30.f;  // one outlier channel, as trained BERTs have
+  return w;
+}
+
+LinearView int8_view(const Weights& w) {
+  LinearView v;
+  v.name = "test_int8";
+  v.int8 = true;
+  v.in = kIn;
+  v.out = kOut;
+  v.weight_s8 = w.w8.data();
+  v.weight_scales = w.wscale.data();
+  v.bias = w.bias.data();
+  v.has_quant = true;
+  v.input_scale = 0.05f;
+  v.input_zero_point = 3;
+  v.output_zero_point = -5;
+  v.output_scales = w.out_scales.data();
+  return v;
+}
+
+// int8 reference in float64: dequantize, multiply, add the bias, requantize per channel.
+int8_t ref_int8(const LinearView& v, const int8_t* x, int c) {
+  double acc = 0;
+  for (int k = 0; k < kIn; ++k) acc += double(x[k] - v.input_zero_point) * v.weight_s8[size_t(c) * kIn + k];
+  const double y = acc * v.input_scale * v.weight_scales[c] + v.bias[c];
+  const double q = std::nearbyint(y / v.output_scales[c]) + v.output_zero_point;
+  return static_cast<int8_t>(std::min(127.0, std::max(-128.0, q)));
+}
+
+struct Pool {
+  pthreadpool_t p = nullptr;
+  explicit Pool(int threads) { p = threads > 1 ? pthreadpool_create(threads) : nullptr; }
+  ~Pool() {
+    if (p) pthreadpool_destroy(p);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("XnnGemm int8 matches a float64 reference while rows and buffers change", "[xnn]") {
+  std::string err;
+  REQUIRE(edgebert::xnn_ready(&err));
+  std::mt19937 rng(7);
+  const Weights w = make_weights(rng);
+  const LinearView v = int8_view(w);
+  std::uniform_int_distribution<int> q(-128, 127);
+  for (int threads : {1, 2}) {
+    INFO("XNNPACK API " << EDGEBERT_XNN_API << ", threads " << threads);
+    Pool pool(threads);
+    XnnGemm g;
+    REQUIRE(g.create(v, &err));
+    REQUIRE(g.int8());
+    // Two buffer pairs, alternated, so setup sees new pointers as well as new row counts.
+    std::vector<int8_t> x[2], y[2];
+    for (int b = 0; b < 2; ++b) {
+      for (size_t i = 0; i < 128 * kIn; ++i) x[b].push_back(static_cast<int8_t>(q(rng)));
+      y[b].assign(129 * kOut, 0);  // one guard row
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+      int b = 0;
+      long allocations = 0;
+      int worst = 0;
+      for (size_t rows : kRows) {
+        std::fill(y[b].begin(), y[b].end(), int8_t(0x55));
+        edgebert::tools::alloc_counter_start();
+        const bool ok = g.setup(rows, x[b].data(), y[b].data(), pool.p) && g.run(pool.p);
+        allocations += edgebert::tools::alloc_counter_stop();
+        REQUIRE(ok);
+        for (size_t r = 0; r < rows; ++r)
+          for (int c = 0; c < kOut; ++c)
+            worst = std::max(worst, std::abs(int(y[b][r * kOut + c]) - int(ref_int8(v, &x[b][r * kIn], c))));
+        CHECK(y[b][rows * kOut] == int8_t(0x55));  // nothing written past the rows asked for
+        b ^= 1;
+      }
+      CHECK(worst <= 1);
+      if (pass == 1) CHECK(allocations == 0);
+    }
+  }
+}
+
+TEST_CASE("XnnGemm f32 matches a float64 reference while rows change", "[xnn]") {
+  std::string err;
+  REQUIRE(edgebert::xnn_ready(&err));
+  std::mt19937 rng(11);
+  const Weights w = make_weights(rng);
+  LinearView v;
+  v.name = "test_f32";
+  v.in = kIn;
+  v.out = kOut;
+  v.weight_f32 = w.w32.data();
+  v.bias = w.bias.data();
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  std::vector<float> x(128 * kIn), y(128 * kOut);
+  for (float& f : x) f = u(rng);
+  for (int threads : {1, 2}) {
+    Pool pool(threads);
+    XnnGemm g;
+    REQUIRE(g.create(v, &err));
+    REQUIRE_FALSE(g.int8());
+    for (size_t rows : kRows) {
+      REQUIRE((g.setup(rows, x.data(), y.data(), pool.p) && g.run(pool.p)));
+      double worst = 0;
+      for (size_t r = 0; r < rows; ++r)
+        for (int c = 0; c < kOut; ++c) {
+          double ref = w.bias[c];
+          for (int k = 0; k < kIn; ++k) ref += double(x[r * kIn + k]) * w.w32[size_t(c) * kIn + k];
+          worst = std::max(worst, std::fabs(ref - y[r * kOut + c]));
+        }
+      CHECK(worst < 1e-3);
+    }
+  }
+}
+
+TEST_CASE("XnnGemm rejects requantization scales XNNPACK cannot represent", "[xnn]") {
+  std::string err;
+  REQUIRE(edgebert::xnn_ready(&err));
+  std::mt19937 rng(3);
+  Weights w = make_weights(rng);
+  w.out_scales[5] = 1e-9f;  // multiplier input_scale * weight_scale / out_scale far above 256
+  XnnGemm g;
+  CHECK_FALSE(g.create(int8_view(w), &err));
+  CHECK(err.find("test_int8") != std::string::npos);
+}
