@@ -37,6 +37,16 @@ t0=$SECONDS
 
 "$ROOT/scripts/install_deps.sh" "--$TARGET"
 "$ROOT/scripts/arm/prepare_sysroot.sh" "$SYSROOT" "$DEBARCH"
+# aarch64 with a host JDK and JUnit (Debian 12 CI, not the Debian 13 root): the Java bindings too,
+# their JUnit tests run by Debian's arm64 JVM under qemu (scripts/arm/prepare_jdk_root.sh).
+JAVA_ARGS=()
+if [ "$TARGET" = aarch64 ] && [ "${EDGEBERT_ARM_JAVA:-1}" = 1 ] && command -v javac > /dev/null &&
+   [ -f /usr/share/java/junit-platform-console-standalone.jar ]; then
+  JDKROOT=${EDGEBERT_ARM_JDK_ROOT:-$ROOT/build/arm-jdk-arm64}
+  "$ROOT/scripts/arm/prepare_jdk_root.sh" "$JDKROOT"
+  JAVA_ARGS=(-DEDGEBERT_BUILD_JAVA=ON
+    "-DEDGEBERT_TEST_JAVA=env QEMU_LD_PREFIX=$JDKROOT qemu-aarch64 $JDKROOT/usr/lib/jvm/java-17-openjdk-arm64/bin/java")
+fi
 if [ ! -x "$X86/edgebert-convert" ] || [ ! -x "$X86/edgebert-run" ]; then
   cmake -S "$ROOT" -B "$X86" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
   cmake --build "$X86" -j "$JOBS" --target edgebert-convert edgebert-run
@@ -46,7 +56,7 @@ t_setup=$SECONDS
 echo "== $TARGET: cross build (Release)"
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_TOOLCHAIN_FILE="$ROOT/toolchains/$TOOLCHAIN" -DEDGEBERT_SYSROOT="$SYSROOT" \
-  -DEDGEBERT_HOST_CONVERTER="$X86/edgebert-convert"
+  -DEDGEBERT_HOST_CONVERTER="$X86/edgebert-convert" "${JAVA_ARGS[@]}"
 cmake --build "$BUILD" -j "$JOBS"
 t_build=$SECONDS
 

@@ -1,0 +1,203 @@
+// Session: runs a model on text, a text pair, token ids or embeddings and returns copies of the
+// outputs. One session per thread (calls on one session are serialized by a lock).
+import CEdgeBert
+import Foundation
+
+public final class Session: @unchecked Sendable {
+    private var handle: OpaquePointer?
+    public let model: Model  // kept alive while the session exists
+    private let hiddenSize: Int
+    private var context: [UInt8]?  // UTF-8 of the last pair's second text, for answer spans
+    private let lock = NSLock()
+
+    init(model: Model, handle: OpaquePointer, hiddenSize: Int) {
+        self.model = model
+        self.handle = handle
+        self.hiddenSize = hiddenSize
+    }
+
+    deinit { close() }
+
+    private func withHandle<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let h = handle else { throw EdgeBertError(.badState, "session is closed") }
+        return try body(h)
+    }
+
+    private static func check(_ h: OpaquePointer, _ st: eb_status) throws {
+        guard st == EB_OK else { throw EdgeBertError(code: st, message: String(cString: eb_session_last_error(h))) }
+    }
+
+    private static func cText(_ s: String, _ what: String) throws -> [CChar] {
+        guard !s.utf8.contains(0) else { throw EdgeBertError(.invalidArgument, "\(what) contains a NUL character") }
+        return Array(s.utf8CString)
+    }
+
+    /// Tokenizes "[CLS] text [SEP]", runs, and returns every output the model has.
+    @discardableResult
+    public func run(text: String) throws -> [Output: Tensor] {
+        let t = try Session.cText(text, "text")
+        return try withHandle { h in
+            context = nil
+            try Session.check(h, eb_session_run_text(h, t))
+            return try outputs(h)
+        }
+    }
+
+    /// Tokenizes "[CLS] text [SEP] pair [SEP]" (for QA: question, context) and runs.
+    @discardableResult
+    public func run(text: String, pair: String) throws -> [Output: Tensor] {
+        let runPair = try TaskAPI.function("eb_session_run_text_pair", as: TaskAPI.RunTextPair.self)
+        let a = try Session.cText(text, "text"), b = try Session.cText(pair, "pair")
+        return try withHandle { h in
+            context = nil
+            try Session.check(h, runPair(h, a, b))
+            context = Array(pair.utf8)
+            return try outputs(h)
+        }
+    }
+
+    /// Runs on token ids; types (all 0) and mask (all 1) may be nil, else as long as ids.
+    @discardableResult
+    public func run(ids: [Int32], types: [Int32]? = nil, mask: [Int32]? = nil) throws -> [Output: Tensor] {
+        for (name, a) in [("types", types), ("mask", mask)] where a != nil && a!.count != ids.count {
+            throw EdgeBertError(.invalidArgument, "\(name) has \(a!.count) values, ids has \(ids.count)")
+        }
+        return try withHandle { h in
+            context = nil
+            let st = ids.withUnsafeBufferPointer { i in
+                Session.optionalPointer(types) { t in
+                    Session.optionalPointer(mask) { m in eb_session_run_ids(h, i.baseAddress, t, m, ids.count) }
+                }
+            }
+            try Session.check(h, st)
+            return try outputs(h)
+        }
+    }
+
+    /// Runs from embedding-layer outputs (seqLen * hidden floats, row-major); mask may be nil.
+    @discardableResult
+    public func run(embeddings: [Float], mask: [Int32]? = nil) throws -> [Output: Tensor] {
+        guard hiddenSize > 0, embeddings.count % hiddenSize == 0 else {
+            throw EdgeBertError(.invalidArgument, "embeddings must hold seqLen * \(hiddenSize) floats")
+        }
+        let n = embeddings.count / hiddenSize
+        if let m = mask, m.count != n { throw EdgeBertError(.invalidArgument, "mask has \(m.count) values, expected \(n)") }
+        return try withHandle { h in
+            context = nil
+            let st = embeddings.withUnsafeBufferPointer { e in
+                Session.optionalPointer(mask) { m in eb_session_run_embeddings(h, e.baseAddress, m, n) }
+            }
+            try Session.check(h, st)
+            return try outputs(h)
+        }
+    }
+
+    private static func optionalPointer<R>(_ a: [Int32]?, _ body: (UnsafePointer<Int32>?) -> R) -> R {
+        guard let a = a else { return body(nil) }
+        return a.withUnsafeBufferPointer { body($0.baseAddress) }
+    }
+
+    private func output(_ h: OpaquePointer, _ which: Output) -> (eb_status, Tensor?) {
+        var data: UnsafePointer<Float>?
+        var shape: [Int64] = [0, 0]
+        var rank: Int32 = 0
+        let st = eb_session_get_output(h, eb_output(rawValue: numericCast(which.rawValue)), &data, &shape, &rank)
+        guard st == EB_OK else { return (st, nil) }
+        let dims = shape.prefix(Int(rank)).map { Int($0) }
+        let count = dims.reduce(1, *)
+        let values = count > 0 && data != nil ? Array(UnsafeBufferPointer(start: data, count: count)) : []
+        return (st, Tensor(shape: dims, values: values))
+    }
+
+    private func outputs(_ h: OpaquePointer) throws -> [Output: Tensor] {
+        var result: [Output: Tensor] = [:]
+        let hasTaskAPI = (try? TaskAPI.function("eb_session_run_text_pair", as: TaskAPI.RunTextPair.self)) != nil
+        for which in Output.allCases {
+            let (st, tensor) = output(h, which)
+            if let t = tensor {
+                result[which] = t
+            } else if st == EB_ERROR_UNSUPPORTED || (st == EB_ERROR_INVALID_ARGUMENT && which.rawValue >= 3 && !hasTaskAPI) {
+                continue  // the model lacks it (libraries before the task outputs do not know 3...6)
+            } else {
+                try Session.check(h, st)
+            }
+        }
+        return result
+    }
+
+    /// One output of the last run (a copy). Outputs the model lacks: .unsupported.
+    public func output(_ which: Output) throws -> Tensor {
+        try withHandle { h in
+            let (st, tensor) = output(h, which)
+            try Session.check(h, st)
+            return tensor!
+        }
+    }
+
+    /// Token ids of the last run (after tokenization for text).
+    public func inputIds() throws -> [Int32] {
+        try withHandle { h in
+            var ids: UnsafePointer<Int32>?
+            var n = 0
+            try Session.check(h, eb_session_get_input_ids(h, &ids, &n))
+            return n > 0 ? Array(UnsafeBufferPointer(start: ids, count: n)) : []
+        }
+    }
+
+    /// After a text run: each token's byte range in its text and its segment.
+    public func tokenOffsets() throws -> TokenOffsets {
+        let get = try TaskAPI.function("eb_session_get_token_offsets", as: TaskAPI.TokenOffsetsFn.self)
+        return try withHandle { h in
+            var b: UnsafePointer<Int32>?, e: UnsafePointer<Int32>?, s: UnsafePointer<Int32>?
+            var n = 0
+            try Session.check(h, get(h, &b, &e, &s, &n))
+            let copy = { (p: UnsafePointer<Int32>?) in n > 0 ? Array(UnsafeBufferPointer(start: p, count: n)) : [] }
+            return TokenOffsets(begin: copy(b), end: copy(e), segment: copy(s))
+        }
+    }
+
+    /// QA models after run(text: question, pair: context): the best answer span.
+    public func bestSpan(maxAnswerTokens: Int = 30) throws -> Span {
+        let best = try TaskAPI.function("eb_session_best_span", as: TaskAPI.BestSpan.self)
+        guard let limit = Int32(exactly: maxAnswerTokens) else {
+            throw EdgeBertError(.invalidArgument, "maxAnswerTokens must fit in 32 bits")
+        }
+        return try withHandle { h in
+            var span = eb_span()
+            try Session.check(h, best(h, limit, &span))
+            var text: String?
+            if let c = context, 0 <= span.begin_byte, span.begin_byte <= span.end_byte, Int(span.end_byte) <= c.count {
+                text = String(decoding: c[Int(span.begin_byte)..<Int(span.end_byte)], as: UTF8.self)
+            }
+            return Span(startToken: Int(span.start_token), endToken: Int(span.end_token), beginByte: Int(span.begin_byte),
+                        endByte: Int(span.end_byte), score: span.score, text: text)
+        }
+    }
+
+    /// (arena bytes, naive sum of buffers, packed weight bytes).
+    public func memory() throws -> (arena: Int, naive: Int, packedWeights: Int) {
+        try withHandle { h in
+            var a = 0, n = 0, p = 0
+            try Session.check(h, eb_session_memory(h, &a, &n, &p))
+            return (a, n, p)
+        }
+    }
+
+    public var isClosed: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return handle == nil
+    }
+
+    /// Destroys the session (waits for a run on another thread). Idempotent.
+    public func close() {
+        lock.lock()
+        let h = handle
+        handle = nil
+        if let h = h { eb_session_destroy(h) }
+        lock.unlock()
+        if h != nil { model.forget(self) }
+    }
+}

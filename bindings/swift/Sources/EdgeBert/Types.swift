@@ -1,0 +1,67 @@
+// Types: Swift views of the C API's enums and structs: Output, Task, ModelInfo, Tensor, Span,
+// TokenOffsets.
+import CEdgeBert
+
+/// The outputs a run produces (eb_output); `key` is the name used by the other bindings.
+public enum Output: Int32, CaseIterable, Sendable {
+    case lastHiddenState = 0     // [seqLen, hidden]
+    case poolerOutput = 1        // [hidden]
+    case logits = 2              // [numLabels]
+    case sentenceEmbedding = 3   // [hidden]
+    case startLogits = 4         // [seqLen]
+    case endLogits = 5           // [seqLen]
+    case tokenLogits = 6         // [seqLen, numLabels]
+
+    public var key: String {
+        ["last_hidden_state", "pooler_output", "logits", "sentence_embedding", "start_logits",
+         "end_logits", "token_logits"][Int(rawValue)]
+    }
+}
+
+/// What the model's head computes (eb_task).
+public enum Task: Int32, Sendable {
+    case encoder = 0, sequenceClassification, questionAnswering, tokenClassification, sentenceEmbedding
+}
+
+public struct ModelInfo: Equatable, Sendable {
+    public let hiddenSize, numAttentionHeads, numHiddenLayers, intermediateSize: Int
+    public let vocabSize, maxPositionEmbeddings, typeVocabSize, numLabels: Int
+    public let hasPooler, hasEmbeddings, hasVocab, isInt8, isDistilBert: Bool
+    public let task: Task?  // nil: a task code newer than these bindings
+
+    init(_ i: eb_model_info) {
+        hiddenSize = Int(i.hidden_size)
+        numAttentionHeads = Int(i.num_attention_heads)
+        numHiddenLayers = Int(i.num_hidden_layers)
+        intermediateSize = Int(i.intermediate_size)
+        vocabSize = Int(i.vocab_size)
+        maxPositionEmbeddings = Int(i.max_position_embeddings)
+        typeVocabSize = Int(i.type_vocab_size)
+        numLabels = Int(i.num_labels)
+        hasPooler = i.has_pooler != 0
+        hasEmbeddings = i.has_embeddings != 0
+        hasVocab = i.has_vocab != 0
+        isInt8 = i.is_int8 != 0
+        isDistilBert = i.is_distilbert != 0
+        task = Task(rawValue: i.task)
+    }
+}
+
+/// A copied output: row-major float32 values and their shape.
+public struct Tensor: Equatable, Sendable {
+    public let shape: [Int]
+    public let values: [Float]
+}
+
+/// The best answer of a QA model (eb_span) and its text in the context.
+public struct Span: Equatable, Sendable {
+    public let startToken, endToken: Int  // token indices, end inclusive
+    public let beginByte, endByte: Int    // [beginByte, endByte) in the context's UTF-8
+    public let score: Float
+    public let text: String?              // the answer as written in the context
+}
+
+/// For each token of the last text run: its byte range in its text and segment (-1: special).
+public struct TokenOffsets: Equatable, Sendable {
+    public let begin, end, segment: [Int32]
+}
