@@ -112,6 +112,10 @@ public final class Session implements AutoCloseable {
       throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT,
                                   "direct dst must be in native byte order (ByteBuffer.order(ByteOrder.nativeOrder()))");
     }
+    if (!dst.isDirect() && !dst.hasArray()) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT,
+                                  "dst must be a direct FloatBuffer or one backed by a float[]");
+    }
     float[] array = dst.isDirect() ? null : dst.array();
     int offset = dst.isDirect() ? dst.position() : dst.arrayOffset() + dst.position();
     int n = nOutputInto(ptr(), code(which), dst.isDirect() ? dst : null, array, offset, dst.remaining());

@@ -106,6 +106,8 @@ class ErrorsTest {
                                                                            : ByteOrder.LITTLE_ENDIAN;
       FloatBuffer swapped = ByteBuffer.allocateDirect(4000).order(other).asFloatBuffer();
       expect(INVALID_ARGUMENT, () -> s.output(Output.POOLER_OUTPUT, swapped));
+      FloatBuffer view = ByteBuffer.allocate(4000).asFloatBuffer();  // heap, but no float[] behind it
+      expect(INVALID_ARGUMENT, () -> s.output(Output.POOLER_OUTPUT, view));
     }
   }
 
