@@ -36,7 +36,8 @@ import make_checkpoint as mc  # noqa: E402
 HIDDEN, HEADS, LAYERS, INTER, VOCAB, MAX_POS = 64, 4, 2, 128, 512, 128
 
 # name: (kind, architecture, activation, labels (names), pooling, normalize, seed, options)
-#   kind "bert" / "distilbert" / "st" (sentence-transformers folder around a BertModel)
+#   kind "bert" / "distilbert" / "st" (sentence-transformers folder around a BertModel or
+#   DistilBertModel)
 #   options: "noprefix" (tensor names without the model prefix), "position_ids" (adds the
 #   training-only I64 buffer), "subdir" (ST transformer in 0_Transformer/), "mlm" (adds
 #   cls.predictions.* / vocab_* training-only tensors)
@@ -52,6 +53,7 @@ TASK_MODELS = {
     "task_st_cls": ("st", "BertModel", "gelu", None, "cls", False, 16, ("noprefix",)),
     "task_st_max": ("st", "BertModel", "gelu", None, "max", False, 16, ("noprefix", "subdir")),
     "task_st_mean_sqrt_len": ("st", "BertModel", "gelu", None, "mean_sqrt_len", True, 16, ("noprefix",)),
+    "task_st_distil_mean": ("st", "DistilBertModel", "gelu", None, "mean", False, 26, ("noprefix",)),
     "task_distil_model": ("distilbert", "DistilBertModel", "gelu", None, None, False, 21, ("noprefix",)),
     "task_distil_seqcls_relu": ("distilbert", "DistilBertForSequenceClassification", "relu",
                                 ["NEGATIVE", "POSITIVE"], None, False, 22, ()),
@@ -158,8 +160,8 @@ def _dump_json(path, obj):
         f.write("\n")
 
 
-def _config(kind, arch, act, labels):
-    if kind == "distilbert":
+def _config(distil, arch, act, labels):
+    if distil:
         c = {"activation": act, "architectures": [arch], "attention_dropout": 0.1, "dim": HIDDEN,
              "dropout": 0.1, "hidden_dim": INTER, "initializer_range": 0.02,
              "max_position_embeddings": MAX_POS, "model_type": "distilbert", "n_heads": HEADS,
@@ -189,7 +191,7 @@ def make_task_model(out, name, extra_tensors=()):
     os.makedirs(out)
     ckpt = os.path.join(out, "0_Transformer") if "subdir" in options else out
     os.makedirs(ckpt, exist_ok=True)
-    distil = kind == "distilbert"
+    distil = arch.startswith("DistilBert")
     specs = _distilbert_specs(arch, labels, options) if distil else _bert_specs(arch, labels, options)
     prefix = "" if "noprefix" in options else ("distilbert." if distil else "bert.")
     rng = np.random.default_rng(seed)
@@ -204,7 +206,7 @@ def make_task_model(out, name, extra_tensors=()):
     for extra in extra_tensors:
         tensors.append((extra, "F32", (4,), np.zeros(4, "<f4").tobytes()))
     _write_safetensors(os.path.join(ckpt, "model.safetensors"), tensors)
-    _dump_json(os.path.join(ckpt, "config.json"), _config(kind, arch, act, labels))
+    _dump_json(os.path.join(ckpt, "config.json"), _config(distil, arch, act, labels))
     with open(os.path.join(ckpt, "vocab.txt"), "w", encoding="utf-8", newline="\n") as f:
         for tok in mc.vocab_tokens(VOCAB):
             f.write(tok + "\n")

@@ -465,6 +465,7 @@ const std::vector<HeadExpect>& head_expectations() {
       {"task_st_cls", T::SENTENCE_EMBEDDING, "bert", A::GELU, {}, 0, true, false, 0, false},
       {"task_st_max", T::SENTENCE_EMBEDDING, "bert", A::GELU, {}, 0, true, false, 2, false},
       {"task_st_mean_sqrt_len", T::SENTENCE_EMBEDDING, "bert", A::GELU, {}, 0, true, false, 3, true},
+      {"task_st_distil_mean", T::SENTENCE_EMBEDDING, "distilbert", A::GELU, {}, 0, false, false, 1, false},
       {"task_distil_model", T::ENCODER, "distilbert", A::GELU, {}, 0, false, false, -1, false},
       {"task_distil_seqcls_relu", T::SEQUENCE_CLASSIFICATION, "distilbert", A::RELU, {"NEGATIVE", "POSITIVE"}, 2, false,
        true, -1, false},
@@ -595,7 +596,7 @@ TEST_CASE("head weights are the checkpoint's: qa_outputs, pre_classifier and Dis
 TEST_CASE("the converter's float reference follows the architecture (DistilBERT, ReLU, tanh GELU)", "[converter][heads]") {
   // Calibration runs reference_encoder; it must match the numpy HF reference for every variant.
   for (const char* model : {"task_distil_model", "task_distil_seqcls_relu", "task_bert_seqcls_tanh", "task_bert_token",
-                            "task_st_max"}) {
+                            "task_st_max", "task_st_distil_mean"}) {
     std::vector<std::string> notes;
     std::string dir;
     const FloatBert m = load_model_dir(testdata_dir() + "/" + model, &notes, &dir);
