@@ -31,7 +31,8 @@ const char* op_type_name(OpType t) {
     case OpType::kConvertContext: return "convert_context";
     case OpType::kAddNorm: return "add_layernorm";
     case OpType::kActivation: return "activation";
-    case OpType::kPooler: return "pooler_tanh";
+    case OpType::kSpanLogits: return "span_logits";
+    case OpType::kSentencePooling: return "sentence_pooling";
     case OpType::kCount: break;
   }
   return "?";
@@ -181,19 +182,38 @@ bool build_schedule(const Model& m, int max_seq_len, int threads, Schedule* out,
       a.norm = &L.output_norm;
     }
   }
-  // heads
-  int pooled = -1;
-  if (m.has_pooler) {
-    pooled = b.buffer("pooler_output", H * 4, true);
-    ScheduledOp& o = b.op(OpType::kPooler, OpKind::kPoolerClassifier, -1, {hidden}, {pooled});
-    o.linear = &m.pooler;
-    o.per_token = false;
-  }
-  if (m.has_classifier) {
-    const int logits = b.buffer("logits", static_cast<size_t>(c.num_labels) * 4, true);
-    ScheduledOp& o = b.op(OpType::kGemm, OpKind::kPoolerClassifier, -1, {pooled >= 0 ? pooled : hidden}, {logits});
-    o.linear = &m.classifier;
-    o.per_token = false;
+  // task head: entries of the list like the encoder ops
+  const auto head_gemm = [&](const LinearView& g, int in, const char* name, size_t outputs, bool graph_output,
+                             bool per_token, PostOp post) {
+    const int y = b.buffer(name, (per_token ? n : 1) * outputs * 4, graph_output);
+    ScheduledOp& o = b.op(OpType::kGemm, OpKind::kPoolerClassifier, -1, {in}, {y});
+    o.linear = &g;
+    o.per_token = per_token;
+    o.post = post;
+    return y;
+  };
+  const size_t labels = static_cast<size_t>(c.num_labels);
+  const int pooled = m.has_pooler ? head_gemm(m.pooler, hidden, "pooler_output", H, true, false, PostOp::kTanh) : -1;
+  switch (m.task) {
+    case Task::kEncoder: break;
+    case Task::kSequenceClassification: {
+      int in = pooled >= 0 ? pooled : hidden;  // BERT: the pooler output; else h[CLS]
+      if (m.has_pre_classifier) in = head_gemm(m.pre_classifier, hidden, "pre_classifier", H, false, false, PostOp::kRelu);
+      head_gemm(m.classifier, in, "logits", labels, true, false, PostOp::kNone);
+      break;
+    }
+    case Task::kQuestionAnswering: {
+      const int qa = b.buffer("span_logits", n * 2 * 4);
+      const int start = b.buffer("start_logits", n * 4, true), end = b.buffer("end_logits", n * 4, true);
+      b.op(OpType::kSpanLogits, OpKind::kPoolerClassifier, -1, {hidden}, {qa, start, end}).linear = &m.classifier;
+      break;
+    }
+    case Task::kTokenClassification:
+      head_gemm(m.classifier, hidden, "token_logits", labels, true, true, PostOp::kNone);
+      break;
+    case Task::kSentenceEmbedding:
+      b.op(OpType::kSentencePooling, OpKind::kPoolerClassifier, -1, {hidden}, {b.buffer("sentence_embedding", H * 4, true)});
+      break;
   }
   return derive_lifetimes(out, error);
 }
@@ -209,7 +229,8 @@ std::string format_schedule(const Schedule& s) {
   for (size_t i = 0; i < s.ops.size(); ++i) {
     const ScheduledOp& o = s.ops[i];
     std::string what = op_type_name(o.type);
-    if (o.linear && (o.type == OpType::kGemm || o.type == OpType::kPooler)) what += std::string("(") + o.linear->name + ")";
+    if (o.linear && (o.type == OpType::kGemm || o.type == OpType::kSpanLogits))
+      what += std::string("(") + o.linear->name + (o.post == PostOp::kTanh ? ", tanh)" : o.post == PostOp::kRelu ? ", relu)" : ")");
     if (o.type == OpType::kAttentionWave)
       what += "(heads " + std::to_string(o.head_begin) + ".." + std::to_string(o.head_begin + o.head_count - 1) + ")";
     std::snprintf(line, sizeof line, "%4zu  %-6s ", i, o.layer >= 0 ? ("L" + std::to_string(o.layer)).c_str() : "-");

@@ -33,15 +33,19 @@ const char* op_kind_name(OpKind k);
 // What an op does; the executor has one function per type.
 enum class OpType : int {
   kEmbeddings,      // ids -> hidden (float) [+ int8 input of the first GEMM]
-  kGemm,            // XNNPACK GEMM: inputs[0] -> outputs[0] (`linear`)
+  kGemm,            // XNNPACK GEMM: inputs[0] -> outputs[0] (`linear`), then `post`
   kAttentionWave,   // heads [head_begin, head_begin + head_count) of one layer, one per thread
   kConvertContext,  // attention context into the precision the output GEMM reads
   kAddNorm,         // hidden += dequant(inputs[1]); LayerNorm; [+ quantize for `quant_for`]
   kActivation,      // FFN activation (GELU / ReLU / tanh-GELU), via a 256-entry table on int8
-  kPooler,          // tanh(pooler(h[CLS]))
+  kSpanLogits,      // QA: GEMM [n, 2] into outputs[0], split into start (outputs[1]), end (outputs[2])
+  kSentencePooling, // pooling over the attention mask [+ L2 normalization]
   kCount
 };
 const char* op_type_name(OpType t);
+
+// Elementwise function applied to a head GEMM's output.
+enum class PostOp : int { kNone, kTanh, kRelu };
 
 struct ScheduledOp {
   OpType type = OpType::kGemm;
@@ -50,7 +54,8 @@ struct ScheduledOp {
   int stage = 0;   // kAddNorm: 0 after attention, 1 after the FFN (hidden-state hook stage)
   int head_begin = 0, head_count = 0;     // kAttentionWave
   bool per_token = true;                  // GEMMs: one row per token, else one row ([CLS])
-  const LinearView* linear = nullptr;     // kGemm / kPooler: the weights; kAddNorm: the GEMM
+  PostOp post = PostOp::kNone;            // kGemm
+  const LinearView* linear = nullptr;     // kGemm / kSpanLogits: the weights; kAddNorm: the GEMM
                                           // whose output is added
   const LinearView* quant_for = nullptr;  // int8 GEMM whose input this op's float output feeds
                                           // (quantized into outputs[1]); null: stays float

@@ -91,7 +91,8 @@ eb_status Session::create(const Model& model, const SessionOptions& o, std::uniq
     return EB_ERROR_OUT_OF_MEMORY;
   }
   try {
-    if (!s->build(o, error)) return EB_ERROR_BACKEND;
+    const eb_status st = s->build(o, error);
+    if (st != EB_OK) return st;
   } catch (const std::bad_alloc&) {
     if (error) *error = "out of memory while creating the session";
     return EB_ERROR_OUT_OF_MEMORY;
@@ -100,38 +101,68 @@ eb_status Session::create(const Model& model, const SessionOptions& o, std::uniq
   return EB_OK;
 }
 
-bool Session::build(const SessionOptions& o, std::string* error) {
+eb_status Session::build(const SessionOptions& o, std::string* error) {
   const ModelConfig& c = model_.config;
   threads_ = std::max(1, o.threads);
+  split_special_tokens_ = o.split_special_tokens;
   max_n_ = o.max_seq_len > 0 ? o.max_seq_len : c.max_position;
   const size_t n = static_cast<size_t>(max_n_);
   if (threads_ > 1) {
     pool_ = pthreadpool_create(static_cast<size_t>(threads_));
     if (!pool_) {
       if (error) *error = "cannot create a thread pool of " + std::to_string(threads_) + " threads";
-      return false;
+      return EB_ERROR_BACKEND;
     }
   }
   // The op list and its buffer lifetimes, then the plan.
-  if (!build_schedule(model_, max_n_, threads_, &schedule_, error)) return false;
+  if (!build_schedule(model_, max_n_, threads_, &schedule_, error)) return EB_ERROR_BACKEND;
   std::string perr;
   if (!plan_memory(schedule_.buffers, PlanStrategy::kGreedyBySize, kAlignment, &plan_, &perr)) {
     if (error) *error = "memory planning failed: " + perr;
-    return false;
+    return EB_ERROR_BACKEND;
+  }
+  if (o.max_memory_bytes > 0) {  // refuse before allocating anything big
+    const size_t packed = estimate_packed_bytes();
+    const size_t tables = static_cast<size_t>(c.layers) * (sizeof(LayerTables) + 4 * (2 * c.hidden + c.hidden + c.intermediate)) +
+                          n * (3 * sizeof(int32_t) + sizeof(uint8_t) + sizeof(TokenSpan) + 3 * sizeof(int32_t));
+    const uint64_t need = static_cast<uint64_t>(plan_.arena_bytes) + packed + tables;
+    if (need > o.max_memory_bytes) {
+      if (error)
+        *error = "session needs about " + std::to_string(need) + " bytes (arena " + std::to_string(plan_.arena_bytes) +
+                 " + packed weights " + std::to_string(packed) + " + tables " + std::to_string(tables) +
+                 "), more than max_memory_bytes " + std::to_string(o.max_memory_bytes);
+      return EB_ERROR_OUT_OF_MEMORY;
+    }
   }
   if (posix_memalign(reinterpret_cast<void**>(&arena_raw_), kAlignment, std::max<size_t>(plan_.arena_bytes, 64)) != 0) {
     arena_raw_ = nullptr;
     if (error) *error = "cannot allocate the " + std::to_string(plan_.arena_bytes) + "-byte arena";
-    return false;
+    return EB_ERROR_OUT_OF_MEMORY;
   }
   arena_ = arena_raw_;
   std::memset(arena_, 0, plan_.arena_bytes);
-  if (!bind(error)) return false;
+  if (!bind(error)) return EB_ERROR_BACKEND;
   ids_.assign(n, 0);
   types_.assign(n, 0);
   key_mask_.assign(n, 1);
+  spans_.assign(n, TokenSpan{0, 0});
+  begin_.assign(n, 0);
+  end_.assign(n, 0);
+  segment_.assign(n, -1);
   profile_.assign(static_cast<size_t>(c.layers + 1) * static_cast<size_t>(OpKind::kCount), 0);
-  return true;
+  return EB_OK;
+}
+
+size_t Session::estimate_packed_bytes() const {
+  size_t bytes = 0;
+  for (const ScheduledOp& op : schedule_.ops) {
+    if (op.type != OpType::kGemm && op.type != OpType::kSpanLogits) continue;
+    const size_t w = static_cast<size_t>(op.linear->in) * static_cast<size_t>(op.linear->out);
+    const size_t o = static_cast<size_t>(op.linear->out);
+    // qc8: int8 weights + int32 bias + float scale per channel; f32: weights + bias
+    bytes += op.linear->int8 ? w + o * 8 : (w + o) * 4;
+  }
+  return bytes;
 }
 
 const float* Session::inv_factors_for(const LinearView* g) {
@@ -153,6 +184,10 @@ bool Session::bind(std::string* error) {
   hidden_ = output("hidden");
   pooled_ = output("pooler_output");
   logits_ = output("logits");
+  sentence_embedding_ = output("sentence_embedding");
+  start_logits_ = output("start_logits");
+  end_logits_ = output("end_logits");
+  token_logits_ = output("token_logits");
   tables_.resize(static_cast<size_t>(c.layers));
   const size_t xnn_before = xnn_bytes_allocated();
   ops_.resize(schedule_.ops.size());
@@ -163,7 +198,7 @@ bool Session::bind(std::string* error) {
     for (int x : op.inputs) b.in.push_back(ptr(x));
     for (int x : op.outputs) b.out.push_back(ptr(x));
     b.inv_factors = inv_factors_for(op.quant_for);
-    if (op.type == OpType::kGemm || op.type == OpType::kPooler) {
+    if (op.type == OpType::kGemm || op.type == OpType::kSpanLogits) {
       gemms_.push_back(std::make_unique<XnnGemm>());
       b.gemm = gemms_.back().get();
       if (!b.gemm->create(*op.linear, error)) return false;
@@ -178,13 +213,14 @@ bool Session::bind(std::string* error) {
     if (op.type == OpType::kActivation) {
       const LayerView& L = model_.layers[op.layer];
       LayerTables& t = tables_[op.layer];
+      const auto kind = static_cast<kernels::ActivationKind>(c.activation);
       if (L.intermediate.int8) {
         if (L.output.int8)
-          kernels::build_gelu_lut_s8(L.intermediate.output_scale, L.intermediate.output_zero_point,
-                                     L.output.input_scale, L.output.input_zero_point, t.act_lut);
+          kernels::build_activation_lut_s8(kind, L.intermediate.output_scale, L.intermediate.output_zero_point,
+                                           L.output.input_scale, L.output.input_zero_point, t.act_lut);
         for (int q = -128; q < 128; ++q) {
           float x = (q - L.intermediate.output_zero_point) * L.intermediate.output_scale;
-          kernels::gelu_f32(&x, 1);
+          kernels::activation_f32(kind, &x, 1);
           t.act_lut_f32[q + 128] = x;
         }
       }
@@ -271,15 +307,18 @@ void Session::run_embeddings_op(const BoundOp& b, size_t n) {
   for (size_t t = 0; t < n; ++t) {
     float* row = hidden + t * H;
     const float* pos = model_.position + t * H;
-    const float* typ = model_.token_type + static_cast<size_t>(types_[t]) * H;
     const int32_t id = ids_[t];
     if (model_.word_s8) {
       const int8_t* w = model_.word_s8 + static_cast<size_t>(id) * H;
       const float s = model_.word_scales[id];
-      for (size_t i = 0; i < H; ++i) row[i] = w[i] * s + pos[i] + typ[i];
+      for (size_t i = 0; i < H; ++i) row[i] = w[i] * s + pos[i];
     } else {
       const float* w = model_.word_f32 + static_cast<size_t>(id) * H;
-      for (size_t i = 0; i < H; ++i) row[i] = w[i] + pos[i] + typ[i];
+      for (size_t i = 0; i < H; ++i) row[i] = w[i] + pos[i];
+    }
+    if (model_.has_token_types) {  // DistilBERT has none
+      const float* typ = model_.token_type + static_cast<size_t>(types_[t]) * H;
+      for (size_t i = 0; i < H; ++i) row[i] += typ[i];
     }
   }
   const LayerNormView& norm = *b.op->norm;
@@ -325,7 +364,7 @@ void Session::run_activation(const BoundOp& b, size_t n) {
       for (size_t i = 0; i < cnt; ++i) dst[i] = t.act_lut_f32[src[i] + 128];
     } else {
       float* x = reinterpret_cast<float*>(b.in[0]) + o;
-      kernels::gelu_f32(x, cnt);
+      kernels::activation_f32(static_cast<kernels::ActivationKind>(model_.config.activation), x, cnt);
       if (L.output.int8)
         kernels::quantize_s8(x, cnt, L.output.input_scale, L.output.input_zero_point,
                              reinterpret_cast<int8_t*>(b.out[0]) + o);
@@ -338,9 +377,13 @@ eb_status Session::execute(const BoundOp& b, size_t n) {
   const ScheduledOp& op = *b.op;
   switch (op.type) {
     case OpType::kEmbeddings: run_embeddings_op(b, n); break;
-    case OpType::kGemm:
+    case OpType::kGemm: {
       if (!b.gemm->run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed (%s)", op.linear->name);
+      if (op.post == PostOp::kNone) break;
+      float* y = reinterpret_cast<float*>(b.out[0]);  // head GEMMs with a post op are one row, float
+      for (int i = 0; i < op.linear->out; ++i) y[i] = op.post == PostOp::kTanh ? std::tanh(y[i]) : std::max(y[i], 0.f);
       break;
+    }
     case OpType::kAttentionWave: run_attention(b); break;
     case OpType::kConvertContext: {
       const LinearView& g = *op.linear;  // the GEMM that reads the converted context
@@ -357,12 +400,16 @@ eb_status Session::execute(const BoundOp& b, size_t n) {
     }
     case OpType::kAddNorm: run_add_norm(b, n); break;
     case OpType::kActivation: run_activation(b, n); break;
-    case OpType::kPooler: {
+    case OpType::kSpanLogits:
       if (!b.gemm->run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed (%s)", op.linear->name);
-      float* y = reinterpret_cast<float*>(b.out[0]);
-      for (int i = 0; i < op.linear->out; ++i) y[i] = std::tanh(y[i]);
+      kernels::split_span_logits(reinterpret_cast<const float*>(b.out[0]), n, reinterpret_cast<float*>(b.out[1]),
+                                 reinterpret_cast<float*>(b.out[2]));
       break;
-    }
+    case OpType::kSentencePooling:
+      kernels::sentence_pool_f32(reinterpret_cast<const float*>(b.in[0]), n, static_cast<size_t>(model_.config.hidden),
+                                 key_mask_.data(), static_cast<kernels::PoolingKind>(model_.pooling), model_.normalize,
+                                 reinterpret_cast<float*>(b.out[0]));
+      break;
     case OpType::kCount: break;
   }
   return EB_OK;
@@ -429,6 +476,8 @@ bool set_mask(const int32_t* mask, size_t n, uint8_t* key_mask, bool* any_paddin
 
 eb_status Session::run_ids(const int32_t* ids, const int32_t* token_types, const int32_t* mask, size_t n) {
   seq_len_ = 0;
+  offsets_valid_ = false;
+  pair_run_ = false;
   if (!ids) return fail(EB_ERROR_INVALID_ARGUMENT, "input_ids is NULL");
   if (n == 0) return fail(EB_ERROR_INVALID_ARGUMENT, "sequence length is 0");
   if (n > static_cast<size_t>(max_n_))
@@ -439,27 +488,98 @@ eb_status Session::run_ids(const int32_t* ids, const int32_t* token_types, const
   for (size_t i = 0; i < n; ++i) {
     if (ids[i] < 0 || ids[i] >= c.vocab)
       return fail(EB_ERROR_INVALID_ARGUMENT, "input_ids[%zu] = %d is outside the vocabulary [0, %d)", i, ids[i], c.vocab);
-    const int32_t t = token_types ? token_types[i] : 0;
-    if (t < 0 || t >= c.type_vocab)
+    const int32_t t = token_types && model_.has_token_types ? token_types[i] : 0;  // DistilBERT: ignored
+    if (t < 0 || (t != 0 && t >= c.type_vocab))
       return fail(EB_ERROR_INVALID_ARGUMENT, "token_type_ids[%zu] = %d is outside [0, %d)", i, t, c.type_vocab);
   }
   size_t bad = 0;
   if (!set_mask(mask, n, key_mask_.data(), &any_padding_, &bad))
     return fail(EB_ERROR_INVALID_ARGUMENT, "attention_mask[%zu] = %d is not 0 or 1", bad, mask[bad]);
   if (ids != ids_.data()) std::memcpy(ids_.data(), ids, n * sizeof(int32_t));
-  for (size_t i = 0; i < n; ++i) types_[i] = token_types ? token_types[i] : 0;
+  for (size_t i = 0; i < n; ++i) types_[i] = token_types && model_.has_token_types ? token_types[i] : 0;
   clear_error();
   return forward(n, 0);
 }
 
+eb_status Session::run_tokens(size_t n, bool pair) {
+  const eb_status s = run_ids(ids_.data(), types_.data(), nullptr, n);
+  offsets_valid_ = s == EB_OK;
+  pair_run_ = pair && s == EB_OK;
+  return s;
+}
+
 eb_status Session::run_text(const char* text) {
   seq_len_ = 0;
+  offsets_valid_ = pair_run_ = false;
   if (!text) return fail(EB_ERROR_INVALID_ARGUMENT, "text is NULL");
   if (!model_.has_vocab) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
-  const size_t total = model_.tokenizer.encode(text, ids_.data(), ids_.size(), true);
+  const size_t total =
+      model_.tokenizer.encode(text, ids_.data(), spans_.data(), ids_.size(), true, split_special_tokens_);
   if (total > ids_.size())
     return fail(EB_ERROR_SEQUENCE_TOO_LONG, "text is %zu tokens long, the session maximum is %d", total, max_n_);
-  return run_ids(ids_.data(), nullptr, nullptr, total);
+  for (size_t i = 0; i < total; ++i) {
+    types_[i] = 0;
+    begin_[i] = spans_[i].begin;
+    end_[i] = spans_[i].end;
+    segment_[i] = i == 0 || i + 1 == total ? -1 : 0;  // the added [CLS] and [SEP]
+  }
+  return run_tokens(total, false);
+}
+
+eb_status Session::run_text_pair(const char* a, const char* b) {
+  seq_len_ = 0;
+  offsets_valid_ = pair_run_ = false;
+  if (!a || !b) return fail(EB_ERROR_INVALID_ARGUMENT, "text_a and text_b must not be NULL");
+  if (!model_.has_vocab) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
+  const size_t cap = ids_.size();
+  if (cap < 3) return fail(EB_ERROR_SEQUENCE_TOO_LONG, "a text pair needs at least 3 tokens, the session maximum is %d", max_n_);
+  const WordPieceTokenizer& tok = model_.tokenizer;
+  const size_t na = tok.encode(a, ids_.data() + 1, spans_.data() + 1, cap - 1, false, split_special_tokens_);
+  if (na + 3 > cap)
+    return fail(EB_ERROR_SEQUENCE_TOO_LONG, "text pair is more than %zu tokens long (the first text alone is %zu), the session maximum is %d",
+                na + 2, na, max_n_);
+  const size_t nb = tok.encode(b, ids_.data() + na + 2, spans_.data() + na + 2, cap - na - 2, false, split_special_tokens_);
+  const size_t total = na + nb + 3;
+  if (total > cap)
+    return fail(EB_ERROR_SEQUENCE_TOO_LONG, "text pair is %zu tokens long, the session maximum is %d", total, max_n_);
+  ids_[0] = tok.cls_id();
+  ids_[na + 1] = ids_[total - 1] = tok.sep_id();
+  spans_[0] = spans_[na + 1] = spans_[total - 1] = TokenSpan{0, 0};
+  for (size_t i = 0; i < total; ++i) {
+    const bool special = i == 0 || i == na + 1 || i + 1 == total;
+    const int32_t seg = i <= na + 1 ? 0 : 1;
+    types_[i] = seg;  // [CLS] a [SEP]: 0, b [SEP]: 1
+    begin_[i] = spans_[i].begin;
+    end_[i] = spans_[i].end;
+    segment_[i] = special ? -1 : seg;
+  }
+  return run_tokens(total, true);
+}
+
+eb_status Session::best_span(int max_tokens, eb_span* out) {
+  if (!out) return fail(EB_ERROR_INVALID_ARGUMENT, "out_span is NULL");
+  if (model_.task != Task::kQuestionAnswering || !start_logits_)
+    return fail(EB_ERROR_UNSUPPORTED, "best_span needs a question-answering model");
+  if (!has_output() || !pair_run_)
+    return fail(EB_ERROR_BAD_STATE, "best_span needs a successful run_text_pair(question, context) first");
+  const size_t n = seq_len_, len = max_tokens <= 0 ? 30 : static_cast<size_t>(max_tokens);
+  bool found = false;
+  for (size_t s = 0; s < n; ++s) {
+    if (segment_[s] != 1) continue;
+    for (size_t e = s; e < n && e - s < len && segment_[e] == 1; ++e) {
+      const float score = start_logits_[s] + end_logits_[e];
+      if (found && !(score > out->score)) continue;
+      found = true;
+      out->start_token = static_cast<int32_t>(s);
+      out->end_token = static_cast<int32_t>(e);
+      out->begin_byte = begin_[s];
+      out->end_byte = end_[e];
+      out->score = score;
+    }
+  }
+  if (!found) return fail(EB_ERROR_BAD_STATE, "the context of the last run has no tokens");
+  clear_error();
+  return EB_OK;
 }
 
 eb_status Session::run_embeddings(const float* embeddings, const int32_t* mask, size_t n) {

@@ -22,6 +22,8 @@ namespace edgebert {
 struct SessionOptions {
   int threads = 1;
   int max_seq_len = 0;  // 0: model's max_position_embeddings
+  bool split_special_tokens = false;  // true: "[SEP]" etc. in the text are plain text
+  uint64_t max_memory_bytes = 0;      // 0: no limit; else refuse (before allocating) above it
 };
 
 class Session {
@@ -32,6 +34,8 @@ class Session {
 
   eb_status run_ids(const int32_t* ids, const int32_t* token_types, const int32_t* mask, size_t n);
   eb_status run_text(const char* text);
+  // "[CLS] a [SEP] b [SEP]", token types 0 (incl. the first [SEP]) then 1.
+  eb_status run_text_pair(const char* a, const char* b);
   eb_status run_embeddings(const float* embeddings, const int32_t* mask, size_t n);
 
   // Benchmark floor: runs only the XNNPACK GEMMs of every layer on the buffers of the last
@@ -43,6 +47,19 @@ class Session {
   const float* last_hidden_state() const { return hidden_; }
   const float* pooler_output() const { return pooled_; }
   const float* logits() const { return logits_; }
+  const float* sentence_embedding() const { return sentence_embedding_; }
+  const float* start_logits() const { return start_logits_; }
+  const float* end_logits() const { return end_logits_; }
+  const float* token_logits() const { return token_logits_; }
+  // Byte range of each token of the last text run in its text, and its segment (0: text / text_a,
+  // 1: text_b, -1: added special token). False after run_ids / run_embeddings.
+  bool has_offsets() const { return has_output() && offsets_valid_; }
+  const int32_t* token_begin() const { return begin_.data(); }
+  const int32_t* token_end() const { return end_.data(); }
+  const int32_t* token_segment() const { return segment_.data(); }
+  // Extractive QA after run_text_pair(question, context): best span of the context (segment 1),
+  // start <= end, at most max_tokens tokens (<= 0: 30), by start_logits + end_logits.
+  eb_status best_span(int max_tokens, eb_span* out);
   const int32_t* input_ids() const { return ids_.data(); }
   const Model& model() const { return model_; }
   int threads() const { return threads_; }
@@ -97,7 +114,10 @@ class Session {
   };
 
   explicit Session(const Model& m) : model_(m) {}
-  bool build(const SessionOptions& o, std::string* error);
+  eb_status build(const SessionOptions& o, std::string* error);
+  // Bytes of XNNPACK's packed copies of the session's GEMM weights (estimated before packing).
+  size_t estimate_packed_bytes() const;
+  eb_status run_tokens(size_t n, bool pair);  // runs ids_/types_ after tokenization
   bool bind(std::string* error);
   // Sets up the GEMMs for n rows when n changed, then runs ops [first, end).
   eb_status forward(size_t n, size_t first);
@@ -127,7 +147,16 @@ class Session {
   float* hidden_ = nullptr;
   float* pooled_ = nullptr;
   float* logits_ = nullptr;
+  float* sentence_embedding_ = nullptr;
+  float* start_logits_ = nullptr;
+  float* end_logits_ = nullptr;
+  float* token_logits_ = nullptr;
   size_t packed_bytes_ = 0;
+  bool split_special_tokens_ = false;
+  std::vector<TokenSpan> spans_;
+  std::vector<int32_t> begin_, end_, segment_;
+  bool offsets_valid_ = false;
+  bool pair_run_ = false;
   std::vector<int32_t> ids_;
   std::vector<int32_t> types_;
   std::vector<uint8_t> key_mask_;
