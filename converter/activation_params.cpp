@@ -77,8 +77,6 @@ EB_CLONES_AVX2 double affine_sq_error(const float* v, size_t n, float scale,
   return total;
 }
 
-float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
-
 // Coordinate search over clipping ranges inside [lo, hi]: both ends shrunk together, then each
 // end alone. `err` maps candidate parameters to the total error; `guard` to the worst relative
 // error of the guarded rows. The full range is the first candidate; another is admissible only if
@@ -354,7 +352,8 @@ ActivationQuant mse_affine_params(const std::vector<float>& v, float lo, float h
 }
 
 ActivationQuant mse_affine_params_gelu(const std::vector<float>& v, float lo, float hi, const std::vector<float>& guard,
-                                       size_t cols) {
+                                       size_t cols, HiddenAct act) {
+  auto gelu = [act](float x) { return ffn_activation(act, x); };
   std::vector<float> g(v.size()), gg(guard.size());
   for (size_t i = 0; i < v.size(); ++i) g[i] = gelu(v[i]);
   for (size_t i = 0; i < guard.size(); ++i) gg[i] = gelu(guard[i]);
@@ -462,7 +461,7 @@ void choose_gemm_params(const FloatBert& m, GemmKind kind, Scheme scheme, const 
         const std::vector<size_t> idx = sample_indices(rows * out);
         std::vector<float> v(idx.size());
         for (size_t i = 0; i < idx.size(); ++i) v[i] = y[idx[i]];
-        c.output = mse_affine_params_gelu(v, ylo, yhi, guard_rows(y, rows, out, true), out);
+        c.output = mse_affine_params_gelu(v, ylo, yhi, guard_rows(y, rows, out, true), out, m.activation());
       } else {
         c.output = affine_from_range(ylo, yhi);
       }

@@ -56,9 +56,11 @@ void choose_gemm_params(const FloatBert& model, GemmKind kind, Scheme scheme, co
 // range is only taken if no guard row's relative error exceeds twice the worst at the full range.
 ActivationQuant mse_affine_params(const std::vector<float>& values, float lo, float hi,
                                   const std::vector<float>& guard = {}, size_t cols = 0);
-// The same, with the error measured after GELU (for the input of the 256-entry GELU table).
+// The same, with the error measured after the FFN activation (for the input of the 256-entry
+// activation table: GELU, ReLU or tanh-GELU).
 ActivationQuant mse_affine_params_gelu(const std::vector<float>& values, float lo, float hi,
-                                       const std::vector<float>& guard = {}, size_t cols = 0);
+                                       const std::vector<float>& guard = {}, size_t cols = 0,
+                                       HiddenAct act = HiddenAct::kGelu);
 // SmoothQuant factors f[c] = a[c]^alpha / w[c]^(1 - alpha), normalised to geometric mean 1 and
 // kept within [2^-12, 2^12] of it; a: per-input-channel activation absmax, w: per-input-channel
 // weight absmax.

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
 
 #include "converter/activation_params.h"
 #include "converter/calibration.h"
@@ -60,8 +61,6 @@ class Calibrator : public GemmObserver {
   std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers_;
 };
 
-float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
-
 struct ErrorAccumulator {
   double in_err = 0, w_err = 0, tot_err = 0, ref = 0;
 };
@@ -69,8 +68,8 @@ struct ErrorAccumulator {
 // Re-runs each int8 GEMM with fake-quantized input / weights / output next to the float one.
 class ErrorObserver : public GemmObserver {
  public:
-  ErrorObserver(std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers)
-      : layers_(layers), acc_(layers.size()) {}
+  ErrorObserver(std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers, HiddenAct act)
+      : layers_(layers), acc_(layers.size()), act_(act) {}
   void observe(int layer, GemmKind kind, const FloatLinear& l, const float* x, const float* y, size_t rows) override {
     const ConvertedLinear& c = layers_[layer][static_cast<int>(kind)];
     if (!c.int8) return;
@@ -92,16 +91,16 @@ class ErrorObserver : public GemmObserver {
     for (int o = 0; o < l.out; ++o)
       for (int i = 0; i < l.in; ++i)
         wq.weight[static_cast<size_t>(o) * l.in + i] = c.weight.q[static_cast<size_t>(o) * l.in + i] * c.weight.scales[o];
-    // The intermediate GEMM's output only matters through GELU (whose table may clip the flat
-    // negative side freely): its errors are measured after GELU.
-    const bool after_gelu = kind == GemmKind::kIntermediate;
+    // The intermediate GEMM's output only matters through the activation (whose table may clip
+    // the flat negative side freely): its errors are measured after the activation.
+    const bool after_act = kind == GemmKind::kIntermediate;
     ref_.assign(y, y + ny);
-    if (after_gelu)
-      for (float& v : ref_) v = gelu(v);
+    if (after_act)
+      for (float& v : ref_) v = ffn_activation(act_, v);
     auto sq_err = [&](std::vector<float>& t) {
       double e = 0;
       for (size_t i = 0; i < ny; ++i) {
-        const float v = after_gelu ? gelu(t[i]) : t[i];
+        const float v = after_act ? ffn_activation(act_, t[i]) : t[i];
         e += (v - ref_[i]) * double(v - ref_[i]);
       }
       return e;
@@ -143,6 +142,7 @@ class ErrorObserver : public GemmObserver {
   std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers_;
   std::vector<std::array<ErrorAccumulator, kGemmsPerLayer>> acc_;
   std::vector<float> xs_, xq_, y1_, ref_;
+  HiddenAct act_;
 };
 
 }  // namespace
@@ -186,31 +186,75 @@ std::string format_report(const std::vector<GemmReportRow>& rows) {
   return s;
 }
 
+FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes, std::string* weights_dir) {
+  SentenceTransformersLayout st;
+  const bool is_st = read_sentence_transformers(dir, &st);
+  *weights_dir = is_st ? st.transformer_dir : dir;
+  const HfBertCheckpoint ck = HfBertCheckpoint::open(*weights_dir);
+  Task task = task_from_architecture(ck);
+  if (is_st) {
+    if (task != Task::kEncoder)
+      throw std::runtime_error(*weights_dir + "/config.json: architecture '" + ck.config().architectures.front() +
+                               "' has a " + task_name(task) + " head, but " + dir +
+                               "/modules.json makes it a sentence-transformers encoder");
+    if (st.embedding_dimension != 0 && st.embedding_dimension != ck.config().hidden_size)
+      throw std::runtime_error(dir + ": 1_Pooling word_embedding_dimension " + std::to_string(st.embedding_dimension) +
+                               " differs from the model's hidden size " + std::to_string(ck.config().hidden_size));
+    task = Task::kSentenceEmbedding;
+  }
+  FloatBert m = load_float_bert(ck, task);
+  m.pooling = st.pooling;
+  m.normalize = is_st && st.normalize;
+  // Nothing is dropped silently: every tensor is used, or training-only and noted.
+  const std::vector<std::string> unused = ck.unused_tensors();
+  std::vector<std::string> errors;
+  for (const std::string& n : unused) {
+    if (HfBertCheckpoint::is_training_only(n)) {
+      notes->push_back("note: ignoring training-only tensor '" + n + "'");
+    } else {
+      errors.push_back(n);
+    }
+  }
+  if (!errors.empty()) {
+    std::string msg = ck.weights().source() + ": tensor '" + errors.front() + "' is not used by a " +
+                      ck.config().model_type + " " + task_name(task) + " model";
+    if (!ck.config().architectures.empty()) msg += " (architecture " + ck.config().architectures.front() + ")";
+    if (errors.size() > 1) msg += " (and " + std::to_string(errors.size() - 1) + " more unused tensors)";
+    throw std::runtime_error(msg);
+  }
+  return m;
+}
+
 ConvertResult convert_checkpoint(const ConvertOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   // The checkpoint's mappings are released as soon as the float copy exists, so peak memory is
   // about one float copy plus the output (not two copies of the checkpoint).
-  FloatBert m = load_float_bert(HfBertCheckpoint::open(o.input_dir));
+  std::vector<std::string> notes;
+  std::string dir;
+  FloatBert m = load_model_dir(o.input_dir, &notes, &dir);
   const BertConfig& cfg = m.config;
-  if (!o.quiet)
-    std::fprintf(stderr, "[edgebert-convert] loaded %s: %d layers, hidden %d, %d heads, intermediate %d\n",
-                 o.input_dir.c_str(), cfg.num_hidden_layers, cfg.hidden_size, cfg.num_attention_heads,
-                 cfg.intermediate_size);
+  if (!o.quiet) {
+    for (const std::string& n : notes) std::fprintf(stderr, "[edgebert-convert] %s\n", n.c_str());
+    std::fprintf(stderr, "[edgebert-convert] loaded %s: %s %s, %d layers, hidden %d, %d heads, intermediate %d\n",
+                 o.input_dir.c_str(), cfg.model_type.c_str(), task_name(m.task), cfg.num_hidden_layers,
+                 cfg.hidden_size, cfg.num_attention_heads, cfg.intermediate_size);
+  }
   Vocab vocab;
   bool have_vocab = false;
-  if (m.has_embeddings && !std::ifstream(o.input_dir + "/vocab.txt")) {
+  if (m.has_embeddings && !std::ifstream(dir + "/vocab.txt")) {
     // Checkpoints without a vocabulary still convert: the model then runs on token ids only.
     if (!o.quiet)
       std::fprintf(stderr, "[edgebert-convert] warning: %s/vocab.txt not found: the model will accept token ids only\n",
-                   o.input_dir.c_str());
+                   dir.c_str());
   } else if (m.has_embeddings) {
-    vocab = read_vocab(o.input_dir);
+    vocab = read_vocab(dir);
     have_vocab = true;
     if (static_cast<int>(vocab.tokens.size()) != cfg.vocab_size)
-      throw std::runtime_error(o.input_dir + "/vocab.txt: has " + std::to_string(vocab.tokens.size()) +
+      throw std::runtime_error(dir + "/vocab.txt: has " + std::to_string(vocab.tokens.size()) +
                                " tokens, config.json vocab_size is " + std::to_string(cfg.vocab_size));
   }
   ConvertResult r = convert_model(m, have_vocab ? &vocab : nullptr, o);
+  r.notes = std::move(notes);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
@@ -239,6 +283,7 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
   cm.max_position = max_pos;
 
   ConvertResult result;
+  result.task = m.task;
   if (cm.int8) {
     CalibrationInputs calib =
         make_calibration_inputs(m, cm.vocab, vocab.do_lower_case, o.calibration_file, std::min(max_pos, 512));
@@ -278,7 +323,7 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
       // The report runs on the calibration sequences of up to 128 tokens, at most 256 tokens in
       // all (an estimate), which keeps conversion of large models within seconds.
       auto t_err = std::chrono::steady_clock::now();
-      ErrorObserver err(cm.layers);
+      ErrorObserver err(cm.layers, m.activation());
       reference_encoder(m, select_sequences(calib.batch, 128, 256), &err);
       result.report = err.rows();
       std::snprintf(msg, sizeof msg, "error report: %.2f s", secs_since(t_err));

@@ -1,5 +1,6 @@
-// converter.h: the edgebert-convert pipeline: read a HuggingFace BERT directory, calibrate with
-// the float reference, quantize, report per-GEMM error, and produce the .ebm model.
+// converter.h: the edgebert-convert pipeline: read a HuggingFace BERT / DistilBERT directory or a
+// sentence-transformers folder, decide the task head from the checkpoint, calibrate with the float
+// reference, quantize, report per-GEMM error, and produce the .ebm model.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,8 @@ struct GemmReportRow {
 
 struct ConvertResult {
   flatbuffers::DetachedBuffer buffer;
+  Task task = Task::kEncoder;
+  std::vector<std::string> notes;  // "note: ignoring training-only tensor X", one per tensor
   std::vector<GemmReportRow> report;
   std::string calibration_source;
   size_t calibration_tokens = 0;
@@ -48,8 +51,15 @@ struct ConvertResult {
 };
 
 // Throws std::runtime_error (or CheckpointError) with a one-line message naming the file and
-// tensor on any bad input. Writes options.output_path atomically when it is set.
+// tensor on any bad input; a checkpoint tensor the model does not use is such an error unless it
+// is training-only (HfBertCheckpoint::is_training_only), which gives a note (printed unless
+// quiet). Writes options.output_path atomically when it is set, never on error.
 ConvertResult convert_checkpoint(const ConvertOptions& options);
+
+// Reads the model in `dir` (a sentence-transformers folder or a HF checkpoint directory) into
+// float32 with its task head, checking that every checkpoint tensor is used; appends notes for
+// the training-only tensors it ignores. Sets *weights_dir to the folder with config.json/vocab.
+FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes, std::string* weights_dir);
 
 // The same pipeline from an in-memory model (e.g. a synthetic one); `vocab` may be null.
 // options.input_dir is ignored.

@@ -1,4 +1,5 @@
-// model_writer.cpp: FlatBuffer construction for the .ebm format (see schemas/edgebert.fbs).
+// model_writer.cpp: FlatBuffer construction for the .ebm format (see schemas/edgebert.fbs),
+// schema_version 2: model type, FFN activation, task head, labels and sentence pooling.
 #include "converter/model_writer.h"
 
 #include <fcntl.h>
@@ -19,6 +20,15 @@ using flatbuffers::FlatBufferBuilder;
 using flatbuffers::Offset;
 
 constexpr size_t kPayloadAlignment = 64;
+
+// The converter's enums are written by value.
+static_assert(static_cast<int>(fb::Task::SENTENCE_EMBEDDING) == static_cast<int>(Task::kSentenceEmbedding) &&
+              static_cast<int>(fb::Task::TOKEN_CLASSIFICATION) == static_cast<int>(Task::kTokenClassification) &&
+              static_cast<int>(fb::Task::QUESTION_ANSWERING) == static_cast<int>(Task::kQuestionAnswering));
+static_assert(static_cast<int>(fb::Pooling::MAX_TOKENS) == static_cast<int>(PoolingMode::kMax) &&
+              static_cast<int>(fb::Pooling::MEAN_SQRT_LEN) == static_cast<int>(PoolingMode::kMeanSqrtLen));
+static_assert(static_cast<int>(fb::Activation::RELU) == static_cast<int>(HiddenAct::kRelu) &&
+              static_cast<int>(fb::Activation::GELU_TANH) == static_cast<int>(HiddenAct::kGeluTanh));
 
 Offset<fb::Tensor> tensor(FlatBufferBuilder& b, const std::string& name, fb::DType dtype,
                           std::vector<int64_t> shape, const void* data, size_t nbytes,
@@ -137,7 +147,9 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
     const size_t pos_rows = static_cast<size_t>(cm.max_position);
     auto pos = tensor(b, "embeddings.position", fb::DType::F32, {cm.max_position, H}, m.position_embeddings.data(),
                       pos_rows * H * sizeof(float));
-    auto type = f32_tensor(b, "embeddings.token_type", m.token_type_embeddings, {c.type_vocab_size, H});
+    Offset<fb::Tensor> type;
+    if (c.has_token_types())
+      type = f32_tensor(b, "embeddings.token_type", m.token_type_embeddings, {c.type_vocab_size, H});
     auto norm = layer_norm(b, "embeddings.norm", m.embedding_norm);
     emb = fb::CreateEmbeddings(b, word, pos, type, norm);
   }
@@ -158,12 +170,20 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   }
   auto layers_vec = b.CreateVector(layers);
 
-  Offset<fb::Linear> pooler, classifier;
+  Offset<fb::Linear> pooler, classifier, pre_classifier;
   if (m.has_pooler) pooler = linear(b, m.pooler, nullptr, false);
+  if (m.has_pre_classifier) pre_classifier = linear(b, m.pre_classifier, nullptr, false);
   if (m.num_labels > 0) classifier = linear(b, m.classifier, nullptr, false);
+  Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> labels;
+  if (!m.labels.empty()) labels = b.CreateVectorOfStrings(m.labels);
+  Offset<fb::SentencePooling> pooling;
+  if (m.task == Task::kSentenceEmbedding)
+    pooling = fb::CreateSentencePooling(b, static_cast<fb::Pooling>(static_cast<int>(m.pooling)), m.normalize);
 
+  auto model_type = b.CreateString(c.model_type);
   auto config = fb::CreateConfig(b, c.hidden_size, c.num_attention_heads, c.num_hidden_layers, c.intermediate_size,
-                                 c.vocab_size, cm.max_position, c.type_vocab_size, c.layer_norm_eps, m.num_labels);
+                                 c.vocab_size, cm.max_position, c.type_vocab_size, c.layer_norm_eps, m.num_labels,
+                                 model_type, static_cast<fb::Activation>(static_cast<int>(c.activation)));
   Offset<fb::Calibration> calib;
   if (cm.int8)
     calib = fb::CreateCalibrationDirect(b, cm.calibration_source.c_str(), cm.calibration_sequences,
@@ -172,7 +192,7 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
 
   b.ForceDefaults(true);  // always store schema_version, so readers (and tests) see it explicitly
   fb::ModelBuilder mb(b);
-  mb.add_schema_version(1);
+  mb.add_schema_version(2);
   mb.add_producer(producer);
   mb.add_config(config);
   mb.add_precision(cm.int8 ? fb::Precision::INT8 : fb::Precision::FP32);
@@ -182,6 +202,10 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   if (!pooler.IsNull()) mb.add_pooler(pooler);
   if (!classifier.IsNull()) mb.add_classifier(classifier);
   if (!calib.IsNull()) mb.add_calibration(calib);
+  mb.add_task(static_cast<fb::Task>(static_cast<int>(m.task)));
+  if (!pre_classifier.IsNull()) mb.add_pre_classifier(pre_classifier);
+  if (!labels.IsNull()) mb.add_labels(labels);
+  if (!pooling.IsNull()) mb.add_sentence_pooling(pooling);
   fb::FinishModelBuffer(b, mb.Finish());
   return b.Release();
 }

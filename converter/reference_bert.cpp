@@ -1,4 +1,5 @@
-// reference_bert.cpp: straightforward float32 BERT forward (post-LN, erf GELU) for calibration.
+// reference_bert.cpp: straightforward float32 BERT / DistilBERT forward (post-LN; the config's FFN
+// activation; token-type embeddings only when the model has them) for calibration.
 #include "converter/reference_bert.h"
 
 #include <algorithm>
@@ -61,8 +62,6 @@ void attention(const float* qkv, size_t n, int H, int heads, float* ctx) {
   }
 }
 
-float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
-
 }  // namespace
 
 // The reference GEMMs run through XNNPACK's f32 fully-connected operator (the same library the
@@ -101,8 +100,12 @@ std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch
         const size_t pos = t - batch.starts[s];
         const float* we = m.word_embeddings.data() + static_cast<size_t>(batch.ids[t]) * H;
         const float* pe = m.position_embeddings.data() + pos * H;
-        const float* te = m.token_type_embeddings.data() + static_cast<size_t>(batch.token_types[t]) * H;
-        for (int c = 0; c < H; ++c) hidden[t * H + c] = we[c] + pe[c] + te[c];
+        float* h = hidden.data() + t * H;
+        for (int c = 0; c < H; ++c) h[c] = we[c] + pe[c];
+        if (!m.token_type_embeddings.empty()) {
+          const float* te = m.token_type_embeddings.data() + static_cast<size_t>(batch.token_types[t]) * H;
+          for (int c = 0; c < H; ++c) h[c] += te[c];
+        }
       }
     }
     layer_norm_rows(hidden.data(), T, H, m.embedding_norm, eps);
@@ -123,7 +126,8 @@ std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch
     layer_norm_rows(hidden.data(), T, H, L.attention_norm, eps);
     linear_forward(L.intermediate, hidden.data(), T, inter.data());
     if (observer) observer->observe(layer, GemmKind::kIntermediate, L.intermediate, hidden.data(), inter.data(), T);
-    for (float& v : inter) v = gelu(v);
+    const HiddenAct act = m.activation();
+    for (float& v : inter) v = ffn_activation(act, v);
     linear_forward(L.output, inter.data(), T, tmp.data());
     if (observer) observer->observe(layer, GemmKind::kOutput, L.output, inter.data(), tmp.data(), T);
     for (size_t i = 0; i < T * H; ++i) hidden[i] += tmp[i];

@@ -156,6 +156,7 @@ FloatBert make_synthetic_bert(const SyntheticSpec& s, std::vector<int>* outlier_
   m.has_pooler = s.pooler;
   if (s.pooler) m.pooler = linear("pooler", s.hidden, s.hidden, rng);
   m.num_labels = s.labels;
+  m.task = s.labels > 0 ? Task::kSequenceClassification : Task::kEncoder;
   if (s.labels > 0) m.classifier = linear("classifier", s.labels, s.hidden, rng);
   return m;
 }

@@ -1,4 +1,5 @@
-// edgebert-convert: HuggingFace BERT checkpoint directory -> edgebert .ebm model.
+// edgebert-convert: HuggingFace BERT / DistilBERT checkpoint directory (or sentence-transformers
+// folder) -> edgebert .ebm model; config.json's architectures decides the task head.
 //   edgebert-convert --input HF_DIR --output MODEL.ebm [--fp32] [--calibration TEXT_FILE]
 //                    [--max-seq-len N] [--keep-fp32 PATTERN]... [--scheme auto|minmax|per-tensor] [--quiet]
 // Exit 0 on success; on bad input one line "edgebert-convert: error: ..." and exit 1; the output
@@ -93,8 +94,8 @@ int main(int argc, char** argv) {
                      edgebert::convert::format_report(r.report).c_str());
       }
     }
-    std::printf("wrote %s (%zu bytes, %s) in %.2f s\n", o.output_path.c_str(), r.buffer.size(),
-                o.fp32 ? "fp32" : "int8", r.seconds);
+    std::printf("wrote %s (%zu bytes, %s, %s) in %.2f s\n", o.output_path.c_str(), r.buffer.size(),
+                o.fp32 ? "fp32" : "int8", edgebert::convert::task_name(r.task), r.seconds);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "edgebert-convert: error: %s\n", e.what());

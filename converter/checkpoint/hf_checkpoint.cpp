@@ -1,9 +1,11 @@
-// HuggingFace BERT directory reader (see hf_checkpoint.h): config.json validation, canonical
-// tensor-name resolution with shape checks, and vocab.txt / tokenizer_config.json.
+// HuggingFace BERT / DistilBERT directory reader (see hf_checkpoint.h): config.json validation,
+// canonical tensor-name resolution with shape checks and use tracking, and vocab.txt /
+// tokenizer_config.json.
 #include "converter/checkpoint/hf_checkpoint.h"
 
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <utility>
 
 #include "converter/checkpoint/checkpoint_error.h"
@@ -70,6 +72,68 @@ std::string config_string(const JsonValue& cfg, const std::string& path, const c
   return v->as_string();
 }
 
+// id2label: an object whose keys are the ids 0..n-1 (as decimal strings) and whose values are
+// strings; returns the names in id order.
+std::vector<std::string> read_id2label(const JsonValue& obj, const std::string& path) {
+  if (obj.size() > static_cast<size_t>(INT_MAX)) throw CheckpointError(path + ": 'id2label' is too large");
+  const size_t n = obj.size();
+  std::vector<std::string> labels(n);
+  std::vector<bool> seen(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& key = obj.key(i);
+    const JsonValue& value = obj.value(i);
+    char* end = nullptr;
+    const long id = key.empty() ? -1 : std::strtol(key.c_str(), &end, 10);
+    const bool digits = !key.empty() && end == key.c_str() + key.size() && key[0] != '-' && key[0] != '+' &&
+                        key[0] != ' ';
+    if (!digits || id < 0 || static_cast<size_t>(id) >= n) {
+      throw CheckpointError(path + ": 'id2label' key " + quoted(key) + " is not a label id in 0.." +
+                            std::to_string(static_cast<long>(n) - 1));
+    }
+    if (seen[static_cast<size_t>(id)]) {
+      throw CheckpointError(path + ": 'id2label' has label id " + std::to_string(id) + " twice");
+    }
+    if (!value.is_string()) {
+      throw CheckpointError(path + ": 'id2label' value of id " + std::to_string(id) + " must be a string, got a " +
+                            value.type_name());
+    }
+    seen[static_cast<size_t>(id)] = true;
+    labels[static_cast<size_t>(id)] = value.as_string();
+  }
+  return labels;
+}
+
+HiddenAct parse_activation(const std::string& act, const std::string& path, const char* key, bool distilbert) {
+  if (act == "gelu") return HiddenAct::kGelu;
+  if (act == "relu") return HiddenAct::kRelu;
+  if (!distilbert && (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")) return HiddenAct::kGeluTanh;
+  throw CheckpointError(path + ": unsupported " + key + " " + quoted(act) +
+                        (distilbert ? " (gelu or relu)" : " (gelu, relu, gelu_new, gelu_pytorch_tanh or gelu_fast)"));
+}
+
+// The shape keys of config.json: BERT's, or DistilBERT's (dim, n_heads, n_layers, hidden_dim).
+struct ShapeKeys {
+  const char *hidden, *heads, *layers, *intermediate, *activation;
+};
+constexpr ShapeKeys kBertKeys = {"hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size",
+                                 "hidden_act"};
+constexpr ShapeKeys kDistilBertKeys = {"dim", "n_heads", "n_layers", "hidden_dim", "activation"};
+
+void read_shape(const JsonValue& cfg, const std::string& path, const ShapeKeys& k, BertConfig& c) {
+  c.hidden_size = config_int(cfg, path, k.hidden);
+  c.num_attention_heads = config_int(cfg, path, k.heads);
+  c.num_hidden_layers = config_int(cfg, path, k.layers);
+  c.intermediate_size = config_int(cfg, path, k.intermediate);
+  c.vocab_size = config_int(cfg, path, "vocab_size");
+  c.max_position_embeddings = config_int(cfg, path, "max_position_embeddings");
+  if (c.hidden_size % c.num_attention_heads != 0) {
+    throw CheckpointError(path + ": " + k.hidden + " " + std::to_string(c.hidden_size) + " is not divisible by " +
+                          k.heads + " " + std::to_string(c.num_attention_heads));
+  }
+  c.hidden_act = config_string(cfg, path, k.activation, "gelu");
+  c.activation = parse_activation(c.hidden_act, path, k.activation, c.is_distilbert());
+}
+
 }  // namespace
 
 BertConfig read_bert_config(const std::string& path) {
@@ -77,32 +141,22 @@ BertConfig read_bert_config(const std::string& path) {
   BertConfig c;
 
   const JsonValue* mt = cfg.find("model_type");
-  if (!mt) throw CheckpointError(path + ": missing 'model_type' (only bert is supported)");
-  if (!mt->is_string() || mt->as_string() != "bert") {
-    const std::string got = mt->is_string() ? mt->as_string() : std::string(mt->type_name());
-    throw CheckpointError(path + ": unsupported model_type " + quoted(got) + " (only bert)");
+  if (!mt) throw CheckpointError(path + ": missing 'model_type' (bert or distilbert)");
+  const std::string model_type = mt->is_string() ? mt->as_string() : std::string(mt->type_name());
+  if (!mt->is_string() || (model_type != "bert" && model_type != "distilbert")) {
+    throw CheckpointError(path + ": unsupported model_type " + quoted(model_type) + " (only bert and distilbert)");
+  }
+  c.model_type = model_type;
+  if (c.is_distilbert()) {
+    read_shape(cfg, path, kDistilBertKeys, c);
+    c.type_vocab_size = 0;  // no token types
+    // LayerNorm eps is fixed (1e-12) in DistilBERT's modeling code: the default stays.
+  } else {
+    read_shape(cfg, path, kBertKeys, c);
+    c.type_vocab_size = config_int(cfg, path, "type_vocab_size", 2);
   }
 
-  c.hidden_size = config_int(cfg, path, "hidden_size");
-  c.num_attention_heads = config_int(cfg, path, "num_attention_heads");
-  c.num_hidden_layers = config_int(cfg, path, "num_hidden_layers");
-  c.intermediate_size = config_int(cfg, path, "intermediate_size");
-  c.vocab_size = config_int(cfg, path, "vocab_size");
-  c.max_position_embeddings = config_int(cfg, path, "max_position_embeddings");
-  c.type_vocab_size = config_int(cfg, path, "type_vocab_size", 2);
-  if (c.hidden_size % c.num_attention_heads != 0) {
-    throw CheckpointError(path + ": hidden_size " + std::to_string(c.hidden_size) +
-                          " is not divisible by num_attention_heads " +
-                          std::to_string(c.num_attention_heads));
-  }
-
-  c.hidden_act = config_string(cfg, path, "hidden_act", "gelu");
-  if (c.hidden_act != "gelu") {
-    throw CheckpointError(path + ": unsupported hidden_act " + quoted(c.hidden_act) +
-                          " (only gelu)");
-  }
-
-  if (const JsonValue* eps = cfg.find("layer_norm_eps")) {
+  if (const JsonValue* eps = c.is_distilbert() ? nullptr : cfg.find("layer_norm_eps")) {
     if (!eps->is_number()) {
       throw CheckpointError(path + ": 'layer_norm_eps' must be a number, got a " +
                             eps->type_name());
@@ -132,10 +186,8 @@ BertConfig read_bert_config(const std::string& path) {
       throw CheckpointError(path + ": 'id2label' must be an object, got a " +
                             id2label->type_name());
     }
-    if (id2label->size() > static_cast<size_t>(INT_MAX)) {
-      throw CheckpointError(path + ": 'id2label' is too large");
-    }
-    c.num_labels = static_cast<int>(id2label->size());
+    c.id2label = read_id2label(*id2label, path);
+    c.num_labels = static_cast<int>(c.id2label.size());
     c.has_id2label = true;
   } else if (const JsonValue* nl = cfg.find("num_labels")) {
     if (!nl->is_integer() || nl->as_int64() < 0 || nl->as_int64() > INT_MAX) {
@@ -163,8 +215,9 @@ HfBertCheckpoint HfBertCheckpoint::open(const std::string& dir) {
   ck.dir_ = dir;
   ck.config_ = read_bert_config(join_path(dir, "config.json"));
   ck.weights_ = SafetensorsCheckpoint::open_dir(dir);
+  ck.prefix_ = ck.config_.is_distilbert() ? "distilbert." : "bert.";
   for (const std::string& n : ck.weights_.names()) {
-    if (starts_with(n, "bert.")) {
+    if (starts_with(n, ck.prefix_)) {
       ck.prefixed_ = true;
       break;
     }
@@ -187,14 +240,25 @@ HfBertCheckpoint HfBertCheckpoint::open(const std::string& dir) {
   return ck;
 }
 
+namespace {
+bool is_head_tensor(const std::string& canonical) {
+  return starts_with(canonical, "classifier.") || starts_with(canonical, "qa_outputs.") ||
+         starts_with(canonical, "pre_classifier.");
+}
+}  // namespace
+
+std::string HfBertCheckpoint::checkpoint_name(const std::string& canonical) const {
+  return prefixed_ && !is_head_tensor(canonical) ? prefix_ + canonical : canonical;
+}
+
 const TensorInfo* HfBertCheckpoint::resolve(const std::string& canonical) const {
   std::vector<std::string> bases;
-  if (starts_with(canonical, "classifier.")) {
+  if (is_head_tensor(canonical)) {
     bases.push_back(canonical);
   } else if (prefixed_) {
-    bases = {"bert." + canonical, canonical};
+    bases = {prefix_ + canonical, canonical};
   } else {
-    bases = {canonical, "bert." + canonical};
+    bases = {canonical, prefix_ + canonical};
   }
   for (const std::string& b : bases) {
     if (const TensorInfo* t = weights_.find(b)) return t;
@@ -228,17 +292,33 @@ void HfBertCheckpoint::load(const std::string& canonical,
                             const std::vector<int64_t>& expected_shape,
                             std::vector<float>& out) const {
   const TensorInfo* t = resolve(canonical);
-  if (!t) {
-    const bool prefix = prefixed_ && !starts_with(canonical, "classifier.");
-    throw CheckpointError(weights_.source() + ": missing tensor " +
-                          quoted(prefix ? "bert." + canonical : canonical));
-  }
+  if (!t) throw CheckpointError(weights_.source() + ": missing tensor " + quoted(checkpoint_name(canonical)));
   if (t->shape != expected_shape) {
     throw CheckpointError(t->file + ": tensor " + quoted(t->name) + " has shape " +
                           shape_to_string(t->shape) + ", expected " +
                           shape_to_string(expected_shape) + " from config.json");
   }
   weights_.read_f32(t->name, out);
+  used_.insert(t->name);
+}
+
+std::vector<std::string> HfBertCheckpoint::unused_tensors() const {
+  std::vector<std::string> out;
+  for (const std::string& n : weights_.names())
+    if (!used_.count(n)) out.push_back(n);
+  return out;
+}
+
+bool HfBertCheckpoint::is_training_only(const std::string& name) {
+  for (const char* p : {"cls.predictions.", "cls.seq_relationship.", "vocab_transform.", "vocab_layer_norm.",
+                        "vocab_projector.", "distilbert.vocab_transform.", "distilbert.vocab_layer_norm.",
+                        "distilbert.vocab_projector."}) {
+    if (starts_with(name, p)) return true;
+  }
+  for (const char* s : {"embeddings.position_ids", "embeddings.token_type_ids"}) {
+    if (name == s || ends_with(name, std::string(".") + s)) return true;
+  }
+  return false;
 }
 
 Vocab read_vocab(const std::string& dir) {

@@ -1,11 +1,14 @@
-// A HuggingFace BERT model directory: config.json (BertConfig), safetensors weights (single file
-// or sharded), vocab.txt + tokenizer_config.json (Vocab). Tensors are addressed by canonical
-// names, the HF names without the "bert." prefix (e.g. "encoder.layer.0.attention.self.query.weight",
-// "classifier.weight"); load() resolves prefixed/unprefixed and legacy LayerNorm gamma/beta names,
-// checks the shape and converts to float.
+// A HuggingFace BERT or DistilBERT model directory: config.json (BertConfig), safetensors weights
+// (single file or sharded), vocab.txt + tokenizer_config.json (Vocab). Tensors are addressed by
+// canonical names, the HF names without the "bert." / "distilbert." prefix (e.g.
+// "encoder.layer.0.attention.self.query.weight", "transformer.layer.0.ffn.lin1.weight"); head
+// tensors ("classifier.*", "qa_outputs.*", "pre_classifier.*") are never prefixed. load()
+// resolves prefixed/unprefixed and legacy LayerNorm gamma/beta names, checks the shape, converts
+// to float and records the tensor as used, so that unused_tensors() can report the rest.
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,26 +17,40 @@
 namespace edgebert {
 namespace convert {
 
+// The FFN activation: hidden_act "gelu" (exact erf form), "relu", or the tanh approximation
+// ("gelu_new", "gelu_pytorch_tanh", "gelu_fast").
+enum class HiddenAct { kGelu = 0, kRelu = 1, kGeluTanh = 2 };
+
 struct BertConfig {
+  std::string model_type = "bert";  // "bert" or "distilbert"
   int hidden_size = 0;
   int num_attention_heads = 0;
   int num_hidden_layers = 0;
   int intermediate_size = 0;
   int vocab_size = 0;
   int max_position_embeddings = 0;
-  int type_vocab_size = 2;
+  int type_vocab_size = 2;  // 0: no token types (DistilBERT)
   float layer_norm_eps = 1e-12f;
   std::string hidden_act = "gelu";
+  HiddenAct activation = HiddenAct::kGelu;
   int num_labels = 0;  // size of id2label if present, else "num_labels" if present, else 0
   bool has_id2label = false;  // num_labels came from id2label
+  std::vector<std::string> id2label;  // label names in id order (when has_id2label)
   std::vector<std::string> architectures;
+  bool is_distilbert() const { return model_type == "distilbert"; }
+  bool has_token_types() const { return type_vocab_size > 0; }
 };
 
-// Reads and validates a BERT config.json: model_type "bert"; hidden_size, num_attention_heads,
+// Reads and validates a config.json. model_type "bert": hidden_size, num_attention_heads,
 // num_hidden_layers, intermediate_size, vocab_size, max_position_embeddings present, integer and
-// positive; hidden_size divisible by num_attention_heads; hidden_act "gelu" (default "gelu");
-// layer_norm_eps > 0 (default 1e-12); type_vocab_size > 0 (default 2); position_embedding_type,
-// if present, "absolute"; is_decoder, if present, false. Errors name the file.
+// positive; hidden_act "gelu", "relu", "gelu_new", "gelu_pytorch_tanh" or "gelu_fast" (default
+// "gelu"); layer_norm_eps > 0 (default 1e-12); type_vocab_size > 0 (default 2);
+// position_embedding_type, if present, "absolute"; is_decoder, if present, false.
+// model_type "distilbert": dim, n_heads, n_layers, hidden_dim, vocab_size,
+// max_position_embeddings (same checks), activation "gelu" or "relu" (default "gelu"); no token
+// types (type_vocab_size 0); LayerNorm eps 1e-12 as in DistilBERT's code.
+// id2label, if present, must map every id 0..n-1 (JSON object keys) to a string. Errors name the
+// file.
 BertConfig read_bert_config(const std::string& config_json_path);
 
 class HfBertCheckpoint {
@@ -46,7 +63,7 @@ class HfBertCheckpoint {
   const SafetensorsCheckpoint& weights() const { return weights_; }
 
   bool has_embeddings() const;  // embeddings.word_embeddings.weight present
-  bool has_pooler() const;      // pooler.dense.weight present
+  bool has_pooler() const;      // pooler.dense.weight present (BERT)
   // Rows of classifier.weight if present (must match config id2label size when config has
   // id2label), else 0.
   int num_labels() const { return num_labels_; }
@@ -59,13 +76,24 @@ class HfBertCheckpoint {
             std::vector<float>& out) const;
   // The checkpoint tensor behind `canonical`, or nullptr.
   const TensorInfo* resolve(const std::string& canonical) const;
+  // The name `canonical` has in this checkpoint (with the model prefix when it uses one).
+  std::string checkpoint_name(const std::string& canonical) const;
+
+  // Checkpoint tensors load() has not read, in name order.
+  std::vector<std::string> unused_tensors() const;
+  // Tensors only used in pre-training or masked-LM heads, which inference never needs:
+  // cls.predictions.*, cls.seq_relationship.*, vocab_transform.*, vocab_layer_norm.*,
+  // vocab_projector.*, and the *.embeddings.position_ids / token_type_ids buffers.
+  static bool is_training_only(const std::string& name);
 
  private:
   std::string dir_;
   BertConfig config_;
   SafetensorsCheckpoint weights_;
-  bool prefixed_ = false;  // the checkpoint uses "bert." names (e.g. BertForSequenceClassification)
+  std::string prefix_ = "bert.";  // model prefix of the architecture ("bert." / "distilbert.")
+  bool prefixed_ = false;  // the checkpoint uses prefixed names (e.g. BertForSequenceClassification)
   int num_labels_ = 0;
+  mutable std::set<std::string> used_;  // checkpoint names load() has read
 };
 
 struct Vocab {

@@ -118,6 +118,17 @@ eb_status eb_model_get_info(const eb_model* model, eb_model_info* info) {
   info->has_embeddings = m.has_embeddings;
   info->has_vocab = m.has_vocab;
   info->is_int8 = m.int8;
+  info->task = static_cast<int32_t>(m.task);
+  info->is_distilbert = m.is_distilbert;
+  return EB_OK;
+}
+
+eb_status eb_model_get_label(const eb_model* model, int32_t index, const char** out_name) {
+  if (out_name) *out_name = nullptr;
+  if (!model || !out_name) return EB_ERROR_INVALID_ARGUMENT;
+  const edgebert::Model& m = *model->impl;
+  if (index < 0 || static_cast<size_t>(index) >= m.labels.size()) return EB_ERROR_INVALID_ARGUMENT;
+  *out_name = m.labels[static_cast<size_t>(index)].c_str();
   return EB_OK;
 }
 
@@ -139,8 +150,18 @@ eb_status eb_session_create(const eb_model* model, const eb_session_options* opt
   return guarded(error, error_size, [&]() -> eb_status {
     edgebert::SessionOptions so;
     if (options) {
+      if (options->reserved != 0) {
+        write_error(error, error_size, "eb_session_options.reserved must be 0");
+        return EB_ERROR_INVALID_ARGUMENT;
+      }
+      if (options->split_special_tokens != 0 && options->split_special_tokens != 1) {
+        write_error(error, error_size, "eb_session_options.split_special_tokens must be 0 or 1");
+        return EB_ERROR_INVALID_ARGUMENT;
+      }
       so.threads = options->num_threads;
       so.max_seq_len = options->max_sequence_length;
+      so.split_special_tokens = options->split_special_tokens != 0;
+      so.max_memory_bytes = options->max_memory_bytes;
     }
     std::string msg;
     std::unique_ptr<edgebert::Session> s;
@@ -166,6 +187,11 @@ eb_status eb_session_run_ids(eb_session* session, const int32_t* input_ids, cons
 eb_status eb_session_run_text(eb_session* session, const char* text) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   return session->impl->run_text(text);
+}
+
+eb_status eb_session_run_text_pair(eb_session* session, const char* text_a, const char* text_b) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return session->impl->run_text_pair(text_a, text_b);
 }
 
 eb_status eb_session_run_embeddings(eb_session* session, const float* embeddings, const int32_t* attention_mask,
@@ -196,9 +222,27 @@ eb_status eb_session_get_output(const eb_session* session, eb_output which, cons
       shape[0] = m.config.hidden;
       break;
     case EB_OUTPUT_LOGITS:
-      if (!m.has_classifier) return s.fail(EB_ERROR_UNSUPPORTED, "this model has no classifier");
+      if (!s.logits()) return s.fail(EB_ERROR_UNSUPPORTED, "this model is not a sequence classifier");
       data = s.logits();
       shape[0] = m.config.num_labels;
+      break;
+    case EB_OUTPUT_SENTENCE_EMBEDDING:
+      if (!s.sentence_embedding()) return s.fail(EB_ERROR_UNSUPPORTED, "this model is not a sentence-embedding model");
+      data = s.sentence_embedding();
+      shape[0] = m.config.hidden;
+      break;
+    case EB_OUTPUT_START_LOGITS:
+    case EB_OUTPUT_END_LOGITS:
+      if (!s.start_logits()) return s.fail(EB_ERROR_UNSUPPORTED, "this model is not a question-answering model");
+      data = which == EB_OUTPUT_START_LOGITS ? s.start_logits() : s.end_logits();
+      shape[0] = static_cast<int64_t>(s.seq_len());
+      break;
+    case EB_OUTPUT_TOKEN_LOGITS:
+      if (!s.token_logits()) return s.fail(EB_ERROR_UNSUPPORTED, "this model is not a token classifier");
+      data = s.token_logits();
+      shape[0] = static_cast<int64_t>(s.seq_len());
+      shape[1] = m.config.num_labels;
+      rank = 2;
       break;
     default:
       return s.fail(EB_ERROR_INVALID_ARGUMENT, "unknown output %d", static_cast<int>(which));
@@ -219,6 +263,24 @@ eb_status eb_session_get_input_ids(const eb_session* session, const int32_t** ou
   *out_ids = s.input_ids();
   *out_len = s.seq_len();
   return EB_OK;
+}
+
+eb_status eb_session_get_token_offsets(const eb_session* session, const int32_t** out_begin, const int32_t** out_end,
+                                       const int32_t** out_segment, size_t* out_len) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  edgebert::Session& s = *session->impl;
+  if (!s.has_offsets())
+    return s.fail(EB_ERROR_BAD_STATE, "token offsets need a successful run_text or run_text_pair as the last run");
+  if (out_begin) *out_begin = s.token_begin();
+  if (out_end) *out_end = s.token_end();
+  if (out_segment) *out_segment = s.token_segment();
+  if (out_len) *out_len = s.seq_len();
+  return EB_OK;
+}
+
+eb_status eb_session_best_span(const eb_session* session, int32_t max_answer_tokens, eb_span* out_span) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return session->impl->best_span(max_answer_tokens, out_span);
 }
 
 eb_status eb_session_memory(const eb_session* session, size_t* arena_bytes, size_t* naive_bytes,

@@ -150,6 +150,77 @@ bool check_norm(Checker& c, const fb::LayerNorm* n, const std::string& what, int
 
 bool in_range(int v, int lo, int hi) { return v >= lo && v <= hi; }
 
+const char* task_label(Task t) {
+  switch (t) {
+    case Task::kEncoder: return "ENCODER";
+    case Task::kSequenceClassification: return "SEQUENCE_CLASSIFICATION";
+    case Task::kQuestionAnswering: return "QUESTION_ANSWERING";
+    case Task::kTokenClassification: return "TOKEN_CLASSIFICATION";
+    case Task::kSentenceEmbedding: return "SENTENCE_EMBEDDING";
+  }
+  return "?";
+}
+
+// The task head (schema 2; schema 1 files have a classifier or nothing): which tensors the task
+// needs, their shapes, the label names and the sentence pooling.
+bool load_head(Checker& c, const fb::Model* fm, Model* m) {
+  ModelConfig& k = m->config;
+  const int H = k.hidden;
+  if (m->schema_version == 1) {
+    m->task = fm->classifier() ? Task::kSequenceClassification : Task::kEncoder;
+  } else {
+    const int t = static_cast<int>(fm->task());
+    if (!in_range(t, 0, 4)) return c.fail("model task " + std::to_string(t) + " is not a known task");
+    m->task = static_cast<Task>(t);
+  }
+  const std::string task = task_label(m->task);
+  if (fm->pooler()) {
+    m->has_pooler = true;
+    if (!check_linear(c, fm->pooler(), "pooler", H, H, false, &m->pooler)) return false;
+  }
+  const bool wants_classifier = m->task == Task::kSequenceClassification || m->task == Task::kQuestionAnswering ||
+                                m->task == Task::kTokenClassification;
+  if (wants_classifier != (fm->classifier() != nullptr))
+    return c.fail(std::string("task ") + task + (wants_classifier ? " needs a classifier, which is missing"
+                                                                   : " has no classifier, but the file has one"));
+  if (m->task == Task::kQuestionAnswering && k.num_labels != 2)
+    return c.fail("task QUESTION_ANSWERING needs config.num_labels 2 (start, end), not " + std::to_string(k.num_labels));
+  if (wants_classifier) {
+    if (k.num_labels < 1) return c.fail("classifier present but config.num_labels is 0");
+    m->has_classifier = true;
+    if (!check_linear(c, fm->classifier(), "classifier", H, k.num_labels, false, &m->classifier)) return false;
+  } else if (k.num_labels != 0) {
+    return c.fail("config.num_labels is " + std::to_string(k.num_labels) + " but task " + task + " has no classifier");
+  }
+  const bool wants_pre = m->is_distilbert && m->task == Task::kSequenceClassification;
+  if (wants_pre != (fm->pre_classifier() != nullptr))
+    return c.fail(wants_pre ? "DistilBERT sequence classification needs pre_classifier, which is missing"
+                            : "pre_classifier is only valid for DistilBERT sequence classification");
+  if (wants_pre) {
+    m->has_pre_classifier = true;
+    if (!check_linear(c, fm->pre_classifier(), "pre_classifier", H, H, false, &m->pre_classifier)) return false;
+  }
+  if (const auto* sp = fm->sentence_pooling()) {
+    if (m->task != Task::kSentenceEmbedding)
+      return c.fail(std::string("sentence_pooling is only valid for task SENTENCE_EMBEDDING, not ") + task);
+    const int mode = static_cast<int>(sp->mode());
+    if (!in_range(mode, 0, 3)) return c.fail("sentence_pooling.mode " + std::to_string(mode) + " is not a known pooling");
+    m->pooling = static_cast<Pooling>(mode);
+    m->normalize = sp->normalize();
+  } else if (m->task == Task::kSentenceEmbedding) {
+    return c.fail("task SENTENCE_EMBEDDING needs sentence_pooling, which is missing");
+  }
+  if (const auto* labels = fm->labels()) {
+    if (labels->size() != static_cast<size_t>(k.num_labels))
+      return c.fail("model has " + std::to_string(labels->size()) + " labels, config.num_labels is " +
+                    std::to_string(k.num_labels));
+    for (const auto* l : *labels) m->labels.push_back(l->str());
+  } else {
+    for (int i = 0; i < k.num_labels; ++i) m->labels.push_back("LABEL_" + std::to_string(i));
+  }
+  return true;
+}
+
 }  // namespace
 
 Model::~Model() {
@@ -220,11 +291,23 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
   k.num_labels = cfg->num_labels();
   if (!in_range(k.hidden, 1, 1 << 16) || !in_range(k.heads, 1, k.hidden) || k.hidden % k.heads != 0 ||
       !in_range(k.layers, 1, 1024) || !in_range(k.intermediate, 1, 1 << 18) || !in_range(k.vocab, 1, 1 << 24) ||
-      !in_range(k.max_position, 1, 1 << 16) || !in_range(k.type_vocab, 1, 1 << 16) ||
+      !in_range(k.max_position, 1, 1 << 16) || !in_range(k.type_vocab, 0, 1 << 16) ||
       !in_range(k.num_labels, 0, 1 << 16) || !finite_positive(k.eps)) {
     c.fail("model config is inconsistent (sizes out of range or hidden_size not divisible by heads)");
     return c.status;
   }
+  m->schema_version = fm->schema_version();
+  if (m->schema_version < 1) return c.fail("model schema_version 0 is invalid"), c.status;
+  if (const auto* mt = cfg->model_type()) {
+    if (mt->str() == "distilbert") {
+      m->is_distilbert = true;
+    } else if (mt->str() != "bert") {
+      return c.fail("config.model_type '" + mt->str() + "' is not supported (bert, distilbert)"), c.status;
+    }
+  }
+  const int act = static_cast<int>(cfg->hidden_act());
+  if (!in_range(act, 0, 2)) return c.fail("config.hidden_act " + std::to_string(act) + " is not GELU, RELU or GELU_TANH"), c.status;
+  k.activation = static_cast<Activation>(act);
   m->int8 = fm->precision() == fb::Precision::INT8;
   const int H = k.hidden, I = k.intermediate;
 
@@ -240,10 +323,18 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
     }
     m->position = static_cast<const float*>(
         check_tensor(c, e->position(), "embeddings.position", fb::DType::F32, {k.max_position, H}));
-    m->token_type = static_cast<const float*>(
-        check_tensor(c, e->token_type(), "embeddings.token_type", fb::DType::F32, {k.type_vocab, H}));
-    if (!m->position || !m->token_type || !check_norm(c, e->norm(), "embeddings.norm", H, &m->embedding_norm))
-      return c.status;
+    if ((k.type_vocab > 0) != (e->token_type() != nullptr))
+      return c.fail(k.type_vocab > 0 ? "embeddings.token_type: tensor missing (config.type_vocab_size is " +
+                                           std::to_string(k.type_vocab) + ")"
+                                     : std::string("embeddings.token_type is present but config.type_vocab_size is 0")),
+             c.status;
+    if (e->token_type()) {
+      m->token_type = static_cast<const float*>(
+          check_tensor(c, e->token_type(), "embeddings.token_type", fb::DType::F32, {k.type_vocab, H}));
+      if (!m->token_type) return c.status;
+      m->has_token_types = true;
+    }
+    if (!m->position || !check_norm(c, e->norm(), "embeddings.norm", H, &m->embedding_norm)) return c.status;
   }
 
   if (fm->layers()->size() != static_cast<size_t>(k.layers)) {
@@ -283,17 +374,7 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
           return c.fail(p + "GEMM '" + g->name + "': input_channel_factors on an fp32 GEMM"), c.status;
     }
   }
-  if (fm->pooler()) {
-    m->has_pooler = true;
-    if (!check_linear(c, fm->pooler(), "pooler", H, H, false, &m->pooler)) return c.status;
-  }
-  if (fm->classifier()) {
-    if (k.num_labels < 1) return c.fail("classifier present but config.num_labels is 0"), c.status;
-    m->has_classifier = true;
-    if (!check_linear(c, fm->classifier(), "classifier", H, k.num_labels, false, &m->classifier)) return c.status;
-  } else if (k.num_labels != 0) {
-    return c.fail("config.num_labels is set but the classifier is missing"), c.status;
-  }
+  if (!load_head(c, fm, m.get())) return c.status;
   if (const fb::Vocabulary* voc = fm->vocab()) {
     if (voc->tokens()->size() != static_cast<size_t>(k.vocab))
       return c.fail("vocabulary has " + std::to_string(voc->tokens()->size()) + " tokens, config says " +

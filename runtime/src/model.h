@@ -15,7 +15,20 @@
 
 namespace edgebert {
 
-constexpr uint32_t kSchemaVersion = 1;
+constexpr uint32_t kSchemaVersion = 2;  // newest schema this runtime reads (1 and 2 are accepted)
+
+// FFN activation (schema Activation). kGelu is the exact erf form.
+enum class Activation : int { kGelu = 0, kRelu = 1, kGeluTanh = 2 };
+// What the model's head computes (schema Task; equals eb_task).
+enum class Task : int {
+  kEncoder = 0,
+  kSequenceClassification = 1,
+  kQuestionAnswering = 2,
+  kTokenClassification = 3,
+  kSentenceEmbedding = 4
+};
+// Sentence-embedding pooling over the tokens whose attention mask is 1 (schema Pooling).
+enum class Pooling : int { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3 };
 
 struct LinearView {
   const char* name = "";
@@ -50,6 +63,7 @@ struct ModelConfig {
   int hidden = 0, heads = 0, layers = 0, intermediate = 0, vocab = 0, max_position = 0, type_vocab = 0;
   float eps = 1e-12f;
   int num_labels = 0;
+  Activation activation = Activation::kGelu;
   int head_dim() const { return hidden / heads; }
 };
 
@@ -77,13 +91,23 @@ class Model {
   const float* word_scales = nullptr;
   const float* word_f32 = nullptr;
   const float* position = nullptr;
-  const float* token_type = nullptr;
+  const float* token_type = nullptr;  // null when the model has no token types (DistilBERT)
+  bool has_token_types = false;
   LayerNormView embedding_norm;
   std::vector<LayerView> layers;
   bool has_pooler = false;
   LinearView pooler;
   bool has_classifier = false;
-  LinearView classifier;
+  LinearView classifier;  // sequence: [num_labels, H] on one row; QA: [2, H] and token
+                          // classification: [num_labels, H] on every token
+  Task task = Task::kEncoder;
+  bool is_distilbert = false;
+  bool has_pre_classifier = false;  // DistilBERT sequence classification: ReLU(pre_classifier(h[CLS]))
+  LinearView pre_classifier;
+  std::vector<std::string> labels;  // num_labels names ("LABEL_i" when the file has none)
+  Pooling pooling = Pooling::kCls;  // sentence embedding
+  bool normalize = false;           // sentence embedding: L2-normalize after pooling
+  uint32_t schema_version = 1;
   std::vector<std::string_view> vocab;
   WordPieceTokenizer tokenizer;
   std::string calibration_source;

@@ -55,32 +55,10 @@ void add_residual(float* h, const void* y, size_t r0, size_t rows, size_t H, con
   }
 }
 
-struct WaveContext {
-  Session* session;
-  size_t base;
-};
-
 }  // namespace
 
-const char* op_kind_name(OpKind k) {
-  switch (k) {
-    case OpKind::kEmbeddings: return "embeddings";
-    case OpKind::kQkvGemm: return "qkv_gemm";
-    case OpKind::kAttention: return "attention_core";
-    case OpKind::kAttentionOutputGemm: return "attention_output_gemm";
-    case OpKind::kAddNorm1: return "add_layernorm_1";
-    case OpKind::kIntermediateGemm: return "ffn_up_gemm";
-    case OpKind::kGelu: return "gelu";
-    case OpKind::kOutputGemm: return "ffn_down_gemm";
-    case OpKind::kAddNorm2: return "add_layernorm_2";
-    case OpKind::kPoolerClassifier: return "pooler_classifier";
-    case OpKind::kCount: break;
-  }
-  return "?";
-}
-
 Session::~Session() {
-  layers_.clear();  // operators first
+  gemms_.clear();  // operators first
   if (pool_) pthreadpool_destroy(pool_);
   std::free(arena_raw_);
 }
@@ -113,7 +91,8 @@ eb_status Session::create(const Model& model, const SessionOptions& o, std::uniq
     return EB_ERROR_OUT_OF_MEMORY;
   }
   try {
-    if (!s->build(o, error)) return EB_ERROR_BACKEND;
+    const eb_status st = s->build(o, error);
+    if (st != EB_OK) return st;
   } catch (const std::bad_alloc&) {
     if (error) *error = "out of memory while creating the session";
     return EB_ERROR_OUT_OF_MEMORY;
@@ -122,174 +101,138 @@ eb_status Session::create(const Model& model, const SessionOptions& o, std::uniq
   return EB_OK;
 }
 
-bool Session::build(const SessionOptions& o, std::string* error) {
+eb_status Session::build(const SessionOptions& o, std::string* error) {
   const ModelConfig& c = model_.config;
-  const size_t H = c.hidden, I = c.intermediate, d = c.head_dim();
   threads_ = std::max(1, o.threads);
+  split_special_tokens_ = o.split_special_tokens;
   max_n_ = o.max_seq_len > 0 ? o.max_seq_len : c.max_position;
   const size_t n = static_cast<size_t>(max_n_);
   if (threads_ > 1) {
     pool_ = pthreadpool_create(static_cast<size_t>(threads_));
     if (!pool_) {
       if (error) *error = "cannot create a thread pool of " + std::to_string(threads_) + " threads";
-      return false;
+      return EB_ERROR_BACKEND;
     }
   }
-
-  // ---- schedule and buffer lifetimes (op indices), then the plan
-  enum Slot { kInputQ, kQkv, kContext, kContextAlt, kAttnOut, kFfnInputQ, kInter, kGelu, kFfnOut, kSlots };
-  struct Pending { int layer; int slot; int head_kind; int head; };  // head_kind: 0 none, 1 scores, 2 probs, 3 packed
-  std::vector<Pending> owners;
-  auto request = [&](std::string name, size_t bytes, int first, int last, Pending who) {
-    buffers_.push_back({std::move(name), bytes, first, last});
-    owners.push_back(who);
-  };
-  const int waves = (c.heads + threads_ - 1) / threads_;
-  int op = 0;
-  const int embed_op = op++;
-  int prev_norm_op = embed_op;
-  struct LayerOps { int qkv, wave0, ao, ln1, up, gelu, down, ln2; };
-  std::vector<LayerOps> ops(c.layers);
-  for (int l = 0; l < c.layers; ++l) {
-    LayerOps& x = ops[l];
-    x.qkv = op++;
-    x.wave0 = op;
-    op += waves;
-    x.ao = op++;
-    x.ln1 = op++;
-    x.up = op++;
-    x.gelu = op++;
-    x.down = op++;
-    x.ln2 = op++;
-  }
-  const int final_op = op++;
-  request("hidden", n * H * 4, embed_op, final_op, {-1, -1, 0, 0});
-  if (model_.has_pooler) request("pooler_output", H * 4, final_op, final_op, {-1, -2, 0, 0});
-  if (model_.has_classifier) request("logits", static_cast<size_t>(c.num_labels) * 4, final_op, final_op, {-1, -3, 0, 0});
-  for (int l = 0; l < c.layers; ++l) {
-    const LayerView& L = model_.layers[l];
-    const LayerOps& x = ops[l];
-    const std::string p = "layer" + std::to_string(l) + ".";
-    const size_t qkv_es = L.qkv.int8 ? 1 : 4, ctx_es = qkv_es, ao_in_es = L.attention_output.int8 ? 1 : 4;
-    if (L.qkv.int8) request(p + "input_q", n * H, prev_norm_op, x.qkv, {l, kInputQ, 0, 0});
-    request(p + "qkv", n * 3 * H * qkv_es, x.qkv, x.wave0 + waves - 1, {l, kQkv, 0, 0});
-    for (int h = 0; h < c.heads; ++h) {
-      const int wop = x.wave0 + h / threads_;
-      const std::string hp = p + "head" + std::to_string(h) + ".";
-      request(hp + "scores", n * n * 4, wop, wop, {l, -1, 1, h});
-      if (L.qkv.int8) {
-        request(hp + "probs", n * n, wop, wop, {l, -1, 2, h});
-        request(hp + "packed_kv", 2 * n * d + 64, wop, wop, {l, -1, 3, h});
-      }
-    }
-    request(p + "context", n * H * ctx_es, x.wave0, x.ao, {l, kContext, 0, 0});
-    if (ctx_es != ao_in_es) request(p + "context_converted", n * H * ao_in_es, x.ao, x.ao, {l, kContextAlt, 0, 0});
-    request(p + "attention_output", n * H * (L.attention_output.int8 ? 1 : 4), x.ao, x.ln1, {l, kAttnOut, 0, 0});
-    if (L.intermediate.int8) request(p + "ffn_input_q", n * H, x.ln1, x.up, {l, kFfnInputQ, 0, 0});
-    const size_t inter_es = L.intermediate.int8 ? 1 : 4, gelu_es = L.output.int8 ? 1 : 4;
-    if (inter_es == gelu_es) {
-      request(p + "intermediate", n * I * inter_es, x.up, x.down, {l, kInter, 0, 0});
-    } else {
-      request(p + "intermediate", n * I * inter_es, x.up, x.gelu, {l, kInter, 0, 0});
-      request(p + "gelu", n * I * gelu_es, x.gelu, x.down, {l, kGelu, 0, 0});
-    }
-    request(p + "ffn_output", n * H * (L.output.int8 ? 1 : 4), x.down, x.ln2, {l, kFfnOut, 0, 0});
-    prev_norm_op = x.ln2;
-  }
+  // The op list and its buffer lifetimes, then the plan.
+  if (!build_schedule(model_, max_n_, threads_, &schedule_, error)) return EB_ERROR_BACKEND;
   std::string perr;
-  if (!plan_memory(buffers_, PlanStrategy::kGreedyBySize, kAlignment, &plan_, &perr)) {
+  if (!plan_memory(schedule_.buffers, PlanStrategy::kGreedyBySize, kAlignment, &plan_, &perr)) {
     if (error) *error = "memory planning failed: " + perr;
-    return false;
+    return EB_ERROR_BACKEND;
+  }
+  if (o.max_memory_bytes > 0) {  // refuse before allocating anything big
+    const size_t packed = estimate_packed_bytes();
+    const size_t tables = static_cast<size_t>(c.layers) * (sizeof(LayerTables) + 4 * (2 * c.hidden + c.hidden + c.intermediate)) +
+                          n * (3 * sizeof(int32_t) + sizeof(uint8_t) + sizeof(TokenSpan) + 3 * sizeof(int32_t));
+    const uint64_t need = static_cast<uint64_t>(plan_.arena_bytes) + packed + tables;
+    if (need > o.max_memory_bytes) {
+      if (error)
+        *error = "session needs about " + std::to_string(need) + " bytes (arena " + std::to_string(plan_.arena_bytes) +
+                 " + packed weights " + std::to_string(packed) + " + tables " + std::to_string(tables) +
+                 "), more than max_memory_bytes " + std::to_string(o.max_memory_bytes);
+      return EB_ERROR_OUT_OF_MEMORY;
+    }
   }
   if (posix_memalign(reinterpret_cast<void**>(&arena_raw_), kAlignment, std::max<size_t>(plan_.arena_bytes, 64)) != 0) {
     arena_raw_ = nullptr;
     if (error) *error = "cannot allocate the " + std::to_string(plan_.arena_bytes) + "-byte arena";
-    return false;
+    return EB_ERROR_OUT_OF_MEMORY;
   }
   arena_ = arena_raw_;
   std::memset(arena_, 0, plan_.arena_bytes);
-
-  layers_ = std::vector<LayerBuffers>(c.layers);
-  for (LayerBuffers& lb : layers_) {
-    lb.scores.assign(c.heads, nullptr);
-    lb.probs.assign(c.heads, nullptr);
-    lb.packed.assign(c.heads, nullptr);
-  }
-  for (size_t i = 0; i < buffers_.size(); ++i) {
-    uint8_t* ptr = arena_ + plan_.offsets[i];
-    const Pending& w = owners[i];
-    if (w.layer < 0) {
-      if (w.slot == -1) hidden_ = reinterpret_cast<float*>(ptr);
-      if (w.slot == -2) pooled_ = reinterpret_cast<float*>(ptr);
-      if (w.slot == -3) logits_ = reinterpret_cast<float*>(ptr);
-      continue;
-    }
-    LayerBuffers& lb = layers_[w.layer];
-    if (w.head_kind == 1) lb.scores[w.head] = reinterpret_cast<float*>(ptr);
-    if (w.head_kind == 2) lb.probs[w.head] = ptr;
-    if (w.head_kind == 3) lb.packed[w.head] = reinterpret_cast<int8_t*>(ptr);
-    if (w.head_kind) continue;
-    void** slots[kSlots] = {&lb.input_q, &lb.qkv, &lb.context, &lb.context_alt, &lb.attn_out,
-                            &lb.ffn_input_q, &lb.inter, &lb.gelu, &lb.ffn_out};
-    *slots[w.slot] = ptr;
-  }
-
-  // ---- operators and per-layer constants
-  const size_t xnn_before = xnn_bytes_allocated();
-  for (int l = 0; l < c.layers; ++l) {
-    const LayerView& L = model_.layers[l];
-    LayerBuffers& lb = layers_[l];
-    if (!lb.gelu) lb.gelu = lb.inter;
-    if (!lb.qkv_gemm.create(L.qkv, error) || !lb.ao_gemm.create(L.attention_output, error) ||
-        !lb.up_gemm.create(L.intermediate, error) || !lb.down_gemm.create(L.output, error))
-      return false;
-    for (const LinearView* g : {&L.qkv, &L.attention_output, &L.intermediate, &L.output}) model_.release_weight_pages(*g);
-    if (L.attention_output.int8) {
-      lb.ao_scales.resize(H);
-      for (size_t i = 0; i < H; ++i) lb.ao_scales[i] = L.attention_output.output_channel_scale(static_cast<int>(i));
-    }
-    if (L.output.int8) {
-      lb.down_scales.resize(H);
-      for (size_t i = 0; i < H; ++i) lb.down_scales[i] = L.output.output_channel_scale(static_cast<int>(i));
-    }
-    if (L.qkv.input_factors) {
-      lb.qkv_inv_factors.resize(H);
-      for (size_t i = 0; i < H; ++i) lb.qkv_inv_factors[i] = 1.f / L.qkv.input_factors[i];
-    }
-    if (L.intermediate.input_factors) {
-      lb.up_inv_factors.resize(H);
-      for (size_t i = 0; i < H; ++i) lb.up_inv_factors[i] = 1.f / L.intermediate.input_factors[i];
-    }
-    if (L.intermediate.int8) {
-      if (L.output.int8) {
-        kernels::build_gelu_lut_s8(L.intermediate.output_scale, L.intermediate.output_zero_point, L.output.input_scale,
-                                   L.output.input_zero_point, lb.gelu_lut);
-      }
-      for (int q = -128; q < 128; ++q) {
-        float x = (q - L.intermediate.output_zero_point) * L.intermediate.output_scale;
-        kernels::gelu_f32(&x, 1);
-        lb.gelu_lut_f32[q + 128] = x;
-      }
-    }
-  }
-  if (model_.has_pooler) {
-    if (!pooler_gemm_.create(model_.pooler, error) || !pooler_gemm_.setup(1, hidden_, pooled_, pool_)) {
-      if (error && error->empty()) *error = "pooler setup failed";
-      return false;
-    }
-  }
-  if (model_.has_classifier) {
-    const float* in = model_.has_pooler ? pooled_ : hidden_;
-    if (!classifier_gemm_.create(model_.classifier, error) || !classifier_gemm_.setup(1, in, logits_, pool_)) {
-      if (error && error->empty()) *error = "classifier setup failed";
-      return false;
-    }
-  }
-  packed_bytes_ = xnn_bytes_allocated() - xnn_before;
+  if (!bind(error)) return EB_ERROR_BACKEND;
   ids_.assign(n, 0);
   types_.assign(n, 0);
   key_mask_.assign(n, 1);
+  spans_.assign(n, TokenSpan{0, 0});
+  begin_.assign(n, 0);
+  end_.assign(n, 0);
+  segment_.assign(n, -1);
   profile_.assign(static_cast<size_t>(c.layers + 1) * static_cast<size_t>(OpKind::kCount), 0);
+  return EB_OK;
+}
+
+size_t Session::estimate_packed_bytes() const {
+  size_t bytes = 0;
+  for (const ScheduledOp& op : schedule_.ops) {
+    if (op.type != OpType::kGemm && op.type != OpType::kSpanLogits) continue;
+    const size_t w = static_cast<size_t>(op.linear->in) * static_cast<size_t>(op.linear->out);
+    const size_t o = static_cast<size_t>(op.linear->out);
+    // qc8: int8 weights + int32 bias + float scale per channel; f32: weights + bias
+    bytes += op.linear->int8 ? w + o * 8 : (w + o) * 4;
+  }
+  return bytes;
+}
+
+const float* Session::inv_factors_for(const LinearView* g) {
+  if (!g || !g->input_factors) return nullptr;
+  std::vector<float> inv(static_cast<size_t>(g->in));
+  for (size_t i = 0; i < inv.size(); ++i) inv[i] = 1.f / g->input_factors[i];
+  constants_.push_back(std::move(inv));
+  return constants_.back().data();
+}
+
+// Binds every op to its arena pointers, creates its XNNPACK operator and its constants.
+bool Session::bind(std::string* error) {
+  const ModelConfig& c = model_.config;
+  auto ptr = [&](int b) { return arena_ + plan_.offsets[static_cast<size_t>(b)]; };
+  auto output = [&](const char* name) {
+    const int b = schedule_.find(name);
+    return b >= 0 ? reinterpret_cast<float*>(ptr(b)) : nullptr;
+  };
+  hidden_ = output("hidden");
+  pooled_ = output("pooler_output");
+  logits_ = output("logits");
+  sentence_embedding_ = output("sentence_embedding");
+  start_logits_ = output("start_logits");
+  end_logits_ = output("end_logits");
+  token_logits_ = output("token_logits");
+  tables_.resize(static_cast<size_t>(c.layers));
+  const size_t xnn_before = xnn_bytes_allocated();
+  ops_.resize(schedule_.ops.size());
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const ScheduledOp& op = schedule_.ops[i];
+    BoundOp& b = ops_[i];
+    b.op = &op;
+    for (int x : op.inputs) b.in.push_back(ptr(x));
+    for (int x : op.outputs) b.out.push_back(ptr(x));
+    b.inv_factors = inv_factors_for(op.quant_for);
+    if (op.type == OpType::kGemm || op.type == OpType::kSpanLogits) {
+      gemms_.push_back(std::make_unique<XnnGemm>());
+      b.gemm = gemms_.back().get();
+      if (!b.gemm->create(*op.linear, error)) return false;
+      model_.release_weight_pages(*op.linear);
+    }
+    if (op.type == OpType::kAddNorm && op.linear->int8) {
+      std::vector<float> s(static_cast<size_t>(op.linear->out));
+      for (size_t k = 0; k < s.size(); ++k) s[k] = op.linear->output_channel_scale(static_cast<int>(k));
+      constants_.push_back(std::move(s));
+      b.scales = constants_.back().data();
+    }
+    if (op.type == OpType::kActivation) {
+      const LayerView& L = model_.layers[op.layer];
+      LayerTables& t = tables_[op.layer];
+      const auto kind = static_cast<kernels::ActivationKind>(c.activation);
+      if (L.intermediate.int8) {
+        if (L.output.int8)
+          kernels::build_activation_lut_s8(kind, L.intermediate.output_scale, L.intermediate.output_zero_point,
+                                           L.output.input_scale, L.output.input_zero_point, t.act_lut);
+        for (int q = -128; q < 128; ++q) {
+          float x = (q - L.intermediate.output_zero_point) * L.intermediate.output_scale;
+          kernels::activation_f32(kind, &x, 1);
+          t.act_lut_f32[q + 128] = x;
+        }
+      }
+    }
+  }
+  // Head GEMMs read one row: set up once here (encoder GEMMs are set up per row count).
+  for (BoundOp& b : ops_)
+    if (b.gemm && !b.op->per_token && !b.gemm->setup(1, b.in[0], b.out[0], pool_)) {
+      if (error) *error = std::string("XNNPACK setup failed (") + b.op->linear->name + ")";
+      return false;
+    }
+  packed_bytes_ = xnn_bytes_allocated() - xnn_before;
   return true;
 }
 
@@ -300,14 +243,17 @@ int64_t Session::profile_ns(int layer, OpKind kind) const {
   return i < profile_.size() ? profile_[i] : 0;
 }
 
-void Session::attention_task(size_t head) {
+void Session::attention_task(size_t i) {
+  const BoundOp& b = *cur_wave_;
   const ModelConfig& c = model_.config;
-  const LayerView& L = model_.layers[cur_layer_];
-  LayerBuffers& lb = layers_[cur_layer_];
-  const size_t H = c.hidden, d = c.head_dim(), h = head;
+  const LayerView& L = model_.layers[b.op->layer];
+  const size_t H = c.hidden, d = c.head_dim(), h = static_cast<size_t>(b.op->head_begin) + i;
   const uint8_t* mask = any_padding_ ? key_mask_.data() : nullptr;
+  // outputs: context, then per head of the wave: scores [, probs, packed_kv]
+  const size_t per_head = L.qkv.int8 ? 3 : 1;
+  uint8_t* const* head = &b.out[1 + i * per_head];
   if (L.qkv.int8) {
-    const int8_t* qkv = static_cast<const int8_t*>(lb.qkv);
+    const int8_t* qkv = reinterpret_cast<const int8_t*>(b.in[0]);
     kernels::AttentionHeadS8 a;
     a.q = qkv + h * d;
     a.k = qkv + H + h * d;
@@ -319,16 +265,16 @@ void Session::attention_task(size_t head) {
     a.k_scale = L.qkv.output_channel_scale(static_cast<int>(H + h * d));
     a.v_scale = L.qkv.output_channel_scale(static_cast<int>(2 * H + h * d));
     a.key_mask = mask;
-    a.scores = lb.scores[h];
-    a.probs = lb.probs[h];
-    a.packed = lb.packed[h];
-    a.context = static_cast<int8_t*>(lb.context) + h * d;
+    a.scores = reinterpret_cast<float*>(head[0]);
+    a.probs = head[1];
+    a.packed = reinterpret_cast<int8_t*>(head[2]);
+    a.context = reinterpret_cast<int8_t*>(b.out[0]) + h * d;
     a.context_stride = H;
     a.context_scale = L.attention_output.input_scale;
     a.context_zero_point = L.attention_output.input_zero_point;
     kernels::attention_head_s8(a);
   } else {
-    const float* qkv = static_cast<const float*>(lb.qkv);
+    const float* qkv = reinterpret_cast<const float*>(b.in[0]);
     kernels::AttentionHeadF32 a;
     a.q = qkv + h * d;
     a.k = qkv + H + h * d;
@@ -337,160 +283,162 @@ void Session::attention_task(size_t head) {
     a.n = static_cast<int>(cur_n_);
     a.head_dim = static_cast<int>(d);
     a.key_mask = mask;
-    a.scores = lb.scores[h];
-    a.context = static_cast<float*>(lb.context) + h * d;
+    a.scores = reinterpret_cast<float*>(head[0]);
+    a.context = reinterpret_cast<float*>(b.out[0]) + h * d;
     a.context_stride = H;
     kernels::attention_head_f32(a);
   }
 }
 
-eb_status Session::forward(size_t n) {
-  const ModelConfig& c = model_.config;
-  const size_t H = c.hidden, I = c.intermediate;
-  const float eps = c.eps;
-  const size_t row_tile = std::max<size_t>(1, (n + 2 * threads_ - 1) / (2 * threads_));
-  auto slot = [&](int layer, OpKind k) {
-    return &profile_[static_cast<size_t>(layer) * static_cast<size_t>(OpKind::kCount) + static_cast<size_t>(k)];
+void Session::run_attention(const BoundOp& b) {
+  cur_wave_ = &b;
+  const size_t count = static_cast<size_t>(b.op->head_count);
+  if (!pool_) {
+    for (size_t i = 0; i < count; ++i) attention_task(i);
+  } else {
+    pthreadpool_parallelize_1d(
+        pool_, [](void* ctx, size_t i) { static_cast<Session*>(ctx)->attention_task(i); }, this, count, 0);
+  }
+}
+
+void Session::run_embeddings_op(const BoundOp& b, size_t n) {
+  const size_t H = model_.config.hidden;
+  float* hidden = reinterpret_cast<float*>(b.out[0]);
+  for (size_t t = 0; t < n; ++t) {
+    float* row = hidden + t * H;
+    const float* pos = model_.position + t * H;
+    const int32_t id = ids_[t];
+    if (model_.word_s8) {
+      const int8_t* w = model_.word_s8 + static_cast<size_t>(id) * H;
+      const float s = model_.word_scales[id];
+      for (size_t i = 0; i < H; ++i) row[i] = w[i] * s + pos[i];
+    } else {
+      const float* w = model_.word_f32 + static_cast<size_t>(id) * H;
+      for (size_t i = 0; i < H; ++i) row[i] = w[i] + pos[i];
+    }
+    if (model_.has_token_types) {  // DistilBERT has none
+      const float* typ = model_.token_type + static_cast<size_t>(types_[t]) * H;
+      for (size_t i = 0; i < H; ++i) row[i] += typ[i];
+    }
+  }
+  const LayerNormView& norm = *b.op->norm;
+  if (const LinearView* q = b.op->quant_for) {
+    kernels::layernorm_quantize_s8(hidden, norm.gamma, norm.beta, model_.config.eps, n, H, b.inv_factors,
+                                   q->input_scale, q->input_zero_point, reinterpret_cast<int8_t*>(b.out[1]));
+  } else {
+    kernels::layernorm_f32(hidden, norm.gamma, norm.beta, model_.config.eps, n, H, hidden);
+  }
+}
+
+void Session::run_add_norm(const BoundOp& b, size_t n) {
+  const size_t H = model_.config.hidden;
+  const float eps = model_.config.eps;
+  const ScheduledOp& op = *b.op;
+  float* hidden = reinterpret_cast<float*>(b.out[0]);
+  auto add_norm = [&](size_t r0, size_t rows) {
+    float* h = hidden + r0 * H;
+    add_residual(h, b.in[1], r0, rows, H, *op.linear, b.scales);
+    if (op.quant_for) {
+      kernels::layernorm_quantize_s8(h, op.norm->gamma, op.norm->beta, eps, rows, H, b.inv_factors,
+                                     op.quant_for->input_scale, op.quant_for->input_zero_point,
+                                     reinterpret_cast<int8_t*>(b.out[1]) + r0 * H);
+    } else {
+      kernels::layernorm_f32(h, op.norm->gamma, op.norm->beta, eps, rows, H, h);
+    }
   };
+  parallel_rows(pool_, n, row_tile_, add_norm);
+  if (hook_) call_hook(op.layer, op.stage, n, op.quant_for, b.inv_factors, op.quant_for ? b.out[1] : nullptr);
+}
+
+void Session::run_activation(const BoundOp& b, size_t n) {
+  const LayerView& L = model_.layers[b.op->layer];
+  const LayerTables& t = tables_[b.op->layer];
+  const size_t I = model_.config.intermediate;
+  auto act = [&](size_t r0, size_t rows) {
+    const size_t o = r0 * I, cnt = rows * I;
+    if (L.intermediate.int8 && L.output.int8) {
+      kernels::apply_lut_s8(reinterpret_cast<int8_t*>(b.out[0]) + o, cnt, t.act_lut);
+    } else if (L.intermediate.int8) {
+      const int8_t* src = reinterpret_cast<const int8_t*>(b.in[0]) + o;
+      float* dst = reinterpret_cast<float*>(b.out[0]) + o;
+      for (size_t i = 0; i < cnt; ++i) dst[i] = t.act_lut_f32[src[i] + 128];
+    } else {
+      float* x = reinterpret_cast<float*>(b.in[0]) + o;
+      kernels::activation_f32(static_cast<kernels::ActivationKind>(model_.config.activation), x, cnt);
+      if (L.output.int8)
+        kernels::quantize_s8(x, cnt, L.output.input_scale, L.output.input_zero_point,
+                             reinterpret_cast<int8_t*>(b.out[0]) + o);
+    }
+  };
+  parallel_rows(pool_, n, row_tile_, act);
+}
+
+eb_status Session::execute(const BoundOp& b, size_t n) {
+  const ScheduledOp& op = *b.op;
+  switch (op.type) {
+    case OpType::kEmbeddings: run_embeddings_op(b, n); break;
+    case OpType::kGemm: {
+      if (!b.gemm->run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed (%s)", op.linear->name);
+      if (op.post == PostOp::kNone) break;
+      float* y = reinterpret_cast<float*>(b.out[0]);  // head GEMMs with a post op are one row, float
+      for (int i = 0; i < op.linear->out; ++i) y[i] = op.post == PostOp::kTanh ? std::tanh(y[i]) : std::max(y[i], 0.f);
+      break;
+    }
+    case OpType::kAttentionWave: run_attention(b); break;
+    case OpType::kConvertContext: {
+      const LinearView& g = *op.linear;  // the GEMM that reads the converted context
+      const size_t count = n * static_cast<size_t>(model_.config.hidden);
+      if (g.int8) {
+        kernels::quantize_s8(reinterpret_cast<const float*>(b.in[0]), count, g.input_scale, g.input_zero_point,
+                             reinterpret_cast<int8_t*>(b.out[0]));
+      } else {
+        const int8_t* src = reinterpret_cast<const int8_t*>(b.in[0]);
+        float* dst = reinterpret_cast<float*>(b.out[0]);
+        for (size_t i = 0; i < count; ++i) dst[i] = (src[i] - g.input_zero_point) * g.input_scale;
+      }
+      break;
+    }
+    case OpType::kAddNorm: run_add_norm(b, n); break;
+    case OpType::kActivation: run_activation(b, n); break;
+    case OpType::kSpanLogits:
+      if (!b.gemm->run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed (%s)", op.linear->name);
+      kernels::split_span_logits(reinterpret_cast<const float*>(b.out[0]), n, reinterpret_cast<float*>(b.out[1]),
+                                 reinterpret_cast<float*>(b.out[2]));
+      break;
+    case OpType::kSentencePooling:
+      kernels::sentence_pool_f32(reinterpret_cast<const float*>(b.in[0]), n, static_cast<size_t>(model_.config.hidden),
+                                 key_mask_.data(), static_cast<kernels::PoolingKind>(model_.pooling), model_.normalize,
+                                 reinterpret_cast<float*>(b.out[0]));
+      break;
+    case OpType::kCount: break;
+  }
+  return EB_OK;
+}
+
+eb_status Session::forward(size_t n, size_t first) {
+  const ModelConfig& c = model_.config;
+  row_tile_ = std::max<size_t>(1, (n + 2 * threads_ - 1) / (2 * threads_));
   if (n != cur_n_) {
-    for (LayerBuffers& lb : layers_) {
-      const int l = static_cast<int>(&lb - layers_.data());
-      const LayerView& L = model_.layers[l];
-      const void* qkv_in = L.qkv.int8 ? lb.input_q : static_cast<const void*>(hidden_);
-      const void* ao_in = lb.context_alt ? lb.context_alt : lb.context;
-      const void* up_in = L.intermediate.int8 ? lb.ffn_input_q : static_cast<const void*>(hidden_);
-      if (!lb.qkv_gemm.setup(n, qkv_in, lb.qkv, pool_) || !lb.ao_gemm.setup(n, ao_in, lb.attn_out, pool_) ||
-          !lb.up_gemm.setup(n, up_in, lb.inter, pool_) || !lb.down_gemm.setup(n, lb.gelu, lb.ffn_out, pool_)) {
+    for (BoundOp& b : ops_) {
+      if (!b.gemm || !b.op->per_token) continue;
+      if (!b.gemm->setup(n, b.in[0], b.out[0], pool_)) {
         cur_n_ = 0;
         return fail(EB_ERROR_BACKEND, "XNNPACK setup failed for %zu rows", n);
       }
     }
     cur_n_ = n;
   }
-  const int num_layers = c.layers;
-  if (hook_)
-    call_hook(-1, 0, n, &model_.layers[0].qkv, layers_[0].qkv_inv_factors.empty() ? nullptr : layers_[0].qkv_inv_factors.data(),
-              layers_[0].input_q);
-  for (int l = 0; l < num_layers; ++l) {
-    const LayerView& L = model_.layers[l];
-    LayerBuffers& lb = layers_[l];
-    cur_layer_ = l;
-    {
-      OpTimer t(profiling_, slot(l, OpKind::kQkvGemm));
-      if (!lb.qkv_gemm.run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed (%s)", L.qkv.name);
+  for (size_t i = first; i < ops_.size(); ++i) {
+    const BoundOp& b = ops_[i];
+    if (hook_ && i == 1) {  // after the embeddings (computed or given)
+      const BoundOp& e = ops_[0];
+      call_hook(-1, 0, n, e.op->quant_for, e.inv_factors, e.op->quant_for ? e.out[1] : nullptr);
     }
-    {
-      OpTimer t(profiling_, slot(l, OpKind::kAttention));
-      if (!pool_) {
-        for (int h = 0; h < c.heads; ++h) attention_task(static_cast<size_t>(h));
-      } else {
-        for (int base = 0; base < c.heads; base += threads_) {
-          WaveContext w{this, static_cast<size_t>(base)};
-          const size_t count = static_cast<size_t>(std::min(threads_, c.heads - base));
-          pthreadpool_parallelize_1d(
-              pool_,
-              [](void* ctx, size_t i) {
-                auto* wc = static_cast<WaveContext*>(ctx);
-                wc->session->attention_task(wc->base + i);
-              },
-              &w, count, 0);
-        }
-      }
-    }
-    {
-      OpTimer t(profiling_, slot(l, OpKind::kAttentionOutputGemm));
-      if (lb.context_alt) {  // attention and attention_output disagree on precision
-        if (L.qkv.int8) {
-          const int8_t* src = static_cast<const int8_t*>(lb.context);
-          float* dst = static_cast<float*>(lb.context_alt);
-          const float s = L.attention_output.input_scale;
-          const int32_t zp = L.attention_output.input_zero_point;
-          for (size_t i = 0; i < n * H; ++i) dst[i] = (src[i] - zp) * s;
-        } else {
-          kernels::quantize_s8(static_cast<const float*>(lb.context), n * H, L.attention_output.input_scale,
-                               L.attention_output.input_zero_point, static_cast<int8_t*>(lb.context_alt));
-        }
-      }
-      if (!lb.ao_gemm.run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed (%s)", L.attention_output.name);
-    }
-    {
-      OpTimer t(profiling_, slot(l, OpKind::kAddNorm1));
-      auto add_norm = [&](size_t r0, size_t rows) {
-        float* h = hidden_ + r0 * H;
-        add_residual(h, lb.attn_out, r0, rows, H, L.attention_output, lb.ao_scales.data());
-        if (L.intermediate.int8) {
-          kernels::layernorm_quantize_s8(h, L.attention_norm.gamma, L.attention_norm.beta, eps, rows, H,
-                                         lb.up_inv_factors.empty() ? nullptr : lb.up_inv_factors.data(),
-                                         L.intermediate.input_scale, L.intermediate.input_zero_point,
-                                         static_cast<int8_t*>(lb.ffn_input_q) + r0 * H);
-        } else {
-          kernels::layernorm_f32(h, L.attention_norm.gamma, L.attention_norm.beta, eps, rows, H, h);
-        }
-      };
-      parallel_rows(pool_, n, row_tile, add_norm);
-      if (hook_)
-        call_hook(l, 0, n, &L.intermediate, lb.up_inv_factors.empty() ? nullptr : lb.up_inv_factors.data(),
-                  lb.ffn_input_q);
-    }
-    {
-      OpTimer t(profiling_, slot(l, OpKind::kIntermediateGemm));
-      if (!lb.up_gemm.run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed (%s)", L.intermediate.name);
-    }
-    {
-      OpTimer t(profiling_, slot(l, OpKind::kGelu));
-      auto gelu = [&](size_t r0, size_t rows) {
-        const size_t b = r0 * I, cnt = rows * I;
-        if (L.intermediate.int8 && L.output.int8) {
-          kernels::apply_lut_s8(static_cast<int8_t*>(lb.inter) + b, cnt, lb.gelu_lut);
-        } else if (L.intermediate.int8) {
-          const int8_t* src = static_cast<const int8_t*>(lb.inter) + b;
-          float* dst = static_cast<float*>(lb.gelu) + b;
-          for (size_t i = 0; i < cnt; ++i) dst[i] = lb.gelu_lut_f32[src[i] + 128];
-        } else {
-          float* x = static_cast<float*>(lb.inter) + b;
-          kernels::gelu_f32(x, cnt);
-          if (L.output.int8)
-            kernels::quantize_s8(x, cnt, L.output.input_scale, L.output.input_zero_point,
-                                 static_cast<int8_t*>(lb.gelu) + b);
-        }
-      };
-      parallel_rows(pool_, n, row_tile, gelu);
-    }
-    {
-      OpTimer t(profiling_, slot(l, OpKind::kOutputGemm));
-      if (!lb.down_gemm.run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed (%s)", L.output.name);
-    }
-    {
-      OpTimer t(profiling_, slot(l, OpKind::kAddNorm2));
-      const LayerView* next = l + 1 < num_layers ? &model_.layers[l + 1] : nullptr;
-      LayerBuffers* next_lb = next ? &layers_[l + 1] : nullptr;
-      auto add_norm = [&](size_t r0, size_t rows) {
-        float* h = hidden_ + r0 * H;
-        add_residual(h, lb.ffn_out, r0, rows, H, L.output, lb.down_scales.data());
-        if (next && next->qkv.int8) {
-          kernels::layernorm_quantize_s8(h, L.output_norm.gamma, L.output_norm.beta, eps, rows, H,
-                                         next_lb->qkv_inv_factors.empty() ? nullptr : next_lb->qkv_inv_factors.data(),
-                                         next->qkv.input_scale, next->qkv.input_zero_point,
-                                         static_cast<int8_t*>(next_lb->input_q) + r0 * H);
-        } else {
-          kernels::layernorm_f32(h, L.output_norm.gamma, L.output_norm.beta, eps, rows, H, h);
-        }
-      };
-      parallel_rows(pool_, n, row_tile, add_norm);
-      if (hook_)
-        call_hook(l, 1, n, next ? &next->qkv : nullptr,
-                  next_lb && !next_lb->qkv_inv_factors.empty() ? next_lb->qkv_inv_factors.data() : nullptr,
-                  next_lb ? next_lb->input_q : nullptr);
-    }
-  }
-  {
-    OpTimer t(profiling_, slot(num_layers, OpKind::kPoolerClassifier));
-    if (model_.has_pooler) {
-      if (!pooler_gemm_.run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed (pooler)");
-      for (size_t i = 0; i < H; ++i) pooled_[i] = std::tanh(pooled_[i]);
-    }
-    if (model_.has_classifier && !classifier_gemm_.run(pool_))
-      return fail(EB_ERROR_BACKEND, "XNNPACK run failed (classifier)");
+    const int layer = b.op->layer >= 0 ? b.op->layer : c.layers;
+    OpTimer t(profiling_, &profile_[static_cast<size_t>(layer) * static_cast<size_t>(OpKind::kCount) +
+                                    static_cast<size_t>(b.op->profile)]);
+    const eb_status s = execute(b, n);
+    if (s != EB_OK) return s;
   }
   seq_len_ = n;
   return EB_OK;
@@ -505,37 +453,9 @@ void Session::call_hook(int layer, int stage, size_t n, const LinearView* next, 
 
 eb_status Session::run_gemms_only() {
   if (cur_n_ == 0) return fail(EB_ERROR_BAD_STATE, "run_gemms_only needs a previous successful run");
-  for (LayerBuffers& lb : layers_) {
-    if (!lb.qkv_gemm.run(pool_) || !lb.ao_gemm.run(pool_) || !lb.up_gemm.run(pool_) || !lb.down_gemm.run(pool_))
-      return fail(EB_ERROR_BACKEND, "XNNPACK run failed");
-  }
+  for (const BoundOp& b : ops_)
+    if (b.gemm && b.op->layer >= 0 && !b.gemm->run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed");
   return EB_OK;
-}
-
-void Session::embed(const int32_t* ids, const int32_t* types, size_t n) {
-  const ModelConfig& c = model_.config;
-  const size_t H = c.hidden;
-  for (size_t t = 0; t < n; ++t) {
-    float* row = hidden_ + t * H;
-    const float* pos = model_.position + t * H;
-    const float* typ = model_.token_type + static_cast<size_t>(types[t]) * H;
-    if (model_.word_s8) {
-      const int8_t* w = model_.word_s8 + static_cast<size_t>(ids[t]) * H;
-      const float s = model_.word_scales[ids[t]];
-      for (size_t i = 0; i < H; ++i) row[i] = w[i] * s + pos[i] + typ[i];
-    } else {
-      const float* w = model_.word_f32 + static_cast<size_t>(ids[t]) * H;
-      for (size_t i = 0; i < H; ++i) row[i] = w[i] + pos[i] + typ[i];
-    }
-  }
-  const LayerView& L0 = model_.layers[0];
-  if (L0.qkv.int8) {
-    kernels::layernorm_quantize_s8(hidden_, model_.embedding_norm.gamma, model_.embedding_norm.beta, c.eps, n, H,
-                                   layers_[0].qkv_inv_factors.empty() ? nullptr : layers_[0].qkv_inv_factors.data(),
-                                   L0.qkv.input_scale, L0.qkv.input_zero_point, static_cast<int8_t*>(layers_[0].input_q));
-  } else {
-    kernels::layernorm_f32(hidden_, model_.embedding_norm.gamma, model_.embedding_norm.beta, c.eps, n, H, hidden_);
-  }
 }
 
 namespace {
@@ -556,6 +476,8 @@ bool set_mask(const int32_t* mask, size_t n, uint8_t* key_mask, bool* any_paddin
 
 eb_status Session::run_ids(const int32_t* ids, const int32_t* token_types, const int32_t* mask, size_t n) {
   seq_len_ = 0;
+  offsets_valid_ = false;
+  pair_run_ = false;
   if (!ids) return fail(EB_ERROR_INVALID_ARGUMENT, "input_ids is NULL");
   if (n == 0) return fail(EB_ERROR_INVALID_ARGUMENT, "sequence length is 0");
   if (n > static_cast<size_t>(max_n_))
@@ -566,31 +488,98 @@ eb_status Session::run_ids(const int32_t* ids, const int32_t* token_types, const
   for (size_t i = 0; i < n; ++i) {
     if (ids[i] < 0 || ids[i] >= c.vocab)
       return fail(EB_ERROR_INVALID_ARGUMENT, "input_ids[%zu] = %d is outside the vocabulary [0, %d)", i, ids[i], c.vocab);
-    const int32_t t = token_types ? token_types[i] : 0;
-    if (t < 0 || t >= c.type_vocab)
+    const int32_t t = token_types && model_.has_token_types ? token_types[i] : 0;  // DistilBERT: ignored
+    if (t < 0 || (t != 0 && t >= c.type_vocab))
       return fail(EB_ERROR_INVALID_ARGUMENT, "token_type_ids[%zu] = %d is outside [0, %d)", i, t, c.type_vocab);
   }
   size_t bad = 0;
   if (!set_mask(mask, n, key_mask_.data(), &any_padding_, &bad))
     return fail(EB_ERROR_INVALID_ARGUMENT, "attention_mask[%zu] = %d is not 0 or 1", bad, mask[bad]);
   if (ids != ids_.data()) std::memcpy(ids_.data(), ids, n * sizeof(int32_t));
-  for (size_t i = 0; i < n; ++i) types_[i] = token_types ? token_types[i] : 0;
+  for (size_t i = 0; i < n; ++i) types_[i] = token_types && model_.has_token_types ? token_types[i] : 0;
   clear_error();
-  {
-    OpTimer t(profiling_, &profile_[static_cast<size_t>(c.layers) * static_cast<size_t>(OpKind::kCount)]);
-    embed(ids_.data(), types_.data(), n);
-  }
-  return forward(n);
+  return forward(n, 0);
+}
+
+eb_status Session::run_tokens(size_t n, bool pair) {
+  const eb_status s = run_ids(ids_.data(), types_.data(), nullptr, n);
+  offsets_valid_ = s == EB_OK;
+  pair_run_ = pair && s == EB_OK;
+  return s;
 }
 
 eb_status Session::run_text(const char* text) {
   seq_len_ = 0;
+  offsets_valid_ = pair_run_ = false;
   if (!text) return fail(EB_ERROR_INVALID_ARGUMENT, "text is NULL");
   if (!model_.has_vocab) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
-  const size_t total = model_.tokenizer.encode(text, ids_.data(), ids_.size(), true);
+  const size_t total =
+      model_.tokenizer.encode(text, ids_.data(), spans_.data(), ids_.size(), true, split_special_tokens_);
   if (total > ids_.size())
     return fail(EB_ERROR_SEQUENCE_TOO_LONG, "text is %zu tokens long, the session maximum is %d", total, max_n_);
-  return run_ids(ids_.data(), nullptr, nullptr, total);
+  for (size_t i = 0; i < total; ++i) {
+    types_[i] = 0;
+    begin_[i] = spans_[i].begin;
+    end_[i] = spans_[i].end;
+    segment_[i] = i == 0 || i + 1 == total ? -1 : 0;  // the added [CLS] and [SEP]
+  }
+  return run_tokens(total, false);
+}
+
+eb_status Session::run_text_pair(const char* a, const char* b) {
+  seq_len_ = 0;
+  offsets_valid_ = pair_run_ = false;
+  if (!a || !b) return fail(EB_ERROR_INVALID_ARGUMENT, "text_a and text_b must not be NULL");
+  if (!model_.has_vocab) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
+  const size_t cap = ids_.size();
+  if (cap < 3) return fail(EB_ERROR_SEQUENCE_TOO_LONG, "a text pair needs at least 3 tokens, the session maximum is %d", max_n_);
+  const WordPieceTokenizer& tok = model_.tokenizer;
+  const size_t na = tok.encode(a, ids_.data() + 1, spans_.data() + 1, cap - 1, false, split_special_tokens_);
+  if (na + 3 > cap)
+    return fail(EB_ERROR_SEQUENCE_TOO_LONG, "text pair is more than %zu tokens long (the first text alone is %zu), the session maximum is %d",
+                na + 2, na, max_n_);
+  const size_t nb = tok.encode(b, ids_.data() + na + 2, spans_.data() + na + 2, cap - na - 2, false, split_special_tokens_);
+  const size_t total = na + nb + 3;
+  if (total > cap)
+    return fail(EB_ERROR_SEQUENCE_TOO_LONG, "text pair is %zu tokens long, the session maximum is %d", total, max_n_);
+  ids_[0] = tok.cls_id();
+  ids_[na + 1] = ids_[total - 1] = tok.sep_id();
+  spans_[0] = spans_[na + 1] = spans_[total - 1] = TokenSpan{0, 0};
+  for (size_t i = 0; i < total; ++i) {
+    const bool special = i == 0 || i == na + 1 || i + 1 == total;
+    const int32_t seg = i <= na + 1 ? 0 : 1;
+    types_[i] = seg;  // [CLS] a [SEP]: 0, b [SEP]: 1
+    begin_[i] = spans_[i].begin;
+    end_[i] = spans_[i].end;
+    segment_[i] = special ? -1 : seg;
+  }
+  return run_tokens(total, true);
+}
+
+eb_status Session::best_span(int max_tokens, eb_span* out) {
+  if (!out) return fail(EB_ERROR_INVALID_ARGUMENT, "out_span is NULL");
+  if (model_.task != Task::kQuestionAnswering || !start_logits_)
+    return fail(EB_ERROR_UNSUPPORTED, "best_span needs a question-answering model");
+  if (!has_output() || !pair_run_)
+    return fail(EB_ERROR_BAD_STATE, "best_span needs a successful run_text_pair(question, context) first");
+  const size_t n = seq_len_, len = max_tokens <= 0 ? 30 : static_cast<size_t>(max_tokens);
+  bool found = false;
+  for (size_t s = 0; s < n; ++s) {
+    if (segment_[s] != 1) continue;
+    for (size_t e = s; e < n && e - s < len && segment_[e] == 1; ++e) {
+      const float score = start_logits_[s] + end_logits_[e];
+      if (found && !(score > out->score)) continue;
+      found = true;
+      out->start_token = static_cast<int32_t>(s);
+      out->end_token = static_cast<int32_t>(e);
+      out->begin_byte = begin_[s];
+      out->end_byte = end_[e];
+      out->score = score;
+    }
+  }
+  if (!found) return fail(EB_ERROR_BAD_STATE, "the context of the last run has no tokens");
+  clear_error();
+  return EB_OK;
 }
 
 eb_status Session::run_embeddings(const float* embeddings, const int32_t* mask, size_t n) {
@@ -609,12 +598,11 @@ eb_status Session::run_embeddings(const float* embeddings, const int32_t* mask, 
   clear_error();
   std::memset(ids_.data(), 0, n * sizeof(int32_t));
   std::memcpy(hidden_, embeddings, n * H * sizeof(float));
-  const LayerView& L0 = model_.layers[0];
-  if (L0.qkv.int8)
-    kernels::quantize_s8_per_channel(hidden_, n, H,
-                                     layers_[0].qkv_inv_factors.empty() ? nullptr : layers_[0].qkv_inv_factors.data(),
-                                     L0.qkv.input_scale, L0.qkv.input_zero_point, static_cast<int8_t*>(layers_[0].input_q));
-  return forward(n);
+  const BoundOp& e = ops_[0];  // the embeddings op: its outputs are the layers' inputs
+  if (const LinearView* q = e.op->quant_for)
+    kernels::quantize_s8_per_channel(hidden_, n, H, e.inv_factors, q->input_scale, q->input_zero_point,
+                                     reinterpret_cast<int8_t*>(e.out[1]));
+  return forward(n, 1);
 }
 
 }  // namespace edgebert

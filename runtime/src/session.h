@@ -1,6 +1,6 @@
-// session.h: an inference session: the op schedule of the whole encoder, its memory plan (one
-// arena), the XNNPACK operators and the thread pool, all created once. Runs then allocate
-// nothing. Modelled on XNNPACK's create/setup/run life cycle.
+// session.h: an inference session: the op schedule (schedule.h) bound to its memory plan (one
+// arena), the XNNPACK operators and the thread pool, all created once; the executor walks the op
+// list. Runs then allocate nothing. Modelled on XNNPACK's create/setup/run life cycle.
 #pragma once
 
 #include <cstddef>
@@ -14,29 +14,16 @@
 #include "edgebert/edgebert.h"
 #include "model.h"
 #include "planner/memory_planner.h"
+#include "schedule.h"
 #include "xnn_gemm.h"
 
 namespace edgebert {
 
-// Op kinds for --op-profile and the schedule.
-enum class OpKind : int {
-  kEmbeddings = 0,
-  kQkvGemm,
-  kAttention,
-  kAttentionOutputGemm,
-  kAddNorm1,
-  kIntermediateGemm,
-  kGelu,
-  kOutputGemm,
-  kAddNorm2,
-  kPoolerClassifier,
-  kCount
-};
-const char* op_kind_name(OpKind k);
-
 struct SessionOptions {
   int threads = 1;
   int max_seq_len = 0;  // 0: model's max_position_embeddings
+  bool split_special_tokens = false;  // true: "[SEP]" etc. in the text are plain text
+  uint64_t max_memory_bytes = 0;      // 0: no limit; else refuse (before allocating) above it
 };
 
 class Session {
@@ -47,6 +34,8 @@ class Session {
 
   eb_status run_ids(const int32_t* ids, const int32_t* token_types, const int32_t* mask, size_t n);
   eb_status run_text(const char* text);
+  // "[CLS] a [SEP] b [SEP]", token types 0 (incl. the first [SEP]) then 1.
+  eb_status run_text_pair(const char* a, const char* b);
   eb_status run_embeddings(const float* embeddings, const int32_t* mask, size_t n);
 
   // Benchmark floor: runs only the XNNPACK GEMMs of every layer on the buffers of the last
@@ -58,6 +47,19 @@ class Session {
   const float* last_hidden_state() const { return hidden_; }
   const float* pooler_output() const { return pooled_; }
   const float* logits() const { return logits_; }
+  const float* sentence_embedding() const { return sentence_embedding_; }
+  const float* start_logits() const { return start_logits_; }
+  const float* end_logits() const { return end_logits_; }
+  const float* token_logits() const { return token_logits_; }
+  // Byte range of each token of the last text run in its text, and its segment (0: text / text_a,
+  // 1: text_b, -1: added special token). False after run_ids / run_embeddings.
+  bool has_offsets() const { return has_output() && offsets_valid_; }
+  const int32_t* token_begin() const { return begin_.data(); }
+  const int32_t* token_end() const { return end_.data(); }
+  const int32_t* token_segment() const { return segment_.data(); }
+  // Extractive QA after run_text_pair(question, context): best span of the context (segment 1),
+  // start <= end, at most max_tokens tokens (<= 0: 30), by start_logits + end_logits.
+  eb_status best_span(int max_tokens, eb_span* out);
   const int32_t* input_ids() const { return ids_.data(); }
   const Model& model() const { return model_; }
   int threads() const { return threads_; }
@@ -67,7 +69,8 @@ class Session {
   size_t arena_bytes() const { return plan_.arena_bytes; }
   size_t naive_bytes() const { return plan_.naive_bytes; }
   size_t packed_weight_bytes() const { return packed_bytes_; }
-  const std::vector<BufferRequest>& buffers() const { return buffers_; }
+  const std::vector<BufferRequest>& buffers() const { return schedule_.buffers; }
+  const Schedule& schedule() const { return schedule_; }
   const MemoryPlan& plan() const { return plan_; }
 
   // Per-op timing (nanoseconds accumulated over runs) when enabled; [layer][kind], with
@@ -92,59 +95,74 @@ class Session {
   eb_status fail(eb_status s, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
   void clear_error() { last_error_[0] = '\0'; }
 
-  // Internal: per-head attention task (called from the thread pool).
-  void attention_task(size_t head);
+  // Internal: head `i` of the attention wave being executed (called from the thread pool).
+  void attention_task(size_t i);
 
  private:
+  // One op of the schedule bound to arena pointers, its XNNPACK operator and its constants.
+  struct BoundOp {
+    const ScheduledOp* op = nullptr;
+    std::vector<uint8_t*> in, out;
+    XnnGemm* gemm = nullptr;             // GEMM ops
+    const float* scales = nullptr;       // kAddNorm: per-channel dequantization of inputs[1]
+    const float* inv_factors = nullptr;  // 1 / SmoothQuant factors of op->quant_for (or null)
+  };
+  // Per-layer activation tables (FFN activation on int8 input).
+  struct LayerTables {
+    int8_t act_lut[256];
+    float act_lut_f32[256];
+  };
+
   explicit Session(const Model& m) : model_(m) {}
-  bool build(const SessionOptions& o, std::string* error);
-  eb_status forward(size_t n);
-  void embed(const int32_t* ids, const int32_t* types, size_t n);
+  eb_status build(const SessionOptions& o, std::string* error);
+  // Bytes of XNNPACK's packed copies of the session's GEMM weights (estimated before packing).
+  size_t estimate_packed_bytes() const;
+  eb_status run_tokens(size_t n, bool pair);  // runs ids_/types_ after tokenization
+  bool bind(std::string* error);
+  // Sets up the GEMMs for n rows when n changed, then runs ops [first, end).
+  eb_status forward(size_t n, size_t first);
+  eb_status execute(const BoundOp& b, size_t n);
+  void run_embeddings_op(const BoundOp& b, size_t n);
+  void run_attention(const BoundOp& b);
+  void run_add_norm(const BoundOp& b, size_t n);
+  void run_activation(const BoundOp& b, size_t n);
   // Calls the hook; when it rewrote the hidden states, re-quantizes them for `next` (nullable).
   void call_hook(int layer, int stage, size_t n, const LinearView* next, const float* next_inv_factors, void* next_q);
-
-  struct LayerBuffers {
-    void* input_q = nullptr;   // int8 [n, H] for an int8 qkv GEMM
-    void* qkv = nullptr;       // int8 or f32 [n, 3H]
-    void* context = nullptr;   // int8 or f32 [n, H] (as attention_output consumes it)
-    void* context_alt = nullptr;  // the other type when attention and attention_output differ
-    void* attn_out = nullptr;  // int8 or f32 [n, H]
-    void* ffn_input_q = nullptr;
-    void* inter = nullptr;     // int8 or f32 [n, I]
-    void* gelu = nullptr;      // = inter when types agree
-    void* ffn_out = nullptr;   // int8 or f32 [n, H]
-    std::vector<float*> scores;     // per head [n, n]
-    std::vector<uint8_t*> probs;    // per head [n, n] (int8 path)
-    std::vector<int8_t*> packed;    // per head scratch (int8 path)
-    XnnGemm qkv_gemm, ao_gemm, up_gemm, down_gemm;
-    std::vector<float> ao_scales, down_scales;  // per-channel dequantization of GEMM outputs
-    std::vector<float> qkv_inv_factors, up_inv_factors;  // optional SmoothQuant factors (1/f)
-    int8_t gelu_lut[256];
-    float gelu_lut_f32[256];
-  };
+  const float* inv_factors_for(const LinearView* g);
 
   const Model& model_;
   int threads_ = 1;
   int max_n_ = 0;
   pthreadpool_t pool_ = nullptr;
-  std::vector<BufferRequest> buffers_;
+  Schedule schedule_;
   MemoryPlan plan_;
   uint8_t* arena_raw_ = nullptr;
   uint8_t* arena_ = nullptr;
-  std::vector<LayerBuffers> layers_;
-  XnnGemm pooler_gemm_, classifier_gemm_;
+  std::vector<BoundOp> ops_;
+  std::vector<std::unique_ptr<XnnGemm>> gemms_;
+  std::vector<std::vector<float>> constants_;  // owned per-channel scales and inverse factors
+  std::vector<LayerTables> tables_;
+  const BoundOp* cur_wave_ = nullptr;
+  size_t row_tile_ = 1;
   float* hidden_ = nullptr;
   float* pooled_ = nullptr;
   float* logits_ = nullptr;
-  float* pooler_in_ = nullptr;
+  float* sentence_embedding_ = nullptr;
+  float* start_logits_ = nullptr;
+  float* end_logits_ = nullptr;
+  float* token_logits_ = nullptr;
   size_t packed_bytes_ = 0;
+  bool split_special_tokens_ = false;
+  std::vector<TokenSpan> spans_;
+  std::vector<int32_t> begin_, end_, segment_;
+  bool offsets_valid_ = false;
+  bool pair_run_ = false;
   std::vector<int32_t> ids_;
   std::vector<int32_t> types_;
   std::vector<uint8_t> key_mask_;
   bool any_padding_ = false;
   size_t seq_len_ = 0;
   size_t cur_n_ = 0;
-  int cur_layer_ = 0;
   bool profiling_ = false;
   HiddenStateHook hook_ = nullptr;
   void* hook_ctx_ = nullptr;

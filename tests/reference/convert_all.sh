@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# CTest fixture: converts every reference checkpoint in TESTDATA with the real edgebert-convert
-# CLI, as fp32 and as int8, into TESTDATA/ebm/MODEL.{fp32,int8}.ebm. Models are converted once
+# CTest fixture: converts every reference checkpoint in TESTDATA (HF directories and
+# sentence-transformers folders, every task head) with the real edgebert-convert CLI, as fp32 and
+# as int8, into TESTDATA/ebm/MODEL.{fp32,int8}.ebm. Models are converted once
 # per build (skipped when the .ebm is newer than the converter and the checkpoint).
 # usage: convert_all.sh EDGEBERT_CONVERT TESTDATA
 set -euo pipefail
@@ -9,14 +10,15 @@ DATA=$2
 mkdir -p "$DATA/ebm"
 for dir in "$DATA"/*/; do
   model=$(basename "$dir")
-  [ -f "$dir/config.json" ] || continue
+  [ -f "$dir/config.json" ] || [ -f "$dir/modules.json" ] || continue
+  stamp="$dir/config.json"; [ -f "$stamp" ] || stamp="$dir/modules.json"
   for kind in fp32 int8; do
     out="$DATA/ebm/$model.$kind.ebm"
-    if [ -f "$out" ] && [ "$out" -nt "$CONVERT" ] && [ "$out" -nt "$dir/config.json" ]; then continue; fi
+    if [ -f "$out" ] && [ "$out" -nt "$CONVERT" ] && [ "$out" -nt "$stamp" ]; then continue; fi
     args=(--input "$dir" --output "$out" --quiet)
     [ $kind = fp32 ] && args+=(--fp32)
     # half the int8 models calibrate on the text file, the rest on the built-in set
-    case "$model" in base2_h12|h128_4x32|tiny_f16) [ $kind = int8 ] && args+=(--calibration "$DATA/calib.txt") ;; esac
+    case "$model" in base2_h12|h128_4x32|tiny_f16|task_bert_qa|task_st_mean_norm|task_distil_seqcls_relu) [ $kind = int8 ] && args+=(--calibration "$DATA/calib.txt") ;; esac
     "$CONVERT" "${args[@]}" > /dev/null
   done
 done

@@ -13,6 +13,12 @@ hash of the reference scripts, nothing is done. Layout:
   DIR/MODEL/cases/CASE/pooler_output.f32                float32 LE [hidden]
   DIR/MODEL/cases/CASE/logits.f32                       float32 LE [labels] (labels > 0 only)
   DIR/COMPLETE
+  DIR/tasks_manifest.txt                one "MODEL TASK CASE SEQ" line per task-model case
+  DIR/TASK_MODEL/...                    task checkpoints (make_task_checkpoints.py) and their cases:
+    cases/CASE/ids.txt mask.txt types.txt, last_hidden_state.f32 and, by task, pooler_output.f32,
+    logits.f32, start_logits.f32 + end_logits.f32, token_logits.f32 [seq, labels],
+    sentence_embedding.f32; text cases also text.txt | text_a.txt + text_b.txt, offsets.txt and
+    for QA best_span.txt + answer.txt (see tests/reference/README.md)
 
 Golden outputs are computed in float64 by bert_numpy.py from the tensors read back from disk
 (so F16/BF16 models use the rounded weights) and cast to float32 at the end.
@@ -42,10 +48,13 @@ sys.dont_write_bytecode = True  # keep the source tree free of __pycache__
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bert_numpy  # noqa: E402
 import make_checkpoint as mc  # noqa: E402
+import make_task_checkpoints as mt  # noqa: E402
+import tasks_numpy  # noqa: E402
 
-VERSION = 1
+VERSION = 2
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_SOURCES = ("make_testdata.py", "make_checkpoint.py", "bert_numpy.py")
+_SOURCES = ("make_testdata.py", "make_checkpoint.py", "bert_numpy.py", "make_task_checkpoints.py",
+            "tasks_numpy.py")
 
 # name: (hidden, heads, layers, intermediate, vocab, max_pos, labels, dtype, shards, prefix, init, seed)
 # Models sharing a seed and shapes share weights: base2_h1 == base2_h12 except for the head count;
@@ -182,6 +191,105 @@ def build_model(out_dir, name):
     return lines
 
 
+TASK_CASES = ("len7", "len7_pad", "len20_types")
+TEXT = "The movie was REALLY good, and the acting was great!"
+TEXT_A, TEXT_B = "Who was rude?", "The Hotel was clean, but the staff was RUDE."
+QA_MAX_ANSWER_TOKENS = 5
+
+
+def task_of(name):
+    kind, arch, _, _, pooling, _, _, _ = mt.TASK_MODELS[name]
+    if pooling is not None:
+        return "sentence_embedding"
+    for suffix, task in (("ForSequenceClassification", "sequence_classification"),
+                         ("ForQuestionAnswering", "question_answering"),
+                         ("ForTokenClassification", "token_classification")):
+        if arch.endswith(suffix):
+            return task
+    return "encoder"
+
+
+def _tokenize(text):
+    """(ids, [(begin, end)]) of an ASCII text whose basic tokens are all whole vocab tokens."""
+    vocab = {t: i for i, t in enumerate(mc.vocab_tokens(mt.VOCAB))}
+    ids, spans = [], []
+    for m in re.finditer(r"[A-Za-z0-9]+|[^\sA-Za-z0-9]", text):
+        tok = m.group(0).lower()
+        if tok not in vocab:
+            raise AssertionError("text token %r not in the vocab" % tok)
+        ids.append(vocab[tok])
+        spans.append((len(text[:m.start()].encode()), len(text[:m.end()].encode())))
+    return ids, spans
+
+
+def _text_case(pair):
+    """(ids, mask, types, offsets [(begin, end, segment)], first/last context token)."""
+    sp = mc.special_ids(mt.VOCAB)
+    a_ids, a_sp = _tokenize(TEXT_A if pair else TEXT)
+    ids = [sp["cls"]] + a_ids + [sp["sep"]]
+    offs = [(0, 0, -1)] + [(b, e, 0) for b, e in a_sp] + [(0, 0, -1)]
+    types = [0] * len(ids)
+    first = last = -1
+    if pair:
+        b_ids, b_sp = _tokenize(TEXT_B)
+        first, last = len(ids), len(ids) + len(b_ids) - 1
+        ids += b_ids + [sp["sep"]]
+        offs += [(b, e, 1) for b, e in b_sp] + [(0, 0, -1)]
+        types += [1] * (len(b_ids) + 1)
+    n = len(ids)
+    return (np.array(ids, np.int64), np.ones(n, np.int64), np.array(types, np.int64), offs, first, last)
+
+
+def build_task_model(out_dir, name):
+    mdir = os.path.join(out_dir, name)
+    mt.make_task_model(mdir, name)
+    model = tasks_numpy.load_model(mdir)
+    task = task_of(name)
+    cases = [(c,) + case_inputs(c, mt.VOCAB, mt.MAX_POS) for c in TASK_CASES]
+    lines = []
+    for case in cases + ["text", "text_pair"]:
+        offsets = None
+        if isinstance(case, tuple):
+            case, ids, mask, types = case
+        else:
+            ids, mask, types, offsets, first, last = _text_case(case == "text_pair")
+        res = tasks_numpy.run(model, ids, types, mask)
+        cdir = os.path.join(mdir, "cases", case)
+        os.makedirs(cdir)
+        _write_ints(os.path.join(cdir, "ids.txt"), ids)
+        _write_ints(os.path.join(cdir, "mask.txt"), mask)
+        _write_ints(os.path.join(cdir, "types.txt"), types)
+        for key, val in res.items():
+            if not np.all(np.isfinite(val)):
+                raise AssertionError("%s/%s: non-finite %s" % (name, case, key))
+            _write_f32(os.path.join(cdir, key + ".f32"), val)
+        if case == "len7_pad":  # padding must be invisible to the real tokens and to pooling
+            n = int(mask.sum())
+            ref = tasks_numpy.run(model, ids[:n], types[:n], mask[:n])
+            for key, val in ref.items():
+                got = res[key][:n] if key in ("last_hidden_state", "start_logits", "end_logits",
+                                              "token_logits") else res[key]
+                if np.abs(got - val).max() > 1e-9:
+                    raise AssertionError("%s: padding changes %s" % (name, key))
+        if offsets is not None:
+            with open(os.path.join(cdir, "offsets.txt"), "w", encoding="ascii", newline="\n") as f:
+                f.writelines("%d %d %d\n" % o for o in offsets)
+            texts = {"text.txt": TEXT} if case == "text" else {"text_a.txt": TEXT_A, "text_b.txt": TEXT_B}
+            for fname, t in texts.items():
+                with open(os.path.join(cdir, fname), "wb") as f:
+                    f.write(t.encode())
+            if task == "question_answering" and case == "text_pair":
+                i, j, score, margin = tasks_numpy.best_span(res["start_logits"], res["end_logits"], first, last,
+                                                            QA_MAX_ANSWER_TOKENS)
+                b, e = offsets[i][0], offsets[j][1]
+                with open(os.path.join(cdir, "best_span.txt"), "w", encoding="ascii", newline="\n") as f:
+                    f.write("%d %d %d %d %.9g %.9g %d\n" % (i, j, b, e, score, margin, QA_MAX_ANSWER_TOKENS))
+                with open(os.path.join(cdir, "answer.txt"), "wb") as f:
+                    f.write(TEXT_B.encode()[b:e])
+        lines.append("%s %s %s %d\n" % (name, task, case, len(ids)))
+    return lines
+
+
 def write_calib(out_dir):
     vocab = set(mc.vocab_tokens(512))
     for s in CALIB:
@@ -218,6 +326,13 @@ def main(argv=None):
         print("make_testdata: %-18s %.2fs" % (name, time.time() - t))
     with open(os.path.join(out, "manifest.txt"), "w", encoding="ascii", newline="\n") as f:
         f.writelines(manifest)
+    task_manifest = []
+    for name in mt.TASK_MODELS:
+        t = time.time()
+        task_manifest += build_task_model(out, name)
+        print("make_testdata: %-24s %.2fs" % (name, time.time() - t))
+    with open(os.path.join(out, "tasks_manifest.txt"), "w", encoding="ascii", newline="\n") as f:
+        f.writelines(task_manifest)
     with open(complete, "w", encoding="utf-8") as f:
         f.write(stamp)
     print("make_testdata: wrote %s in %.1fs" % (out, time.time() - t0))

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "converter/checkpoint/checkpoint_error.h"
@@ -695,6 +696,33 @@ TEST_CASE("hf: config.json parsing", "[hf]") {
   CHECK_FALSE(c.has_id2label);
   CHECK(c.architectures.empty());
 
+  // Activations, label names, DistilBERT keys.
+  for (const auto& [act, want] : {std::pair<const char*, HiddenAct>{"relu", HiddenAct::kRelu},
+                                  {"gelu_new", HiddenAct::kGeluTanh},
+                                  {"gelu_pytorch_tanh", HiddenAct::kGeluTanh},
+                                  {"gelu", HiddenAct::kGelu}}) {
+    write_file(p, "{\"model_type\":\"bert\",\"hidden_size\":8,\"num_attention_heads\":2,\"num_hidden_layers\":2,"
+                  "\"intermediate_size\":16,\"vocab_size\":5,\"max_position_embeddings\":4,\"hidden_act\":\"" +
+                      std::string(act) + "\",\"id2label\":{\"1\":\"pos\",\"0\":\"neg\"}}");
+    c = read_bert_config(p);
+    CHECK(c.activation == want);
+    CHECK(c.id2label == std::vector<std::string>{"neg", "pos"});
+    CHECK(c.num_labels == 2);
+  }
+  write_file(p, "{\"model_type\":\"distilbert\",\"dim\":8,\"n_heads\":2,\"n_layers\":3,\"hidden_dim\":16,"
+                "\"vocab_size\":5,\"max_position_embeddings\":4,\"activation\":\"relu\","
+                "\"hidden_size\":999,\"architectures\":[\"DistilBertModel\"]}");
+  c = read_bert_config(p);
+  CHECK(c.is_distilbert());
+  CHECK(c.hidden_size == 8);
+  CHECK(c.num_attention_heads == 2);
+  CHECK(c.num_hidden_layers == 3);
+  CHECK(c.intermediate_size == 16);
+  CHECK(c.type_vocab_size == 0);
+  CHECK_FALSE(c.has_token_types());
+  CHECK(c.activation == HiddenAct::kRelu);
+  CHECK(c.layer_norm_eps == 1e-12f);
+
   write_file(p, config_json(",\"layer_norm_eps\":1e-5,\"type_vocab_size\":1"));
   // Duplicate key rejected (config_json already has both keys).
   REQUIRE_ERROR_HAS(read_bert_config(p), (p + ": malformed JSON").c_str(), "duplicate key");
@@ -715,7 +743,7 @@ TEST_CASE("hf: config.json errors", "[hf]") {
       "\"intermediate_size\":8,\"vocab_size\":10,\"max_position_embeddings\":16";
 
   REQUIRE_ERROR_HAS(read_bert_config(tmp / "nope.json"), "nope.json: cannot open");
-  cfg_err(config_json("", "roberta"), {"unsupported model_type 'roberta' (only bert)"});
+  cfg_err(config_json("", "roberta"), {"unsupported model_type 'roberta' (only bert and distilbert)"});
   cfg_err("{" + base_ints + "}", {"missing 'model_type'"});
   cfg_err("{\"model_type\":7," + base_ints + "}", {"unsupported model_type"});
   for (const char* key : {"hidden_size", "num_attention_heads", "num_hidden_layers",
@@ -740,10 +768,25 @@ TEST_CASE("hf: config.json errors", "[hf]") {
           "\"num_hidden_layers\":1,\"intermediate_size\":8,\"vocab_size\":10,"
           "\"max_position_embeddings\":16}",
           {"hidden_size 10 is not divisible by num_attention_heads 4"});
-  cfg_err("{\"model_type\":\"bert\"," + base_ints + ",\"hidden_act\":\"relu\"}",
-          {"unsupported hidden_act 'relu' (only gelu)"});
-  cfg_err("{\"model_type\":\"bert\"," + base_ints + ",\"hidden_act\":\"gelu_new\"}",
-          {"unsupported hidden_act 'gelu_new'"});
+  cfg_err("{\"model_type\":\"bert\"," + base_ints + ",\"hidden_act\":\"silu\"}",
+          {"unsupported hidden_act 'silu' (gelu, relu, gelu_new, gelu_pytorch_tanh or gelu_fast)"});
+  cfg_err("{\"model_type\":\"bert\"," + base_ints + ",\"hidden_act\":\"GELU\"}", {"unsupported hidden_act 'GELU'"});
+  cfg_err("{\"model_type\":\"bert\"," + base_ints + ",\"id2label\":{\"0\":\"a\",\"2\":\"b\"}}",
+          {"'id2label' key '2' is not a label id in 0..1"});
+  cfg_err("{\"model_type\":\"bert\"," + base_ints + ",\"id2label\":{\"x\":\"a\"}}", {"'id2label' key 'x'"});
+  cfg_err("{\"model_type\":\"bert\"," + base_ints + ",\"id2label\":{\"-0\":\"a\"}}", {"'id2label' key '-0'"});
+  cfg_err("{\"model_type\":\"bert\"," + base_ints + ",\"id2label\":{\"0\":1}}",
+          {"'id2label' value of id 0 must be a string"});
+  cfg_err("{\"model_type\":\"bert\"," + base_ints + ",\"id2label\":{\"0\":\"a\",\"00\":\"b\"}}",
+          {"'id2label' has label id 0 twice"});
+  const std::string distil_ints =
+      "\"dim\":4,\"n_heads\":2,\"n_layers\":1,\"hidden_dim\":8,\"vocab_size\":10,\"max_position_embeddings\":16";
+  cfg_err("{\"model_type\":\"distilbert\"," + base_ints + "}", {"missing 'dim'"});
+  cfg_err("{\"model_type\":\"distilbert\"," + distil_ints + ",\"activation\":\"gelu_new\"}",
+          {"unsupported activation 'gelu_new' (gelu or relu)"});
+  cfg_err("{\"model_type\":\"distilbert\",\"dim\":6,\"n_heads\":4,\"n_layers\":1,\"hidden_dim\":8,"
+          "\"vocab_size\":10,\"max_position_embeddings\":16}",
+          {"dim 6 is not divisible by n_heads 4"});
   cfg_err("{\"model_type\":\"bert\"," + base_ints + ",\"hidden_act\":1}", {"'hidden_act' must be a string"});
   cfg_err("{\"model_type\":\"bert\"," + base_ints + ",\"position_embedding_type\":\"relative_key\"}",
           {"unsupported position_embedding_type 'relative_key'"});
@@ -881,8 +924,8 @@ TEST_CASE("hf: legacy gamma/beta, headless checkpoints, num_labels checks", "[hf
     const std::string d = tmp.subdir("no_config");
     write_file(d + "/model.safetensors", make_st(bert_tensors("")));
     REQUIRE_ERROR_HAS(HfBertCheckpoint::open(d), (d + "/config.json: cannot open: No such file").c_str());
-    write_file(d + "/config.json", config_json("", "distilbert"));
-    REQUIRE_ERROR_HAS(HfBertCheckpoint::open(d), (d + "/config.json: unsupported model_type 'distilbert'").c_str());
+    write_file(d + "/config.json", config_json("", "distilbert"));  // BERT keys, DistilBERT type
+    REQUIRE_ERROR_HAS(HfBertCheckpoint::open(d), (d + "/config.json: missing 'dim'").c_str());
     const std::string e = tmp.subdir("no_weights");
     write_file(e + "/config.json", config_json());
     REQUIRE_ERROR_HAS(HfBertCheckpoint::open(e), (e + ": no model.safetensors").c_str());

@@ -1,12 +1,17 @@
 // test_converter.cpp: the converter pipeline: quantization round trips, --keep-fp32 patterns,
 // a converted model read back through the FlatBuffers verifier with every field checked against
 // the checkpoint, mixed-precision models running correctly, and bad input producing a one-line
-// error, a non-zero exit and no (or an untouched) output file.
+// error, a non-zero exit and no (or an untouched) output file. Task heads: every architecture
+// (BERT / DistilBERT heads, sentence-transformers folders) converts and reads back with the right
+// task, labels, pooling and activation; the float reference follows the architecture; unknown
+// architectures, unused tensors and malformed modules.json / pooling configs are errors, and
+// training-only tensors give notes.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +23,7 @@
 #include "converter/checkpoint/safetensors.h"
 #include "converter/converter.h"
 #include "converter/quantization.h"
+#include "converter/reference_bert.h"
 #include "edgebert_generated.h"
 #include "test_support.h"
 
@@ -128,7 +134,16 @@ TEST_CASE("a converted model reads back through the verifier with every field ch
     REQUIRE(fb::VerifyModelBuffer(v));
     CHECK(buf.size % 64 == 0);
     const fb::Model* m = fb::GetModel(buf.data);
-    CHECK(m->schema_version() == 1);
+    CHECK(m->schema_version() == 2);
+    CHECK(m->task() == fb::Task::SEQUENCE_CLASSIFICATION);
+    REQUIRE(m->labels());
+    CHECK(m->labels()->size() == 3);
+    CHECK(m->labels()->Get(2)->str() == "LABEL_2");
+    CHECK(m->config()->model_type()->str() == "bert");
+    CHECK(m->config()->hidden_act() == fb::Activation::GELU);
+    CHECK(m->embeddings()->token_type());
+    CHECK_FALSE(m->pre_classifier());
+    CHECK_FALSE(m->sentence_pooling());
     CHECK(std::string(m->producer()->c_str()).rfind("edgebert-convert", 0) == 0);
     CHECK(m->precision() == (fp32 ? fb::Precision::FP32 : fb::Precision::INT8));
 
@@ -418,4 +433,339 @@ TEST_CASE("edgebert-convert CLI: exit codes and an existing output is never clob
   const std::string bad_out = (tmp.path / "no/such/dir/m.ebm").string();
   CHECK(std::system((convert + " --input " + testdata_dir() + "/tiny_noprefix --output " + bad_out + " --quiet > /dev/null 2>&1").c_str()) != 0);
   CHECK_FALSE(fs::exists(bad_out));
+}
+
+// ---- task heads -------------------------------------------------------------------------------
+namespace {
+
+struct HeadExpect {
+  const char* model;
+  fb::Task task;
+  const char* model_type;
+  fb::Activation act;
+  std::vector<std::string> labels;  // expected Model.labels (empty: absent)
+  int classifier_rows;              // 0: no classifier
+  bool pooler, pre_classifier;
+  int pooling;                      // -1: no sentence_pooling, else fb::Pooling value
+  bool normalize;
+};
+
+const std::vector<HeadExpect>& head_expectations() {
+  using T = fb::Task;
+  using A = fb::Activation;
+  static const std::vector<HeadExpect> v = {
+      {"task_bert_model_relu", T::ENCODER, "bert", A::RELU, {}, 0, true, false, -1, false},
+      {"task_bert_seqcls_tanh", T::SEQUENCE_CLASSIFICATION, "bert", A::GELU_TANH, {"negative", "neutral", "positive"}, 3,
+       true, false, -1, false},
+      {"task_bert_qa", T::QUESTION_ANSWERING, "bert", A::GELU, {}, 2, false, false, -1, false},
+      {"task_bert_token", T::TOKEN_CLASSIFICATION, "bert", A::RELU, {"O", "B-PER", "I-PER", "B-LOC", "I-LOC"}, 5, false,
+       false, -1, false},
+      {"task_bert_mlm", T::ENCODER, "bert", A::GELU, {}, 0, false, false, -1, false},
+      {"task_st_mean_norm", T::SENTENCE_EMBEDDING, "bert", A::GELU, {}, 0, true, false, 1, true},
+      {"task_st_cls", T::SENTENCE_EMBEDDING, "bert", A::GELU, {}, 0, true, false, 0, false},
+      {"task_st_max", T::SENTENCE_EMBEDDING, "bert", A::GELU, {}, 0, true, false, 2, false},
+      {"task_st_mean_sqrt_len", T::SENTENCE_EMBEDDING, "bert", A::GELU, {}, 0, true, false, 3, true},
+      {"task_st_distil_mean", T::SENTENCE_EMBEDDING, "distilbert", A::GELU, {}, 0, false, false, 1, false},
+      {"task_distil_model", T::ENCODER, "distilbert", A::GELU, {}, 0, false, false, -1, false},
+      {"task_distil_seqcls_relu", T::SEQUENCE_CLASSIFICATION, "distilbert", A::RELU, {"NEGATIVE", "POSITIVE"}, 2, false,
+       true, -1, false},
+      {"task_distil_qa", T::QUESTION_ANSWERING, "distilbert", A::GELU, {}, 2, false, false, -1, false},
+      {"task_distil_token", T::TOKEN_CLASSIFICATION, "distilbert", A::GELU, {"O", "B-MISC", "I-MISC"}, 3, false, false,
+       -1, false},
+      {"task_distil_mlm", T::ENCODER, "distilbert", A::GELU, {}, 0, false, false, -1, false},
+  };
+  return v;
+}
+
+ConvertResult convert_quiet(const std::string& dir, bool fp32) {
+  ConvertOptions o;
+  o.input_dir = dir;
+  o.fp32 = fp32;
+  o.quiet = true;
+  o.error_report = false;
+  return convert_checkpoint(o);
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+// Replaces the first occurrence of `from` in file p by `to` (the test fails if absent).
+void replace_in_file(const fs::path& p, const std::string& from, const std::string& to) {
+  std::string s = read_text(p);
+  const size_t at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  s.replace(at, from.size(), to);
+  write_text(p, s);
+}
+
+// Converting `dir` fails with one line containing every part of `expect`, and writes nothing.
+void check_conversion_fails(const fs::path& dir, const fs::path& out, const std::vector<std::string>& expect) {
+  const std::string msg = convert_error(dir.string(), out.string());
+  INFO(msg);
+  CHECK(!msg.empty());
+  CHECK(msg.find('\n') == std::string::npos);
+  for (const std::string& part : expect) CHECK(msg.find(part) != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+}
+
+}  // namespace
+
+TEST_CASE("every architecture converts and reads back with its task, labels, pooling and activation", "[converter][heads]") {
+  for (const HeadExpect& e : head_expectations()) {
+    for (bool fp32 : {true, false}) {
+      if (!fp32 && std::string(e.model).find("mlm") != std::string::npos) continue;  // same encoders as above
+      INFO(e.model << (fp32 ? " fp32" : " int8"));
+      ConvertResult r = convert_quiet(testdata_dir() + "/" + e.model, fp32);
+      AlignedBuffer buf(std::vector<uint8_t>(r.buffer.data(), r.buffer.data() + r.buffer.size()));
+      flatbuffers::Verifier v(buf.data, buf.size);
+      REQUIRE(fb::VerifyModelBuffer(v));
+      const fb::Model* m = fb::GetModel(buf.data);
+      CHECK(m->schema_version() == 2);
+      CHECK(static_cast<int>(r.task) == static_cast<int>(e.task));
+      CHECK(m->task() == e.task);
+      CHECK(m->precision() == (fp32 ? fb::Precision::FP32 : fb::Precision::INT8));
+      REQUIRE(m->config()->model_type());
+      CHECK(m->config()->model_type()->str() == e.model_type);
+      CHECK(m->config()->hidden_act() == e.act);
+      const bool distil = std::string(e.model_type) == "distilbert";
+      CHECK(m->config()->type_vocab_size() == (distil ? 0 : 2));
+      CHECK((m->embeddings()->token_type() != nullptr) == !distil);
+      CHECK(m->config()->num_labels() == e.classifier_rows);
+      if (e.labels.empty()) {
+        CHECK(m->labels() == nullptr);
+      } else {
+        REQUIRE(m->labels());
+        std::vector<std::string> got;
+        for (const auto* l : *m->labels()) got.push_back(l->str());
+        CHECK(got == e.labels);
+      }
+      CHECK((m->classifier() != nullptr) == (e.classifier_rows > 0));
+      if (m->classifier()) {
+        CHECK(m->classifier()->out_features() == e.classifier_rows);
+        CHECK(m->classifier()->in_features() == 64);
+        CHECK(m->classifier()->precision() == fb::Precision::FP32);
+      }
+      CHECK((m->pooler() != nullptr) == e.pooler);
+      CHECK((m->pre_classifier() != nullptr) == e.pre_classifier);
+      if (m->pre_classifier()) {
+        CHECK(m->pre_classifier()->out_features() == 64);
+        CHECK(m->pre_classifier()->precision() == fb::Precision::FP32);
+      }
+      if (e.pooling < 0) {
+        CHECK(m->sentence_pooling() == nullptr);
+      } else {
+        REQUIRE(m->sentence_pooling());
+        CHECK(static_cast<int>(m->sentence_pooling()->mode()) == e.pooling);
+        CHECK(m->sentence_pooling()->normalize() == e.normalize);
+      }
+      REQUIRE(m->vocab());
+      CHECK(m->vocab()->tokens()->size() == 512);
+      CHECK(m->layers()->size() == 2);
+    }
+  }
+}
+
+TEST_CASE("head weights are the checkpoint's: qa_outputs, pre_classifier and DistilBERT layers", "[converter][heads]") {
+  // Read the float model back and compare with the checkpoint tensors by their HF names.
+  std::vector<std::string> notes;
+  std::string dir;
+  const FloatBert qa = load_model_dir(testdata_dir() + "/task_distil_qa", &notes, &dir);
+  const HfBertCheckpoint ck = HfBertCheckpoint::open(dir);
+  std::vector<float> w;
+  ck.load("qa_outputs.weight", {2, 64}, w);
+  CHECK(qa.classifier.weight == w);
+  ck.load("transformer.layer.1.attention.k_lin.weight", {64, 64}, w);
+  CHECK(std::equal(w.begin(), w.end(), qa.layers[1].qkv.weight.begin() + 64 * 64));  // K rows after Q rows
+  ck.load("transformer.layer.0.ffn.lin2.bias", {64}, w);
+  CHECK(qa.layers[0].output.bias == w);
+  ck.load("transformer.layer.1.output_layer_norm.weight", {64}, w);
+  CHECK(qa.layers[1].output_norm.gamma == w);
+  CHECK(qa.token_type_embeddings.empty());
+
+  const FloatBert sc = load_model_dir(testdata_dir() + "/task_distil_seqcls_relu", &notes, &dir);
+  const HfBertCheckpoint ck2 = HfBertCheckpoint::open(dir);
+  REQUIRE(sc.has_pre_classifier);
+  ck2.load("pre_classifier.weight", {64, 64}, w);
+  CHECK(sc.pre_classifier.weight == w);
+  CHECK(ck2.resolve("transformer.layer.0.sa_layer_norm.bias")->name == "distilbert.transformer.layer.0.sa_layer_norm.bias");
+  CHECK(notes.empty());
+}
+
+TEST_CASE("the converter's float reference follows the architecture (DistilBERT, ReLU, tanh GELU)", "[converter][heads]") {
+  // Calibration runs reference_encoder; it must match the numpy HF reference for every variant.
+  for (const char* model : {"task_distil_model", "task_distil_seqcls_relu", "task_bert_seqcls_tanh", "task_bert_token",
+                            "task_st_max", "task_st_distil_mean"}) {
+    std::vector<std::string> notes;
+    std::string dir;
+    const FloatBert m = load_model_dir(testdata_dir() + "/" + model, &notes, &dir);
+    for (const char* name : {"len7", "len20_types"}) {
+      INFO(model << " " << name);
+      const Case c = read_case(model, name);
+      TokenBatch b;
+      b.ids = c.ids;
+      b.token_types = c.types;
+      b.starts = {0, c.ids.size()};
+      const std::vector<float> h = reference_encoder(m, b, nullptr);
+      const std::vector<float> want = read_f32(testdata_dir() + "/" + model + "/cases/" + name + "/last_hidden_state.f32");
+      REQUIRE(h.size() == want.size());
+      double err = 0;
+      for (size_t i = 0; i < h.size(); ++i) err = std::max(err, std::fabs(double(h[i]) - want[i]));
+      CHECK(err < 1e-3);
+    }
+  }
+}
+
+TEST_CASE("training-only tensors give one note each; nothing is dropped silently", "[converter][heads]") {
+  ConvertResult r = convert_quiet(testdata_dir() + "/task_bert_mlm", true);
+  const std::vector<std::string> want = {
+      "note: ignoring training-only tensor 'bert.embeddings.position_ids'",
+      "note: ignoring training-only tensor 'cls.predictions.bias'",
+      "note: ignoring training-only tensor 'cls.predictions.transform.LayerNorm.bias'",
+      "note: ignoring training-only tensor 'cls.predictions.transform.LayerNorm.weight'",
+      "note: ignoring training-only tensor 'cls.predictions.transform.dense.bias'",
+      "note: ignoring training-only tensor 'cls.predictions.transform.dense.weight'"};
+  CHECK(r.notes == want);
+  r = convert_quiet(testdata_dir() + "/task_distil_mlm", true);
+  CHECK(r.notes.size() == 5);  // vocab_transform.{weight,bias}, vocab_layer_norm.{weight,bias}, vocab_projector.bias
+  for (const std::string& n : r.notes) CHECK(n.find("'vocab_") != std::string::npos);
+  CHECK(convert_quiet(testdata_dir() + "/task_bert_qa", true).notes.empty());
+  CHECK(HfBertCheckpoint::is_training_only("distilbert.embeddings.position_ids"));
+  CHECK_FALSE(HfBertCheckpoint::is_training_only("bert.embeddings.position_embeddings.weight"));
+  CHECK_FALSE(HfBertCheckpoint::is_training_only("classifier.weight"));
+}
+
+TEST_CASE("unknown architectures and unused tensors are one-line errors naming them, with no output", "[converter][heads][bad-input]") {
+  TempDir tmp;
+  const fs::path out = tmp.path / "out.ebm";
+  auto copy_of = [&](const char* model, const char* name) {
+    const fs::path d = tmp.path / name;
+    fs::copy(testdata_dir() + "/" + model, d, fs::copy_options::recursive);
+    fs::remove_all(d / "cases");
+    return d;
+  };
+  struct Bad {
+    const char* model;
+    const char* name;
+    std::function<void(const fs::path&)> corrupt;
+    std::vector<std::string> expect;
+  };
+  auto arch = [](const char* from, const char* to) {
+    return [from, to](const fs::path& d) { replace_in_file(d / "config.json", from, to); };
+  };
+  const std::vector<Bad> bads = {
+      {"task_bert_qa", "unknown_arch", arch("BertForQuestionAnswering", "BertForNextSentencePrediction"),
+       {"config.json: unsupported architecture 'BertForNextSentencePrediction' for model_type bert",
+        "BertForQuestionAnswering"}},
+      {"task_bert_qa", "other_family", arch("BertForQuestionAnswering", "RobertaForQuestionAnswering"),
+       {"unsupported architecture 'RobertaForQuestionAnswering'"}},
+      {"task_distil_qa", "bert_arch_on_distilbert", arch("DistilBertForQuestionAnswering", "BertForQuestionAnswering"),
+       {"unsupported architecture 'BertForQuestionAnswering' for model_type distilbert", "DistilBertModel"}},
+      {"task_bert_qa", "qa_as_encoder", arch("BertForQuestionAnswering", "BertModel"),
+       {"model.safetensors: tensor 'qa_outputs.bias' is not used by a bert encoder model (architecture BertModel)",
+        "(and 1 more unused tensors)"}},
+      {"task_bert_seqcls_tanh", "classifier_as_encoder", arch("BertForSequenceClassification", "BertModel"),
+       {"tensor 'classifier.bias' is not used"}},
+      {"task_distil_seqcls_relu", "pre_classifier_on_token_model",
+       arch("DistilBertForSequenceClassification", "DistilBertForTokenClassification"),
+       {"tensor 'pre_classifier.bias' is not used by a distilbert token-classification model"}},
+      {"task_bert_model_relu", "classification_without_classifier", arch("BertModel", "BertForSequenceClassification"),
+       {"missing tensor 'classifier.weight'"}},
+      {"task_bert_token", "id2label_rows", [](const fs::path& d) { replace_in_file(d / "config.json", "\"4\": \"I-LOC\"", "\"4\": \"I-LOC\", \"5\": \"X\""); },
+       {"has 5 rows but", "id2label has 6 labels"}},
+      {"task_bert_token", "id2label_gap", [](const fs::path& d) { replace_in_file(d / "config.json", "\"4\": \"I-LOC\"", "\"7\": \"I-LOC\""); },
+       {"config.json: 'id2label' key '7' is not a label id in 0..4"}},
+      {"task_bert_qa", "bad_activation", [](const fs::path& d) { replace_in_file(d / "config.json", "\"hidden_act\": \"gelu\"", "\"hidden_act\": \"tanh\""); },
+       {"unsupported hidden_act 'tanh'"}},
+  };
+  for (const Bad& b : bads) {
+    INFO(b.name);
+    const fs::path d = copy_of(b.model, b.name);
+    b.corrupt(d);
+    check_conversion_fails(d, out, b.expect);
+  }
+
+  // A stray tensor in the encoder's namespace (written by the generator's --extra-tensor).
+  const fs::path extra = tmp.path / "extra";
+  const fs::path script = fs::path(__FILE__).parent_path().parent_path() / "reference" / "make_task_checkpoints.py";
+  const std::string gen = "python3 " + script.string() + " --out " +
+                          extra.string() + " --model task_distil_token --extra-tensor distilbert.transformer.layer.0.attention.dropout.weight";
+  REQUIRE(std::system(gen.c_str()) == 0);
+  const std::string msg = convert_error(extra.string(), out.string());
+  CHECK(msg.find("tensor 'distilbert.transformer.layer.0.attention.dropout.weight' is not used") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("malformed sentence-transformers folders are clear errors", "[converter][heads][bad-input]") {
+  TempDir tmp;
+  const fs::path out = tmp.path / "out.ebm";
+  const std::string st = "sentence_transformers.models.";
+  auto modules = [&](const std::string& body) {
+    return [body](const fs::path& d) { write_text(d / "modules.json", body); };
+  };
+  const std::string tr = "{\"idx\":0,\"name\":\"0\",\"path\":\"\",\"type\":\"" + st + "Transformer\"}";
+  const std::string po = "{\"idx\":1,\"name\":\"1\",\"path\":\"1_Pooling\",\"type\":\"" + st + "Pooling\"}";
+  const std::string no = "{\"idx\":2,\"name\":\"2\",\"path\":\"2_Normalize\",\"type\":\"" + st + "Normalize\"}";
+  auto pooling = [](const std::string& body) {
+    return [body](const fs::path& d) { write_text(d / "1_Pooling" / "config.json", body); };
+  };
+  struct Bad {
+    const char* name;
+    std::function<void(const fs::path&)> corrupt;
+    std::vector<std::string> expect;
+  };
+  const std::vector<Bad> bads = {
+      {"not_array", modules("{}"), {"modules.json: top-level JSON value must be an array"}},
+      {"bad_json", modules("[" + tr + ","), {"modules.json: malformed JSON"}},
+      {"dense", modules("[" + tr + "," + po + ",{\"idx\":2,\"path\":\"2_Dense\",\"type\":\"" + st + "Dense\"}]"),
+       {"modules.json: module 2: unsupported sentence-transformers module 'sentence_transformers.models.Dense'"}},
+      {"no_pooling", modules("[" + tr + "]"), {"needs a Transformer and a Pooling module"}},
+      {"order", modules("[" + po + "," + tr + "]"), {"module 0: module 'sentence_transformers.models.Pooling' out of order"}},
+      {"twice_normalize", modules("[" + tr + "," + po + "," + no + "," + no + "]"), {"module 3", "out of order"}},
+      {"no_type", modules("[{\"path\":\"\"}]"), {"module 0: missing string 'type'"}},
+      {"escape", modules("[{\"path\":\"../x\",\"type\":\"" + st + "Transformer\"}]"), {"must stay inside the model folder"}},
+      {"missing_transformer_dir", modules("[{\"path\":\"0_Transformer\",\"type\":\"" + st + "Transformer\"}," + po + "]"),
+       {"0_Transformer/config.json: cannot open"}},
+      {"no_pooling_config", [](const fs::path& d) { fs::remove(d / "1_Pooling" / "config.json"); },
+       {"1_Pooling/config.json: cannot open"}},
+      {"no_mode", pooling("{\"word_embedding_dimension\":64,\"pooling_mode_mean_tokens\":false}"), {"no pooling mode is true"}},
+      {"two_modes", pooling("{\"pooling_mode_mean_tokens\":true,\"pooling_mode_max_tokens\":true}"),
+       {"combined pooling modes (2 are true) are not supported"}},
+      {"weighted", pooling("{\"pooling_mode_mean_tokens\":true,\"pooling_mode_weightedmean_tokens\":true}"),
+       {"unsupported pooling mode 'pooling_mode_weightedmean_tokens'"}},
+      {"not_bool", pooling("{\"pooling_mode_mean_tokens\":1}"), {"'pooling_mode_mean_tokens' must be true or false"}},
+      {"dimension", pooling("{\"word_embedding_dimension\":32,\"pooling_mode_cls_token\":true}"),
+       {"word_embedding_dimension 32 differs from the model's hidden size 64"}},
+      {"head_model", [](const fs::path& d) { replace_in_file(d / "config.json", "\"BertModel\"", "\"BertForTokenClassification\""); },
+       {"config.json: architecture 'BertForTokenClassification' has a token-classification head",
+        "modules.json makes it a sentence-transformers encoder"}},
+  };
+  for (const Bad& b : bads) {
+    INFO(b.name);
+    const fs::path d = tmp.path / b.name;
+    fs::copy(testdata_dir() + "/task_st_cls", d, fs::copy_options::recursive);
+    b.corrupt(d);
+    check_conversion_fails(d, out, b.expect);
+  }
+}
+
+TEST_CASE("edgebert-convert CLI: notes and the unknown-architecture error", "[converter][heads][cli]") {
+  const char* bin = std::getenv("EDGEBERT_BIN");
+  REQUIRE(bin);
+  const std::string convert = std::string(bin) + "/edgebert-convert";
+  TempDir tmp;
+  const std::string out = (tmp.path / "m.ebm").string(), err = (tmp.path / "err.txt").string();
+  CHECK(std::system((convert + " --fp32 --input " + testdata_dir() + "/task_distil_mlm --output " + out + " 2> " + err +
+                     " > /dev/null").c_str()) == 0);
+  CHECK(read_text(err).find("note: ignoring training-only tensor 'vocab_projector.bias'\n") != std::string::npos);
+  fs::copy(testdata_dir() + "/task_bert_token", tmp.path / "ck", fs::copy_options::recursive);
+  replace_in_file(tmp.path / "ck" / "config.json", "BertForTokenClassification", "BertForMultipleChoice");
+  const std::string out2 = (tmp.path / "m2.ebm").string();
+  CHECK(std::system((convert + " --input " + (tmp.path / "ck").string() + " --output " + out2 + " 2> " + err).c_str()) != 0);
+  const std::string msg = read_text(err);
+  CHECK(msg.find("edgebert-convert: error: ") == 0);
+  CHECK(msg.find("unsupported architecture 'BertForMultipleChoice'") != std::string::npos);
+  CHECK(std::count(msg.begin(), msg.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(out2));
 }

@@ -1,6 +1,7 @@
 // Unit tests for the WordPiece tokenizer (runtime/src/tokenizer): BERT BasicTokenizer
-// normalization, WordPiece splitting, [UNK]/truncation handling, robustness against bad UTF-8, and
-// that encode() performs no heap allocation (global operator new is replaced in this file).
+// normalization, WordPiece splitting, [UNK]/truncation handling, robustness against bad UTF-8,
+// special tokens written in the text, byte offsets per token, and that encode() performs no heap
+// allocation (global operator new is replaced in this file).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -343,6 +344,7 @@ TEST_CASE("encode performs no heap allocation", "[tokenizer]") {
   text += " abcdef";
   for (int i = 0; i < 200; ++i) text += " unaffable";
   std::vector<int32_t> ids(64);
+  edgebert::TokenSpan spans[64];
 
   const long before = g_allocations.load();
   size_t total = 0;
@@ -350,8 +352,168 @@ TEST_CASE("encode performs no heap allocation", "[tokenizer]") {
     total += t->encode(text, ids.data(), ids.size());
     total += t->encode(text, nullptr, 0, false);
     total += t->encode("", ids.data(), ids.size());
+    total += t->encode(text, ids.data(), spans, ids.size(), true, true);
+    total += t->encode("a [SEP] b[MASK]", ids.data(), spans, ids.size(), true, false);
   }
   const long after = g_allocations.load();
   CHECK(after == before);
   CHECK(total > 600);
+}
+
+namespace {
+
+struct Encoded {
+  std::vector<std::string> tokens;
+  std::vector<std::string> texts;  // the byte range of each token in the input
+  std::vector<edgebert::TokenSpan> spans;
+};
+
+// Encodes with offsets; texts[i] = text.substr(span) checks offsets against the input itself.
+Encoded encode_spans(const WordPieceTokenizer& tok, std::string_view text, bool split_special = false,
+                     bool add_special = false) {
+  std::vector<int32_t> ids(256);
+  std::vector<edgebert::TokenSpan> spans(256, edgebert::TokenSpan{-1, -1});
+  const size_t n = tok.encode(text, ids.data(), spans.data(), ids.size(), add_special, split_special);
+  REQUIRE(n <= ids.size());
+  Encoded e;
+  for (size_t i = 0; i < n; ++i) {
+    REQUIRE(ids[i] >= 0);
+    REQUIRE(static_cast<size_t>(ids[i]) < kVocab.size());
+    const edgebert::TokenSpan sp = spans[i];
+    REQUIRE(0 <= sp.begin);
+    REQUIRE(sp.begin <= sp.end);
+    REQUIRE(static_cast<size_t>(sp.end) <= text.size());
+    if (sp.end > sp.begin) {  // tokens from the text come in text order
+      for (const edgebert::TokenSpan& prev : e.spans) REQUIRE((prev.end == prev.begin || prev.end <= sp.begin));
+    }
+    e.tokens.push_back(kVocab[static_cast<size_t>(ids[i])]);
+    e.texts.emplace_back(text.substr(static_cast<size_t>(sp.begin), static_cast<size_t>(sp.end - sp.begin)));
+    e.spans.push_back(sp);
+  }
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("special tokens written in the text are single tokens by default (HF)", "[tokenizer]") {
+  const auto tok = make();
+  CHECK(tokens(tok, "hello [SEP] world") == Toks{"hello", "[SEP]", "world"});
+  CHECK(tokens(tok, "[CLS]hello[SEP]world[MASK]") == Toks{"[CLS]", "hello", "[SEP]", "world", "[MASK]"});
+  CHECK(tokens(tok, "a[PAD][UNK]b") == Toks{"a", "[PAD]", "[UNK]", "b"});
+  // matched case-sensitively on the raw text, even though the text is lower-cased
+  CHECK(tokens(tok, "[sep]") == Toks{"[UNK]", "[UNK]", "[UNK]"});
+  CHECK(tokens(tok, "[Sep]") == Toks{"[UNK]", "[UNK]", "[UNK]"});
+  CHECK(tokens(tok, "[SEP") == Toks{"[UNK]", "[UNK]"});  // incomplete: plain text
+  CHECK(tokens(tok, "[[SEP]]") == Toks{"[UNK]", "[SEP]", "[UNK]"});
+  // also in cased mode
+  CHECK(tokens(make(cased()), "Hello[SEP]BERT") == Toks{"Hello", "[SEP]", "BERT"});
+  // with [CLS]/[SEP] added around
+  int32_t ids[8];
+  REQUIRE(tok.encode("hello [SEP] world", ids, 8) == 5);
+  CHECK(std::vector<int32_t>(ids, ids + 5) == std::vector<int32_t>{2, 5, 3, 6, 3});
+
+  // only the special tokens the vocabulary has are matched
+  const std::vector<std::string> small = {"[UNK]", "[CLS]", "[SEP]", "a", "[", "]", "mask", "##mask", "m"};
+  const auto st = make({}, small);
+  std::vector<int32_t> out(16);
+  const size_t n = st.encode("a[MASK]", out.data(), out.size(), false);
+  // "[MASK]" is not in this vocabulary: "[" "mask" "]" (lower-cased text)
+  CHECK(std::vector<int32_t>(out.begin(), out.begin() + static_cast<long>(n)) == std::vector<int32_t>{3, 4, 6, 5});
+}
+
+TEST_CASE("split_special_tokens treats special-token strings as plain text", "[tokenizer]") {
+  const auto tok = make();
+  const Encoded e = encode_spans(tok, "hello [SEP] world", /*split_special=*/true);
+  CHECK(e.tokens == Toks{"hello", "[UNK]", "[UNK]", "[UNK]", "world"});  // "[", "sep", "]"
+  CHECK(e.texts == Toks{"hello", "[", "SEP", "]", "world"});
+  const Encoded kept = encode_spans(tok, "hello [SEP] world", false);
+  CHECK(kept.tokens == Toks{"hello", "[SEP]", "world"});
+  CHECK(kept.texts == Toks{"hello", "[SEP]", "world"});
+  CHECK(kept.spans[1].begin == 6);
+  CHECK(kept.spans[1].end == 11);
+}
+
+TEST_CASE("byte offsets of words, pieces and punctuation", "[tokenizer]") {
+  const auto tok = make();
+  const Encoded e = encode_spans(tok, "  Hello, World!  unaffable", false, true);
+  CHECK(e.tokens == Toks{"[CLS]", "hello", ",", "world", "!", "un", "##aff", "##able", "[SEP]"});
+  CHECK(e.texts == Toks{"", "Hello", ",", "World", "!", "un", "aff", "able", ""});
+  CHECK(e.spans[0].begin == 0);
+  CHECK(e.spans[0].end == 0);
+  CHECK(e.spans[1].begin == 2);
+  CHECK(e.spans[1].end == 7);
+  CHECK(e.spans[8].begin == 0);
+  CHECK(e.spans[8].end == 0);
+  CHECK(e.spans[7].begin == 22);
+  CHECK(e.spans[7].end == 26);
+}
+
+TEST_CASE("byte offsets map lower-cased and accent-stripped pieces to the original bytes", "[tokenizer]") {
+  const auto tok = make();
+  // Naïve CAFÉ: precomposed, 2-byte characters
+  Encoded e = encode_spans(tok, "Na\xC3\xAFve CAF\xC3\x89!");
+  CHECK(e.tokens == Toks{"naive", "cafe", "!"});
+  CHECK(e.texts == Toks{"Na\xC3\xAFve", "CAF\xC3\x89", "!"});
+  // decomposed: the dropped combining marks stay with their letters
+  e = encode_spans(tok, "HE\xCC\x81LLO\xCC\x80 x");
+  CHECK(e.tokens[0] == "hello");
+  CHECK(e.texts[0] == "HE\xCC\x81LLO\xCC\x80");
+  // İstanbul (2-byte İ -> "i")
+  e = encode_spans(tok, "\xC4\xB0stanbul");
+  CHECK(e.texts == Toks{"\xC4\xB0stanbul"});
+  // Hangul syllable -> three jamo: one token covering the 3-byte syllable
+  e = encode_spans(tok, "a \xED\x95\x9C");
+  CHECK(e.tokens == Toks{"a", "\xE1\x84\x92\xE1\x85\xA1\xE1\x86\xAB"});
+  CHECK(e.texts == Toks{"a", "\xED\x95\x9C"});
+  // pieces inside an accented word: "ééééé" is one vocab token in cased mode
+  const auto ct = make(cased());
+  std::vector<int32_t> ids(8);
+  edgebert::TokenSpan sp[8];
+  REQUIRE(ct.encode("x \xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9", ids.data(), sp, 8, false, false) == 2);
+  CHECK(sp[1].begin == 2);
+  CHECK(sp[1].end == 12);
+}
+
+TEST_CASE("byte offsets of CJK characters and WordPiece pieces of CJK words", "[tokenizer]") {
+  const auto tok = make();
+  Encoded e = encode_spans(tok, "\xE6\x88\x91\xE7\x88\xB1\xE5\x8C\x97\xE4\xBA\xAC!");  // 我爱北京!
+  CHECK(e.tokens == Toks{"\xE6\x88\x91", "\xE7\x88\xB1", "\xE5\x8C\x97", "\xE4\xBA\xAC", "!"});
+  CHECK(e.texts == e.tokens);
+  CHECK(e.spans[3].begin == 9);
+  CHECK(e.spans[3].end == 12);
+  // without CJK splitting the word is split by WordPiece: 我 ##爱 ##北 ##京
+  TokenizerOptions o;
+  o.tokenize_chinese_chars = false;
+  e = encode_spans(make(o), "a \xE6\x88\x91\xE7\x88\xB1\xE5\x8C\x97\xE4\xBA\xAC");
+  CHECK(e.tokens == Toks{"a", "\xE6\x88\x91", "##\xE7\x88\xB1", "##\xE5\x8C\x97", "##\xE4\xBA\xAC"});
+  CHECK(e.texts == Toks{"a", "\xE6\x88\x91", "\xE7\x88\xB1", "\xE5\x8C\x97", "\xE4\xBA\xAC"});
+}
+
+TEST_CASE("byte offsets with [UNK], too-long words, dropped bytes and invalid UTF-8", "[tokenizer]") {
+  const auto tok = make();
+  Encoded e = encode_spans(tok, "hello zebra!");
+  CHECK(e.tokens == Toks{"hello", "[UNK]", "!"});
+  CHECK(e.texts == Toks{"hello", "zebra", "!"});
+  e = encode_spans(tok, "hel\xFFlo \x01wor\xE2\x80\x8Bld");  // invalid byte, control, ZWSP
+  CHECK(e.tokens == Toks{"hello", "world"});
+  CHECK(e.texts == Toks{"hel\xFFlo", "wor\xE2\x80\x8Bld"});
+  const std::string long_word(150, 'a');
+  e = encode_spans(tok, "hi " + long_word + " hi");
+  CHECK(e.tokens == Toks{"hi", "[UNK]", "hi"});
+  CHECK(e.texts[1] == long_word);
+
+  // random bytes: every span stays inside the text and in order (checked by encode_spans)
+  std::mt19937 rng(99);
+  for (int iter = 0; iter < 500; ++iter) {
+    std::string s(rng() % 48, '\0');
+    for (char& ch : s) ch = static_cast<char>(rng() % 4 == 0 ? '[' : rng() % 256);
+    if (iter % 7 == 0) s += "[SEP]";
+    encode_spans(tok, s, iter % 2 == 0);
+  }
+}
+
+TEST_CASE("final sigma stops at a special token", "[tokenizer]") {
+  const auto tok = make();
+  // ΟΔΟΣ[SEP]: the sigma ends its chunk, so it is final (HF splits on [SEP] first)
+  CHECK(tokens(tok, "\xCE\x9F\xCE\x94\xCE\x9F\xCE\xA3[SEP]") == Toks{"\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x82", "[SEP]"});
 }

@@ -5,8 +5,10 @@
 // AVX2 version at run time when the CPU supports it.
 #pragma once
 
+#include "kernels/activation.h"
 #include "kernels/attention.h"
 #include "kernels/cpu_features.h"
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
+#include "kernels/pooling.h"
 #include "kernels/quantize.h"

@@ -15,8 +15,11 @@
 //    compatibility ideographs (U+F900-FAFF, U+2F800-2FA1F keep their code points) and
 //    canonical decompositions of supplementary-plane characters (Kaithi, Grantha, musical
 //    symbols, ...).
-//  - no NFC composition (newer HuggingFace versions add one before splitting; Google's does not)
-//    and special-token strings in the text (e.g. "[SEP]") are tokenized as ordinary text.
+//  - no NFC composition (newer HuggingFace versions add one before splitting; Google's does not).
+//  - special-token strings in the text (e.g. "[SEP]") are single tokens unless
+//    split_special_tokens (HuggingFace matches them on the raw text, before normalization).
+// Byte offsets: every byte of the current word remembers the source byte range of the character
+// it came from, so a WordPiece piece maps back to [first byte's begin, last byte's end).
 #include "tokenizer/wordpiece_tokenizer.h"
 
 #include <cstring>
@@ -588,6 +591,7 @@ bool WordPieceTokenizer::init(const std::vector<std::string_view>& vocab,
     slots_ = std::vector<Slot>();
     mask_ = max_word_key_ = max_cont_key_ = vocab_size_ = 0;
     unk_id_ = cls_id_ = sep_id_ = pad_id_ = -1;
+    num_specials_ = 0;
   };
   auto fail = [&](const char* message) {
     reset();
@@ -659,6 +663,15 @@ bool WordPieceTokenizer::init(const std::vector<std::string_view>& vocab,
     if (cls_id_ < 0) return fail("tokenizer: vocabulary has no [CLS] token");
     if (sep_id_ < 0) return fail("tokenizer: vocabulary has no [SEP] token");
     if (pad_id_ < 0) pad_id_ = 0;
+    for (const char* name : {"[CLS]", "[SEP]", "[MASK]", "[PAD]", "[UNK]"}) {
+      const size_t len = std::strlen(name);
+      const int32_t id = find(name, len, false);
+      if (id < 0) continue;
+      SpecialToken& t = specials_[num_specials_++];
+      std::memcpy(t.text, name, len);
+      t.length = static_cast<uint8_t>(len);
+      t.id = id;
+    }
     lower_case_ = opts.do_lower_case;
     chinese_chars_ = opts.tokenize_chinese_chars;
     max_chars_per_word_ = opts.max_chars_per_word;
@@ -676,13 +689,21 @@ bool WordPieceTokenizer::init(const std::vector<std::string_view>& vocab,
 
 class WordPieceTokenizer::Encoder {
  public:
-  Encoder(const WordPieceTokenizer& tok, int32_t* ids, size_t max_ids)
-      : tok_(tok), ids_(ids), max_ids_(ids != nullptr ? max_ids : 0) {}
+  Encoder(const WordPieceTokenizer& tok, int32_t* ids, TokenSpan* spans, size_t max_ids,
+          bool match_specials)
+      : tok_(tok),
+        ids_(ids),
+        spans_(spans),
+        max_ids_(ids != nullptr ? max_ids : 0),
+        match_specials_(match_specials) {}
 
   size_t count() const { return count_; }
 
-  void emit(int32_t id) {
-    if (count_ < max_ids_) ids_[count_] = id;
+  void emit(int32_t id, size_t begin, size_t end) {
+    if (count_ < max_ids_) {
+      ids_[count_] = id;
+      if (spans_ != nullptr) spans_[count_] = TokenSpan{clamp(begin), clamp(end)};
+    }
     ++count_;
   }
 
@@ -691,9 +712,18 @@ class WordPieceTokenizer::Encoder {
     const size_t n = text.size();
     bool prev_cased = false;  // final-sigma context: last non-case-ignorable char was cased
     for (size_t i = 0; i < n;) {
+      if (const SpecialToken* t = special_at(s, i, n)) {
+        flush_word();
+        emit(t->id, i, i + t->length);
+        i += t->length;
+        prev_cased = false;
+        continue;
+      }
       size_t length;
       const uint32_t c = decode_utf8(s + i, n - i, &length);
+      src_begin_ = i;
       i += length;
+      src_end_ = i;
       if (c == 0 || c == kReplacementChar || is_control(c)) continue;
       if (is_whitespace(c)) {
         flush_word();
@@ -726,9 +756,27 @@ class WordPieceTokenizer::Encoder {
   }
 
  private:
-  // Whether the next non-case-ignorable character of the current whitespace token is cased.
+  static int32_t clamp(size_t offset) {
+    return offset > static_cast<size_t>(std::numeric_limits<int32_t>::max())
+               ? std::numeric_limits<int32_t>::max()
+               : static_cast<int32_t>(offset);
+  }
+
+  // The special token written at s[i..n), if special tokens are matched and one starts there.
+  const SpecialToken* special_at(const unsigned char* s, size_t i, size_t n) const {
+    if (!match_specials_ || s[i] != '[') return nullptr;
+    for (int k = 0; k < tok_.num_specials_; ++k) {
+      const SpecialToken& t = tok_.specials_[k];
+      if (n - i >= t.length && std::memcmp(s + i, t.text, t.length) == 0) return &t;
+    }
+    return nullptr;
+  }
+
+  // Whether the next non-case-ignorable character of the current whitespace token is cased
+  // (a special token ends the token, as HuggingFace splits the text there first).
   bool next_is_cased(const unsigned char* s, size_t i, size_t n) const {
     while (i < n) {
+      if (special_at(s, i, n) != nullptr) return false;
       size_t length;
       const uint32_t c = decode_utf8(s + i, n - i, &length);
       i += length;
@@ -772,7 +820,14 @@ class WordPieceTokenizer::Encoder {
         }
       }
     }
-    if (is_nonspacing_mark(c)) return;
+    if (is_nonspacing_mark(c)) {
+      // A dropped combining mark still belongs to the character before it in the text.
+      if (word_bytes_ > 0 && word_src_end_[word_bytes_ - 1] == src_begin_) {
+        word_src_end_[word_bytes_ - 1] = src_end_;
+        word_end_ = src_end_;
+      }
+      return;
+    }
     add_char(c);
   }
 
@@ -788,9 +843,16 @@ class WordPieceTokenizer::Encoder {
   }
 
   void append(uint32_t c) {
+    if (word_chars_ == 0) word_begin_ = src_begin_;
+    word_end_ = src_end_;
     // Words longer than max_chars_per_word become [UNK]; only their length is tracked.
     if (word_chars_ < static_cast<size_t>(tok_.max_chars_per_word_)) {
-      word_bytes_ += encode_utf8(c, word_ + word_bytes_);
+      const size_t bytes = encode_utf8(c, word_ + word_bytes_);
+      for (size_t b = word_bytes_; b < word_bytes_ + bytes; ++b) {
+        word_src_begin_[b] = src_begin_;
+        word_src_end_[b] = src_end_;
+      }
+      word_bytes_ += bytes;
     }
     ++word_chars_;
   }
@@ -798,7 +860,7 @@ class WordPieceTokenizer::Encoder {
   void flush_word() {
     if (word_chars_ == 0) return;
     if (word_chars_ > static_cast<size_t>(tok_.max_chars_per_word_)) {
-      emit(tok_.unk_id_);
+      emit(tok_.unk_id_, word_begin_, word_end_);
     } else {
       wordpiece();
     }
@@ -826,30 +888,43 @@ class WordPieceTokenizer::Encoder {
       }
       if (id < 0) {
         count_ = first;  // drop the pieces emitted so far
-        emit(tok_.unk_id_);
+        emit(tok_.unk_id_, word_begin_, word_end_);
         return;
       }
-      emit(id);
+      emit(id, word_src_begin_[start], word_src_end_[end - 1]);
       start = end;
     }
   }
 
+  static constexpr size_t kWordBytes = 4 * kMaxCharsPerWordLimit + 4;
   const WordPieceTokenizer& tok_;
   int32_t* ids_;
+  TokenSpan* spans_;
   size_t max_ids_;
+  bool match_specials_;
   size_t count_ = 0;
+  size_t src_begin_ = 0, src_end_ = 0;    // source bytes of the character being processed
+  size_t word_begin_ = 0, word_end_ = 0;  // source bytes of the current word
   size_t word_chars_ = 0;  // characters in the current word (counted past max_chars_per_word)
   size_t word_bytes_ = 0;  // UTF-8 bytes stored in word_
-  char word_[4 * kMaxCharsPerWordLimit + 4];
+  char word_[kWordBytes];
+  size_t word_src_begin_[kWordBytes];  // per byte of word_: its character's source bytes
+  size_t word_src_end_[kWordBytes];
 };
 
 size_t WordPieceTokenizer::encode(std::string_view text, int32_t* ids, size_t max_ids,
                                   bool add_special_tokens) const {
+  return encode(text, ids, nullptr, max_ids, add_special_tokens, false);
+}
+
+size_t WordPieceTokenizer::encode(std::string_view text, int32_t* ids, TokenSpan* spans,
+                                  size_t max_ids, bool add_special_tokens,
+                                  bool split_special_tokens) const {
   if (vocab_size_ == 0) return 0;
-  Encoder encoder(*this, ids, max_ids);
-  if (add_special_tokens) encoder.emit(cls_id_);
+  Encoder encoder(*this, ids, spans, max_ids, !split_special_tokens);
+  if (add_special_tokens) encoder.emit(cls_id_, 0, 0);
   encoder.run(text);
-  if (add_special_tokens) encoder.emit(sep_id_);
+  if (add_special_tokens) encoder.emit(sep_id_, 0, 0);
   return encoder.count();
 }
 

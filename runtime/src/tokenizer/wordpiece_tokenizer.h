@@ -3,6 +3,9 @@
 // allocate and is safe to call concurrently on one initialized tokenizer.
 //
 // Pipeline of encode(), as in the reference:
+//   0. unless split_special_tokens: the strings [CLS] [SEP] [MASK] [PAD] [UNK] written in the text
+//      (those present in the vocabulary; matched case-sensitively on the raw bytes, anywhere, as
+//      HuggingFace does before normalization even with do_lower_case) become single tokens
 //   1. clean: drop NUL, U+FFFD (also produced by invalid UTF-8) and control/format characters
 //      (Cc except \t \n \r, Cf, Co, Cs, noncharacters); whitespace (\t \n \r, Zs, U+2028/2029) -> space
 //   2. CJK ideographs become single-character words (tokenize_chinese_chars)
@@ -21,6 +24,13 @@
 #include <vector>
 
 namespace edgebert {
+
+// Byte range [begin, end) in the encoded text that a token came from. WordPiece pieces map back
+// to the original bytes (through lower-casing, accent stripping and dropped combining marks);
+// the [CLS]/[SEP] added by add_special_tokens get {0, 0}.
+struct TokenSpan {
+  int32_t begin, end;
+};
 
 struct TokenizerOptions {
   bool do_lower_case = true;           // lower-case + strip accents (NFD, drop combining marks)
@@ -48,8 +58,15 @@ class WordPieceTokenizer {
   // `ids` (may be null when max_ids == 0) and returns the length of the full encoding, so
   // result > max_ids means truncation. Entries of `ids` past the returned length may have been
   // overwritten. Zero heap allocations. Returns 0 when not initialized.
+  // Special-token strings in the text are kept as single tokens (split_special_tokens = false).
   size_t encode(std::string_view text, int32_t* ids, size_t max_ids,
                 bool add_special_tokens = true) const;
+
+  // As above, plus: `spans` (may be null) receives the byte range of each of the first
+  // min(result, max_ids) tokens; split_special_tokens = true tokenizes "[SEP]" etc. in the text
+  // as plain text. Texts longer than INT32_MAX bytes give spans clamped to INT32_MAX.
+  size_t encode(std::string_view text, int32_t* ids, TokenSpan* spans, size_t max_ids,
+                bool add_special_tokens, bool split_special_tokens) const;
 
   int32_t cls_id() const { return cls_id_; }
   int32_t sep_id() const { return sep_id_; }
@@ -66,6 +83,12 @@ class WordPieceTokenizer {
     int32_t id;       // -1: empty slot
   };
   class Encoder;  // per-call encoding state (lives on the stack of encode)
+  struct SpecialToken {
+    char text[8];    // "[CLS]", "[SEP]", "[MASK]", "[PAD]" or "[UNK]"
+    uint8_t length;
+    int32_t id;
+  };
+  static constexpr int kMaxSpecialTokens = 5;
 
   // Id of the word-initial (continuation == false) or "##"-continuation piece `key`, or -1.
   int32_t find(const char* key, size_t length, bool continuation) const;
@@ -80,6 +103,8 @@ class WordPieceTokenizer {
   bool lower_case_ = true;
   bool chinese_chars_ = true;
   int max_chars_per_word_ = 100;
+  SpecialToken specials_[kMaxSpecialTokens] = {};  // those present in the vocabulary
+  int num_specials_ = 0;
 };
 
 }  // namespace edgebert

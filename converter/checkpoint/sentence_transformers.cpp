@@ -1,0 +1,130 @@
+// sentence-transformers folder reader (see sentence_transformers.h): modules.json pipeline and
+// the Pooling module's config.
+#include "converter/checkpoint/sentence_transformers.h"
+
+#include <utility>
+#include <vector>
+
+#include "converter/checkpoint/checkpoint_error.h"
+#include "converter/checkpoint/json.h"
+#include "converter/checkpoint/mapped_file.h"
+
+namespace edgebert {
+namespace convert {
+namespace {
+
+constexpr const char* kTransformer = "sentence_transformers.models.Transformer";
+constexpr const char* kPooling = "sentence_transformers.models.Pooling";
+constexpr const char* kNormalize = "sentence_transformers.models.Normalize";
+
+std::string join(const std::string& dir, const std::string& rel) {
+  if (rel.empty() || rel == ".") return dir;
+  if (dir.empty()) return rel;
+  return dir.back() == '/' ? dir + rel : dir + "/" + rel;
+}
+
+JsonValue read_json(const std::string& path) {
+  const MappedFile f = MappedFile::open(path);
+  return parse_json(f.view(), path);
+}
+
+const std::string& string_member(const JsonValue& obj, const char* key, const std::string& where) {
+  const JsonValue* v = obj.find(key);
+  if (!v || !v->is_string()) throw CheckpointError(where + ": missing string '" + key + "'");
+  return v->as_string();
+}
+
+PoolingMode read_pooling_config(const std::string& path, int* dimension) {
+  const JsonValue cfg = read_json(path);
+  if (!cfg.is_object()) throw CheckpointError(path + ": top-level JSON value must be an object");
+  const std::pair<const char*, PoolingMode> supported[] = {
+      {"pooling_mode_cls_token", PoolingMode::kCls},
+      {"pooling_mode_mean_tokens", PoolingMode::kMean},
+      {"pooling_mode_max_tokens", PoolingMode::kMax},
+      {"pooling_mode_mean_sqrt_len_tokens", PoolingMode::kMeanSqrtLen}};
+  auto flag = [&](const char* key) {
+    const JsonValue* v = cfg.find(key);
+    if (!v || v->is_null()) return false;
+    if (!v->is_bool()) throw CheckpointError(path + ": '" + key + "' must be true or false");
+    return v->as_bool();
+  };
+  for (const char* key : {"pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"}) {
+    if (flag(key)) throw CheckpointError(path + ": unsupported pooling mode '" + key + "'");
+  }
+  int count = 0;
+  PoolingMode mode = PoolingMode::kMean;
+  for (const auto& [key, m] : supported) {
+    if (flag(key)) {
+      ++count;
+      mode = m;
+    }
+  }
+  if (count == 0) {
+    throw CheckpointError(path + ": no pooling mode is true (one of pooling_mode_cls_token, "
+                          "pooling_mode_mean_tokens, pooling_mode_max_tokens, pooling_mode_mean_sqrt_len_tokens)");
+  }
+  if (count > 1) throw CheckpointError(path + ": combined pooling modes (" + std::to_string(count) + " are true) are not supported");
+  *dimension = 0;
+  if (const JsonValue* d = cfg.find("word_embedding_dimension")) {
+    if (!d->is_integer() || d->as_int64() <= 0 || d->as_int64() > (1 << 24)) {
+      throw CheckpointError(path + ": 'word_embedding_dimension' must be a positive integer");
+    }
+    *dimension = static_cast<int>(d->as_int64());
+  }
+  return mode;
+}
+
+}  // namespace
+
+const char* pooling_mode_name(PoolingMode mode) {
+  switch (mode) {
+    case PoolingMode::kCls: return "cls";
+    case PoolingMode::kMean: return "mean";
+    case PoolingMode::kMax: return "max";
+    case PoolingMode::kMeanSqrtLen: return "mean_sqrt_len";
+  }
+  return "?";
+}
+
+bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayout* layout) {
+  const std::string path = join(dir, "modules.json");
+  if (!is_regular_file(path)) return false;
+  const JsonValue modules = read_json(path);
+  if (!modules.is_array()) throw CheckpointError(path + ": top-level JSON value must be an array of modules");
+  SentenceTransformersLayout out;
+  int stage = 0;  // 0: expect Transformer, 1: expect Pooling, 2: Normalize allowed, 3: done
+  for (size_t i = 0; i < modules.size(); ++i) {
+    const JsonValue& m = modules[i];
+    const std::string where = path + ": module " + std::to_string(i);
+    if (!m.is_object()) throw CheckpointError(where + " must be an object");
+    const std::string& type = string_member(m, "type", where);
+    const std::string& rel = string_member(m, "path", where);
+    if (rel.find("..") != std::string::npos || (!rel.empty() && rel[0] == '/')) {
+      throw CheckpointError(where + ": path '" + rel + "' must stay inside the model folder");
+    }
+    if (type == kTransformer && stage == 0) {
+      out.transformer_dir = join(dir, rel);
+      stage = 1;
+    } else if (type == kPooling && stage == 1) {
+      out.pooling = read_pooling_config(join(join(dir, rel), "config.json"), &out.embedding_dimension);
+      stage = 2;
+    } else if (type == kNormalize && stage == 2) {
+      out.normalize = true;
+      stage = 3;
+    } else if (type == kTransformer || type == kPooling || type == kNormalize) {
+      throw CheckpointError(where + ": module '" + type +
+                            "' out of order (expected Transformer, Pooling, then optionally Normalize)");
+    } else {
+      throw CheckpointError(where + ": unsupported sentence-transformers module '" + type + "'");
+    }
+  }
+  if (stage < 2) {
+    throw CheckpointError(path + ": needs a Transformer and a Pooling module (" + std::to_string(modules.size()) +
+                          " modules listed)");
+  }
+  *layout = std::move(out);
+  return true;
+}
+
+}  // namespace convert
+}  // namespace edgebert

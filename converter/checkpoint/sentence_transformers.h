@@ -1,0 +1,32 @@
+// A sentence-transformers model folder: modules.json lists a Transformer module (the BERT /
+// DistilBERT checkpoint, in the folder root or in the module's "path"), a Pooling module
+// (1_Pooling/config.json) and optionally a Normalize module (2_Normalize). Reads and validates
+// that layout; any other module kind is an error naming it.
+#pragma once
+
+#include <string>
+
+namespace edgebert {
+namespace convert {
+
+// Pooling modes of sentence-transformers' Pooling module over the tokens whose mask is 1.
+enum class PoolingMode { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3 };
+const char* pooling_mode_name(PoolingMode mode);  // "cls", "mean", "max", "mean_sqrt_len"
+
+struct SentenceTransformersLayout {
+  std::string transformer_dir;  // folder holding config.json, weights and vocab.txt
+  PoolingMode pooling = PoolingMode::kMean;
+  bool normalize = false;       // a Normalize module follows the pooling
+  int embedding_dimension = 0;  // 1_Pooling/config.json word_embedding_dimension (0: absent)
+};
+
+// False when DIR has no modules.json (not a sentence-transformers folder). Otherwise reads
+// modules.json (an array of {"type", "path", ...} objects in pipeline order: Transformer, Pooling,
+// then optionally Normalize) and the Pooling config: exactly one of pooling_mode_cls_token,
+// pooling_mode_mean_tokens, pooling_mode_max_tokens, pooling_mode_mean_sqrt_len_tokens is true
+// (weighted-mean, last-token and combined modes are refused). Throws CheckpointError naming the
+// file on anything malformed or unsupported.
+bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayout* layout);
+
+}  // namespace convert
+}  // namespace edgebert
