@@ -10,7 +10,6 @@ import pytest
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import edgebert  # noqa: E402
 
 
 def data_dir():
@@ -52,8 +51,3 @@ def testdata():
     assert os.path.exists(os.path.join(d, "COMPLETE")), "test data missing: run the make_testdata CTest fixture (%s)" % d
     return d
 
-
-def needs(function):
-    """Skips a test the loaded library cannot run yet (task functions before branch `tasks`)."""
-    return pytest.mark.skipif(not edgebert._library.api().has(function),
-                              reason="libedgebert lacks %s (task outputs not merged yet)" % function)

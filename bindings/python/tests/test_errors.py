@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import edgebert
-from conftest import ebm_path, needs
+from conftest import ebm_path
 
 S = edgebert.Status
 
@@ -61,7 +61,6 @@ def test_sequence_longer_than_the_model_is_rejected_at_creation(model):
     raises(S.INVALID_ARGUMENT, model.session, max_sequence_length=model.info.max_position_embeddings + 1)
 
 
-@needs("eb_session_run_text_pair")  # max_memory_bytes came with the task API (schema 2)
 def test_memory_ceiling(model):
     e = raises(S.OUT_OF_MEMORY, model.session, max_memory_bytes=1)
     assert str(e)
@@ -106,13 +105,11 @@ def test_output_errors(model):
 
 def test_labels_errors(model, testdata):
     assert model.labels == []
-    raises(S.INVALID_ARGUMENT if edgebert._library.api().has("eb_model_get_label") else S.UNSUPPORTED,
-           model.label, 0)
+    raises(S.INVALID_ARGUMENT, model.label, 0)
     raises(S.INVALID_ARGUMENT, model.label, "0")
     raises(S.INVALID_ARGUMENT, model.label, 2**40)
 
 
-@needs("eb_model_get_label")
 def test_label_names_of_a_classifier(testdata):
     with edgebert.Model(ebm_path("h128_4x32", "int8")) as m:
         names = m.labels
@@ -121,7 +118,6 @@ def test_label_names_of_a_classifier(testdata):
         raises(S.INVALID_ARGUMENT, m.label, -1)
 
 
-@needs("eb_session_best_span")
 def test_best_span_needs_a_qa_model(model):
     s = model.session()
     s.run(text="a", text_pair="b")

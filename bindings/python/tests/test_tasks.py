@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import edgebert
-from conftest import needs, data_dir
+from conftest import data_dir
 
 T, O = edgebert.Task, edgebert.Output
 TASK_OUTPUTS = {T.ENCODER: set(), T.SEQUENCE_CLASSIFICATION: {"logits"},
@@ -26,8 +26,7 @@ def task_models(task):
         with edgebert.Model(path) as m:
             if m.info.task == task:
                 found.append(path)
-    if not found:
-        pytest.skip("no %s model in %s/ebm (task test models come with branch `tasks`)" % (task.name, data_dir()))
+    assert found, "no %s model in %s/ebm" % (task.name, data_dir())
     return found
 
 
@@ -42,7 +41,6 @@ def brute_force_span(start, end, segment, max_tokens):
     return best
 
 
-@needs("eb_session_run_text_pair")  # libraries before the task API report every model as ENCODER
 @pytest.mark.parametrize("task", list(T))
 def test_outputs_of_each_task(testdata, task):
     for path in task_models(task):
@@ -69,7 +67,6 @@ def test_outputs_of_each_task(testdata, task):
                 assert len(m.labels) == info.num_labels
 
 
-@needs("eb_session_best_span")
 @pytest.mark.parametrize("max_tokens", [30, 3, 1])
 def test_best_span_is_the_brute_force_best(testdata, max_tokens):
     for path in task_models(T.QUESTION_ANSWERING):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import edgebert
-from conftest import ebm_path, needs, vocab
+from conftest import ebm_path, vocab
 
 CLS, SEP = 101, 102
 A = "The movie was really good, and the acting was great!"
@@ -49,7 +49,6 @@ def test_non_ascii_text_runs(session):
     assert np.all(np.isfinite(out["last_hidden_state"]))
 
 
-@needs("eb_session_run_text_pair")
 def test_text_pair_equals_its_ids_and_types(session):
     session.run(text=A)
     ids_a = session.input_ids
@@ -62,7 +61,6 @@ def test_text_pair_equals_its_ids_and_types(session):
     assert_same_outputs(out, session.run(ids=ids, types=types))
 
 
-@needs("eb_session_get_token_offsets")
 @pytest.mark.parametrize("text, pair", [(A, None), (A, B), ("Ünïcode café, twice: café", "naïve")])
 def test_token_offsets_point_into_the_text(session, text, pair):
     words = vocab("h128_4x32")
@@ -85,7 +83,6 @@ def test_token_offsets_point_into_the_text(session, text, pair):
     assert list(segment).count(-1) == (3 if pair else 2)
 
 
-@needs("eb_session_get_token_offsets")
 def test_token_offsets_after_ids_is_bad_state(session):
     session.run(ids=[CLS, 200, SEP])
     with pytest.raises(edgebert.Error) as e:

@@ -11,7 +11,6 @@ import static org.edgebert.EdgeBertException.SEQUENCE_TOO_LONG;
 import static org.edgebert.EdgeBertException.UNSUPPORTED;
 import static org.edgebert.Support.expect;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
@@ -19,7 +18,6 @@ import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
 import java.nio.file.Paths;
 import java.util.Arrays;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 class ErrorsTest {
@@ -53,13 +51,7 @@ class ErrorsTest {
   @Test
   void memoryCeiling() {
     try (Model m = Model.load(ENCODER)) {
-      Session s = null;
-      try {
-        s = m.newSession(1, 0, false, 1);
-      } catch (EdgeBertException e) {
-        assertEquals(OUT_OF_MEMORY, e.status(), e.getMessage());
-      }
-      Assumptions.assumeTrue(s == null, "max_memory_bytes not implemented by this libedgebert yet");
+      expect(OUT_OF_MEMORY, () -> m.newSession(1, 0, false, 1));
       m.newSession(1, 0, false, 1L << 40).close();
     }
   }
@@ -115,8 +107,8 @@ class ErrorsTest {
   void labelErrors() {
     try (Model m = Model.load(ENCODER)) {
       assertEquals(0, m.labels().length);
-      EdgeBertException e = assertThrows(EdgeBertException.class, () -> m.label(0));
-      assertTrue(e.status() == INVALID_ARGUMENT || e.getMessage().contains("lacks eb_model_get_label"), e.getMessage());
+      expect(INVALID_ARGUMENT, () -> m.label(0));
+      expect(INVALID_ARGUMENT, () -> m.label(-1));
     }
   }
 

@@ -1,10 +1,11 @@
 // TasksTest: task outputs one call away: for each converted test model with a task head, its
 // outputs and shapes, its label names, and bestSpan() equal to a brute-force search over the
-// start/end logits and token offsets. Skipped while no task model exists in the test data.
+// start/end logits and token offsets.
 package org.edgebert;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -15,7 +16,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 class TasksTest {
@@ -33,8 +33,36 @@ class TasksTest {
         }
       }
     }
-    Assumptions.assumeFalse(found.isEmpty(), "no " + task + " model in the test data (comes with branch tasks)");
+    assertFalse(found.isEmpty(), "no " + task + " model in the test data");
     return found;
+  }
+
+  @Test
+  void labelsAreTheCheckpointsId2Label() {
+    try (Model m = Model.load(TestData.ebm("task_bert_seqcls_tanh", "int8"))) {
+      assertArrayEquals(new String[] {"negative", "neutral", "positive"}, m.labels());
+    }
+    try (Model m = Model.load(TestData.ebm("task_bert_token", "fp32"))) {
+      assertArrayEquals(new String[] {"O", "B-PER", "I-PER", "B-LOC", "I-LOC"}, m.labels());
+    }
+  }
+
+  @Test
+  void answerMatchesTheGolden() {
+    Path d = TestData.dir().resolve("task_bert_qa").resolve("cases").resolve("text_pair");
+    String question = new String(TestData.bytes(d.resolve("text_a.txt")), StandardCharsets.UTF_8);
+    String context = new String(TestData.bytes(d.resolve("text_b.txt")), StandardCharsets.UTF_8);
+    String[] best = new String(TestData.bytes(d.resolve("best_span.txt")), StandardCharsets.US_ASCII).trim().split("\\s+");
+    try (Model m = Model.load(TestData.ebm("task_bert_qa", "fp32")); Session s = m.newSession(1, 0)) {
+      s.runTextPair(question, context);
+      Span span = s.bestSpan(Integer.parseInt(best[6]));
+      assertEquals(Integer.parseInt(best[0]), span.startToken);
+      assertEquals(Integer.parseInt(best[1]), span.endToken);
+      assertEquals(new String(TestData.bytes(d.resolve("answer.txt")), StandardCharsets.UTF_8), span.text);
+      assertEquals(Float.parseFloat(best[4]), span.score, 1e-3);
+      float[] start = TestData.floats(d.resolve("start_logits.f32"));
+      assertEquals(0, TestData.maxAbsDiff(start, s.output(Output.START_LOGITS)), 1e-3);
+    }
   }
 
   @Test
