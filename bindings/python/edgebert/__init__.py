@@ -9,11 +9,11 @@ The library is found through EDGEBERT_LIBRARY, next to this package, or in the s
 
 from ._errors import Error, Status
 from ._library import api as _api
-from ._types import ModelInfo, Output, Span, Task
+from ._types import ModelInfo, Output, Span, Task, TokenLabel
 from .model import Model
 from .session import Session
 
-__all__ = ["Error", "Model", "ModelInfo", "Output", "Session", "Span", "Status", "Task", "version"]
+__all__ = ["Error", "Model", "ModelInfo", "Output", "Session", "Span", "Status", "Task", "TokenLabel", "version"]
 
 
 def version():

@@ -35,5 +35,8 @@ INFO_FIELDS = ("hidden_size", "num_attention_heads", "num_hidden_layers", "inter
 # eb_model_info; flags are bool, task is a Task.
 ModelInfo = collections.namedtuple("ModelInfo", INFO_FIELDS)
 
+# One token of a token-classification run: its bytes [begin, end) in the text and its best label.
+TokenLabel = collections.namedtuple("TokenLabel", "begin end text label")
+
 # eb_span plus the answer text: context bytes [begin_byte, end_byte) decoded as UTF-8.
 Span = collections.namedtuple("Span", "start_token end_token begin_byte end_byte score text")

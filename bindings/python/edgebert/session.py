@@ -10,7 +10,7 @@ import numpy as np
 from ._errors import Error, Status
 from ._handle import NativeHandle
 from ._library import SpanStruct, c_float_p, c_int32_p
-from ._types import Output, Span
+from ._types import Output, Span, TokenLabel
 
 _INT32_MIN, _INT32_MAX = -2**31, 2**31 - 1
 
@@ -153,6 +153,38 @@ class Session(NativeHandle):
             if self._context is not None and 0 <= span.begin_byte <= span.end_byte <= len(self._context):
                 text = self._context[span.begin_byte:span.end_byte].decode("utf-8", errors="replace")
             return Span(span.start_token, span.end_token, span.begin_byte, span.end_byte, span.score, text)
+
+    # ---- task outputs one call away (compositions of the calls above)
+
+    def embed(self, text, text_pair=None):
+        """Sentence-embedding models: the embedding of text (float32 [hidden])."""
+        return self._task_output(text, text_pair, "sentence_embedding")
+
+    def classify(self, text, text_pair=None):
+        """Sequence classifiers: the name of the label with the largest logit."""
+        logits = self._task_output(text, text_pair, "logits")
+        return self._model.label(int(np.argmax(logits)))
+
+    def answer(self, question, context, max_answer_tokens=30):
+        """Extractive QA models: the best answer Span (.text as written in the context)."""
+        self._task_output(question, context, "start_logits")
+        return self.best_span(max_answer_tokens)
+
+    def token_labels(self, text):
+        """Token classifiers: a TokenLabel(begin, end, text, label) per word piece of text (the
+        special tokens left out), label = the name of the largest of its token_logits."""
+        logits = self._task_output(text, None, "token_logits")
+        begin, end, segment = self.token_offsets()
+        data = text.encode("utf-8")
+        return [TokenLabel(int(b), int(e), data[b:e].decode("utf-8", errors="replace"),
+                           self._model.label(int(np.argmax(row))))
+                for b, e, seg, row in zip(begin, end, segment, logits) if seg >= 0]
+
+    def _task_output(self, text, text_pair, key):
+        out = self.run(text=text, text_pair=text_pair)
+        if key not in out:
+            raise Error(Status.UNSUPPORTED, "this model has no %s output (task %s)" % (key, self._model.info.task.name))
+        return out[key]
 
     def memory(self):
         """{"arena_bytes", "naive_bytes", "packed_weight_bytes"} of this session."""

@@ -109,3 +109,37 @@ def test_offsets_spans_and_answers(testdata, kind):
                 assert span.text == read_text(model_name, case, "answer.txt")
             if kind == "fp32":
                 assert span.score == pytest.approx(float(score), abs=1e-3)
+
+
+def golden(model, case, name):
+    return np.fromfile(os.path.join(case_dir(model, case), name), dtype="<f4")
+
+
+def test_one_call_task_helpers_match_goldens(testdata):
+    text = read_text("task_bert_token", "text", "text.txt")
+    with edgebert.Model(ebm_path("task_bert_token", "fp32")) as m, m.session() as s:
+        got = s.token_labels(text)
+        offsets = np.loadtxt(os.path.join(case_dir("task_bert_token", "text"), "offsets.txt"), dtype=np.int32, ndmin=2)
+        logits = golden("task_bert_token", "text", "token_logits.f32").reshape(len(offsets), -1)
+        names = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]  # the checkpoint's id2label
+        want = [(b, e, text.encode()[b:e].decode(), names[int(np.argmax(row))])
+                for (b, e, seg), row in zip(offsets, logits) if seg >= 0]
+        assert [tuple(t) for t in got] == want
+    with edgebert.Model(ebm_path("task_bert_seqcls_tanh", "fp32")) as m, m.session() as s:
+        text = read_text("task_bert_seqcls_tanh", "text", "text.txt")
+        want = ["negative", "neutral", "positive"][int(np.argmax(golden("task_bert_seqcls_tanh", "text", "logits.f32")))]
+        assert s.classify(text) == want
+        with pytest.raises(edgebert.Error) as e:
+            s.answer("q", "c")
+        assert e.value.status == edgebert.Status.UNSUPPORTED
+    with edgebert.Model(ebm_path("task_bert_qa", "fp32")) as m, m.session() as s:
+        q, c = read_text("task_bert_qa", "text_pair", "text_a.txt"), read_text("task_bert_qa", "text_pair", "text_b.txt")
+        max_tokens = int(open(os.path.join(case_dir("task_bert_qa", "text_pair"), "best_span.txt")).read().split()[6])
+        assert s.answer(q, c, max_tokens).text == read_text("task_bert_qa", "text_pair", "answer.txt")
+        with pytest.raises(edgebert.Error) as e:
+            s.embed("x")
+        assert e.value.status == edgebert.Status.UNSUPPORTED
+    with edgebert.Model(ebm_path("task_st_mean_norm", "fp32")) as m, m.session() as s:
+        emb = s.embed(read_text("task_st_mean_norm", "text", "text.txt"))
+        assert np.max(np.abs(emb - golden("task_st_mean_norm", "text", "sentence_embedding.f32"))) <= 1e-3
+        assert abs(np.linalg.norm(emb) - 1) <= 1e-4

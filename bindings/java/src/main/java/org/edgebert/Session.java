@@ -158,6 +158,66 @@ public final class Session implements AutoCloseable {
     return new Span(ints[0], ints[1], ints[2], ints[3], score[0], text);
   }
 
+  // ---- task outputs one call away (compositions of the calls above)
+
+  /** Sentence-embedding models: the embedding of text. */
+  public synchronized float[] embed(String text) {
+    runText(text);
+    return taskOutput(Output.SENTENCE_EMBEDDING);
+  }
+
+  /** Sequence classifiers: the name of the label with the largest logit. */
+  public synchronized String classify(String text) {
+    runText(text);
+    return model.label(argmax(taskOutput(Output.LOGITS), 0, model.info().numLabels));
+  }
+
+  /** Extractive QA models: the best answer (at most maxAnswerTokens tokens) with its text. */
+  public synchronized Span answer(String question, String context, int maxAnswerTokens) {
+    runTextPair(question, context);
+    taskOutput(Output.START_LOGITS);
+    return bestSpan(maxAnswerTokens);
+  }
+
+  public Span answer(String question, String context) {
+    return answer(question, context, 30);
+  }
+
+  /** Token classifiers: each word piece of text (special tokens left out) with its best label. */
+  public synchronized TokenLabel[] tokenLabels(String text) {
+    runText(text);
+    float[] logits = taskOutput(Output.TOKEN_LOGITS);
+    int labels = model.info().numLabels;
+    TokenOffsets o = tokenOffsets();
+    byte[] utf8 = Strings.cString(text, "text");
+    java.util.List<TokenLabel> out = new java.util.ArrayList<>();
+    for (int i = 0; i < o.size(); i++) {
+      if (o.segment[i] >= 0) {
+        out.add(new TokenLabel(o.begin[i], o.end[i], Strings.fromUtf8(utf8, o.begin[i], o.end[i]),
+                               model.label(argmax(logits, i * labels, labels))));
+      }
+    }
+    return out.toArray(new TokenLabel[0]);
+  }
+
+  private float[] taskOutput(Output which) {
+    if (!hasOutput(which)) {
+      throw new EdgeBertException(EdgeBertException.UNSUPPORTED,
+                                  "this model has no " + which + " output (task " + model.info().task + ")");
+    }
+    return output(which);
+  }
+
+  private static int argmax(float[] v, int offset, int n) {
+    int best = 0;
+    for (int i = 1; i < n; i++) {
+      if (v[offset + i] > v[offset + best]) {
+        best = i;
+      }
+    }
+    return best;
+  }
+
   /** {arena bytes, naive sum of buffers, packed weight bytes}. */
   public synchronized long[] memory() {
     long[] m = new long[3];

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -62,6 +63,53 @@ class TasksTest {
       assertEquals(Float.parseFloat(best[4]), span.score, 1e-3);
       float[] start = TestData.floats(d.resolve("start_logits.f32"));
       assertEquals(0, TestData.maxAbsDiff(start, s.output(Output.START_LOGITS)), 1e-3);
+    }
+  }
+
+  static String text(String model, String c, String file) {
+    return new String(TestData.bytes(TestData.dir().resolve(model).resolve("cases").resolve(c).resolve(file)),
+                      StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void oneCallHelpersMatchTheGoldens() {
+    String t = text("task_bert_token", "text", "text.txt");
+    try (Model m = Model.load(TestData.ebm("task_bert_token", "fp32")); Session s = m.newSession(1, 0)) {
+      TokenLabel[] got = s.tokenLabels(t);
+      Path d = TestData.dir().resolve("task_bert_token").resolve("cases").resolve("text");
+      int[] off = TestData.ints(d.resolve("offsets.txt"));
+      float[] logits = TestData.floats(d.resolve("token_logits.f32"));
+      String[] names = {"O", "B-PER", "I-PER", "B-LOC", "I-LOC"};
+      int k = 0;
+      for (int i = 0; i < off.length / 3; i++) {
+        if (off[3 * i + 2] < 0) {
+          continue;
+        }
+        int best = 0;
+        for (int j = 1; j < 5; j++) {
+          best = logits[i * 5 + j] > logits[i * 5 + best] ? j : best;
+        }
+        assertEquals(off[3 * i], got[k].begin);
+        assertEquals(off[3 * i + 1], got[k].end);
+        assertEquals(names[best], got[k].label);
+        k++;
+      }
+      assertEquals(k, got.length);
+      EdgeBertException e = assertThrows(EdgeBertException.class, () -> s.embed("x"));
+      assertEquals(EdgeBertException.UNSUPPORTED, e.status());
+    }
+    try (Model m = Model.load(TestData.ebm("task_bert_seqcls_tanh", "fp32")); Session s = m.newSession(1, 0)) {
+      float[] g = TestData.floats(TestData.dir().resolve("task_bert_seqcls_tanh/cases/text/logits.f32"));
+      int best = g[0] >= g[1] && g[0] >= g[2] ? 0 : (g[1] >= g[2] ? 1 : 2);
+      assertEquals(new String[] {"negative", "neutral", "positive"}[best], s.classify(text("task_bert_seqcls_tanh", "text", "text.txt")));
+    }
+    try (Model m = Model.load(TestData.ebm("task_st_mean_norm", "fp32")); Session s = m.newSession(1, 0)) {
+      float[] g = TestData.floats(TestData.dir().resolve("task_st_mean_norm/cases/text/sentence_embedding.f32"));
+      assertEquals(0, TestData.maxAbsDiff(g, s.embed(text("task_st_mean_norm", "text", "text.txt"))), 1e-3);
+    }
+    try (Model m = Model.load(TestData.ebm("task_bert_qa", "fp32")); Session s = m.newSession(1, 0)) {
+      Span a = s.answer(text("task_bert_qa", "text_pair", "text_a.txt"), text("task_bert_qa", "text_pair", "text_b.txt"), 5);
+      assertEquals(text("task_bert_qa", "text_pair", "answer.txt"), a.text);
     }
   }
 
