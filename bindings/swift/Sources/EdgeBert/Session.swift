@@ -176,6 +176,51 @@ public final class Session: @unchecked Sendable {
         }
     }
 
+    // ---- task outputs one call away (compositions of the calls above)
+
+    /// Sentence-embedding models: the embedding of text.
+    public func embed(_ text: String) throws -> [Float] {
+        try taskOutput(try run(text: text), .sentenceEmbedding).values
+    }
+
+    /// Sequence classifiers: the name of the label with the largest logit.
+    public func classify(_ text: String) throws -> String {
+        let logits = try taskOutput(try run(text: text), .logits).values
+        return try model.label(Session.argmax(logits[...]))
+    }
+
+    /// Extractive QA models: the best answer span (with its text) of the question in the context.
+    public func answer(question: String, context: String, maxAnswerTokens: Int = 30) throws -> Span {
+        _ = try taskOutput(try run(text: question, pair: context), .startLogits)
+        return try bestSpan(maxAnswerTokens: maxAnswerTokens)
+    }
+
+    /// Token classifiers: each word piece of text (special tokens left out) with its best label.
+    public func tokenLabels(_ text: String) throws -> [TokenLabel] {
+        let logits = try taskOutput(try run(text: text), .tokenLogits)
+        let n = logits.shape.count == 2 ? logits.shape[1] : 0
+        let o = try tokenOffsets()
+        let bytes = Array(text.utf8)
+        return try o.segment.indices.filter { o.segment[$0] >= 0 }.map { i in
+            let b = Int(o.begin[i]), e = Int(o.end[i])
+            return TokenLabel(begin: b, end: e, text: String(decoding: bytes[b..<e], as: UTF8.self),
+                              label: try model.label(Session.argmax(logits.values[i * n..<(i + 1) * n])))
+        }
+    }
+
+    private func taskOutput(_ out: [Output: Tensor], _ which: Output) throws -> Tensor {
+        guard let t = out[which] else {
+            throw EdgeBertError(.unsupported, "this model has no \(which.key) output")
+        }
+        return t
+    }
+
+    private static func argmax(_ v: ArraySlice<Float>) -> Int {
+        var best = v.startIndex
+        for i in v.indices where v[i] > v[best] { best = i }
+        return best - v.startIndex
+    }
+
     /// (arena bytes, naive sum of buffers, packed weight bytes).
     public func memory() throws -> (arena: Int, naive: Int, packedWeights: Int) {
         try withHandle { h in

@@ -65,3 +65,10 @@ public struct Span: Equatable, Sendable {
 public struct TokenOffsets: Equatable, Sendable {
     public let begin, end, segment: [Int32]
 }
+
+/// One word piece of a token-classification run: its bytes in the text and its best label.
+public struct TokenLabel: Equatable, Sendable {
+    public let begin, end: Int  // [begin, end) in the text's UTF-8
+    public let text: String
+    public let label: String
+}

@@ -76,12 +76,7 @@ final class OutputsTests: XCTestCase {
         let a = try s.inputIds()
         try s.run(text: "the food was fresh")
         let b = try s.inputIds()
-        let out: [Output: Tensor]
-        do {
-            out = try s.run(text: "the movie was good", pair: "the food was fresh")
-        } catch let e as EdgeBertError where e.message.contains("lacks eb_") {
-            throw XCTSkip("task API not merged yet: \(e.message)")
-        }
+        let out = try s.run(text: "the movie was good", pair: "the food was fresh")
         let ids = try s.inputIds()
         XCTAssertEqual(ids, a + b.dropFirst())
         let types = [Int32](repeating: 0, count: a.count) + [Int32](repeating: 1, count: b.count - 1)
@@ -93,11 +88,7 @@ final class OutputsTests: XCTestCase {
             .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let a = "The movie was really good, and the acting was great!", b = "She said the food was fresh."
         let s = try Model(path: TestData.ebm("h128_4x32", "int8")).session()
-        do {
-            try s.run(text: a, pair: b)
-        } catch let e as EdgeBertError where e.message.contains("lacks eb_") {
-            throw XCTSkip("task API not merged yet: \(e.message)")
-        }
+        try s.run(text: a, pair: b)
         let ids = try s.inputIds(), o = try s.tokenOffsets()
         XCTAssertEqual(o.begin.count, ids.count)
         let texts = [Array(a.utf8), Array(b.utf8)]
