@@ -23,13 +23,24 @@ exec scripts/debian13/root.sh -- bash -ec '
     chmod 777 .
     apt-get $APT source --download-only -q xnnpack || echo "[xnnpack-source] apt-get source failed (see above); using what it fetched"
   fi
-  [ -d fxdiv ] || { apt-get download -q libfxdiv-dev && dpkg -x libfxdiv-dev_*.deb fxdiv; }
+  if [ ! -d fxdiv ]; then
+    apt-get download libfxdiv-dev
+    dpkg -x libfxdiv-dev_*.deb fxdiv
+  fi
   tarball=$(ls xnnpack_*.orig.tar.*)
   sha256sum "$tarball"
-  [ -d xnnpack ] || { mkdir xnnpack && tar -xf "$tarball" -C xnnpack --strip-components=1; }
+  if [ ! -f xnnpack/.unpacked ]; then
+    rm -rf xnnpack
+    mkdir xnnpack
+    tar -xf "$tarball" -C xnnpack  # Debian'"'"'s orig tarball has no top-level folder
+    touch xnnpack/.unpacked
+  fi
+  XSRC=$W/fetch/xnnpack
+  [ -f "$XSRC/CMakeLists.txt" ] || XSRC=$(dirname "$(ls -d "$W"/fetch/xnnpack/*/CMakeLists.txt | head -1)")
   cmake -S /src -B "$W/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DEDGEBERT_XNNPACK_SOURCE_DIR="$W/fetch/xnnpack" -DXNNPACK_USE_SYSTEM_LIBS=ON \
-    -DFXDIV_SOURCE_DIR="$W/fetch/fxdiv/usr" -DXNNPACK_ENABLE_KLEIDIAI=OFF
+    -DEDGEBERT_XNNPACK_SOURCE_DIR="$XSRC" -DXNNPACK_USE_SYSTEM_LIBS=ON \
+    -DFXDIV_SOURCE_DIR="$W/fetch/fxdiv/usr" -DXNNPACK_ENABLE_KLEIDIAI=OFF \
+    -DCPUINFO_SOURCE_DIR=/usr -DPTHREADPOOL_SOURCE_DIR=/usr
   t0=$(date +%s)
   cmake --build "$W/build" -j "$(nproc)" --target edgebert-convert test_xnn_gemm test_no_alloc edgebert-gemm-kinds
   echo "[xnnpack-source] build: $(( $(date +%s) - t0 )) s"
