@@ -39,6 +39,15 @@ if [ -z "$(candidate libxnnpack-dev)" ] || [ "$(candidate libxnnpack-dev)" = "(n
   $SUDO apt-get update -q || echo "[sysroot] warning: apt-get update reported errors; continuing"
 fi
 
+# XNNPACK's runtime package is libxnnpack0 on Debian 12, libxnnpack0.20241108 on Debian 13: take
+# the name from libxnnpack-dev's dependencies.
+xnn_rt=$(apt-cache depends "libxnnpack-dev:$ARCH" 2>/dev/null | awk '/Depends: libxnnpack0/ {sub(":.*", "", $2); print $2; exit}')
+PKGS=("${PKGS[@]/#libxnnpack0/${xnn_rt:-libxnnpack0}}")
+# Catch2 v3 (Debian 13): `catch2` is an Architecture: all transitional package; the library is in
+# libcatch2-dev.
+v=$(candidate libcatch2-dev)
+[ -n "$v" ] && [ "$v" != "(none)" ] && PKGS=("${PKGS[@]/#catch2/libcatch2-dev}")
+
 # The version list of what we unpack: the sysroot is rebuilt when it changes.
 want=""
 for p in "${PKGS[@]}"; do

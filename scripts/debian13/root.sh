@@ -11,7 +11,8 @@
 # serialized with flock, so parallel callers share one root.
 # /proc, /sys, /dev and the source tree are bind-mounted in a private mount namespace (unshare),
 # so the mounts exist only for this command and vanish when it ends, even if it is killed; a trap
-# unmounts them explicitly as well. Needs root.
+# unmounts them explicitly as well. SOURCE/../shared (test assets), if present, appears as /shared.
+# Needs root.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
@@ -69,6 +70,8 @@ bind /proc /proc
 bind /sys /sys
 bind /dev /dev
 bind "$SRC" /src
+# The tests read shared assets next to the checkout (EDGEBERT_SHARED = SOURCE/../shared).
+[ -d "$SRC/../shared" ] && bind "$(cd "$SRC/../shared" && pwd)" /shared
 cp -L /etc/resolv.conf "$DIR/etc/resolv.conf" 2> /dev/null || true
 chroot "$DIR" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

@@ -108,6 +108,20 @@ void warn_no_avx2() {
   return false;
 }
 
+
+#if defined(__x86_64__) || defined(__i386__)
+// The VNNI builds of the AVX2 attention kernel this CPU can run (each must equal AVX2 bit for bit).
+struct X86S8 {
+  const char* name;
+  void (*fn)(const kn::AttentionHeadS8&);
+};
+std::vector<X86S8> vnni_s8_kernels() {
+  std::vector<X86S8> v;
+  if (kn::cpu_has_avx512vnni()) v.push_back({"avx512vnni", kn::attention_head_s8_avx512vnni});
+  if (kn::cpu_has_avxvnni()) v.push_back({"avxvnni", kn::attention_head_s8_avxvnni});
+  return v;
+}
+#endif
 #if defined(__aarch64__)
 // The NEON kernels to compare with the portable ones: the plain ARMv8-A one always, the
 // dot-product one when the CPU has it (under qemu: QEMU_CPU=max yes, cortex-a53 no).
@@ -432,6 +446,7 @@ TEST_CASE("attention_head_s8 matches the reference and AVX2 matches portable", "
   const char* masks[] = {"none", "random", "trailing", "all_masked", "one_valid"};
   size_t ref_diff = 0, ref_total = 0, avx_diff = 0;
   int worst_ref = 0, worst_avx = 0;
+  [[maybe_unused]] size_t vnni_runs = 0;
 #if defined(__aarch64__)
   size_t neon_diff = 0, neon_total = 0;
   int worst_neon = 0;
@@ -471,6 +486,13 @@ TEST_CASE("attention_head_s8 matches the reference and AVX2 matches portable", "
           avx_diff += da.differing;
           worst_avx = std::max(worst_avx, da.max_abs);
           CHECK(compare_s8(avx, ref).max_abs <= 1);
+          for (const X86S8& k : vnni_s8_kernels()) {
+            INFO(k.name);
+            std::vector<uint8_t> vnni_probs;
+            CHECK(run_s8(c, k.fn, &vnni_probs) == avx);
+            CHECK(vnni_probs == avx_probs);
+            ++vnni_runs;
+          }
         }
 #endif
 #if defined(__aarch64__)
@@ -501,6 +523,10 @@ TEST_CASE("attention_head_s8 matches the reference and AVX2 matches portable", "
             << "\n";
   // Off-by-one only at rounding ties: must be rare.
   CHECK(ref_diff * 200 < ref_total);
+#if defined(__x86_64__) || defined(__i386__)
+  std::cout << "[attention_s8] VNNI kernels bit-identical to AVX2 in " << vnni_runs << " runs\n";
+  if (have_avx2() && kn::cpu_has_avx512vnni()) CHECK(vnni_runs > 0);
+#endif
 #if defined(__aarch64__)
   std::cout << "[attention_s8] NEON (";
   for (const auto& nm : neon_names) std::cout << nm << " ";
@@ -527,6 +553,7 @@ TEST_CASE("attention_head_s8 extreme inputs (-128 everywhere, saturation)", "[ke
         const auto avx = run_s8(c, kn::attention_head_s8_avx2);
         CHECK(compare_s8(avx, ref).max_abs <= 1);
         CHECK(compare_s8(avx, port).max_abs == 0);
+        for (const X86S8& k : vnni_s8_kernels()) CHECK(run_s8(c, k.fn) == avx);
       }
 #endif
 #if defined(__aarch64__)
@@ -946,6 +973,7 @@ TEST_CASE("attention_head_s8 timing (informational)", "[kernels][timing]") {
     if (have_avx2()) {
       const double ta = time_us(kn::attention_head_s8_avx2, a, iters * 5);
       msg << ", avx2 " << ta << " us, speedup " << tp / ta << "x";
+      for (const X86S8& k : vnni_s8_kernels()) msg << ", " << k.name << " " << time_us(k.fn, a, iters * 5) << " us";
     }
 #endif
 #if defined(__aarch64__)

@@ -202,6 +202,14 @@ void attention_head_f32_portable(const AttentionHeadF32& a) {
 // ---------------------------------------------------------------------------------------------
 void attention_head_s8(const AttentionHeadS8& args) {
 #if defined(__x86_64__) || defined(__i386__)
+  if (cpu_has_avx512vnni()) {
+    attention_head_s8_avx512vnni(args);
+    return;
+  }
+  if (cpu_has_avxvnni()) {
+    attention_head_s8_avxvnni(args);
+    return;
+  }
   if (cpu_has_avx2_fma()) {
     attention_head_s8_avx2(args);
     return;

@@ -54,6 +54,9 @@ void attention_head_s8(const AttentionHeadS8& args);  // picks the best implemen
 void attention_head_s8_portable(const AttentionHeadS8& args);
 #if defined(__x86_64__) || defined(__i386__)
 void attention_head_s8_avx2(const AttentionHeadS8& args);  // requires cpu_has_avx2_fma()
+// The AVX2 kernel with vpdpbusd for P.V; bit-identical results.
+void attention_head_s8_avx512vnni(const AttentionHeadS8& args);  // requires cpu_has_avx512vnni()
+void attention_head_s8_avxvnni(const AttentionHeadS8& args);     // requires cpu_has_avxvnni()
 #endif
 #if defined(__aarch64__)
 void attention_head_s8_neon(const AttentionHeadS8& args);      // any ARMv8-A core

@@ -12,6 +12,9 @@
 // P.V uses vpmaddubsw on (pq[j], pq[j+1]) x (v[j,d], v[j+1,d]); the pair sum cannot saturate
 // because pq[j] <= 127 (see numerics.h), so |sum| <= 2 * 127 * 128 = 32512 < 32767.
 // Stack use: about 21 KB (partial blocks and the block's query rows widened to int16).
+// attention_avx512vnni.cpp / attention_avxvnni.cpp compile this file again with EB_DOT4 (the P.V
+// dot product of 4 byte pairs into int32) as one vpdpbusd and their own function name; the
+// float part is compiled only here.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -24,6 +27,15 @@
 
 namespace edgebert {
 namespace kernels {
+
+#ifndef EB_ATTENTION_S8_NAME
+#define EB_ATTENTION_S8_NAME attention_head_s8_avx2
+#define EB_ATTENTION_WITH_F32 1
+#endif
+// acc + sum of 4 u8 x s8 products per int32 lane; exact (the int16 pair sums cannot saturate).
+#ifndef EB_DOT4
+#define EB_DOT4(acc, p, v) _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(p, v), _mm256_set1_epi16(1)))
+#endif
 
 namespace {
 
@@ -252,8 +264,8 @@ static inline __m128i requant16(__m256i a, __m256i b, __m256 mult, __m256 lo, __
 #define EB_PV_STEP(r, pword)                                                              \
   {                                                                                       \
     const __m256i p = _mm256_set1_epi32(pword);                                           \
-    acc##r##0 = _mm256_add_epi32(acc##r##0, _mm256_madd_epi16(_mm256_maddubs_epi16(p, v0), ones)); \
-    acc##r##1 = _mm256_add_epi32(acc##r##1, _mm256_madd_epi16(_mm256_maddubs_epi16(p, v1), ones)); \
+    acc##r##0 = EB_DOT4(acc##r##0, p, v0);                                                \
+    acc##r##1 = EB_DOT4(acc##r##1, p, v1);                                                \
   }
 
 // P.V for 4 rows x 16 channels over `ngroups` packed key groups (vp: first group at this channel
@@ -262,7 +274,6 @@ static inline __m128i requant16(__m256i a, __m256i b, __m256 mult, __m256 lo, __
 __attribute__((noinline)) static void pv_4x16(const uint8_t* p0, const uint8_t* p1, const uint8_t* p2,
                                               const uint8_t* p3, const int8_t* vp, size_t gstride, int ngroups,
                                               __m256i acc[4][2]) {
-  const __m256i ones = _mm256_set1_epi16(1);
   __m256i acc00 = acc[0][0], acc01 = acc[0][1], acc10 = acc[1][0], acc11 = acc[1][1];
   __m256i acc20 = acc[2][0], acc21 = acc[2][1], acc30 = acc[3][0], acc31 = acc[3][1];
   for (int g = 0; g < ngroups; ++g, vp += gstride) {
@@ -295,7 +306,6 @@ struct PvArgs {
 };
 
 static void pv_block(const PvArgs& a, const float mult_rows[4], int32_t zp_i) {
-  const __m256i ones = _mm256_set1_epi16(1);
   const __m256 lo = _mm256_set1_ps(-128.0f - static_cast<float>(zp_i));
   const __m256 hi = _mm256_set1_ps(127.0f - static_cast<float>(zp_i));
   const __m256i zp = _mm256_set1_epi32(zp_i);
@@ -310,8 +320,8 @@ static void pv_block(const PvArgs& a, const float mult_rows[4], int32_t zp_i) {
       const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tp + 32));
       for (int r = 0; r < 4; ++r) {
         const __m256i p = _mm256_set1_epi32(a.tail_word[r]);
-        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(p, v0), ones));
-        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(p, v1), ones));
+        acc[r][0] = EB_DOT4(acc[r][0], p, v0);
+        acc[r][1] = EB_DOT4(acc[r][1], p, v1);
       }
     }
     const int cnt = a.hd - d0 < 16 ? a.hd - d0 : 16;
@@ -331,7 +341,7 @@ static void pv_block(const PvArgs& a, const float mult_rows[4], int32_t zp_i) {
 
 }  // namespace
 
-void attention_head_s8_avx2(const AttentionHeadS8& a) {
+void EB_ATTENTION_S8_NAME(const AttentionHeadS8& a) {
   const int n = a.n, hd = a.head_dim;
   if (n <= 0 || hd <= 0) return;
   if (hd > kMaxHd) {
@@ -474,6 +484,7 @@ void attention_head_s8_avx2(const AttentionHeadS8& a) {
 
 // =============================================================================================
 // fp32
+#ifdef EB_ATTENTION_WITH_F32
 namespace {
 
 static inline __m256 loadf_masked(const float* p, int cnt, __m256i mask) {
@@ -646,6 +657,8 @@ void attention_head_f32_avx2(const AttentionHeadF32& a) {
     }
   }
 }
+
+#endif  // EB_ATTENTION_WITH_F32
 
 }  // namespace kernels
 }  // namespace edgebert

@@ -22,6 +22,17 @@ bool detect_avx2_fma() {
   return false;
 #endif
 }
+// libgcc's / compiler-rt's CPU model also checks that the OS saves the AVX-512 register state.
+bool detect_x86(const char* which) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (!detect_avx2_fma()) return false;
+  if (which[3] == '5') return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+  return __builtin_cpu_supports("avxvnni");
+#else
+  (void)which;
+  return false;
+#endif
+}
 bool detect_neon_dot() {
 #if defined(__aarch64__) && defined(__linux__)
   return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
@@ -39,6 +50,16 @@ bool detect_neon_dot() {
 
 bool cpu_has_avx2_fma() {
   static const bool has = detect_avx2_fma();  // thread-safe static init, no heap
+  return has;
+}
+
+bool cpu_has_avx512vnni() {
+  static const bool has = detect_x86("avx512vnni");
+  return has;
+}
+
+bool cpu_has_avxvnni() {
+  static const bool has = detect_x86("avxvnni");
   return has;
 }
 

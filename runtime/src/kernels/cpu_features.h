@@ -7,6 +7,10 @@ namespace kernels {
 // True when the CPU (and OS) support AVX2 and FMA, i.e. the *_avx2 kernels may run.
 // Always false on non-x86 builds. Thread-safe; the answer is computed once.
 bool cpu_has_avx2_fma();
+// AVX2+FMA plus AVX512-VNNI with AVX512VL (EVEX vpdpbusd on 256-bit vectors): *_avx512vnni kernels.
+bool cpu_has_avx512vnni();
+// AVX2+FMA plus AVX-VNNI (VEX vpdpbusd): *_avxvnni kernels. Both false on non-x86 builds.
+bool cpu_has_avxvnni();
 
 // True on aarch64 cores with the dot-product instructions (sdot/udot, HWCAP_ASIMDDP), i.e. the
 // *_neon_dot kernels may run. Always false elsewhere. Thread-safe; computed once.
