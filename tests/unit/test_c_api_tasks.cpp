@@ -193,6 +193,13 @@ TEST_CASE("max_memory_bytes: refused before allocating, with the numbers; enough
   const std::string msg = err;
   CHECK(msg.find("max_memory_bytes " + std::to_string(arena / 2)) != std::string::npos);
   CHECK(msg.find("arena " + std::to_string(arena)) != std::string::npos);
+  // the packed-weight estimate in the message is close to what XNNPACK really packs
+  const size_t at = msg.find("packed weights ");
+  REQUIRE(at != std::string::npos);
+  const double estimate = std::stod(msg.substr(at + 15));
+  CHECK(estimate >= 0.9 * static_cast<double>(packed));
+  CHECK(estimate <= 1.25 * static_cast<double>(packed));
+  WARN("packed weights: estimate " << estimate << " bytes, XNNPACK " << packed << " bytes");
   // arena + packed weights (the estimate is within a few % of what XNNPACK packs)
   o.max_memory_bytes = arena + packed / 2;
   CHECK(eb_session_create(m.m, &o, &s, err, sizeof err) == EB_ERROR_OUT_OF_MEMORY);
