@@ -188,7 +188,7 @@ CalibrationInputs make_calibration_inputs(const FloatBert& m, const std::vector<
       const std::vector<int32_t> seq(b.ids.begin() + b.starts[s], b.ids.begin() + b.starts[s + 1]);
       for (size_t len = 1; len <= 3 && len < seq.size(); ++len) add_ids(seq.data(), len);
     }
-    if (text_file.empty() && m.task == Task::kQuestionAnswering && m.config.has_token_types()) {
+    if (m.task == Task::kQuestionAnswering && m.config.has_token_types()) {  // QA inputs are pairs
       for (size_t i = 0; i + 1 < lines.size(); i += 2) {
         const std::string_view second(lines[i + 1]);
         add_text(lines[i], &second);

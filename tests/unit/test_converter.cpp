@@ -805,4 +805,8 @@ TEST_CASE("calibration sees text pairs: QA models and TAB-separated calibration 
   const TokenBatch cut = make_calibration_inputs(cls, &vocab.tokens, true, f.string(), 8).batch;
   REQUIRE(cut.starts[1] == 8);
   CHECK(cut.ids[7] == 102);
+  // QA models pair consecutive lines of a calibration file too
+  write_text(f, "Who was rude?\nThe staff was rude.\n");
+  const TokenBatch qb = make_calibration_inputs(qa, &vocab.tokens, true, f.string(), 128).batch;
+  CHECK(type1_tokens(qb) == 6);  // the staff was rude . [SEP]
 }
