@@ -124,9 +124,9 @@ CalibrationInputs make_calibration_inputs(const FloatBert& m, const std::vector<
     return out;
   }
 
-  auto add_ids = [&](const int32_t* ids, size_t n) {
+  auto add_ids = [&](const int32_t* ids, size_t n, size_t type1_from = SIZE_MAX) {
     b.ids.insert(b.ids.end(), ids, ids + n);
-    b.token_types.insert(b.token_types.end(), n, 0);
+    for (size_t i = 0; i < n; ++i) b.token_types.push_back(i >= type1_from && m.config.has_token_types() ? 1 : 0);
     b.starts.push_back(b.starts.back() + n);
   };
 
@@ -154,21 +154,45 @@ CalibrationInputs make_calibration_inputs(const FloatBert& m, const std::vector<
     std::string err;
     if (!tok.init(views, opt, &err)) throw std::runtime_error("vocab.txt: " + err);
     std::vector<int32_t> ids(max_len);
-    for (const std::string& line : lines) {
-      size_t n = tok.encode(line, ids.data(), ids.size(), true);
-      n = std::min<size_t>(n, ids.size());
-      if (n == static_cast<size_t>(max_len)) ids[n - 1] = tok.sep_id();
+    // [CLS] a [SEP] (b [SEP]), cut to max_len with a final [SEP]; b's tokens get type 1.
+    auto add_text = [&](std::string_view a, const std::string_view* pair_b) {
+      size_t n = 1;
+      ids[0] = tok.cls_id();
+      size_t second = SIZE_MAX;
+      const std::string_view* const parts[] = {&a, pair_b};
+      for (const std::string_view* t : parts) {
+        if (!t) continue;
+        if (t == pair_b) second = n;
+        n += std::min(tok.encode(*t, ids.data() + n, ids.size() - n, false), ids.size() - n);
+        if (n < ids.size()) ids[n++] = tok.sep_id();
+      }
+      if (n == ids.size()) ids[n - 1] = tok.sep_id();
       for (size_t i = 0; i < n; ++i)
         if (ids[i] < 0 || ids[i] >= m.config.vocab_size) ids[i] = tok.unk_id();
-      add_ids(ids.data(), n);
+      add_ids(ids.data(), n, second);
+    };
+    for (const std::string& line : lines) {
+      const size_t tab = line.find('\t');
+      if (tab == std::string::npos) {
+        add_text(line, nullptr);
+      } else {
+        const std::string_view second(line.data() + tab + 1, line.size() - tab - 1);
+        add_text(std::string_view(line.data(), tab), &second);
+      }
     }
-    // Short prefixes ([CLS], [CLS] w1, [CLS] w1 w2) of the first sentences: with one or two keys
+    // Short prefixes ([CLS], [CLS] w1, [CLS] w1 w2) of the last 8 sentences: with one or two keys
     // attention returns un-averaged V rows, the largest context vectors any input produces.
-    const size_t first = b.starts.size() - 1 - std::min<size_t>(lines.size(), 8);
-    const size_t seqs = b.starts.size() - 1;
+    const size_t seqs = b.num_sequences();
+    const size_t first = seqs - std::min<size_t>(lines.size(), 8);
     for (size_t s = first; s < seqs; ++s) {
       const std::vector<int32_t> seq(b.ids.begin() + b.starts[s], b.ids.begin() + b.starts[s + 1]);
       for (size_t len = 1; len <= 3 && len < seq.size(); ++len) add_ids(seq.data(), len);
+    }
+    if (m.task == Task::kQuestionAnswering && m.config.has_token_types()) {  // QA inputs are pairs
+      for (size_t i = 0; i + 1 < lines.size(); i += 2) {
+        const std::string_view second(lines[i + 1]);
+        add_text(lines[i], &second);
+      }
     }
   } else if (!text_file.empty()) {
     throw std::runtime_error(text_file + ": the checkpoint has no vocab.txt to tokenize calibration text");

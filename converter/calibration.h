@@ -23,8 +23,11 @@ struct CalibrationInputs {
 // when that is longer), each token a LayerNorm-normalised Gaussian vector scaled and shifted per
 // dimension by the gamma/beta of one of the model's own encoder LayerNorms (drawn per dimension
 // and per sequence), since the embedding LayerNorm itself is missing.
-// Sentences also contribute their 1-, 2- and 3-token prefixes (first 8 sentences): short inputs
+// Sentences also contribute their 1-, 2- and 3-token prefixes (last 8 sentences): short inputs
 // give attention's extreme (un-averaged) outputs, which long sentences never show.
+// Text pairs (token types 0 then 1, as "[CLS] a [SEP] b [SEP]"): a calibration-file line holding
+// a TAB is the pair (before TAB, after TAB); question-answering models with token types also get
+// each calibration line (file or built-in) paired with the next one (their inputs are pairs).
 // With `text_file`: one sentence per line (blank lines skipped), at most 1024 lines, each
 // truncated to max_len tokens; positions beyond the longest line are not calibrated, so the file
 // should contain inputs as long as those the model will see. Throws std::runtime_error on an

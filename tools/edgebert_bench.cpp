@@ -243,9 +243,9 @@ int bench_one(const Options& o) {
   const double session_ms = ms_since(t1);
   const ModelConfig& c = lm.model->config;
   std::printf("edgebert-bench %s\n", EDGEBERT_VERSION_STRING);
-  std::printf("model: %s\n  %s, %d layers, hidden %d, %d heads x %d, intermediate %d, vocab %d\n",
-              lm.description.c_str(), lm.model->int8 ? "int8" : "fp32", c.layers, c.hidden, c.heads, c.head_dim(),
-              c.intermediate, c.vocab);
+  std::printf("model: %s\n  %s, %s%s, %d layers, hidden %d, %d heads x %d, intermediate %d, vocab %d\n",
+              lm.description.c_str(), lm.model->int8 ? "int8" : "fp32", lm.model->is_distilbert ? "DistilBERT " : "",
+              task_name(lm.model->task), c.layers, c.hidden, c.heads, c.head_dim(), c.intermediate, c.vocab);
   std::printf("machine: %s\n  features: %s\n  threads: %ld\n", cpu.c_str(), features.c_str(), o.threads);
   std::printf("init: %.1f ms (%s %.1f ms + session %.1f ms)\n", load_ms + session_ms,
               o.synthetic.empty() ? "load" : "build+convert+load", load_ms, session_ms);
@@ -324,6 +324,7 @@ int bench_one(const Options& o) {
         .value("peak_rss_bytes", static_cast<long long>(peak_rss_kib()) * 1024)
         .end_object();
     j.value("allocations_during_runs", static_cast<long long>(r.allocations));
+    j.value("task", task_name(lm.model->task));
     if (o.op_profile) {
       j.begin_object("op_profile_ms");
       for (int k = 0; k < static_cast<int>(OpKind::kCount); ++k) j.value(op_kind_name(static_cast<OpKind>(k)), r.op_ms[k]);

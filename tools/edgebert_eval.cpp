@@ -10,7 +10,9 @@
 //         embedding outputs) | --random-ids N (N seeded random-token sequences, lengths 8..128)
 // Prints, per int8 model: per-token cosine of the last hidden state (min / mean), the same over
 // the ordinary dimensions (all but the --exclude-top K dimensions with the largest RMS in the
-// fp32 hidden states), pooled-output cosine, largest logit difference and argmax agreement; and
+// fp32 hidden states), pooled-output cosine (the sentence embedding for sentence-embedding
+// models), largest difference of the head's logits (sequence, QA start/end or per-token logits)
+// and argmax agreement (the class; QA: start and end; tokens: every token's label); and
 // per block (embeddings, each layer's attention and FFN block) the cumulative cosine of the
 // hidden state and the block's local error: the block run on the fp32 model's input.
 #include <algorithm>
@@ -133,7 +135,8 @@ bool hook(void* ctx, int layer, int stage, float* h, size_t n) {
 }
 
 struct Outputs {
-  std::vector<float> hidden, pooled, logits;
+  std::vector<float> hidden, pooled, logits;  // pooled: pooler or sentence embedding
+  size_t logit_rows = 0;                      // logits: rows of logit_width, argmax per row
 };
 
 bool run(Session& s, const Input& in, Outputs* out, std::string* err) {
@@ -147,7 +150,16 @@ bool run(Session& s, const Input& in, Outputs* out, std::string* err) {
   const size_t H = static_cast<size_t>(s.model().config.hidden);
   out->hidden.assign(s.last_hidden_state(), s.last_hidden_state() + in.n * H);
   if (s.model().has_pooler) out->pooled.assign(s.pooler_output(), s.pooler_output() + H);
-  if (s.model().has_classifier) out->logits.assign(s.logits(), s.logits() + s.model().config.num_labels);
+  if (s.sentence_embedding()) out->pooled.assign(s.sentence_embedding(), s.sentence_embedding() + H);
+  const size_t L = static_cast<size_t>(s.model().config.num_labels);
+  out->logits.clear();
+  if (s.logits()) out->logits.assign(s.logits(), s.logits() + L), out->logit_rows = 1;
+  if (s.token_logits()) out->logits.assign(s.token_logits(), s.token_logits() + in.n * L), out->logit_rows = in.n;
+  if (s.start_logits()) {
+    out->logits.assign(s.start_logits(), s.start_logits() + in.n);
+    out->logits.insert(out->logits.end(), s.end_logits(), s.end_logits() + in.n);
+    out->logit_rows = 2;
+  }
   return true;
 }
 
@@ -165,8 +177,14 @@ struct ModelReport {
   std::vector<Worst> worst;
 };
 
-int argmax(const std::vector<float>& v) {
-  return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
+// True when every row of the two [rows, width] logit arrays has the same argmax.
+bool same_argmax(const Outputs& a, const Outputs& b) {
+  const size_t w = a.logits.size() / std::max<size_t>(1, a.logit_rows);
+  for (size_t r = 0; r < a.logit_rows; ++r) {
+    const auto ra = a.logits.begin() + r * w, rb = b.logits.begin() + r * w;
+    if (std::max_element(ra, ra + w) - ra != std::max_element(rb, rb + w) - rb) return false;
+  }
+  return true;
 }
 
 bool read_lines(const std::string& path, std::vector<std::string>* lines, std::string* err) {
@@ -450,7 +468,7 @@ int main(int argc, char** argv) {
       if (!ro.logits.empty()) {
         for (size_t k = 0; k < ro.logits.size(); ++k) dlogit = std::max(dlogit, double(std::fabs(mo.logits[k] - ro.logits[k])));
         r.max_logit_diff = std::max(r.max_logit_diff, dlogit);
-        const bool same = argmax(mo.logits) == argmax(ro.logits);
+        const bool same = same_argmax(mo, ro);
         r.argmax_agree += same;
         ++r.classified;
         agree = same ? "yes" : "NO";

@@ -127,6 +127,16 @@ int main(int argc, char** argv) {
               "token types %d, layer_norm_eps %g, labels %d\n",
               c.hidden, c.heads, c.head_dim(), c.layers, c.intermediate, c.vocab, c.max_position, c.type_vocab, c.eps,
               c.num_labels);
+  std::printf("model type: %s, FFN activation %s, task %s", model->is_distilbert ? "distilbert" : "bert",
+              edgebert::activation_name(c.activation), edgebert::task_name(model->task));
+  if (model->task == edgebert::Task::kSentenceEmbedding)
+    std::printf(" (pooling %s%s)", edgebert::pooling_name(model->pooling), model->normalize ? " + L2 normalize" : "");
+  std::printf("\n");
+  if (!model->labels.empty()) {
+    std::printf("labels:");
+    for (size_t i = 0; i < model->labels.size(); ++i) std::printf(" %zu=%s", i, model->labels[i].c_str());
+    std::printf("\n");
+  }
   std::printf("inputs: %s%s\n", model->has_embeddings ? "token ids" : "precomputed embeddings only (encoder-only model)",
               model->has_vocab ? ", text (WordPiece vocabulary included)" : "");
   if (m->calibration())
@@ -154,12 +164,13 @@ int main(int argc, char** argv) {
     print_tensor(L->output_norm()->beta(), &t.weights);
   }
   print_linear(m->pooler(), &t);
+  print_linear(m->pre_classifier(), &t);
   print_linear(m->classifier(), &t);
   if (m->vocab())
     for (const auto* s : *m->vocab()->tokens()) t.vocab += s->size() + 1;
   const size_t other = model->file_size - std::min(model->file_size, t.weights + t.embeddings + t.vocab);
   std::printf("\nfile size: %zu bytes\n  encoder/pooler/classifier weights: %zu\n  embeddings: %zu\n  vocabulary: %zu\n"
-              "  FlatBuffer metadata, alignment padding: %zu\n",
+              "  FlatBuffer metadata, labels, alignment padding: %zu\n",
               model->file_size, t.weights, t.embeddings, t.vocab, other);
 
   if (plan) {

@@ -1,8 +1,12 @@
-// edgebert-run: runs one input through a model and prints a short summary.
-//   edgebert-run --model MODEL.ebm (--text "..." | --ids "101 7592 102" | --embeds PATH)
+// edgebert-run: runs one input through a model and prints a short summary and the task's result.
+//   edgebert-run --model MODEL.ebm (--text "..." [--text-pair "..."] | --ids "101 7592 102" | --embeds PATH |
+//                --question "..." --context "..." [--max-answer-len N] [--stride N])
 //                [--types "0 0 1"] [--mask "1 1 0"] [--threads N] [--max-seq-len N] [--dump NAME=PATH]...
-// NAME is last_hidden_state (float32 [seq, hidden]), pooler_output (float32 [hidden]) or
-// logits (float32 [labels]); raw little-endian, written atomically. Uses only the public C API.
+// NAME is last_hidden_state (float32 [seq, hidden]), pooler_output (float32 [hidden]), logits
+// (float32 [labels]), sentence_embedding ([hidden]), start_logits / end_logits ([seq]) or
+// token_logits ([seq, labels]); raw little-endian, written atomically. Runs use the public C
+// API; only the QA context windows use the model's tokenizer directly (qa_windows.h).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -11,17 +15,25 @@
 #include <vector>
 
 #include "edgebert/edgebert.h"
+#include "model.h"
+#include "qa_windows.h"
 #include "tool_common.h"
 
 namespace {
 
 void usage(FILE* f) {
   std::fprintf(f,
-               "usage: edgebert-run --model MODEL.ebm (--text \"...\" | --ids \"101 7592 102\" | --embeds PATH)\n"
+               "usage: edgebert-run --model MODEL.ebm (--text \"...\" [--text-pair \"...\"] | --ids \"101 7592 102\" |\n"
+               "                    --embeds PATH | --question \"...\" --context \"...\" [--max-answer-len N] [--stride N])\n"
                "                    [--types \"0 0 1\"] [--mask \"1 1 0\"] [--threads N] [--max-seq-len N]\n"
                "                    [--dump NAME=PATH]...\n"
                "  --types, --mask: token type ids and attention mask (1 = token, 0 = padding) for --ids\n"
-               "  NAME: last_hidden_state | pooler_output | logits (raw little-endian float32)\n"
+               "  --text-pair: second segment ([CLS] text [SEP] pair [SEP], token types 0 then 1)\n"
+               "  --question/--context: extractive QA (prints 'answer: TEXT'); a context longer than the\n"
+               "    session maximum is split into windows overlapping by --stride tokens (default 128,\n"
+               "    at most half a window); --max-answer-len: longest answer in tokens (default 30)\n"
+               "  NAME: last_hidden_state | pooler_output | logits | sentence_embedding | start_logits |\n"
+               "    end_logits | token_logits (raw little-endian float32)\n"
                "  --embeds PATH: float32 [seq, hidden] precomputed embedding outputs (skips the embedding layer)\n");
 }
 
@@ -30,13 +42,116 @@ int die(const std::string& msg) {
   return 1;
 }
 
+struct Output {
+  const char* name;
+  eb_output which;
+};
+constexpr Output kOutputs[] = {{"last_hidden_state", EB_OUTPUT_LAST_HIDDEN_STATE},
+                               {"pooler_output", EB_OUTPUT_POOLER_OUTPUT},
+                               {"logits", EB_OUTPUT_LOGITS},
+                               {"sentence_embedding", EB_OUTPUT_SENTENCE_EMBEDDING},
+                               {"start_logits", EB_OUTPUT_START_LOGITS},
+                               {"end_logits", EB_OUTPUT_END_LOGITS},
+                               {"token_logits", EB_OUTPUT_TOKEN_LOGITS}};
+
+const char* label_name(const eb_model* m, int i) {
+  const char* name = "?";
+  eb_model_get_label(m, i, &name);
+  return name;
+}
+
+// Labels with softmax probabilities (sequence classifiers).
+void print_classes(const eb_model* m, const float* logits, int labels) {
+  double mx = logits[0], sum = 0;
+  for (int i = 1; i < labels; ++i) mx = std::max<double>(mx, logits[i]);
+  for (int i = 0; i < labels; ++i) sum += std::exp(logits[i] - mx);
+  int best = 0;
+  for (int i = 0; i < labels; ++i) {
+    if (logits[i] > logits[best]) best = i;
+    std::printf("  %-20s %.4f  (logit %.4f)\n", label_name(m, i), std::exp(logits[i] - mx) / sum, logits[i]);
+  }
+  std::printf("label: %s\n", label_name(m, best));
+}
+
+// Each word of the text with the label of its first sub-token (token classifiers after a text
+// run; "##" vocabulary pieces continue a word), or each token when there are no offsets (--ids).
+void print_token_labels(const eb_model* m, eb_session* s, const std::string& model_path, const float* logits, size_t n,
+                        int labels, const std::string& text_a, const std::string& text_b) {
+  const int32_t *begin = nullptr, *end = nullptr, *seg = nullptr;
+  const bool offsets = eb_session_get_token_offsets(s, &begin, &end, &seg, nullptr) == EB_OK;
+  const int32_t* ids = nullptr;
+  size_t count = 0;
+  eb_session_get_input_ids(s, &ids, &count);
+  auto best = [&](size_t t) {
+    return static_cast<int>(std::max_element(logits + t * labels, logits + (t + 1) * labels) - (logits + t * labels));
+  };
+  if (!offsets) {
+    for (size_t t = 0; t < n; ++t) std::printf("  %6d  %s\n", ids[t], label_name(m, best(t)));
+    return;
+  }
+  std::unique_ptr<edgebert::Model> model;  // for the vocabulary strings
+  std::string why;
+  if (edgebert::Model::load_file(model_path.c_str(), &model, &why) != EB_OK) {
+    die(why);
+    return;
+  }
+  auto continues = [&](size_t t) { return model->vocab[static_cast<size_t>(ids[t])].substr(0, 2) == "##"; };
+  for (size_t t = 0; t < n; ++t) {
+    if (seg[t] < 0) continue;
+    size_t last = t;
+    while (last + 1 < n && seg[last + 1] == seg[t] && continues(last + 1)) ++last;
+    const std::string& text = seg[t] == 0 ? text_a : text_b;
+    std::printf("  %-24s %s\n", text.substr(begin[t], end[last] - begin[t]).c_str(), label_name(m, best(t)));
+    t = last;
+  }
+}
+
+// Extractive QA: the best span over one pair run or over overlapping context windows.
+int answer_question(eb_session* s, const std::string& model_path, const std::string& question,
+                    const std::string& context, long max_answer, long stride, int max_seq) {
+  eb_span best{};
+  size_t best_offset = 0, windows = 1, best_window = 0;
+  eb_status st = eb_session_run_text_pair(s, question.c_str(), context.c_str());
+  if (st == EB_OK) {
+    st = eb_session_best_span(s, static_cast<int32_t>(max_answer), &best);
+  } else if (st == EB_ERROR_SEQUENCE_TOO_LONG) {
+    std::unique_ptr<edgebert::Model> model;
+    std::string why;
+    if (edgebert::Model::load_file(model_path.c_str(), &model, &why) != EB_OK) return die(why);
+    const size_t q = model->tokenizer.encode(question, nullptr, nullptr, 0, false, false);
+    if (q + 4 > static_cast<size_t>(max_seq))
+      return die("the question alone is " + std::to_string(q) + " tokens; the session maximum is " + std::to_string(max_seq));
+    const size_t window = static_cast<size_t>(max_seq) - q - 3;
+    const size_t overlap = stride >= 0 ? static_cast<size_t>(stride) : std::min<size_t>(128, window / 2);
+    const auto parts = edgebert::tools::split_context(model->tokenizer, context, window, overlap, &why);
+    if (parts.empty()) return die(why);
+    windows = parts.size();
+    bool found = false;
+    for (size_t w = 0; w < parts.size(); ++w) {
+      const std::string piece = context.substr(parts[w].begin_byte, parts[w].end_byte - parts[w].begin_byte);
+      eb_span span;
+      st = eb_session_run_text_pair(s, question.c_str(), piece.c_str());
+      if (st == EB_OK) st = eb_session_best_span(s, static_cast<int32_t>(max_answer), &span);
+      if (st != EB_OK) break;
+      if (!found || span.score > best.score) best = span, best_offset = parts[w].begin_byte, best_window = w, found = true;
+    }
+  }
+  if (st != EB_OK) return die(std::string(eb_status_string(st)) + ": " + eb_session_last_error(s));
+  const size_t b = best_offset + static_cast<size_t>(best.begin_byte), e = best_offset + static_cast<size_t>(best.end_byte);
+  std::printf("answer: %s\n", context.substr(b, e - b).c_str());
+  std::printf("score: %.4f (start logit + end logit)\n", best.score);
+  std::printf("offsets: %zu %zu (bytes in the context)\n", b, e);
+  if (windows > 1) std::printf("window: %zu of %zu\n", best_window + 1, windows);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace edgebert::tools;
-  std::string model_path, text, ids_arg, embeds_path, types_arg, mask_arg;
-  bool have_text = false, have_ids = false, have_embeds = false;
-  long threads = 1, max_len = 0;
+  std::string model_path, text, text_pair, ids_arg, embeds_path, types_arg, mask_arg, question, context;
+  bool have_text = false, have_pair = false, have_ids = false, have_embeds = false, have_q = false, have_c = false;
+  long threads = 1, max_len = 0, max_answer = 30, stride = -1;
   std::vector<std::pair<std::string, std::string>> dumps;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -46,33 +161,45 @@ int main(int argc, char** argv) {
       usage(stdout);
       return 0;
     }
-    if (a != "--model" && a != "--text" && a != "--ids" && a != "--embeds" && a != "--threads" &&
-        a != "--max-seq-len" && a != "--dump" && a != "--types" && a != "--mask") {
+    static const char* const kFlags[] = {"--model", "--text", "--text-pair", "--ids", "--embeds", "--threads",
+                                         "--max-seq-len", "--dump", "--types", "--mask", "--question", "--context",
+                                         "--max-answer-len", "--stride"};
+    if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }) == std::end(kFlags)) {
       usage(stderr);
       return die("unknown argument '" + a + "'") + 1;
     }
     if (!(v = value())) return die(a + " needs a value") + 1;
     if (a == "--model") model_path = v;
     if (a == "--text") text = v, have_text = true;
+    if (a == "--text-pair") text_pair = v, have_pair = true;
+    if (a == "--question") question = v, have_q = true;
+    if (a == "--context") context = v, have_c = true;
     if (a == "--ids") ids_arg = v, have_ids = true;
     if (a == "--embeds") embeds_path = v, have_embeds = true;
     if (a == "--types") types_arg = v;
     if (a == "--mask") mask_arg = v;
     if (a == "--threads" && !parse_int(v, 1, 256, &threads)) return die("--threads needs an integer in 1..256") + 1;
     if (a == "--max-seq-len" && !parse_int(v, 1, 1 << 16, &max_len)) return die("--max-seq-len needs a positive integer") + 1;
+    if (a == "--max-answer-len" && !parse_int(v, 1, 1 << 16, &max_answer))
+      return die("--max-answer-len needs a positive integer") + 1;
+    if (a == "--stride" && !parse_int(v, 0, 1 << 16, &stride)) return die("--stride needs a non-negative integer") + 1;
     if (a == "--dump") {
       const std::string d = v;
       const size_t eq = d.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == d.size()) return die("--dump needs NAME=PATH") + 1;
       const std::string name = d.substr(0, eq);
-      if (name != "last_hidden_state" && name != "pooler_output" && name != "logits")
-        return die("--dump: unknown output '" + name + "' (last_hidden_state, pooler_output, logits)") + 1;
+      if (std::none_of(std::begin(kOutputs), std::end(kOutputs), [&](const Output& o) { return name == o.name; }))
+        return die("--dump: unknown output '" + name +
+                   "' (last_hidden_state, pooler_output, logits, sentence_embedding, start_logits, end_logits, "
+                   "token_logits)") + 1;
       dumps.emplace_back(name, d.substr(eq + 1));
     }
   }
-  if (model_path.empty() || (have_text + have_ids + have_embeds) != 1) {
+  const bool qa = have_q || have_c;
+  if (model_path.empty() || (have_text + have_ids + have_embeds + qa) != 1 || (qa && !(have_q && have_c)) ||
+      (have_pair && !have_text)) {
     usage(stderr);
-    return die("--model and exactly one of --text, --ids, --embeds are required") + 1;
+    return die("--model and exactly one of --text [--text-pair], --ids, --embeds, --question with --context are required") + 1;
   }
 
   char err[1024];
@@ -100,11 +227,19 @@ int main(int argc, char** argv) {
     eb_model_free(model);
     return code;
   };
+  if (qa) {
+    if (info.task != EB_TASK_QUESTION_ANSWERING)
+      return finish(die("--question/--context need a question-answering model (this model's task is " +
+                        std::to_string(info.task) + ")"));
+    std::printf("model: %s (%s, question answering)\n", model_path.c_str(), info.is_int8 ? "int8" : "fp32");
+    const int max_seq = max_len > 0 ? static_cast<int>(max_len) : info.max_position_embeddings;
+    return finish(answer_question(session, model_path, question, context, max_answer, stride, max_seq));
+  }
   std::vector<int32_t> ids;
   std::vector<float> embeds;
   t0 = std::chrono::steady_clock::now();
   if (have_text) {
-    s = eb_session_run_text(session, text.c_str());
+    s = have_pair ? eb_session_run_text_pair(session, text.c_str(), text_pair.c_str()) : eb_session_run_text(session, text.c_str());
   } else if (have_ids) {
     if (!parse_int_list(ids_arg, &ids) || ids.empty()) return finish(die("--ids: expected space-separated token ids"));
     std::vector<int32_t> types, mask;
@@ -132,8 +267,11 @@ int main(int argc, char** argv) {
   const int32_t* used_ids = nullptr;
   size_t n = 0;
   eb_session_get_input_ids(session, &used_ids, &n);
-  std::printf("model: %s (%s, %d layers, hidden %d, %d heads)\n", model_path.c_str(), info.is_int8 ? "int8" : "fp32",
-              info.num_hidden_layers, info.hidden_size, info.num_attention_heads);
+  static const char* const kTasks[] = {"encoder", "sequence classification", "question answering",
+                                       "token classification", "sentence embedding"};
+  std::printf("model: %s (%s%s, %s, %d layers, hidden %d, %d heads)\n", model_path.c_str(), info.is_int8 ? "int8" : "fp32",
+              info.is_distilbert ? " DistilBERT" : "", kTasks[info.task], info.num_hidden_layers, info.hidden_size,
+              info.num_attention_heads);
   if (!have_embeds) {
     std::printf("tokens (%zu):", n);
     for (size_t i = 0; i < n && i < 64; ++i) std::printf(" %d", used_ids[i]);
@@ -149,25 +287,38 @@ int main(int argc, char** argv) {
               static_cast<long long>(shape[0]), static_cast<long long>(shape[1]), std::sqrt(norm), h[0],
               shape[1] > 1 ? h[1] : 0.f, shape[1] > 2 ? h[2] : 0.f, shape[1] > 3 ? h[3] : 0.f);
   if (info.has_pooler) std::printf("pooler_output: [%d]\n", info.hidden_size);
-  if (info.num_labels > 0) {
-    const float* lg = nullptr;
-    eb_session_get_output(session, EB_OUTPUT_LOGITS, &lg, shape, &rank);
-    int best = 0;
-    std::printf("logits: [");
-    for (int i = 0; i < info.num_labels; ++i) {
-      std::printf("%s%.4f", i ? ", " : "", lg[i]);
-      if (lg[i] > lg[best]) best = i;
+  const float* out = nullptr;
+  switch (info.task) {
+    case EB_TASK_SEQUENCE_CLASSIFICATION:
+      eb_session_get_output(session, EB_OUTPUT_LOGITS, &out, shape, &rank);
+      std::printf("logits: [%d]\n", info.num_labels);
+      print_classes(model, out, info.num_labels);
+      break;
+    case EB_TASK_TOKEN_CLASSIFICATION:
+      eb_session_get_output(session, EB_OUTPUT_TOKEN_LOGITS, &out, shape, &rank);
+      std::printf("token_logits: [%zu, %d]\n", n, info.num_labels);
+      print_token_labels(model, session, model_path, out, n, info.num_labels, text, text_pair);
+      break;
+    case EB_TASK_QUESTION_ANSWERING:
+      std::printf("start_logits, end_logits: [%zu] (use --question/--context for the answer)\n", n);
+      break;
+    case EB_TASK_SENTENCE_EMBEDDING: {
+      eb_session_get_output(session, EB_OUTPUT_SENTENCE_EMBEDDING, &out, shape, &rank);
+      double sn = 0;
+      for (int i = 0; i < info.hidden_size; ++i) sn += double(out[i]) * out[i];
+      std::printf("sentence_embedding: [%d], norm %.4f, first values %.4f %.4f %.4f %.4f\n", info.hidden_size, std::sqrt(sn),
+                  out[0], info.hidden_size > 1 ? out[1] : 0.f, info.hidden_size > 2 ? out[2] : 0.f,
+                  info.hidden_size > 3 ? out[3] : 0.f);
+      break;
     }
-    std::printf("]  argmax %d\n", best);
+    default: break;
   }
   std::printf("time: init %.1f ms, run %.2f ms (%ld thread%s)\n", init_ms, run_ms, threads, threads == 1 ? "" : "s");
 
   for (const auto& [name, path] : dumps) {
-    const eb_output which = name == "last_hidden_state" ? EB_OUTPUT_LAST_HIDDEN_STATE
-                            : name == "pooler_output"   ? EB_OUTPUT_POOLER_OUTPUT
-                                                        : EB_OUTPUT_LOGITS;
+    const auto o = std::find_if(std::begin(kOutputs), std::end(kOutputs), [&](const Output& x) { return name == x.name; });
     const float* data = nullptr;
-    s = eb_session_get_output(session, which, &data, shape, &rank);
+    s = eb_session_get_output(session, o->which, &data, shape, &rank);
     if (s != EB_OK) {
       rc = die("--dump " + name + ": " + eb_session_last_error(session));
       continue;

@@ -150,16 +150,6 @@ bool check_norm(Checker& c, const fb::LayerNorm* n, const std::string& what, int
 
 bool in_range(int v, int lo, int hi) { return v >= lo && v <= hi; }
 
-const char* task_label(Task t) {
-  switch (t) {
-    case Task::kEncoder: return "ENCODER";
-    case Task::kSequenceClassification: return "SEQUENCE_CLASSIFICATION";
-    case Task::kQuestionAnswering: return "QUESTION_ANSWERING";
-    case Task::kTokenClassification: return "TOKEN_CLASSIFICATION";
-    case Task::kSentenceEmbedding: return "SENTENCE_EMBEDDING";
-  }
-  return "?";
-}
 
 // The task head (schema 2; schema 1 files have a classifier or nothing): which tensors the task
 // needs, their shapes, the label names and the sentence pooling.
@@ -173,7 +163,7 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
     if (!in_range(t, 0, 4)) return c.fail("model task " + std::to_string(t) + " is not a known task");
     m->task = static_cast<Task>(t);
   }
-  const std::string task = task_label(m->task);
+  const std::string task = task_name(m->task);
   if (fm->pooler()) {
     m->has_pooler = true;
     if (!check_linear(c, fm->pooler(), "pooler", H, H, false, &m->pooler)) return false;
@@ -222,6 +212,36 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
 }
 
 }  // namespace
+
+const char* task_name(Task t) {
+  switch (t) {
+    case Task::kEncoder: return "encoder";
+    case Task::kSequenceClassification: return "sequence_classification";
+    case Task::kQuestionAnswering: return "question_answering";
+    case Task::kTokenClassification: return "token_classification";
+    case Task::kSentenceEmbedding: return "sentence_embedding";
+  }
+  return "?";
+}
+
+const char* pooling_name(Pooling p) {
+  switch (p) {
+    case Pooling::kCls: return "cls";
+    case Pooling::kMean: return "mean";
+    case Pooling::kMax: return "max";
+    case Pooling::kMeanSqrtLen: return "mean_sqrt_len";
+  }
+  return "?";
+}
+
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::kGelu: return "gelu";
+    case Activation::kRelu: return "relu";
+    case Activation::kGeluTanh: return "gelu_tanh";
+  }
+  return "?";
+}
 
 Model::~Model() {
   if (mapping_) munmap(mapping_, mapping_size_);

@@ -29,6 +29,10 @@ enum class Task : int {
 };
 // Sentence-embedding pooling over the tokens whose attention mask is 1 (schema Pooling).
 enum class Pooling : int { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3 };
+// Lowercase names for tools ("sequence_classification", "mean_sqrt_len", "gelu_tanh", ...).
+const char* task_name(Task t);
+const char* pooling_name(Pooling p);
+const char* activation_name(Activation a);
 
 struct LinearView {
   const char* name = "";

@@ -17,7 +17,7 @@ const char* op_kind_name(OpKind k) {
     case OpKind::kGelu: return "gelu";
     case OpKind::kOutputGemm: return "ffn_down_gemm";
     case OpKind::kAddNorm2: return "add_layernorm_2";
-    case OpKind::kPoolerClassifier: return "pooler_classifier";
+    case OpKind::kPoolerClassifier: return "task_head";
     case OpKind::kCount: break;
   }
   return "?";

@@ -74,7 +74,7 @@ class Session {
   const MemoryPlan& plan() const { return plan_; }
 
   // Per-op timing (nanoseconds accumulated over runs) when enabled; [layer][kind], with
-  // layer == num_layers used for embeddings and pooler. Enabling does not allocate per run.
+  // layer == num_layers used for embeddings and the task head. Enabling does not allocate per run.
   void enable_profiling(bool on) { profiling_ = on; }
   void reset_profile();
   int64_t profile_ns(int layer, OpKind kind) const;

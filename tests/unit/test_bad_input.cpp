@@ -247,3 +247,43 @@ TEST_CASE("encoder-only and classifier-less models refuse what they cannot do", 
   const float* out;
   CHECK(eb_session_get_output(s.s, EB_OUTPUT_LOGITS, &out, nullptr, nullptr) == EB_ERROR_UNSUPPORTED);
 }
+
+TEST_CASE("schema 2 head fields are validated (task, activation, pooling, labels, token types)", "[bad-model][heads]") {
+  namespace fb = edgebert::fb;
+  std::string msg;
+  auto mutate = [&](const char* model, auto&& fn) {
+    std::vector<uint8_t> b = read_bytes(ebm_path(model, "fp32"));
+    REQUIRE(fn(fb::GetMutableModel(b.data())));  // the field is stored, so the mutation took effect
+    return load_and_maybe_run(b, &msg);
+  };
+  CHECK(mutate("task_bert_qa", [](fb::Model* m) { return m->mutate_task(static_cast<fb::Task>(9)); }) ==
+        EB_ERROR_INVALID_MODEL);
+  CHECK(msg.find("task 9") != std::string::npos);
+  CHECK(mutate("task_bert_token", [](fb::Model* m) { return m->mutable_config()->mutate_hidden_act(static_cast<fb::Activation>(3)); }) ==
+        EB_ERROR_INVALID_MODEL);
+  CHECK(msg.find("hidden_act") != std::string::npos);
+  CHECK(mutate("task_st_max", [](fb::Model* m) { return m->mutable_sentence_pooling()->mutate_mode(static_cast<fb::Pooling>(4)); }) ==
+        EB_ERROR_INVALID_MODEL);
+  CHECK(msg.find("sentence_pooling.mode") != std::string::npos);
+  // a classifier in a model whose task has none, and the reverse
+  CHECK(mutate("task_bert_seqcls_tanh", [](fb::Model* m) { return m->mutate_task(fb::Task::ENCODER); }) == EB_ERROR_INVALID_MODEL);
+  CHECK(msg.find("classifier") != std::string::npos);
+  CHECK(mutate("task_st_cls", [](fb::Model* m) { return m->mutate_task(fb::Task::TOKEN_CLASSIFICATION); }) ==
+        EB_ERROR_INVALID_MODEL);
+  // QA needs [2, H]; labels must match num_labels
+  CHECK(mutate("task_bert_token", [](fb::Model* m) { return m->mutate_task(fb::Task::QUESTION_ANSWERING); }) ==
+        EB_ERROR_INVALID_MODEL);
+  CHECK(mutate("task_bert_seqcls_tanh", [](fb::Model* m) { return m->mutable_config()->mutate_num_labels(2); }) ==
+        EB_ERROR_INVALID_MODEL);
+  // DistilBERT's pre_classifier belongs to sequence classification only
+  CHECK(mutate("task_distil_seqcls_relu", [](fb::Model* m) { return m->mutate_task(fb::Task::TOKEN_CLASSIFICATION); }) ==
+        EB_ERROR_INVALID_MODEL);
+  CHECK(msg.find("pre_classifier") != std::string::npos);
+  // token types present iff type_vocab_size > 0
+  CHECK(mutate("task_bert_model_relu", [](fb::Model* m) { return m->mutable_config()->mutate_type_vocab_size(0); }) ==
+        EB_ERROR_INVALID_MODEL);
+  CHECK(msg.find("token_type") != std::string::npos);
+  // schema version 1 files have no task field: a classifier means sequence classification
+  CHECK(mutate("task_bert_seqcls_tanh", [](fb::Model* m) { return m->mutate_schema_version(1); }) == EB_OK);
+  CHECK(mutate("task_bert_model_relu", [](fb::Model* m) { return m->mutate_schema_version(1); }) == EB_OK);
+}

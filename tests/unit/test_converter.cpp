@@ -23,6 +23,7 @@
 #include "converter/checkpoint/safetensors.h"
 #include "converter/converter.h"
 #include "converter/quantization.h"
+#include "converter/calibration.h"
 #include "converter/reference_bert.h"
 #include "edgebert_generated.h"
 #include "test_support.h"
@@ -768,4 +769,44 @@ TEST_CASE("edgebert-convert CLI: notes and the unknown-architecture error", "[co
   CHECK(msg.find("unsupported architecture 'BertForMultipleChoice'") != std::string::npos);
   CHECK(std::count(msg.begin(), msg.end(), '\n') == 1);
   CHECK_FALSE(fs::exists(out2));
+}
+
+TEST_CASE("calibration sees text pairs: QA models and TAB-separated calibration lines", "[converter][heads]") {
+  auto load = [](const char* model, Vocab* vocab) {
+    std::vector<std::string> notes;
+    std::string dir;
+    FloatBert m = load_model_dir(testdata_dir() + "/" + model, &notes, &dir);
+    *vocab = read_vocab(dir);
+    return m;
+  };
+  auto type1_tokens = [](const TokenBatch& b) { return std::count(b.token_types.begin(), b.token_types.end(), 1); };
+  Vocab vocab;
+  const FloatBert qa = load("task_bert_qa", &vocab);
+  CHECK(type1_tokens(make_calibration_inputs(qa, &vocab.tokens, true, "", 128).batch) > 50);
+  const FloatBert cls = load("task_bert_seqcls_tanh", &vocab);
+  const TokenBatch single = make_calibration_inputs(cls, &vocab.tokens, true, "", 128).batch;
+  CHECK(type1_tokens(single) == 0);
+  const FloatBert distil = load("task_distil_qa", &vocab);  // no token types: pairs stay type 0
+  CHECK(type1_tokens(make_calibration_inputs(distil, &vocab.tokens, true, "", 128).batch) == 0);
+
+  TempDir tmp;
+  const fs::path f = tmp.path / "calib.txt";
+  write_text(f, "Who was rude?\tThe staff was rude.\nthe movie\n");
+  const TokenBatch b = make_calibration_inputs(cls, &vocab.tokens, true, f.string(), 128).batch;
+  REQUIRE(b.num_sequences() >= 2);
+  // [CLS] who was rude ? [SEP] the staff was rude . [SEP]
+  const std::vector<int32_t> types(b.token_types.begin(), b.token_types.begin() + static_cast<long>(b.starts[1]));
+  CHECK(types == std::vector<int32_t>{0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1});
+  CHECK(b.ids[0] == 101);
+  CHECK(b.ids[5] == 102);
+  CHECK(b.ids[11] == 102);
+  CHECK(b.starts[2] - b.starts[1] == 4);  // [CLS] the movie [SEP]
+  // a pair cut at max_len still ends with [SEP]
+  const TokenBatch cut = make_calibration_inputs(cls, &vocab.tokens, true, f.string(), 8).batch;
+  REQUIRE(cut.starts[1] == 8);
+  CHECK(cut.ids[7] == 102);
+  // QA models pair consecutive lines of a calibration file too
+  write_text(f, "Who was rude?\nThe staff was rude.\n");
+  const TokenBatch qb = make_calibration_inputs(qa, &vocab.tokens, true, f.string(), 128).batch;
+  CHECK(type1_tokens(qb) == 6);  // the staff was rude . [SEP]
 }

@@ -21,6 +21,17 @@ struct Counting {
   long stop() { return edgebert::tools::alloc_counter_stop(); }
 };
 
+// Loads MODEL.KIND.ebm and creates a session with `threads` threads (allocation is allowed here).
+void open_session(const char* model, const char* kind, int threads, ModelHandle* m, SessionHandle* s, eb_model_info* info) {
+  char err[512];
+  REQUIRE(eb_model_load_file(ebm_path(model, kind).c_str(), &m->m, err, sizeof err) == EB_OK);
+  eb_model_get_info(m->m, info);
+  eb_session_options o;
+  eb_session_options_init(&o);
+  o.num_threads = threads;
+  REQUIRE(eb_session_create(m->m, &o, &s->s, err, sizeof err) == EB_OK);
+}
+
 }  // namespace
 
 TEST_CASE("the allocation counter sees allocations", "[alloc]") {
@@ -37,15 +48,9 @@ TEST_CASE("runs perform zero heap allocations", "[alloc]") {
       for (int threads : {1, 2}) {
         INFO(model << " " << kind << " threads " << threads);
         ModelHandle m;
-        char err[512];
-        REQUIRE(eb_model_load_file(ebm_path(model, kind).c_str(), &m.m, err, sizeof err) == EB_OK);
-        eb_model_info info;
-        eb_model_get_info(m.m, &info);
-        eb_session_options o;
-        eb_session_options_init(&o);
-        o.num_threads = threads;
         SessionHandle s;
-        REQUIRE(eb_session_create(m.m, &o, &s.s, err, sizeof err) == EB_OK);
+        eb_model_info info;
+        open_session(model, kind, threads, &m, &s, &info);
         const Case len7 = read_case(model, "len7");
         const Case lmax = read_case(model, "lenmax");
         const Case pad = read_case(model, "len7_pad");
@@ -70,6 +75,52 @@ TEST_CASE("runs perform zero heap allocations", "[alloc]") {
           // error paths must not allocate either
           failures += eb_session_run_ids(s.s, bad_ids.data(), nullptr, nullptr, bad_ids.size()) != EB_ERROR_INVALID_ARGUMENT;
           failures += eb_session_run_ids(s.s, too_long.data(), nullptr, nullptr, too_long.size()) != EB_ERROR_SEQUENCE_TOO_LONG;
+        }
+        const long allocations = counting.stop();
+        CHECK(failures == 0);
+        CHECK(allocations == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("task heads, text pairs, offsets, labels and QA spans perform zero heap allocations", "[alloc][heads]") {
+  for (const char* model : {"task_bert_qa", "task_distil_qa", "task_bert_token", "task_distil_seqcls_relu",
+                            "task_st_mean_norm", "task_st_max"}) {
+    for (const char* kind : {"int8", "fp32"}) {
+      for (int threads : {1, 2}) {
+        INFO(model << " " << kind << " threads " << threads);
+        ModelHandle m;
+        SessionHandle s;
+        eb_model_info info;
+        open_session(model, kind, threads, &m, &s, &info);
+        const bool qa = info.task == EB_TASK_QUESTION_ANSWERING;
+        const std::vector<int32_t> ids = {101, 216, 181, 434, 107, 102, 160, 421, 181, 102};
+        const std::vector<int32_t> mask = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0};
+
+        Counting counting;
+        int failures = 0;
+        for (int rep = 0; rep < 3; ++rep) {
+          failures += eb_session_run_text_pair(s.s, "who was rude?", "the staff was rude [SEP] and slow.") != EB_OK;
+          const int32_t *b = nullptr, *e = nullptr, *seg = nullptr;
+          size_t n = 0;
+          failures += eb_session_get_token_offsets(s.s, &b, &e, &seg, &n) != EB_OK;
+          eb_span span;
+          failures += eb_session_best_span(s.s, 5, &span) != (qa ? EB_OK : EB_ERROR_UNSUPPORTED);
+          for (int out = EB_OUTPUT_LAST_HIDDEN_STATE; out < EB_OUTPUT_COUNT; ++out) {
+            const float* p = nullptr;
+            const eb_status st = eb_session_get_output(s.s, static_cast<eb_output>(out), &p, nullptr, nullptr);
+            failures += st != EB_OK && st != EB_ERROR_UNSUPPORTED;
+          }
+          failures += eb_session_run_text(s.s, "the movie was good") != EB_OK;
+          failures += eb_session_run_ids(s.s, ids.data(), nullptr, mask.data(), ids.size()) != EB_OK;
+          // error paths
+          failures += eb_session_get_token_offsets(s.s, &b, &e, &seg, &n) != EB_ERROR_BAD_STATE;
+          failures += eb_session_best_span(s.s, 5, &span) != (qa ? EB_ERROR_BAD_STATE : EB_ERROR_UNSUPPORTED);
+          failures += eb_session_run_text_pair(s.s, nullptr, "x") != EB_ERROR_INVALID_ARGUMENT;
+          const char* label = nullptr;
+          if (info.num_labels > 0) failures += eb_model_get_label(m.m, info.num_labels - 1, &label) != EB_OK;
+          failures += eb_model_get_label(m.m, info.num_labels, &label) != EB_ERROR_INVALID_ARGUMENT;
         }
         const long allocations = counting.stop();
         CHECK(failures == 0);

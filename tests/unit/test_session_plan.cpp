@@ -4,6 +4,7 @@
 // per-head buffers scale with threads, not heads.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <memory>
 
 #include "model.h"
@@ -88,5 +89,51 @@ TEST_CASE("per-head score memory scales with threads, not heads", "[planner][ses
     const size_t others = n * 768 * 4 /*hidden*/ + n * 3072 /*intermediate*/ + n * 2304 /*qkv*/ + n * 768 * 2;
     CHECK(s->arena_bytes() <= others + static_cast<size_t>(threads) * (per_head + 256) + 4096);
     WARN("threads " << threads << ": arena " << s->arena_bytes() << " bytes, naive " << s->naive_bytes());
+  }
+}
+
+TEST_CASE("the op list defines the lifetimes: first writer to last reader, outputs to the end", "[planner][session][schedule]") {
+  for (const char* model : {"base2_h12", "task_bert_qa", "task_distil_seqcls_relu", "task_st_mean_norm", "task_bert_token"}) {
+    for (const char* kind : {"int8", "fp32"}) {
+      INFO(model << " " << kind);
+      std::unique_ptr<Model> m;
+      std::string err;
+      REQUIRE(Model::load_file(ebm_path(model, kind).c_str(), &m, &err) == EB_OK);
+      SessionOptions o;
+      o.threads = 2;
+      o.max_seq_len = 32;
+      std::unique_ptr<Session> s;
+      REQUIRE(Session::create(*m, o, &s, &err) == EB_OK);
+      const Schedule& sc = s->schedule();
+      REQUIRE(sc.buffers.size() == s->buffers().size());
+      CHECK(count_overlaps(sc.buffers, s->plan().offsets) == 0);
+      const int last = static_cast<int>(sc.ops.size()) - 1;
+      for (size_t b = 0; b < sc.buffers.size(); ++b) {
+        const BufferRequest& r = sc.buffers[b];
+        INFO(r.name);
+        int first_touch = -1, last_touch = -1;
+        bool written_first = false;
+        for (int i = 0; i <= last; ++i) {
+          const ScheduledOp& op = sc.ops[i];
+          const bool in = std::find(op.inputs.begin(), op.inputs.end(), static_cast<int>(b)) != op.inputs.end();
+          const bool out = std::find(op.outputs.begin(), op.outputs.end(), static_cast<int>(b)) != op.outputs.end();
+          if ((in || out) && first_touch < 0) first_touch = i, written_first = out;
+          if (in || out) last_touch = i;
+        }
+        CHECK(written_first);
+        CHECK(r.first_op == first_touch);
+        CHECK(r.last_op == (sc.graph_output[b] ? last : last_touch));
+      }
+      // the task's outputs are graph outputs
+      const char* head = m->task == Task::kQuestionAnswering     ? "end_logits"
+                         : m->task == Task::kSentenceEmbedding   ? "sentence_embedding"
+                         : m->task == Task::kTokenClassification ? "token_logits"
+                                                                 : "logits";
+      const int hb = sc.find(head);
+      REQUIRE(hb >= 0);
+      CHECK(sc.graph_output[static_cast<size_t>(hb)]);
+      CHECK(sc.graph_output[static_cast<size_t>(sc.find("hidden"))]);
+      CHECK(format_schedule(sc).find(head) != std::string::npos);
+    }
   }
 }

@@ -822,8 +822,8 @@ class WordPieceTokenizer::Encoder {
     }
     if (is_nonspacing_mark(c)) {
       // A dropped combining mark still belongs to the character before it in the text.
-      if (word_bytes_ > 0 && word_src_end_[word_bytes_ - 1] == src_begin_) {
-        word_src_end_[word_bytes_ - 1] = src_end_;
+      if (word_bytes_ > 0 && word_src_end_[word_bytes_ - 1] == clamp(src_begin_)) {
+        word_src_end_[word_bytes_ - 1] = clamp(src_end_);
         word_end_ = src_end_;
       }
       return;
@@ -849,8 +849,8 @@ class WordPieceTokenizer::Encoder {
     if (word_chars_ < static_cast<size_t>(tok_.max_chars_per_word_)) {
       const size_t bytes = encode_utf8(c, word_ + word_bytes_);
       for (size_t b = word_bytes_; b < word_bytes_ + bytes; ++b) {
-        word_src_begin_[b] = src_begin_;
-        word_src_end_[b] = src_end_;
+        word_src_begin_[b] = clamp(src_begin_);
+        word_src_end_[b] = clamp(src_end_);
       }
       word_bytes_ += bytes;
     }
@@ -891,7 +891,7 @@ class WordPieceTokenizer::Encoder {
         emit(tok_.unk_id_, word_begin_, word_end_);
         return;
       }
-      emit(id, word_src_begin_[start], word_src_end_[end - 1]);
+      emit(id, static_cast<size_t>(word_src_begin_[start]), static_cast<size_t>(word_src_end_[end - 1]));
       start = end;
     }
   }
@@ -908,8 +908,8 @@ class WordPieceTokenizer::Encoder {
   size_t word_chars_ = 0;  // characters in the current word (counted past max_chars_per_word)
   size_t word_bytes_ = 0;  // UTF-8 bytes stored in word_
   char word_[kWordBytes];
-  size_t word_src_begin_[kWordBytes];  // per byte of word_: its character's source bytes
-  size_t word_src_end_[kWordBytes];
+  int32_t word_src_begin_[kWordBytes];  // per byte of word_: its character's source bytes (clamped)
+  int32_t word_src_end_[kWordBytes];
 };
 
 size_t WordPieceTokenizer::encode(std::string_view text, int32_t* ids, size_t max_ids,
