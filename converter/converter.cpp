@@ -279,6 +279,7 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
   cm.model = &m;
   cm.vocab = have_vocab ? &vocab.tokens : nullptr;
   cm.do_lower_case = vocab.do_lower_case;
+  cm.tokenize_chinese_chars = vocab.tokenize_chinese_chars;
   cm.int8 = !o.fp32;
   cm.max_position = max_pos;
 
