@@ -205,6 +205,8 @@ FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes
   FloatBert m = load_float_bert(ck, task);
   m.pooling = st.pooling;
   m.normalize = is_st && st.normalize;
+  m.max_seq_length = st.max_seq_length;
+  m.lowercase_input = st.lowercase_input;
   // Nothing is dropped silently: every tensor is used, or training-only and noted.
   const std::vector<std::string> unused = ck.unused_tensors();
   std::vector<std::string> errors;
@@ -249,6 +251,9 @@ ConvertResult convert_checkpoint(const ConvertOptions& o) {
   } else if (m.has_embeddings) {
     vocab = read_vocab(dir);
     have_vocab = true;
+    if (m.lowercase_input && !vocab.do_lower_case)
+      throw std::runtime_error(o.input_dir + "/sentence_bert_config.json: do_lower_case true with a cased tokenizer (" +
+                               dir + ") is not supported (the runtime would not lower-case the text)");
     if (static_cast<int>(vocab.tokens.size()) != cfg.vocab_size)
       throw std::runtime_error(dir + "/vocab.txt: has " + std::to_string(vocab.tokens.size()) +
                                " tokens, config.json vocab_size is " + std::to_string(cfg.vocab_size));
@@ -273,12 +278,19 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
   if (o.max_seq_len < 0 || o.max_seq_len > cfg.max_position_embeddings)
     throw std::runtime_error("--max-seq-len " + std::to_string(o.max_seq_len) + " is outside 1.." +
                              std::to_string(cfg.max_position_embeddings) + " (max_position_embeddings)");
-  if (o.max_seq_len > 0) max_pos = o.max_seq_len;
+  if (o.max_seq_len > 0) {
+    max_pos = o.max_seq_len;
+  } else if (m.max_seq_length > 0 && m.max_seq_length < max_pos) {
+    // sentence-transformers truncates longer inputs: the model refuses them instead of embedding
+    // more text than the original would.
+    max_pos = m.max_seq_length;
+  }
 
   ConvertedModel cm;
   cm.model = &m;
   cm.vocab = have_vocab ? &vocab.tokens : nullptr;
   cm.do_lower_case = vocab.do_lower_case;
+  cm.tokenize_chinese_chars = vocab.tokenize_chinese_chars;
   cm.int8 = !o.fp32;
   cm.max_position = max_pos;
 

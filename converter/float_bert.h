@@ -62,6 +62,8 @@ struct FloatBert {
   FloatLinear classifier;  // [labels, H]; question answering: qa_outputs [2, H]
   PoolingMode pooling = PoolingMode::kCls;  // SENTENCE_EMBEDDING only
   bool normalize = false;                   // SENTENCE_EMBEDDING only
+  int max_seq_length = 0;  // sentence-transformers' max_seq_length (inputs it would truncate), 0: none
+  bool lowercase_input = false;  // sentence-transformers lower-cases the text before tokenizing
   int head_dim() const { return config.hidden_size / config.num_attention_heads; }
   HiddenAct activation() const { return config.activation; }
 };

@@ -127,7 +127,7 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
     fb::VocabularyBuilder vb(b);
     vb.add_tokens(tokens);
     vb.add_do_lower_case(cm.do_lower_case);
-    vb.add_tokenize_chinese_chars(true);
+    vb.add_tokenize_chinese_chars(cm.tokenize_chinese_chars);
     vb.add_unk_id(find("[UNK]"));
     vb.add_cls_id(find("[CLS]"));
     vb.add_sep_id(find("[SEP]"));

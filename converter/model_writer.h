@@ -26,6 +26,7 @@ struct ConvertedModel {
   const FloatBert* model = nullptr;
   const std::vector<std::string>* vocab = nullptr;  // may be null
   bool do_lower_case = true;
+  bool tokenize_chinese_chars = true;
   bool int8 = false;
   int max_position = 0;  // position rows kept (<= config.max_position_embeddings)
   std::vector<std::array<ConvertedLinear, kGemmsPerLayer>> layers;

@@ -18,8 +18,11 @@ void usage(FILE* f) {
   std::fprintf(f,
                "usage: edgebert-convert --input HF_DIR --output MODEL.ebm [--fp32] [--calibration TEXT_FILE]\n"
                "                        [--max-seq-len N] [--keep-fp32 PATTERN]... [--scheme S] [--quiet]\n"
+               "  HF_DIR            HuggingFace BERT / DistilBERT checkpoint or sentence-transformers folder;\n"
+               "                    config.json 'architectures' picks the head (docs/converter.md)\n"
                "  --fp32            keep every weight float32 (reference model)\n"
-               "  --calibration F   one sentence per line (default: built-in set 'builtin-v1')\n"
+               "  --calibration F   one sentence per line, or 'A<TAB>B' for a text pair (default: built-in\n"
+               "                    set 'builtin-v1')\n"
                "  --max-seq-len N   longest sequence the model will run (keeps N position rows)\n"
                "  --keep-fp32 P     keep GEMMs whose name matches P in float32, e.g. 'layer.*.output'\n"
                "                    ('*' stops at '.', '**' matches anything); repeatable\n"

@@ -343,12 +343,26 @@ Vocab read_vocab(const std::string& dir) {
   const std::string tc_path = join_path(dir, "tokenizer_config.json");
   if (is_regular_file(tc_path)) {
     const JsonValue tc = read_json_file(tc_path);
-    if (const JsonValue* lc = tc.find("do_lower_case")) {
-      if (!lc->is_bool()) {
-        throw CheckpointError(tc_path + ": 'do_lower_case' must be true or false");
-      }
+    auto flag = [&](const char* key) -> const JsonValue* {
+      const JsonValue* f = tc.find(key);
+      if (f && !f->is_bool()) throw CheckpointError(tc_path + ": '" + key + "' must be true or false");
+      return f;
+    };
+    if (const JsonValue* cjk = flag("tokenize_chinese_chars")) v.tokenize_chinese_chars = cjk->as_bool();
+    const JsonValue* strip = tc.find("strip_accents");
+    if (strip && !strip->is_null() && !strip->is_bool())
+      throw CheckpointError(tc_path + ": 'strip_accents' must be true, false or null");
+    if (const JsonValue* lc = flag("do_lower_case")) {
       v.do_lower_case = lc->as_bool();
+      if (strip && strip->is_bool() && strip->as_bool() != v.do_lower_case) {
+        throw CheckpointError(tc_path + ": strip_accents " + (strip->as_bool() ? "true" : "false") +
+                              " with do_lower_case " + (v.do_lower_case ? "true" : "false") +
+                              " is not supported (accents are stripped exactly when lower-casing)");
+      }
       return v;
+    }
+    if (strip && strip->is_bool()) {
+      throw CheckpointError(tc_path + ": 'strip_accents' is set but 'do_lower_case' is not");
     }
   }
 

@@ -99,6 +99,7 @@ class HfBertCheckpoint {
 struct Vocab {
   std::vector<std::string> tokens;  // token id = index (line number in vocab.txt)
   bool do_lower_case = true;
+  bool tokenize_chinese_chars = true;
 };
 
 // Reads DIR/vocab.txt (one token per line; trailing '\r' stripped; a leading UTF-8 BOM stripped;
@@ -107,7 +108,10 @@ struct Vocab {
 // "do_lower_case" if that file and key exist; otherwise a heuristic: the vocab is taken as cased
 // (do_lower_case = false) if more than 1% of its tokens, not counting bracketed specials such as
 // [CLS] or <s>, contain an ASCII uppercase letter (bert-base-cased has thousands; uncased vocabs
-// have none), else uncased.
+// have none), else uncased. tokenize_chinese_chars: tokenizer_config.json's key if present (default
+// true). strip_accents, if present and not null, must equal do_lower_case (the tokenizer strips
+// accents exactly when it lower-cases, HF's default); anything else is an error, not a silently
+// different tokenization.
 Vocab read_vocab(const std::string& dir);
 
 }  // namespace convert

@@ -122,6 +122,20 @@ bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayo
     throw CheckpointError(path + ": needs a Transformer and a Pooling module (" + std::to_string(modules.size()) +
                           " modules listed)");
   }
+  const std::string sb_path = join(dir, "sentence_bert_config.json");
+  if (is_regular_file(sb_path)) {
+    const JsonValue sb = read_json(sb_path);
+    if (!sb.is_object()) throw CheckpointError(sb_path + ": top-level JSON value must be an object");
+    if (const JsonValue* n = sb.find("max_seq_length"); n && !n->is_null()) {
+      if (!n->is_integer() || n->as_int64() <= 0 || n->as_int64() > (1 << 24))
+        throw CheckpointError(sb_path + ": 'max_seq_length' must be a positive integer");
+      out.max_seq_length = static_cast<int>(n->as_int64());
+    }
+    if (const JsonValue* lc = sb.find("do_lower_case")) {
+      if (!lc->is_bool()) throw CheckpointError(sb_path + ": 'do_lower_case' must be true or false");
+      out.lowercase_input = lc->as_bool();
+    }
+  }
   *layout = std::move(out);
   return true;
 }

@@ -18,13 +18,16 @@ struct SentenceTransformersLayout {
   PoolingMode pooling = PoolingMode::kMean;
   bool normalize = false;       // a Normalize module follows the pooling
   int embedding_dimension = 0;  // 1_Pooling/config.json word_embedding_dimension (0: absent)
+  int max_seq_length = 0;       // sentence_bert_config.json max_seq_length (0: absent)
+  bool lowercase_input = false; // sentence_bert_config.json do_lower_case (text lower-cased first)
 };
 
 // False when DIR has no modules.json (not a sentence-transformers folder). Otherwise reads
 // modules.json (an array of {"type", "path", ...} objects in pipeline order: Transformer, Pooling,
 // then optionally Normalize) and the Pooling config: exactly one of pooling_mode_cls_token,
 // pooling_mode_mean_tokens, pooling_mode_max_tokens, pooling_mode_mean_sqrt_len_tokens is true
-// (weighted-mean, last-token and combined modes are refused). Throws CheckpointError naming the
+// (weighted-mean, last-token and combined modes are refused). Also reads the optional
+// sentence_bert_config.json (max_seq_length, do_lower_case). Throws CheckpointError naming the
 // file on anything malformed or unsupported.
 bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayout* layout);
 

@@ -166,7 +166,7 @@ bool build_schedule(const Model& m, int max_seq_len, int threads, Schedule* out,
     const int inter = b.buffer(p + "intermediate", n * I * es(L.intermediate));
     b.op(OpType::kGemm, OpKind::kIntermediateGemm, l, {ffn_q >= 0 ? ffn_q : hidden}, {inter}).linear = &L.intermediate;
     const int act = es(L.intermediate) == es(L.output) ? inter : b.buffer(p + "ffn_activation", n * I * es(L.output));
-    b.op(OpType::kActivation, OpKind::kGelu, l, {inter}, {act});
+    b.op(OpType::kActivation, OpKind::kGelu, l, {inter}, {act}).detail = activation_name(c.activation);
     const int ffn_out = b.buffer(p + "ffn_output", n * H * es(L.output));
     b.op(OpType::kGemm, OpKind::kOutputGemm, l, {act}, {ffn_out}).linear = &L.output;
     // add & norm 2 (quantizes for the next layer's QKV GEMM when it is int8)
@@ -212,7 +212,8 @@ bool build_schedule(const Model& m, int max_seq_len, int threads, Schedule* out,
       head_gemm(m.classifier, hidden, "token_logits", labels, true, true, PostOp::kNone);
       break;
     case Task::kSentenceEmbedding:
-      b.op(OpType::kSentencePooling, OpKind::kPoolerClassifier, -1, {hidden}, {b.buffer("sentence_embedding", H * 4, true)});
+      b.op(OpType::kSentencePooling, OpKind::kPoolerClassifier, -1, {hidden}, {b.buffer("sentence_embedding", H * 4, true)})
+          .detail = pooling_name(m.pooling);  // (+ L2 normalization when m.normalize)
       break;
   }
   return derive_lifetimes(out, error);
@@ -231,6 +232,7 @@ std::string format_schedule(const Schedule& s) {
     std::string what = op_type_name(o.type);
     if (o.linear && (o.type == OpType::kGemm || o.type == OpType::kSpanLogits))
       what += std::string("(") + o.linear->name + (o.post == PostOp::kTanh ? ", tanh)" : o.post == PostOp::kRelu ? ", relu)" : ")");
+    if (o.detail) what += std::string("(") + o.detail + ")";
     if (o.type == OpType::kAttentionWave)
       what += "(heads " + std::to_string(o.head_begin) + ".." + std::to_string(o.head_begin + o.head_count - 1) + ")";
     std::snprintf(line, sizeof line, "%4zu  %-6s ", i, o.layer >= 0 ? ("L" + std::to_string(o.layer)).c_str() : "-");

@@ -60,6 +60,7 @@ struct ScheduledOp {
   const LinearView* quant_for = nullptr;  // int8 GEMM whose input this op's float output feeds
                                           // (quantized into outputs[1]); null: stays float
   const LayerNormView* norm = nullptr;    // kEmbeddings / kAddNorm
+  const char* detail = nullptr;           // shown by format_schedule (activation, pooling)
   std::vector<int> inputs, outputs;       // indices into Schedule::buffers
 };
 

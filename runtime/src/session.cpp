@@ -107,13 +107,6 @@ eb_status Session::build(const SessionOptions& o, std::string* error) {
   split_special_tokens_ = o.split_special_tokens;
   max_n_ = o.max_seq_len > 0 ? o.max_seq_len : c.max_position;
   const size_t n = static_cast<size_t>(max_n_);
-  if (threads_ > 1) {
-    pool_ = pthreadpool_create(static_cast<size_t>(threads_));
-    if (!pool_) {
-      if (error) *error = "cannot create a thread pool of " + std::to_string(threads_) + " threads";
-      return EB_ERROR_BACKEND;
-    }
-  }
   // The op list and its buffer lifetimes, then the plan.
   if (!build_schedule(model_, max_n_, threads_, &schedule_, error)) return EB_ERROR_BACKEND;
   std::string perr;
@@ -132,6 +125,13 @@ eb_status Session::build(const SessionOptions& o, std::string* error) {
                  " + packed weights " + std::to_string(packed) + " + tables " + std::to_string(tables) +
                  "), more than max_memory_bytes " + std::to_string(o.max_memory_bytes);
       return EB_ERROR_OUT_OF_MEMORY;
+    }
+  }
+  if (threads_ > 1) {  // after the memory check: nothing big exists before it
+    pool_ = pthreadpool_create(static_cast<size_t>(threads_));
+    if (!pool_) {
+      if (error) *error = "cannot create a thread pool of " + std::to_string(threads_) + " threads";
+      return EB_ERROR_BACKEND;
     }
   }
   if (posix_memalign(reinterpret_cast<void**>(&arena_raw_), kAlignment, std::max<size_t>(plan_.arena_bytes, 64)) != 0) {

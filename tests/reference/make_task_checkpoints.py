@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_checkpoint as mc  # noqa: E402
 
 HIDDEN, HEADS, LAYERS, INTER, VOCAB, MAX_POS = 64, 4, 2, 128, 512, 128
+ST_MAX_SEQ = 96  # sentence_bert_config.json max_seq_length of the sentence-transformers models
 
 # name: (kind, architecture, activation, labels (names), pooling, normalize, seed, options)
 #   kind "bert" / "distilbert" / "st" (sentence-transformers folder around a BertModel or
@@ -232,7 +233,7 @@ def make_task_model(out, name, extra_tensors=()):
             "pooling_mode_weightedmean_tokens": False,
             "pooling_mode_lasttoken": False,
             "include_prompt": True})
-        _dump_json(os.path.join(out, "sentence_bert_config.json"), {"max_seq_length": MAX_POS, "do_lower_case": False})
+        _dump_json(os.path.join(out, "sentence_bert_config.json"), {"max_seq_length": ST_MAX_SEQ, "do_lower_case": False})
     return ckpt
 
 

@@ -5,8 +5,11 @@
 Builds a few throwaway checkpoints in a temp dir and checks: erf/GELU values, softmax rows sum
 to 1, padded keys get exactly zero weight, the pooler reads token 0 only, the vectorized attention
 matches a naive per-head/per-query loop, padding is invisible to real tokens, the safetensors
-bytes follow the format, BF16/F16 rounding, sharded/unprefixed loading. With --testdata, also
-checks the generated directory against a fresh recomputation.
+bytes follow the format, BF16/F16 rounding, sharded/unprefixed loading. Task reference
+(tasks_numpy.py): the DistilBERT forward equals bert_numpy's BERT forward on the same weights
+renamed (zero token-type table), the heads are the documented linear maps, pooling over the mask,
+Normalize, and best_span against the HF pipeline's outer-sum/triangle formulation. With --testdata,
+also checks the generated directory against a fresh recomputation.
 """
 
 import argparse
@@ -31,6 +34,8 @@ sys.dont_write_bytecode = True  # keep the source tree free of __pycache__
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bert_numpy as bn  # noqa: E402
 import make_checkpoint as mc  # noqa: E402
+import make_task_checkpoints as mtc  # noqa: E402
+import tasks_numpy as tn  # noqa: E402
 
 
 def check(cond, msg):
@@ -164,6 +169,58 @@ def run(tmp):
           "reference reads the stored bf16 values")
 
 
+def run_tasks(tmp):
+    ids = np.array([101, 300, 211, 158, 499, 102, 0, 0])
+    mask = np.array([1, 1, 1, 1, 1, 1, 0, 0])
+    types = np.zeros(8, np.int64)
+    for name in ("task_distil_model", "task_distil_seqcls_relu"):
+        d = os.path.join(tmp, name)
+        mtc.make_task_model(d, name)
+        m = tn.load_model(d)
+        # the same weights under BERT names
+        rename = {"attention.q_lin": "attention.self.query", "attention.k_lin": "attention.self.key",
+                  "attention.v_lin": "attention.self.value", "attention.out_lin": "attention.output.dense",
+                  "sa_layer_norm": "attention.output.LayerNorm", "ffn.lin1": "intermediate.dense",
+                  "ffn.lin2": "output.dense", "output_layer_norm": "output.LayerNorm"}
+        w = {}
+        for k, v in m.weights.items():
+            k2 = k.replace("transformer.layer.", "encoder.layer.")
+            for a, b in rename.items():
+                k2 = k2.replace("." + a + ".", "." + b + ".")
+            w[k2] = v
+        w["embeddings.token_type_embeddings.weight"] = np.zeros((2, mtc.HIDDEN))
+        c = m.config
+        cfg = {"num_attention_heads": c["n_heads"], "num_hidden_layers": c["n_layers"], "hidden_act": c["activation"],
+               "max_position_embeddings": c["max_position_embeddings"], "layer_norm_eps": 1e-12}
+        ref = bn.forward(w, cfg, ids, types, mask)["last_hidden_state"]
+        got = tn.run(m, ids, types, mask)
+        err = np.abs(ref[:6] - got["last_hidden_state"][:6]).max()
+        check(err < 1e-10, "%s: DistilBERT forward == BERT forward on renamed weights (%.1e)" % (name, err))
+    h = got["last_hidden_state"]
+    pre = np.maximum(m.weights["pre_classifier.weight"] @ h[0] + m.weights["pre_classifier.bias"], 0)
+    check(np.allclose(got["logits"], m.weights["classifier.weight"] @ pre + m.weights["classifier.bias"]),
+          "DistilBERT logits = classifier(relu(pre_classifier(h[CLS])))")
+    real = h[:6]
+    check(np.allclose(tn.pool(h, mask, "mean", False), real.mean(0)), "mean pooling over mask = 1 only")
+    check(np.allclose(tn.pool(h, mask, "max", False), real.max(0)), "max pooling over mask = 1 only")
+    check(np.allclose(tn.pool(h, mask, "mean_sqrt_len", False), real.sum(0) / math.sqrt(6)), "mean_sqrt_len pooling")
+    check(np.array_equal(tn.pool(h, mask, "cls", False), h[0]), "cls pooling")
+    check(abs(np.linalg.norm(tn.pool(h, mask, "max", True)) - 1) < 1e-12, "Normalize gives unit norm")
+    rng = np.random.default_rng(3)
+    for trial in range(50):
+        n = int(rng.integers(4, 20))
+        st, en = rng.normal(size=n), rng.normal(size=n)
+        first, last = int(rng.integers(0, n // 2)), int(rng.integers(n // 2, n))
+        max_len = int(rng.integers(1, 8))
+        i, j, score, _ = tn.best_span(st, en, first, last, max_len)
+        outer = st[:, None] + en[None, :]
+        allowed = np.triu(np.tril(np.ones((n, n), bool), max_len - 1))  # j >= i, j - i < max_len
+        allowed[:first, :] = allowed[:, :first] = allowed[last + 1:, :] = allowed[:, last + 1:] = False
+        bi, bj = np.unravel_index(np.where(allowed, outer, -np.inf).argmax(), outer.shape)
+        assert (i, j) == (bi, bj) and abs(score - outer[bi, bj]) < 1e-12, (trial, i, j, bi, bj)
+    check(True, "best_span == argmax over the HF pipeline's masked outer sum (50 random cases)")
+
+
 def check_testdata(root):
     import make_testdata as mt
     lines = open(os.path.join(root, "manifest.txt")).read().split("\n")[:-1]
@@ -194,6 +251,18 @@ def check_testdata(root):
         b = np.fromfile(os.path.join(root, "tiny_noprefix/cases", case, "last_hidden_state.f32"), "<f4")
         assert np.array_equal(a, b), case
     check(True, "tiny_sharded == tiny_noprefix outputs")
+    models = {}
+    for line in open(os.path.join(root, "tasks_manifest.txt")).read().split("\n")[:-1]:
+        model, task, case, seq = line.split()
+        if model not in models:
+            models[model] = tn.load_model(os.path.join(root, model))
+        cdir = os.path.join(root, model, "cases", case)
+        rd = lambda n: np.array(open(os.path.join(cdir, n)).read().split(), np.int64)  # noqa: E731
+        res = tn.run(models[model], rd("ids.txt"), rd("types.txt"), rd("mask.txt"))
+        for key, val in res.items():
+            got = np.fromfile(os.path.join(cdir, key + ".f32"), "<f4")
+            assert np.array_equal(got, val.astype(np.float32).ravel()), (line, key)
+    check(len(models) == len(mtc.TASK_MODELS), "task goldens reproduce bit-exactly (%d models)" % len(models))
 
 
 def main():
@@ -202,6 +271,7 @@ def main():
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         run(tmp)
+        run_tasks(tmp)
     if a.testdata:
         check_testdata(a.testdata)
     print("selfcheck: all passed")

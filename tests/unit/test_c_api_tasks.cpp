@@ -158,6 +158,11 @@ TEST_CASE("split_special_tokens: [SEP] in the text is one token by default, word
     // [CLS] good [SEP] bad [SEP], or "[", "sep" (in word pieces), "]" in place of the middle [SEP]
     if (split) CHECK(n >= 8u);
     else CHECK(n == 5u);
+    // the literal [SEP] keeps its bytes in the text and belongs to the text's segment
+    const int32_t *begin = nullptr, *end = nullptr, *seg = nullptr;
+    REQUIRE(eb_session_get_token_offsets(l.s.s, &begin, &end, &seg, nullptr) == EB_OK);
+    if (!split) CHECK((begin[2] == 5 && end[2] == 10 && seg[2] == 0));
+    CHECK((seg[0] == -1 && seg[n - 1] == -1 && begin[n - 1] == 0 && end[n - 1] == 0));
   }
   eb_session_options o;
   eb_session_options_init(&o);
@@ -232,6 +237,10 @@ TEST_CASE("bad input on the task calls gives statuses and messages", "[c_api][ba
   // a failed run leaves no span either
   CHECK(eb_session_run_text_pair(qa.s.s, "who?", nullptr) == EB_ERROR_INVALID_ARGUMENT);
   CHECK(eb_session_best_span(qa.s.s, 5, &span) == EB_ERROR_BAD_STATE);
+  // an empty context has no span
+  REQUIRE(eb_session_run_text_pair(qa.s.s, "who?", "") == EB_OK);
+  CHECK(eb_session_best_span(qa.s.s, 5, &span) == EB_ERROR_BAD_STATE);
+  CHECK(std::string(eb_session_last_error(qa.s.s)).find("no tokens") != std::string::npos);
   // a model without a QA head
   REQUIRE(eb_session_run_text_pair(enc.s.s, "who?", "the staff.") == EB_OK);
   CHECK(eb_session_best_span(enc.s.s, 5, &span) == EB_ERROR_UNSUPPORTED);

@@ -953,6 +953,22 @@ TEST_CASE("hf: vocab.txt and do_lower_case", "[hf]") {
   CHECK_FALSE(read_vocab(d).do_lower_case);  // key absent: heuristic
   write_file(d + "/tokenizer_config.json", "{\"do_lower_case\": \"yes\"}");
   REQUIRE_ERROR_HAS(read_vocab(d), (d + "/tokenizer_config.json: 'do_lower_case' must be true or false").c_str());
+  write_file(d + "/tokenizer_config.json", "{\"do_lower_case\": true, \"strip_accents\": null, \"tokenize_chinese_chars\": false}");
+  v = read_vocab(d);
+  CHECK(v.do_lower_case);
+  CHECK_FALSE(v.tokenize_chinese_chars);
+  write_file(d + "/tokenizer_config.json", "{\"do_lower_case\": false, \"strip_accents\": false}");
+  v = read_vocab(d);
+  CHECK_FALSE(v.do_lower_case);
+  CHECK(v.tokenize_chinese_chars);
+  write_file(d + "/tokenizer_config.json", "{\"do_lower_case\": true, \"strip_accents\": false}");
+  REQUIRE_ERROR_HAS(read_vocab(d), (d + "/tokenizer_config.json: strip_accents false with do_lower_case true is not supported").c_str());
+  write_file(d + "/tokenizer_config.json", "{\"strip_accents\": true}");
+  REQUIRE_ERROR_HAS(read_vocab(d), "'strip_accents' is set but 'do_lower_case' is not");
+  write_file(d + "/tokenizer_config.json", "{\"strip_accents\": 1}");
+  REQUIRE_ERROR_HAS(read_vocab(d), "'strip_accents' must be true, false or null");
+  write_file(d + "/tokenizer_config.json", "{\"tokenize_chinese_chars\": \"no\"}");
+  REQUIRE_ERROR_HAS(read_vocab(d), "'tokenize_chinese_chars' must be true or false");
   write_file(d + "/tokenizer_config.json", "{\"do_lower_case\": tru}");
   REQUIRE_ERROR_HAS(read_vocab(d), (d + "/tokenizer_config.json: malformed JSON at byte").c_str());
 

@@ -563,6 +563,8 @@ TEST_CASE("every architecture converts and reads back with its task, labels, poo
       }
       REQUIRE(m->vocab());
       CHECK(m->vocab()->tokens()->size() == 512);
+      // sentence-transformers' max_seq_length (96) limits the positions kept
+      CHECK(m->config()->max_position_embeddings() == (e.pooling >= 0 ? 96 : 128));
       CHECK(m->layers()->size() == 2);
     }
   }
@@ -736,6 +738,12 @@ TEST_CASE("malformed sentence-transformers folders are clear errors", "[converte
       {"weighted", pooling("{\"pooling_mode_mean_tokens\":true,\"pooling_mode_weightedmean_tokens\":true}"),
        {"unsupported pooling mode 'pooling_mode_weightedmean_tokens'"}},
       {"not_bool", pooling("{\"pooling_mode_mean_tokens\":1}"), {"'pooling_mode_mean_tokens' must be true or false"}},
+      {"max_seq_length", [](const fs::path& d) { write_text(d / "sentence_bert_config.json", "{\"max_seq_length\":0}"); },
+       {"sentence_bert_config.json: 'max_seq_length' must be a positive integer"}},
+      {"lowercase_cased", [](const fs::path& d) {
+         write_text(d / "sentence_bert_config.json", "{\"do_lower_case\":true}");
+         write_text(d / "tokenizer_config.json", "{\"do_lower_case\":false}"); },
+       {"sentence_bert_config.json: do_lower_case true with a cased tokenizer"}},
       {"dimension", pooling("{\"word_embedding_dimension\":32,\"pooling_mode_cls_token\":true}"),
        {"word_embedding_dimension 32 differs from the model's hidden size 64"}},
       {"head_model", [](const fs::path& d) { replace_in_file(d / "config.json", "\"BertModel\"", "\"BertForTokenClassification\""); },
@@ -809,4 +817,20 @@ TEST_CASE("calibration sees text pairs: QA models and TAB-separated calibration 
   write_text(f, "Who was rude?\nThe staff was rude.\n");
   const TokenBatch qb = make_calibration_inputs(qa, &vocab.tokens, true, f.string(), 128).batch;
   CHECK(type1_tokens(qb) == 6);  // the staff was rude . [SEP]
+}
+
+TEST_CASE("sentence-transformers max_seq_length is the default position limit; --max-seq-len overrides it", "[converter][heads]") {
+  for (int requested : {0, 120, 50}) {
+    INFO(requested);
+    ConvertOptions o;
+    o.input_dir = testdata_dir() + "/task_st_mean_norm";
+    o.fp32 = true;
+    o.quiet = true;
+    o.max_seq_len = requested;
+    const ConvertResult r = convert_checkpoint(o);
+    AlignedBuffer buf(std::vector<uint8_t>(r.buffer.data(), r.buffer.data() + r.buffer.size()));
+    const fb::Model* m = fb::GetModel(buf.data);
+    CHECK(m->config()->max_position_embeddings() == (requested ? requested : 96));
+    CHECK(m->embeddings()->position()->shape()->Get(0) == (requested ? requested : 96));
+  }
 }

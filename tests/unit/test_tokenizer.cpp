@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
 #include <new>
 #include <random>
 #include <string>
@@ -516,4 +517,41 @@ TEST_CASE("final sigma stops at a special token", "[tokenizer]") {
   const auto tok = make();
   // ΟΔΟΣ[SEP]: the sigma ends its chunk, so it is final (HF splits on [SEP] first)
   CHECK(tokens(tok, "\xCE\x9F\xCE\x94\xCE\x9F\xCE\xA3[SEP]") == Toks{"\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x82", "[SEP]"});
+}
+
+TEST_CASE("real uncased BERT vocabulary: HF tokens, special tokens in the text and offsets", "[tokenizer]") {
+  const char* shared = std::getenv("EDGEBERT_SHARED");
+  const std::string path =
+      std::string(shared ? shared : "../shared") + "/models/bert-tiny-sst2-encoder/vocab.txt";  // bert-base-uncased vocab
+  std::ifstream f(path);
+  if (!f) {
+    WARN("SKIPPED: " << path << " not found");
+    return;
+  }
+  std::vector<std::string> vocab;
+  for (std::string line; std::getline(f, line);) vocab.push_back(line);
+  REQUIRE(vocab.size() == 30522);
+  WordPieceTokenizer tok;
+  std::string error;
+  REQUIRE(tok.init(views(vocab), TokenizerOptions{}, &error));
+  auto run = [&](std::string_view text, bool split) {
+    std::vector<int32_t> ids(64);
+    std::vector<edgebert::TokenSpan> spans(64);
+    const size_t n = tok.encode(text, ids.data(), spans.data(), ids.size(), true, split);
+    REQUIRE(n <= ids.size());
+    std::vector<std::string> out;
+    for (size_t i = 0; i < n; ++i) {
+      out.push_back(vocab[static_cast<size_t>(ids[i])] + "@" + std::to_string(spans[i].begin) + "-" +
+                    std::to_string(spans[i].end));
+    }
+    return out;
+  };
+  // HF documentation example (bert-base-uncased): i have a new gp ##u !
+  CHECK(run("I have a new GPU!", false) ==
+        Toks{"[CLS]@0-0", "i@0-1", "have@2-6", "a@7-8", "new@9-12", "gp@13-15", "##u@15-16", "!@16-17", "[SEP]@0-0"});
+  // a hand-written question/context pair: [SEP] and [MASK] stay single tokens (ids 102, 103)
+  CHECK(run("Who was RUDE? [SEP] The hotel [MASK].", false) ==
+        Toks{"[CLS]@0-0", "who@0-3", "was@4-7", "rude@8-12", "?@12-13", "[SEP]@14-19", "the@20-23", "hotel@24-29",
+             "[MASK]@30-36", ".@36-37", "[SEP]@0-0"});
+  CHECK(run("[SEP]", true) == Toks{"[CLS]@0-0", "[@0-1", "sep@1-4", "]@4-5", "[SEP]@0-0"});
 }
