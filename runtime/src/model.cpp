@@ -150,6 +150,35 @@ bool check_norm(Checker& c, const fb::LayerNorm* n, const std::string& what, int
 
 bool in_range(int v, int lo, int hi) { return v >= lo && v <= hi; }
 
+// Limits well beyond every published BERT-family encoder (BERT-large: hidden 1024, 24 layers,
+// 4096 FFN, 512 positions; multilingual vocabularies ~250k tokens).
+constexpr int kMaxHidden = 8192, kMaxLayers = 256, kMaxIntermediate = 65536, kMaxVocab = 1 << 22,
+              kMaxPositions = 1 << 16, kMaxTypeVocab = 1 << 16, kMaxLabels = 1 << 16;
+
+bool check_config_limits(Checker& c, const ModelConfig& k) {
+  struct Field {
+    const char* name;
+    int value, lo, hi;
+  };
+  const Field fields[] = {{"hidden_size", k.hidden, 1, kMaxHidden},
+                          {"num_attention_heads", k.heads, 1, k.hidden},
+                          {"num_hidden_layers", k.layers, 1, kMaxLayers},
+                          {"intermediate_size", k.intermediate, 1, kMaxIntermediate},
+                          {"vocab_size", k.vocab, 1, kMaxVocab},
+                          {"max_position_embeddings", k.max_position, 1, kMaxPositions},
+                          {"type_vocab_size", k.type_vocab, 1, kMaxTypeVocab},
+                          {"num_labels", k.num_labels, 0, kMaxLabels}};
+  for (const Field& f : fields)
+    if (!in_range(f.value, f.lo, f.hi))
+      return c.fail(std::string("model config: ") + f.name + " = " + std::to_string(f.value) + " is outside " +
+                    std::to_string(f.lo) + ".." + std::to_string(f.hi));
+  if (k.hidden % k.heads != 0)
+    return c.fail("model config: hidden_size " + std::to_string(k.hidden) + " is not divisible by num_attention_heads " +
+                  std::to_string(k.heads));
+  if (!finite_positive(k.eps)) return c.fail("model config: layer_norm_eps is not a positive finite number");
+  return true;
+}
+
 }  // namespace
 
 Model::~Model() {
@@ -218,13 +247,8 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
   k.type_vocab = cfg->type_vocab_size();
   k.eps = cfg->layer_norm_eps();
   k.num_labels = cfg->num_labels();
-  if (!in_range(k.hidden, 1, 1 << 16) || !in_range(k.heads, 1, k.hidden) || k.hidden % k.heads != 0 ||
-      !in_range(k.layers, 1, 1024) || !in_range(k.intermediate, 1, 1 << 18) || !in_range(k.vocab, 1, 1 << 24) ||
-      !in_range(k.max_position, 1, 1 << 16) || !in_range(k.type_vocab, 1, 1 << 16) ||
-      !in_range(k.num_labels, 0, 1 << 16) || !finite_positive(k.eps)) {
-    c.fail("model config is inconsistent (sizes out of range or hidden_size not divisible by heads)");
-    return c.status;
-  }
+  // Absurd sizes are refused here, by name, before anything is allocated for them.
+  if (!check_config_limits(c, k)) return c.status;
   m->int8 = fm->precision() == fb::Precision::INT8;
   const int H = k.hidden, I = k.intermediate;
 
@@ -310,7 +334,10 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
     opt.pad_id = voc->pad_id();
     opt.max_chars_per_word = voc->max_chars_per_word();
     std::string terr;
-    if (!m->tokenizer.init(m->vocab, opt, &terr)) return c.fail("vocabulary: " + terr), c.status;
+    if (!m->tokenizer.init(m->vocab, opt, &terr))
+      return c.fail("vocabulary: " + terr, terr == WordPieceTokenizer::kOutOfMemoryMessage ? EB_ERROR_OUT_OF_MEMORY
+                                                                                        : EB_ERROR_INVALID_MODEL),
+             c.status;
     m->has_vocab = true;
   }
   if (fm->calibration() && fm->calibration()->source()) m->calibration_source = fm->calibration()->source()->str();

@@ -203,8 +203,7 @@ bool Session::build(const SessionOptions& o, std::string* error) {
   }
   if (posix_memalign(reinterpret_cast<void**>(&arena_raw_), kAlignment, std::max<size_t>(plan_.arena_bytes, 64)) != 0) {
     arena_raw_ = nullptr;
-    if (error) *error = "cannot allocate the " + std::to_string(plan_.arena_bytes) + "-byte arena";
-    return false;
+    throw std::bad_alloc();  // create() reports EB_ERROR_OUT_OF_MEMORY
   }
   arena_ = arena_raw_;
   std::memset(arena_, 0, plan_.arena_bytes);

@@ -129,7 +129,8 @@ void step(State& st, Reader& r, const Model& m) {
       st.last_len[slot] = 0;
       eb_session_options o;
       eb_session_options_init(&o);
-      o.num_threads = r.small(2);
+      const int32_t threads = r.small(2);  // pools are slow to start: 2 threads only when asked twice
+      o.num_threads = threads == 2 && (r.byte() & 1) ? 2 : threads == 2 ? 1 : threads;
       o.max_sequence_length = r.small(20);
       o.split_special_tokens = r.small(1);
       o.reserved = (r.byte() & 7) == 0 ? 1 : 0;

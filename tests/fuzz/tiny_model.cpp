@@ -22,14 +22,14 @@ const std::vector<const char*>& tiny_vocabulary() {
   return v;
 }
 
-std::vector<uint8_t> make_tiny_model(bool int8) {
+std::vector<uint8_t> make_tiny_model(bool int8, const TinyShape& shape) {
   convert::SyntheticSpec spec;
-  spec.hidden = 32;
-  spec.heads = 2;
-  spec.layers = 1;
-  spec.intermediate = 64;
+  spec.hidden = shape.hidden;
+  spec.heads = shape.heads;
+  spec.layers = shape.layers;
+  spec.intermediate = shape.intermediate;
   spec.vocab = static_cast<int>(tiny_vocabulary().size());
-  spec.max_position = 16;
+  spec.max_position = shape.max_position;
   spec.labels = 2;
   spec.seed = 7;
   const convert::FloatBert model = convert::make_synthetic_bert(spec);

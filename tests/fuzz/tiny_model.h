@@ -8,9 +8,14 @@
 
 namespace edgebert::fuzz {
 
-// The .ebm bytes of a 1-layer, hidden-32, 2-head model (max 16 positions, pooler, 2 labels) with
-// the vocabulary below. int8 = false gives the fp32 reference model. Deterministic.
-std::vector<uint8_t> make_tiny_model(bool int8);
+// Sizes of a tiny model (the default: the fuzzers' 1-layer, hidden-32, 2-head model).
+struct TinyShape {
+  int hidden = 32, heads = 2, layers = 1, intermediate = 64, max_position = 16;
+};
+
+// The .ebm bytes of a model of that shape (pooler, 2 labels) with the vocabulary below.
+// int8 = false gives the fp32 reference model. Deterministic.
+std::vector<uint8_t> make_tiny_model(bool int8, const TinyShape& shape = TinyShape());
 
 // The vocabulary of the tiny model: [PAD] [UNK] [CLS] [SEP] [MASK], letters, a few words,
 // "##" continuations, punctuation and some non-ASCII tokens.
