@@ -34,6 +34,13 @@ Handover handover(pthreadpool_t pool) {
   return {p, p + 1};
 }
 
+// EDGEBERT_TSAN_NO_ANNOTATIONS=1 turns the annotations off, to show what TSan reports without
+// them (docs/reliability.md).
+bool disabled() {
+  static const bool off = std::getenv("EDGEBERT_TSAN_NO_ANNOTATIONS") != nullptr;
+  return off;
+}
+
 template <class F>
 F real(const char* name) {
   void* f = dlsym(RTLD_NEXT, name);
@@ -70,7 +77,7 @@ void run_1d_tile(void* ctx, size_t start, size_t count) {
 extern "C" void pthreadpool_parallelize_1d(pthreadpool_t pool, pthreadpool_task_1d_t task, void* context,
                                            size_t range, uint32_t flags) {
   static const auto next = real<Parallelize1d>("pthreadpool_parallelize_1d");
-  if (!pool) return next(pool, task, context, range, flags);  // runs inline on the caller
+  if (!pool || disabled()) return next(pool, task, context, range, flags);  // !pool: inline on the caller
   Task1d t{task, context, handover(pool)};
   __tsan_release(const_cast<void*>(t.h.start));
   next(pool, run_1d, &t, range, flags);
@@ -81,7 +88,7 @@ extern "C" void pthreadpool_parallelize_1d_tile_1d(pthreadpool_t pool, pthreadpo
                                                    void* context, size_t range, size_t tile, uint32_t flags) {
   static const auto next =
       real<Parallelize1dTile1d>("pthreadpool_parallelize_1d_tile_1d");
-  if (!pool) return next(pool, task, context, range, tile, flags);
+  if (!pool || disabled()) return next(pool, task, context, range, tile, flags);
   Task1dTile t{task, context, handover(pool)};
   __tsan_release(const_cast<void*>(t.h.start));
   next(pool, run_1d_tile, &t, range, tile, flags);
