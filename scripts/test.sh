@@ -3,18 +3,26 @@
 # Catch2 test under CTest and checks the installed package (example program, exported symbols),
 # then rebuilds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite again, then
 # cross-builds for aarch64 (whole suite under qemu) and armv7 (a subset) with scripts/arm/test_arm.sh.
-# Usage: scripts/test.sh [--no-sanitize] [--no-arm]
+# Reliability stages (scripts/reliability/, docs/reliability.md): each libFuzzer target for 60 s,
+# the ThreadSanitizer build of the multi-threaded tests, and a short soak.
+# Usage: scripts/test.sh [--no-sanitize] [--no-arm] [--no-fuzz] [--no-tsan] [--no-soak]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 JOBS=$(nproc)
 SANITIZE=1
 ARM=1
+FUZZ=1
+TSAN=1
+SOAK=1
 for arg in "$@"; do
   case "$arg" in
     --no-sanitize) SANITIZE=0 ;;
     --no-arm) ARM=0 ;;
-    *) echo "usage: $0 [--no-sanitize] [--no-arm]" >&2; exit 2 ;;
+    --no-fuzz) FUZZ=0 ;;
+    --no-tsan) TSAN=0 ;;
+    --no-soak) SOAK=0 ;;
+    *) echo "usage: $0 [--no-sanitize] [--no-arm] [--no-fuzz] [--no-tsan] [--no-soak]" >&2; exit 2 ;;
   esac
 done
 "$ROOT/scripts/install_deps.sh"
@@ -35,6 +43,21 @@ if [ $SANITIZE -eq 1 ]; then
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     run_suite "$ROOT/build/sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGEBERT_SANITIZE=ON
+fi
+if [ $FUZZ -eq 1 ] || [ $TSAN -eq 1 ]; then
+  "$ROOT/scripts/install_deps.sh" --reliability
+fi
+if [ $FUZZ -eq 1 ]; then
+  echo "== libFuzzer targets, 60 s each (clang, ASan + UBSan)"
+  "$ROOT/scripts/reliability/fuzz.sh" 60 "$ROOT/build/fuzz"
+fi
+if [ $TSAN -eq 1 ]; then
+  echo "== ThreadSanitizer build of the multi-threaded tests"
+  "$ROOT/scripts/reliability/tsan.sh" "$ROOT/build/tsan"
+fi
+if [ $SOAK -eq 1 ]; then
+  echo "== soak (short): 2 threads, lengths 1..max, zero allocations, zero RSS growth, bit-identical"
+  "$ROOT/scripts/reliability/soak.sh" "$ROOT/build/release"
 fi
 if [ $ARM -eq 1 ]; then
   echo "== ARM cross builds: tests under qemu, comparison with x86, install check"

@@ -220,8 +220,11 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
     const auto root_off = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(bytes);
     if (root_off < size && pre.VerifyTableStart(bytes + root_off)) {
       const auto* table = reinterpret_cast<const flatbuffers::Table*>(bytes + root_off);
-      const uint32_t version = table->GetField<uint32_t>(fb::Model::VT_SCHEMA_VERSION, 1);
-      if (table->VerifyField<uint32_t>(pre, fb::Model::VT_SCHEMA_VERSION, 4) && version > kSchemaVersion) {
+      // Verify the field before reading it (fuzz_model found the read past the end when the
+      // vtable's field offset points outside the buffer: tests/fuzz/regressions/fuzz_model).
+      const bool readable = table->VerifyField<uint32_t>(pre, fb::Model::VT_SCHEMA_VERSION, 4);
+      const uint32_t version = readable ? table->GetField<uint32_t>(fb::Model::VT_SCHEMA_VERSION, 1) : 1;
+      if (version > kSchemaVersion) {
         c.fail("model schema version " + std::to_string(version) +
                    " is newer than this runtime supports (" + std::to_string(kSchemaVersion) +
                    "); upgrade edgebert or re-convert",
