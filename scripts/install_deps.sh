@@ -3,7 +3,9 @@
 # or --armv7 also that target's cross compiler and qemu-user (the target's XNNPACK & co. go into
 # a sysroot folder: scripts/arm/prepare_sysroot.sh).
 # Idempotent: packages already installed are not fetched again. Needs root (or sudo).
-# usage: scripts/install_deps.sh [--aarch64|--armv7]
+# With --reliability: clang with libFuzzer and the sanitizer runtimes, and llvm-symbolizer (the
+# fuzzing and ThreadSanitizer stages, scripts/reliability/).
+# usage: scripts/install_deps.sh [--aarch64|--armv7|--reliability]
 set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config
       libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
@@ -13,6 +15,7 @@ PKGS=(build-essential cmake ninja-build pkg-config
 case "${1:-}" in
   --aarch64) PKGS+=(crossbuild-essential-arm64 qemu-user) ;;
   --armv7) PKGS+=(crossbuild-essential-armhf qemu-user) ;;
+  --reliability) PKGS+=(clang libclang-rt-14-dev llvm) ;;
 esac
 missing=()
 for p in "${PKGS[@]}"; do

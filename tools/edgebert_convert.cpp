@@ -4,6 +4,9 @@
 //                    [--max-seq-len N] [--keep-fp32 PATTERN]... [--scheme auto|minmax|per-tensor] [--quiet]
 // Exit 0 on success; on bad input one line "edgebert-convert: error: ..." and exit 1; the output
 // file is written atomically, so it either appears complete or not at all.
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +34,17 @@ void usage(FILE* f) {
                "                    static per-tensor activation scales; a baseline for comparisons)\n");
 }
 
+// A checkpoint file truncated while it is mapped raises SIGBUS at the next access to the pages it
+// lost: report it in one line and exit 1. Reading happens before the output is written, so there
+// is no partial output to remove.
+void on_sigbus(int) {
+  static const char kMessage[] =
+      "edgebert-convert: error: a checkpoint file was truncated or replaced while being read (SIGBUS)\n";
+  ssize_t ignored = ::write(2, kMessage, sizeof kMessage - 1);
+  (void)ignored;
+  _exit(1);
+}
+
 bool parse_int(const char* s, int* out) {
   char* end = nullptr;
   const long v = std::strtol(s, &end, 10);
@@ -42,6 +56,10 @@ bool parse_int(const char* s, int* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A full disk or a file-size limit (RLIMIT_FSIZE) must end in the write error (EFBIG) and the
+  // writer's cleanup, not in SIGXFSZ killing the process with a partial temporary file.
+  std::signal(SIGXFSZ, SIG_IGN);
+  std::signal(SIGBUS, on_sigbus);
   edgebert::convert::ConvertOptions o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

@@ -208,6 +208,32 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
   } else {
     for (int i = 0; i < k.num_labels; ++i) m->labels.push_back("LABEL_" + std::to_string(i));
   }
+// Limits well beyond every published BERT-family encoder (BERT-large: hidden 1024, 24 layers,
+// 4096 FFN, 512 positions; multilingual vocabularies ~250k tokens).
+constexpr int kMaxHidden = 8192, kMaxLayers = 256, kMaxIntermediate = 65536, kMaxVocab = 1 << 22,
+              kMaxPositions = 1 << 16, kMaxTypeVocab = 1 << 16, kMaxLabels = 1 << 16;
+
+bool check_config_limits(Checker& c, const ModelConfig& k) {
+  struct Field {
+    const char* name;
+    int value, lo, hi;
+  };
+  const Field fields[] = {{"hidden_size", k.hidden, 1, kMaxHidden},
+                          {"num_attention_heads", k.heads, 1, k.hidden},
+                          {"num_hidden_layers", k.layers, 1, kMaxLayers},
+                          {"intermediate_size", k.intermediate, 1, kMaxIntermediate},
+                          {"vocab_size", k.vocab, 1, kMaxVocab},
+                          {"max_position_embeddings", k.max_position, 1, kMaxPositions},
+                          {"type_vocab_size", k.type_vocab, 0, kMaxTypeVocab},  // 0: no token types (DistilBERT)
+                          {"num_labels", k.num_labels, 0, kMaxLabels}};
+  for (const Field& f : fields)
+    if (!in_range(f.value, f.lo, f.hi))
+      return c.fail(std::string("model config: ") + f.name + " = " + std::to_string(f.value) + " is outside " +
+                    std::to_string(f.lo) + ".." + std::to_string(f.hi));
+  if (k.hidden % k.heads != 0)
+    return c.fail("model config: hidden_size " + std::to_string(k.hidden) + " is not divisible by num_attention_heads " +
+                  std::to_string(k.heads));
+  if (!finite_positive(k.eps)) return c.fail("model config: layer_norm_eps is not a positive finite number");
   return true;
 }
 
@@ -282,8 +308,11 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
     const auto root_off = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(bytes);
     if (root_off < size && pre.VerifyTableStart(bytes + root_off)) {
       const auto* table = reinterpret_cast<const flatbuffers::Table*>(bytes + root_off);
-      const uint32_t version = table->GetField<uint32_t>(fb::Model::VT_SCHEMA_VERSION, 1);
-      if (table->VerifyField<uint32_t>(pre, fb::Model::VT_SCHEMA_VERSION, 4) && version > kSchemaVersion) {
+      // Verify the field before reading it (fuzz_model found the read past the end when the
+      // vtable's field offset points outside the buffer: tests/fuzz/regressions/fuzz_model).
+      const bool readable = table->VerifyField<uint32_t>(pre, fb::Model::VT_SCHEMA_VERSION, 4);
+      const uint32_t version = readable ? table->GetField<uint32_t>(fb::Model::VT_SCHEMA_VERSION, 1) : 1;
+      if (version > kSchemaVersion) {
         c.fail("model schema version " + std::to_string(version) +
                    " is newer than this runtime supports (" + std::to_string(kSchemaVersion) +
                    "); upgrade edgebert or re-convert",
@@ -309,13 +338,8 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
   k.type_vocab = cfg->type_vocab_size();
   k.eps = cfg->layer_norm_eps();
   k.num_labels = cfg->num_labels();
-  if (!in_range(k.hidden, 1, 1 << 16) || !in_range(k.heads, 1, k.hidden) || k.hidden % k.heads != 0 ||
-      !in_range(k.layers, 1, 1024) || !in_range(k.intermediate, 1, 1 << 18) || !in_range(k.vocab, 1, 1 << 24) ||
-      !in_range(k.max_position, 1, 1 << 16) || !in_range(k.type_vocab, 0, 1 << 16) ||
-      !in_range(k.num_labels, 0, 1 << 16) || !finite_positive(k.eps)) {
-    c.fail("model config is inconsistent (sizes out of range or hidden_size not divisible by heads)");
-    return c.status;
-  }
+  // Absurd sizes are refused here, by name, before anything is allocated for them.
+  if (!check_config_limits(c, k)) return c.status;
   m->schema_version = fm->schema_version();
   if (m->schema_version < 1) return c.fail("model schema_version 0 is invalid"), c.status;
   if (const auto* mt = cfg->model_type()) {
@@ -411,7 +435,10 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
     opt.pad_id = voc->pad_id();
     opt.max_chars_per_word = voc->max_chars_per_word();
     std::string terr;
-    if (!m->tokenizer.init(m->vocab, opt, &terr)) return c.fail("vocabulary: " + terr), c.status;
+    if (!m->tokenizer.init(m->vocab, opt, &terr))
+      return c.fail("vocabulary: " + terr, terr == WordPieceTokenizer::kOutOfMemoryMessage ? EB_ERROR_OUT_OF_MEMORY
+                                                                                        : EB_ERROR_INVALID_MODEL),
+             c.status;
     m->has_vocab = true;
   }
   if (fm->calibration() && fm->calibration()->source()) m->calibration_source = fm->calibration()->source()->str();

@@ -678,7 +678,7 @@ bool WordPieceTokenizer::init(const std::vector<std::string_view>& vocab,
     vocab_size_ = vocab.size();
     return true;
   } catch (const std::bad_alloc&) {
-    return fail("tokenizer: out of memory");
+    return fail(kOutOfMemoryMessage);
   } catch (...) {
     return fail("tokenizer: unexpected error");
   }

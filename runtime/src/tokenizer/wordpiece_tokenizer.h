@@ -44,6 +44,8 @@ class WordPieceTokenizer {
   // Upper bound accepted for TokenizerOptions::max_chars_per_word (encode keeps one word in a
   // fixed stack buffer of 4 * limit + 4 bytes).
   static constexpr int kMaxCharsPerWordLimit = 1024;
+  // The message init() leaves when an allocation failed (callers map it to an out-of-memory status).
+  static constexpr const char* kOutOfMemoryMessage = "tokenizer: out of memory";
 
   // vocab[i] is the token with id i (used verbatim; a later duplicate wins, as in the reference).
   // Copies what it needs. Returns false (and sets *error if non-null) on an unusable vocab (empty,

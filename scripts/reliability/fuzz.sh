@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, -DEDGEBERT_FUZZ=ON: ASan + UBSan) and runs each one for a
+# bounded time on a copy of its committed seed corpus. Any crash, leak, sanitizer report, timeout
+# or out-of-memory fails the script and leaves the input in BUILD/artifacts/NAME/ (keep it under
+# tests/fuzz/regressions/NAME/ once fixed). Prints executions per fuzzer (docs/reliability.md).
+# Usage: scripts/reliability/fuzz.sh [SECONDS_PER_FUZZER (60)] [BUILD_DIR (build/fuzz)] [NAME...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+SECONDS_EACH=${1:-60}
+BUILD=${2:-$ROOT/build/fuzz}
+shift $(( $# > 2 ? 2 : $# ))
+NAMES=("$@")
+[ ${#NAMES[@]} -gt 0 ] || NAMES=(fuzz_model fuzz_checkpoint fuzz_tokenizer fuzz_c_api)
+
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DEDGEBERT_FUZZ=ON -DEDGEBERT_BUILD_TESTS=OFF >/dev/null
+cmake --build "$BUILD" --target "${NAMES[@]}"
+
+export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+status=0
+for name in "${NAMES[@]}"; do
+  work="$BUILD/work/$name" artifacts="$BUILD/artifacts/$name"
+  mkdir -p "$work" "$artifacts"
+  log="$BUILD/$name.log"
+  dict=()
+  [ -f "$ROOT/tests/fuzz/$name.dict" ] && dict=(-dict="$ROOT/tests/fuzz/$name.dict")
+  echo "== $name: ${SECONDS_EACH} s"
+  if "$BUILD/tests/fuzz/$name" "$work" "$ROOT/tests/fuzz/corpus/$name" "${dict[@]}" \
+      -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 \
+      -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1; then
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+    echo "$name: $execs executions, $cov, corpus $(ls "$work" | wc -l) inputs, no findings"
+  else
+    status=1
+    echo "$name: FINDING (log $log, input in $artifacts/)"
+    grep -m1 -A25 -E "ERROR: |runtime error|WARNING: " "$log" || tail -30 "$log"
+  fi
+done
+exit $status
