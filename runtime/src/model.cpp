@@ -208,6 +208,9 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
   } else {
     for (int i = 0; i < k.num_labels; ++i) m->labels.push_back("LABEL_" + std::to_string(i));
   }
+  return true;
+}
+
 // Limits well beyond every published BERT-family encoder (BERT-large: hidden 1024, 24 layers,
 // 4096 FFN, 512 positions; multilingual vocabularies ~250k tokens).
 constexpr int kMaxHidden = 8192, kMaxLayers = 256, kMaxIntermediate = 65536, kMaxVocab = 1 << 22,
