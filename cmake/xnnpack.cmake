@@ -19,7 +19,13 @@ if(EDGEBERT_XNNPACK_SOURCE_DIR)
   set(XNNPACK_BUILD_ALL_MICROKERNELS OFF CACHE BOOL "" FORCE)  # production kernels only
   set(XNNPACK_LIBRARY_TYPE static CACHE STRING "" FORCE)
   set(EB_SAVED_PIC ${CMAKE_POSITION_INDEPENDENT_CODE})
+  # XNNPACK is not -Wextra clean: do not pass edgebert's warning flags down to it.
+  get_directory_property(eb_saved_options COMPILE_OPTIONS)
+  set(eb_options ${eb_saved_options})
+  list(REMOVE_ITEM eb_options -Wall -Wextra)
+  set_directory_properties(PROPERTIES COMPILE_OPTIONS "${eb_options}")
   add_subdirectory(${EDGEBERT_XNNPACK_SOURCE_DIR} ${CMAKE_BINARY_DIR}/xnnpack EXCLUDE_FROM_ALL)
+  set_directory_properties(PROPERTIES COMPILE_OPTIONS "${eb_saved_options}")
   set(CMAKE_POSITION_INDEPENDENT_CODE ${EB_SAVED_PIC})
   set(XNNPACK_INCLUDE_DIR ${EDGEBERT_XNNPACK_SOURCE_DIR}/include)
   set(XNNPACK_LIBRARY XNNPACK)

@@ -73,7 +73,7 @@ else
   for deb in "$debs"/*.deb; do dpkg -x "$deb" "$SYSROOT"; done
   rm -rf "$SYSROOT/usr/share/doc" "$SYSROOT/usr/share/lintian"
   # merged /usr: the programs' interpreter is /lib/ld-linux-*.so.*, which the .debs put in usr/lib.
-  [ -e "$SYSROOT/lib" ] || ln -s usr/lib "$SYSROOT/lib"
+  if [ "${EDGEBERT_SYSROOT_LIBC:-0}" = 1 ] && [ ! -e "$SYSROOT/lib" ]; then ln -s usr/lib "$SYSROOT/lib"; fi
   printf '%s' "$want" > "$STAMP"
 fi
 
