@@ -14,8 +14,11 @@ void alloc_counter_start();  // resets the count and starts counting
 long alloc_counter_stop();   // stops counting, returns allocations since start
 long alloc_counter_value();
 
-// While counting, allocation number n (1-based, counted from alloc_counter_start) returns NULL
-// (operator new throws std::bad_alloc); all others succeed. 0 (the default) fails none.
+// While counting, allocation number n (1-based, counted from alloc_counter_start over all
+// threads) returns NULL (operator new throws std::bad_alloc) if the thread that called
+// alloc_counter_start makes it; all others succeed. (Other threads' allocations are glibc's and
+// the sanitizers' own thread start-up, e.g. ASan's pthread_getattr_np, which cannot fail
+// gracefully.) 0 (the default) fails none.
 void alloc_fail_at(long n);
 // Whether the allocation chosen by alloc_fail_at has been reached (and failed).
 bool alloc_failure_injected();

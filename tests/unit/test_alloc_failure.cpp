@@ -114,7 +114,7 @@ Attempt create_and_run(eb_model* m, int threads, const Case& c, const std::vecto
 }  // namespace
 
 TEST_CASE("every allocation while loading a model fails in turn", "[fault]") {
-  for (const char* model : {"tiny_f16", "base2_h12"}) {
+  for (const char* model : {"tiny_f16", "h128_4x32"}) {
     for (const char* kind : {"int8", "fp32"}) {
       const std::string path = ebm_path(model, kind);
       const AlignedBuffer memory(read_bytes(path));
@@ -131,12 +131,12 @@ TEST_CASE("every allocation while creating a session fails in turn", "[fault]") 
   for (const char* kind : {"int8", "fp32"}) {
     ModelHandle m;
     char err[512];
-    REQUIRE(eb_model_load_file(ebm_path("base2_h12", kind).c_str(), &m.m, err, sizeof err) == EB_OK);
-    const Case c = read_case("base2_h12", "len7");
+    REQUIRE(eb_model_load_file(ebm_path("h128_4x32", kind).c_str(), &m.m, err, sizeof err) == EB_OK);
+    const Case c = read_case("h128_4x32", "len7");
     for (int threads : {1, 2}) {
       std::vector<float> expected;
       REQUIRE(create_and_run(m.m, threads, c, nullptr, &expected).status == EB_OK);  // also warms up XNNPACK
-      const std::string what = std::string("base2_h12.") + kind + " session, " + std::to_string(threads) + " thread(s)";
+      const std::string what = std::string("h128_4x32.") + kind + " session, " + std::to_string(threads) + " thread(s)";
       fail_each_allocation(what.c_str(), [&] { return create_and_run(m.m, threads, c, &expected); });
     }
   }
