@@ -1,5 +1,5 @@
 // tiny_model.h: a small, valid edgebert model built in memory (synthetic weights, a 64-token
-// WordPiece vocabulary), shared by the fuzz targets, the fault-injection test and the soak tool.
+// WordPiece vocabulary), shared by the fuzz targets and the multi-threading (TSan) tests.
 #pragma once
 
 #include <cstddef>
