@@ -2,7 +2,7 @@
 # Writes host-side wrappers for the Debian 13 build's tools (their binaries need Debian 13's
 # glibc, so they run inside the root): OUT_DIR/edgebert-{convert,run,bench,inspect} run
 # build/debian13/edgebert-* through scripts/debian13/root.sh, with every argument that names a
-# path inside this checkout rewritten to the root's /src view. Lets host-side harnesses (the peer
+# path inside this checkout (and the working directory) rewritten to the root's /src view. Lets host-side harnesses (the peer
 # benchmark, bench/edgebert_peer.py --bin OUT_DIR) use the Debian 13 build; their files must live
 # inside the checkout (e.g. build/peers).
 # usage: scripts/debian13/wrap_tools.sh OUT_DIR
@@ -16,7 +16,8 @@ for tool in convert run bench inspect; do
 P='$SRC/'
 args=()
 for a in "\$@"; do args+=("\${a//"\$P"//src/}"); done
-exec "$SRC/scripts/debian13/root.sh" -- /src/build/debian13/edgebert-$tool "\${args[@]}"
+cwd=\${PWD//"\$P"//src/}
+exec "$SRC/scripts/debian13/root.sh" -- sh -c 'cd "\$0" && exec "\$@"' "\$cwd" /src/build/debian13/edgebert-$tool "\${args[@]}"
 WRAP
   chmod +x "$OUT/edgebert-$tool"
 done
