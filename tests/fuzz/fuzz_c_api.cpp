@@ -1,8 +1,9 @@
 // fuzz_c_api.cpp: libFuzzer target for the C API. The input is decoded into a sequence of C API
 // calls (up to 64) on up to 3 session slots over one tiny valid model (tiny_model.h, int8 or
 // fp32 as the first byte says): session create/destroy with arbitrary options, runs on ids,
-// text and embeddings with arbitrary lengths, masks, token types and null pointers, output
-// reads (every element of a returned output is read), and model-level calls with bad arguments.
+// text, text pairs and embeddings with arbitrary lengths, masks, token types and null pointers,
+// output reads (every element of a returned output is read), token offsets, the QA span helper,
+// label names, and model-level calls with bad arguments.
 // Every call must return a status; a failed one must leave a message; after a successful run
 // the output shapes must match the input.
 #include <cmath>
@@ -162,9 +163,15 @@ void step(State& st, Reader& r, const Model& m) {
       if (s) st.last_len[slot] = rs == EB_OK ? len : 0;
       break;
     }
-    case 3: {
+    case 3: {  // run on text, or on a text pair
       const char* a = r.text(text_a);
-      after_text_run(st, slot, eb_session_run_text(s, (r.byte() & 7) == 0 ? nullptr : a));
+      const uint8_t f = r.byte();
+      if (f & 8) {
+        const char* b = r.text(text_b);
+        after_text_run(st, slot, eb_session_run_text_pair(s, (f & 1) ? nullptr : a, (f & 2) ? nullptr : b));
+      } else {
+        after_text_run(st, slot, eb_session_run_text(s, (f & 7) == 0 ? nullptr : a));
+      }
       break;
     }
     case 4: {  // run on embeddings (NaN and infinities included)
@@ -195,6 +202,22 @@ void step(State& st, Reader& r, const Model& m) {
       size_t arena = 0, naive = 0, packed = 0;
       eb_session_memory(s, &arena, (r.byte() & 1) ? nullptr : &naive, &packed);
       if (s && std::strlen(eb_session_last_error(s)) > 100000) __builtin_trap();
+      // Token byte offsets of the last text run, and the QA span helper (on any model).
+      const int32_t *begin = nullptr, *end = nullptr, *segment = nullptr;
+      size_t tokens = 0;
+      const uint8_t f = r.byte();
+      if (eb_session_get_token_offsets(s, (f & 1) ? nullptr : &begin, (f & 2) ? nullptr : &end,
+                                       (f & 4) ? nullptr : &segment, &tokens) == EB_OK) {
+        if (tokens != st.last_len[slot]) __builtin_trap();
+        for (size_t i = 0; i < tokens; ++i) {
+          if (begin && end && (begin[i] < 0 || begin[i] > end[i])) __builtin_trap();
+          if (segment && (segment[i] < -1 || segment[i] > 1)) __builtin_trap();
+        }
+      }
+      eb_span span;
+      if (eb_session_best_span(s, r.small(40), (f & 8) ? nullptr : &span) == EB_OK &&
+          (span.start_token > span.end_token || span.begin_byte > span.end_byte))
+        __builtin_trap();
       break;
     }
     case 7: {  // model-level calls with bad arguments
@@ -207,6 +230,12 @@ void step(State& st, Reader& r, const Model& m) {
       eb_model_info info;
       if (eb_model_get_info(nullptr, &info) == EB_OK || eb_model_get_info(m.model, nullptr) == EB_OK) __builtin_trap();
       eb_model_free(nullptr);
+      const char* name = nullptr;
+      const int32_t index = r.small(m.info.num_labels);
+      const eb_status ls = eb_model_get_label(m.model, index, &name);
+      if ((ls == EB_OK) != (index >= 0 && index < m.info.num_labels) || (ls == EB_OK && !name)) __builtin_trap();
+      if (eb_model_get_label(nullptr, 0, &name) == EB_OK || eb_model_get_label(m.model, 0, nullptr) == EB_OK)
+        __builtin_trap();
       break;
     }
     case 8: {  // status strings for any code

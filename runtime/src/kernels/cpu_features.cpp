@@ -9,6 +9,9 @@
 #elif defined(__aarch64__) && defined(__APPLE__)
 #include <sys/sysctl.h>
 #endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 namespace edgebert {
 namespace kernels {
@@ -27,7 +30,11 @@ bool detect_x86(const char* which) {
 #if defined(__x86_64__) || defined(__i386__)
   if (!detect_avx2_fma()) return false;
   if (which[3] == '5') return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
-  return __builtin_cpu_supports("avxvnni");
+  // AVX-VNNI: CPUID.(EAX=7, ECX=1):EAX bit 4 (read directly: clang before 16 has no "avxvnni"
+  // for __builtin_cpu_supports; the OS's AVX state support is covered by the AVX2 check above).
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+  return (eax >> 4) & 1u;
 #else
   (void)which;
   return false;
