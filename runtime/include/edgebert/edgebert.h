@@ -132,7 +132,8 @@ EB_API eb_status eb_session_create(const eb_model* model, const eb_session_optio
 EB_API void eb_session_destroy(eb_session* session);
 
 /* Runs on `seq_len` token ids. token_type_ids and attention_mask (1 = real token, 0 = padding)
- * may be NULL (all 0 / all 1). Performs no heap allocation. */
+ * may be NULL (all 0 / all 1). Models without token types (DistilBERT: type_vocab_size 0) ignore
+ * token_type_ids, as HuggingFace's DistilBERT takes none. Performs no heap allocation. */
 EB_API eb_status eb_session_run_ids(eb_session* session, const int32_t* input_ids, const int32_t* token_type_ids,
                                     const int32_t* attention_mask, size_t seq_len);
 /* Tokenizes UTF-8 `text` with the model's WordPiece vocabulary ([CLS] text [SEP]) and runs.
