@@ -60,8 +60,13 @@ const char* label_name(const eb_model* m, int i) {
   return name;
 }
 
-// Labels with softmax probabilities (sequence classifiers).
+// Labels with softmax probabilities (sequence classifiers). A single output (regression) has no
+// distribution: its raw score is printed.
 void print_classes(const eb_model* m, const float* logits, int labels) {
+  if (labels == 1) {
+    std::printf("  %-20s score %.4f\n", label_name(m, 0), logits[0]);
+    return;
+  }
   double mx = logits[0], sum = 0;
   for (int i = 1; i < labels; ++i) mx = std::max<double>(mx, logits[i]);
   for (int i = 0; i < labels; ++i) sum += std::exp(logits[i] - mx);
