@@ -74,7 +74,7 @@ echo "== $TARGET: install, exports, example program against the installed packag
   "$ROOT/toolchains/$TOOLCHAIN" "$SYSROOT"
 
 echo "== $TARGET: stripped sizes"
-for f in libedgebert.so.0.1.0 edgebert-run edgebert-bench edgebert-convert; do
+for f in $(cd "$BUILD" && ls libedgebert.so.*.*.* 2>/dev/null) edgebert-run edgebert-bench edgebert-convert; do
   [ -f "$BUILD/$f" ] || continue
   tmp=$(mktemp)
   "$TRIPLE-strip" -o "$tmp" "$BUILD/$f"
