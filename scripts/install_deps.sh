@@ -10,8 +10,13 @@ set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config
       libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
       libflatbuffers-dev flatbuffers-compiler catch2
-      python3 python3-numpy python3-pytest
-      openjdk-17-jdk-headless junit5 kotlin)
+      python3 python3-numpy python3-pytest)
+# The Java/Kotlin bindings' tools (JDK 17, JUnit 5, Kotlin) are Debian 12's: the Debian 12 stages
+# build and test the bindings; inside the Debian 13 root (its own list: scripts/debian13/
+# packages.txt) this script is only asked for the aarch64 cross tools.
+if grep -qs '^VERSION_CODENAME=bookworm' /etc/os-release; then
+  PKGS+=(openjdk-17-jdk-headless junit5 kotlin)
+fi
 case "${1:-}" in
   --aarch64) PKGS+=(crossbuild-essential-arm64 qemu-user) ;;
   --armv7) PKGS+=(crossbuild-essential-armhf qemu-user) ;;
