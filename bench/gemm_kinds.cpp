@@ -1,11 +1,11 @@
 // gemm_kinds.cpp (edgebert-gemm-kinds): times BERT's four GEMM shapes through the XNNPACK glue
-// (XnnGemm: qc8 1x1 convolution on the 2022 API, fully_connected_nc_qs8_qc8w on 2024) and, where
-// XNNPACK has it, fully_connected_nc_qd8_f32_qc8w (int8 input with per-row quantization
-// parameters, f32 output), which would replace the static int8 output with f32. Prints ms per
-// GEMM and GOPS (2 x rows x in x out / time), min over runs. Benchmark only, not a test.
+// (XnnGemm) in both of its int8 kinds: int8 output (qc8 1x1 convolution on the 2022 API,
+// fully_connected_nc_qs8_qc8w on 2024) and, where XNNPACK has it, float output
+// (fully_connected_nc_qd8_f32_qc8w, the static input quantization given as per-row parameters),
+// which the runtime uses for the GEMMs that feed the residual (attention_output, ffn_down).
+// Prints ms per GEMM and GOPS (2 x rows x in x out / time), min over runs. Benchmark only.
 //   usage: edgebert-gemm-kinds [--rows 8,128,384] [--threads N] [--runs N] [--hidden 768] [--ffn 3072]
 #include <pthreadpool.h>
-#include <xnnpack.h>
 
 #include <algorithm>
 #include <chrono>
@@ -76,7 +76,8 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   std::uniform_int_distribution<int> q(-127, 127);
   std::printf("XNNPACK API %d, %d thread(s), min of %d runs\n", EDGEBERT_XNN_API, threads, runs);
-  std::printf("%-17s %5s %12s %8s %14s %8s\n", "gemm", "rows", "static ms", "GOPS", "qd8_f32 ms", "GOPS");
+  std::printf("%-17s %5s %12s %8s %14s %8s  %s\n", "gemm", "rows", "int8-out ms", "GOPS", "float-out ms", "GOPS",
+              "runtime uses");
   double total_static = 0, total_qd8 = 0;
   for (int rows : rows_list) {
     for (const Kind& k : kinds) {
@@ -95,7 +96,7 @@ int main(int argc, char** argv) {
       l.input_scale = 0.05f;
       l.output_scale = 0.2f;
       edgebert::XnnGemm g;
-      if (!g.create(l, &err) || !g.setup(rows, x.data(), y.data(), pool)) {
+      if (!g.create(l, false, size_t(rows), &err) || !g.setup(rows, x.data(), y.data(), pool)) {
         std::fprintf(stderr, "%s\n", err.c_str());
         return 1;
       }
@@ -103,24 +104,22 @@ int main(int argc, char** argv) {
       const double t_static = min_ms(runs, [&] { g.run(pool); });
       total_static += t_static;
       double t_qd8 = -1;
-#if defined(EDGEBERT_XNN_HAS_QD8)
-      xnn_operator_t op = nullptr;
-      std::vector<xnn_quantization_params> qp(rows + XNN_EXTRA_QUANTIZATION_PARAMS, {0, 0.05f});
-      for (auto& s : scales) s *= 0.05f;  // qd8 kernel scale: weight scale only, input scale per row
-      if (xnn_create_fully_connected_nc_qd8_f32_qc8w(k.in, k.out, k.in, k.out, scales.data(), w.data(), bias.data(),
-                                                     -1e30f, 1e30f, 0, nullptr, nullptr, &op) == xnn_status_success &&
-          xnn_reshape_fully_connected_nc_qd8_f32_qc8w(op, rows, pool) == xnn_status_success &&
-          xnn_setup_fully_connected_nc_qd8_f32_qc8w(op, x.data(), yf.data(), qp.data()) == xnn_status_success) {
-        t_qd8 = min_ms(runs, [&] { xnn_run_operator(op, pool); });
+      const bool residual = std::strcmp(k.name, "attention_output") == 0 || std::strcmp(k.name, "ffn_down") == 0;
+      if (edgebert::XnnGemm::int8_float_output_supported()) {
+        edgebert::XnnGemm gf;
+        if (!gf.create(l, true, size_t(rows), &err) || !gf.setup(rows, x.data(), yf.data(), pool)) {
+          std::fprintf(stderr, "%s\n", err.c_str());
+          return 1;
+        }
+        t_qd8 = min_ms(runs, [&] { gf.run(pool); });
         total_qd8 += t_qd8;
       }
-      if (op) xnn_delete_operator(op);
-#endif
-      std::printf("%-17s %5d %12.3f %8.1f %14.3f %8.1f\n", k.name, rows, t_static, ops / t_static * 1e-6, t_qd8,
-                  t_qd8 > 0 ? ops / t_qd8 * 1e-6 : 0.0);
+      const char* used = residual && t_qd8 > 0 ? "float out" : "int8 out";
+      std::printf("%-17s %5d %12.3f %8.1f %14.3f %8.1f  %s\n", k.name, rows, t_static, ops / t_static * 1e-6, t_qd8,
+                  t_qd8 > 0 ? ops / t_qd8 * 1e-6 : 0.0, used);
     }
   }
-  std::printf("sum of the GEMMs above: static %.3f ms, qd8_f32 %.3f ms (x12 for BERT-base's 12 layers)\n",
+  std::printf("sum of the GEMMs above: int8 out %.3f ms, float out %.3f ms (x12 for BERT-base's 12 layers)\n",
               total_static, total_qd8);
   if (pool) pthreadpool_destroy(pool);
   return 0;

@@ -83,7 +83,7 @@ void linear_forward(const FloatLinear& l, const float* x, size_t rows, float* y)
   v.weight_f32 = l.weight.data();
   v.bias = l.bias.data();
   XnnGemm gemm;
-  if (!gemm.create(v, &err) || !gemm.setup(rows, x, y, pool) || !gemm.run(pool))
+  if (!gemm.create(v, false, rows, &err) || !gemm.setup(rows, x, y, pool) || !gemm.run(pool))
     throw std::runtime_error(l.name + ": float reference GEMM failed " + err);
 }
 

@@ -27,7 +27,7 @@ const char* op_type_name(OpType t) {
   switch (t) {
     case OpType::kEmbeddings: return "embeddings";
     case OpType::kGemm: return "gemm";
-    case OpType::kAttentionWave: return "attention_wave";
+    case OpType::kAttention: return "attention";
     case OpType::kConvertContext: return "convert_context";
     case OpType::kAddNorm: return "add_layernorm";
     case OpType::kActivation: return "activation";
@@ -100,7 +100,8 @@ bool derive_lifetimes(Schedule* s, std::string* error) {
 
 }  // namespace
 
-bool build_schedule(const Model& m, int max_seq_len, int threads, Schedule* out, std::string* error) {
+bool build_schedule(const Model& m, int max_seq_len, int threads, bool float_residual, Schedule* out,
+                    std::string* error) {
   *out = Schedule();
   Builder b(out);
   const ModelConfig& c = m.config;
@@ -127,30 +128,38 @@ bool build_schedule(const Model& m, int max_seq_len, int threads, Schedule* out,
     // QKV GEMM
     const int qkv = b.buffer(p + "qkv", n * 3 * H * es(L.qkv));
     b.op(OpType::kGemm, OpKind::kQkvGemm, l, {L.qkv.int8 ? next_q : hidden}, {qkv}).linear = &L.qkv;
-    // attention: one op per wave of `threads` heads; each head's n x n buffers live in its wave
+    // attention core: K and V of every head packed once (int8), then the heads' query rows in
+    // tiles of at most `row_tile` rows, shared among `threads` workers, each with its own scratch
     const int context = b.buffer(p + "context", n * H * es(L.qkv));
-    for (int h0 = 0; h0 < c.heads; h0 += threads) {
-      const int count = std::min(threads, c.heads - h0);
+    {
+      const size_t tile = attention_row_tile(max_seq_len);
+      const size_t slots = static_cast<size_t>(threads);
       std::vector<int> outs{context};
-      for (int h = h0; h < h0 + count; ++h) {
-        const std::string hp = p + "head" + std::to_string(h) + ".";
-        outs.push_back(b.buffer(hp + "scores", n * n * 4));
-        if (L.qkv.int8) {
-          outs.push_back(b.buffer(hp + "probs", n * n));
-          outs.push_back(b.buffer(hp + "packed_kv", 2 * n * d + 64));
-        }
+      if (L.qkv.int8) {
+        outs.push_back(b.buffer(p + "packed_kv", c.heads * attention_packed_stride(n, d)));
+        outs.push_back(b.buffer(p + "scores", slots * attention_scratch_stride(tile * n * 4)));
+        outs.push_back(b.buffer(p + "probs", slots * attention_scratch_stride(tile * n)));
+      } else {
+        outs.push_back(b.buffer(p + "scores", slots * attention_scratch_stride(tile * n * 4)));
       }
-      ScheduledOp& w = b.op(OpType::kAttentionWave, OpKind::kAttention, l, {qkv}, outs);
-      w.head_begin = h0;
-      w.head_count = count;
+      ScheduledOp& a = b.op(OpType::kAttention, OpKind::kAttention, l, {qkv}, outs);
+      a.workers = threads;
+      a.row_tile = static_cast<int>(tile);
     }
     int ao_in = context;
     if (es(L.qkv) != es(L.attention_output)) {  // attention and attention_output disagree on precision
       ao_in = b.buffer(p + "context_converted", n * H * es(L.attention_output));
       b.op(OpType::kConvertContext, OpKind::kAttentionOutputGemm, l, {context}, {ao_in}).linear = &L.attention_output;
     }
-    const int attn_out = b.buffer(p + "attention_output", n * H * es(L.attention_output));
-    b.op(OpType::kGemm, OpKind::kAttentionOutputGemm, l, {ao_in}, {attn_out}).linear = &L.attention_output;
+    // The GEMMs whose result is added to the residual write float when the backend can (int8 in,
+    // float out): the add then needs no dequantization and the output no requantization.
+    const bool ao_f32 = float_residual && L.attention_output.int8;
+    const int attn_out = b.buffer(p + "attention_output", n * H * (ao_f32 ? 4 : es(L.attention_output)));
+    {
+      ScheduledOp& g = b.op(OpType::kGemm, OpKind::kAttentionOutputGemm, l, {ao_in}, {attn_out});
+      g.linear = &L.attention_output;
+      g.float_residual = ao_f32;
+    }
     // add & norm 1 (quantizes for the FFN up GEMM when it is int8)
     const int ffn_q = L.intermediate.int8 ? b.buffer(p + "ffn_input_q", n * H) : -1;
     {
@@ -159,6 +168,7 @@ bool build_schedule(const Model& m, int max_seq_len, int threads, Schedule* out,
       ScheduledOp& a = b.op(OpType::kAddNorm, OpKind::kAddNorm1, l, {hidden, attn_out}, outs);
       a.stage = 0;
       a.linear = &L.attention_output;
+      a.float_residual = ao_f32;
       a.quant_for = L.intermediate.int8 ? &L.intermediate : nullptr;
       a.norm = &L.attention_norm;
     }
@@ -167,8 +177,13 @@ bool build_schedule(const Model& m, int max_seq_len, int threads, Schedule* out,
     b.op(OpType::kGemm, OpKind::kIntermediateGemm, l, {ffn_q >= 0 ? ffn_q : hidden}, {inter}).linear = &L.intermediate;
     const int act = es(L.intermediate) == es(L.output) ? inter : b.buffer(p + "ffn_activation", n * I * es(L.output));
     b.op(OpType::kActivation, OpKind::kGelu, l, {inter}, {act}).detail = activation_name(c.activation);
-    const int ffn_out = b.buffer(p + "ffn_output", n * H * es(L.output));
-    b.op(OpType::kGemm, OpKind::kOutputGemm, l, {act}, {ffn_out}).linear = &L.output;
+    const bool out_f32 = float_residual && L.output.int8;
+    const int ffn_out = b.buffer(p + "ffn_output", n * H * (out_f32 ? 4 : es(L.output)));
+    {
+      ScheduledOp& g = b.op(OpType::kGemm, OpKind::kOutputGemm, l, {act}, {ffn_out});
+      g.linear = &L.output;
+      g.float_residual = out_f32;
+    }
     // add & norm 2 (quantizes for the next layer's QKV GEMM when it is int8)
     const LayerView* next = l + 1 < c.layers ? &m.layers[l + 1] : nullptr;
     next_q = next && next->qkv.int8 ? b.buffer("layer" + std::to_string(l + 1) + ".input_q", n * H) : -1;
@@ -178,6 +193,7 @@ bool build_schedule(const Model& m, int max_seq_len, int threads, Schedule* out,
       ScheduledOp& a = b.op(OpType::kAddNorm, OpKind::kAddNorm2, l, {hidden, ffn_out}, outs);
       a.stage = 1;
       a.linear = &L.output;
+      a.float_residual = out_f32;
       a.quant_for = next_q >= 0 ? &next->qkv : nullptr;
       a.norm = &L.output_norm;
     }
@@ -231,10 +247,12 @@ std::string format_schedule(const Schedule& s) {
     const ScheduledOp& o = s.ops[i];
     std::string what = op_type_name(o.type);
     if (o.linear && (o.type == OpType::kGemm || o.type == OpType::kSpanLogits))
-      what += std::string("(") + o.linear->name + (o.post == PostOp::kTanh ? ", tanh)" : o.post == PostOp::kRelu ? ", relu)" : ")");
+      what += std::string("(") + o.linear->name + (o.float_residual ? ", int8 -> float" : "") +
+              (o.post == PostOp::kTanh ? ", tanh)" : o.post == PostOp::kRelu ? ", relu)" : ")");
     if (o.detail) what += std::string("(") + o.detail + ")";
-    if (o.type == OpType::kAttentionWave)
-      what += "(heads " + std::to_string(o.head_begin) + ".." + std::to_string(o.head_begin + o.head_count - 1) + ")";
+    if (o.type == OpType::kAttention)
+      what += "(" + std::to_string(o.workers) + (o.workers == 1 ? " worker" : " workers") + ", tiles of " +
+              std::to_string(o.row_tile) + " rows)";
     std::snprintf(line, sizeof line, "%4zu  %-6s ", i, o.layer >= 0 ? ("L" + std::to_string(o.layer)).c_str() : "-");
     r += line + what + "  in: " + names(o.inputs) + "  out: " + names(o.outputs) + "\n";
   }

@@ -44,9 +44,10 @@ class OpTimer {
 
 // hidden rows += a GEMM's output rows [r0, r0 + rows): dequantized with per-channel scales when
 // the GEMM is int8, added as is when it is float.
-void add_residual(float* h, const void* y, size_t r0, size_t rows, size_t H, const LinearView& gemm,
+void add_residual(float* h, const void* y, size_t r0, size_t rows, size_t H, const ScheduledOp& op,
                   const float* scales) {
-  if (gemm.int8) {
+  const LinearView& gemm = *op.linear;
+  if (gemm.int8 && !op.float_residual) {
     kernels::residual_dequant_add_s8(h, static_cast<const int8_t*>(y) + r0 * H, rows, H, scales,
                                      gemm.output_zero_point);
   } else {
@@ -108,7 +109,8 @@ eb_status Session::build(const SessionOptions& o, std::string* error) {
   max_n_ = o.max_seq_len > 0 ? o.max_seq_len : c.max_position;
   const size_t n = static_cast<size_t>(max_n_);
   // The op list and its buffer lifetimes, then the plan.
-  if (!build_schedule(model_, max_n_, threads_, &schedule_, error)) return EB_ERROR_BACKEND;
+  if (!build_schedule(model_, max_n_, threads_, XnnGemm::int8_float_output_supported(), &schedule_, error))
+    return EB_ERROR_BACKEND;
   std::string perr;
   if (!plan_memory(schedule_.buffers, PlanStrategy::kGreedyBySize, kAlignment, &plan_, &perr)) {
     if (error) *error = "memory planning failed: " + perr;
@@ -159,7 +161,7 @@ size_t Session::estimate_packed_bytes() const {
     if (op.type != OpType::kGemm && op.type != OpType::kSpanLogits) continue;
     const size_t w = static_cast<size_t>(op.linear->in) * static_cast<size_t>(op.linear->out);
     const size_t o = static_cast<size_t>(op.linear->out);
-    // qc8: int8 weights + int32 bias + float scale per channel; f32: weights + bias
+    // int8: weights + int32 (or float) bias + float scale per channel; f32: weights + bias
     bytes += op.linear->int8 ? w + o * 8 : (w + o) * 4;
   }
   return bytes;
@@ -201,7 +203,7 @@ bool Session::bind(std::string* error) {
     if (op.type == OpType::kGemm || op.type == OpType::kSpanLogits) {
       gemms_.push_back(std::make_unique<XnnGemm>());
       b.gemm = gemms_.back().get();
-      if (!b.gemm->create(*op.linear, error)) return false;
+      if (!b.gemm->create(*op.linear, op.float_residual, static_cast<size_t>(max_n_), error)) return false;
       model_.release_weight_pages(*op.linear);
     }
     if (op.type == OpType::kAddNorm && op.linear->int8) {
@@ -243,62 +245,110 @@ int64_t Session::profile_ns(int layer, OpKind kind) const {
   return i < profile_.size() ? profile_[i] : 0;
 }
 
-void Session::attention_task(size_t i) {
-  const BoundOp& b = *cur_wave_;
+namespace {
+// Points the kernel arguments `a` at head h of the QKV rows [n, 3H] (Q | K | V) and of the
+// context rows [n, H].
+template <typename Args, typename T>
+void point_at_head(Args& a, const T* qkv, T* context, const ModelConfig& c, size_t h, size_t n, const uint8_t* mask) {
+  const size_t H = c.hidden, d = c.head_dim();
+  a.q = qkv + h * d;
+  a.k = qkv + H + h * d;
+  a.v = qkv + 2 * H + h * d;
+  a.qkv_stride = 3 * H;
+  a.n = static_cast<int>(n);
+  a.head_dim = static_cast<int>(d);
+  a.key_mask = mask;
+  a.context = context + h * d;
+  a.context_stride = H;
+}
+
+// Head h's arguments for the int8 kernel (scratch pointers left for the caller).
+kernels::AttentionHeadS8 head_args_s8(const ModelConfig& c, const LayerView& L, const uint8_t* qkv_buf, uint8_t* context,
+                                      uint8_t* packed, size_t h, size_t n, const uint8_t* mask) {
+  const size_t H = c.hidden, d = c.head_dim();
+  kernels::AttentionHeadS8 a;
+  point_at_head(a, reinterpret_cast<const int8_t*>(qkv_buf), reinterpret_cast<int8_t*>(context), c, h, n, mask);
+  a.q_scale = L.qkv.output_channel_scale(static_cast<int>(h * d));
+  a.k_scale = L.qkv.output_channel_scale(static_cast<int>(H + h * d));
+  a.v_scale = L.qkv.output_channel_scale(static_cast<int>(2 * H + h * d));
+  a.scores = nullptr;
+  a.probs = nullptr;
+  a.packed = reinterpret_cast<int8_t*>(packed);
+  a.context_scale = L.attention_output.input_scale;
+  a.context_zero_point = L.attention_output.input_zero_point;
+  return a;
+}
+}  // namespace
+
+// Buffers of the attention op (schedule.cpp): out[0] context; int8: out[1] packed K/V per head,
+// out[2] scores and out[3] probabilities per worker; float: out[1] scores per worker.
+void Session::attention_pack_task(size_t h) {
+  const BoundOp& b = *cur_attention_;
+  const LayerView& L = model_.layers[b.op->layer];
+  const size_t packed_stride = attention_packed_stride(static_cast<size_t>(max_n_), model_.config.head_dim());
+  const kernels::AttentionHeadS8 a = head_args_s8(model_.config, L, b.in[0], b.out[0], b.out[1] + h * packed_stride, h,
+                                                  cur_n_, any_padding_ ? key_mask_.data() : nullptr);
+  kernels::attention_s8_kernel().pack(a);
+}
+
+void Session::attention_rows(size_t h, size_t row_begin, size_t row_end, size_t w) {
+  const BoundOp& b = *cur_attention_;
   const ModelConfig& c = model_.config;
   const LayerView& L = model_.layers[b.op->layer];
-  const size_t H = c.hidden, d = c.head_dim(), h = static_cast<size_t>(b.op->head_begin) + i;
+  const size_t n_max = static_cast<size_t>(max_n_), tile = static_cast<size_t>(b.op->row_tile);
   const uint8_t* mask = any_padding_ ? key_mask_.data() : nullptr;
-  // outputs: context, then per head of the wave: scores [, probs, packed_kv]
-  const size_t per_head = L.qkv.int8 ? 3 : 1;
-  uint8_t* const* head = &b.out[1 + i * per_head];
+  const size_t scores_stride = attention_scratch_stride(tile * n_max * 4);
   if (L.qkv.int8) {
-    const int8_t* qkv = reinterpret_cast<const int8_t*>(b.in[0]);
-    kernels::AttentionHeadS8 a;
-    a.q = qkv + h * d;
-    a.k = qkv + H + h * d;
-    a.v = qkv + 2 * H + h * d;
-    a.qkv_stride = 3 * H;
-    a.n = static_cast<int>(cur_n_);
-    a.head_dim = static_cast<int>(d);
-    a.q_scale = L.qkv.output_channel_scale(static_cast<int>(h * d));
-    a.k_scale = L.qkv.output_channel_scale(static_cast<int>(H + h * d));
-    a.v_scale = L.qkv.output_channel_scale(static_cast<int>(2 * H + h * d));
-    a.key_mask = mask;
-    a.scores = reinterpret_cast<float*>(head[0]);
-    a.probs = head[1];
-    a.packed = reinterpret_cast<int8_t*>(head[2]);
-    a.context = reinterpret_cast<int8_t*>(b.out[0]) + h * d;
-    a.context_stride = H;
-    a.context_scale = L.attention_output.input_scale;
-    a.context_zero_point = L.attention_output.input_zero_point;
-    kernels::attention_head_s8(a);
+    const size_t packed_stride = attention_packed_stride(n_max, c.head_dim());
+    kernels::AttentionHeadS8 a =
+        head_args_s8(c, L, b.in[0], b.out[0], b.out[1] + h * packed_stride, h, cur_n_, mask);
+    a.scores = reinterpret_cast<float*>(b.out[2] + w * scores_stride);
+    a.probs = b.out[3] + w * attention_scratch_stride(tile * n_max);
+    kernels::attention_s8_kernel().rows(a, static_cast<int>(row_begin), static_cast<int>(row_end));
   } else {
-    const float* qkv = reinterpret_cast<const float*>(b.in[0]);
     kernels::AttentionHeadF32 a;
-    a.q = qkv + h * d;
-    a.k = qkv + H + h * d;
-    a.v = qkv + 2 * H + h * d;
-    a.qkv_stride = 3 * H;
-    a.n = static_cast<int>(cur_n_);
-    a.head_dim = static_cast<int>(d);
-    a.key_mask = mask;
-    a.scores = reinterpret_cast<float*>(head[0]);
-    a.context = reinterpret_cast<float*>(b.out[0]) + h * d;
-    a.context_stride = H;
-    kernels::attention_head_f32(a);
+    point_at_head(a, reinterpret_cast<const float*>(b.in[0]), reinterpret_cast<float*>(b.out[0]), c, h, cur_n_, mask);
+    a.scores = reinterpret_cast<float*>(b.out[1] + w * scores_stride);
+    kernels::attention_rows_f32(a, static_cast<int>(row_begin), static_cast<int>(row_end));
+  }
+}
+
+void Session::attention_worker(size_t w) {
+  const size_t total = static_cast<size_t>(model_.config.heads) * attention_tiles_per_head_;
+  for (size_t item = attention_next_.fetch_add(1, std::memory_order_relaxed); item < total;
+       item = attention_next_.fetch_add(1, std::memory_order_relaxed)) {
+    const size_t h = item / attention_tiles_per_head_, r0 = (item % attention_tiles_per_head_) * attention_tile_;
+    attention_rows(h, r0, std::min(r0 + attention_tile_, cur_n_), w);
   }
 }
 
 void Session::run_attention(const BoundOp& b) {
-  cur_wave_ = &b;
-  const size_t count = static_cast<size_t>(b.op->head_count);
-  if (!pool_) {
-    for (size_t i = 0; i < count; ++i) attention_task(i);
-  } else {
-    pthreadpool_parallelize_1d(
-        pool_, [](void* ctx, size_t i) { static_cast<Session*>(ctx)->attention_task(i); }, this, count, 0);
+  cur_attention_ = &b;
+  const size_t heads = static_cast<size_t>(model_.config.heads), n = cur_n_;
+  const size_t workers = static_cast<size_t>(b.op->workers), max_tile = static_cast<size_t>(b.op->row_tile);
+  const bool int8 = model_.layers[b.op->layer].qkv.int8;
+  // Rows per item: the whole tile on one thread; with several, small enough for about 4 items per
+  // worker, so that a few heads (or one) still keep every thread busy.
+  size_t tile = max_tile;
+  if (pool_ && workers > 1) {
+    const size_t tiles_per_head = (4 * workers + heads - 1) / heads;
+    tile = std::min(max_tile, std::max<size_t>(4, ((n + tiles_per_head - 1) / tiles_per_head + 3) & ~size_t{3}));
   }
+  attention_tile_ = tile;
+  attention_tiles_per_head_ = (n + tile - 1) / tile;
+  if (!pool_ || workers <= 1) {
+    for (size_t h = 0; h < heads; ++h) {  // head by head, so its K and V stay in cache
+      if (int8) attention_pack_task(h);
+      for (size_t r0 = 0; r0 < n; r0 += tile) attention_rows(h, r0, std::min(r0 + tile, n), 0);
+    }
+    return;
+  }
+  if (int8)
+    pthreadpool_parallelize_1d(
+        pool_, [](void* ctx, size_t h) { static_cast<Session*>(ctx)->attention_pack_task(h); }, this, heads, 0);
+  attention_next_.store(0, std::memory_order_relaxed);
+  pthreadpool_parallelize_1d(
+      pool_, [](void* ctx, size_t w) { static_cast<Session*>(ctx)->attention_worker(w); }, this, workers, 0);
 }
 
 void Session::run_embeddings_op(const BoundOp& b, size_t n) {
@@ -337,7 +387,7 @@ void Session::run_add_norm(const BoundOp& b, size_t n) {
   float* hidden = reinterpret_cast<float*>(b.out[0]);
   auto add_norm = [&](size_t r0, size_t rows) {
     float* h = hidden + r0 * H;
-    add_residual(h, b.in[1], r0, rows, H, *op.linear, b.scales);
+    add_residual(h, b.in[1], r0, rows, H, op, b.scales);
     if (op.quant_for) {
       kernels::layernorm_quantize_s8(h, op.norm->gamma, op.norm->beta, eps, rows, H, b.inv_factors,
                                      op.quant_for->input_scale, op.quant_for->input_zero_point,
@@ -384,7 +434,7 @@ eb_status Session::execute(const BoundOp& b, size_t n) {
       for (int i = 0; i < op.linear->out; ++i) y[i] = op.post == PostOp::kTanh ? std::tanh(y[i]) : std::max(y[i], 0.f);
       break;
     }
-    case OpType::kAttentionWave: run_attention(b); break;
+    case OpType::kAttention: run_attention(b); break;
     case OpType::kConvertContext: {
       const LinearView& g = *op.linear;  // the GEMM that reads the converted context
       const size_t count = n * static_cast<size_t>(model_.config.hidden);

@@ -3,6 +3,7 @@
 // list. Runs then allocate nothing. Modelled on XNNPACK's create/setup/run life cycle.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -95,8 +96,10 @@ class Session {
   eb_status fail(eb_status s, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
   void clear_error() { last_error_[0] = '\0'; }
 
-  // Internal: head `i` of the attention wave being executed (called from the thread pool).
-  void attention_task(size_t i);
+  // Internal, called from the thread pool during the attention op: pack head `h`'s K and V;
+  // worker `w` takes (head, row tile) items until none are left.
+  void attention_pack_task(size_t h);
+  void attention_worker(size_t w);
 
  private:
   // One op of the schedule bound to arena pointers, its XNNPACK operator and its constants.
@@ -124,6 +127,8 @@ class Session {
   eb_status execute(const BoundOp& b, size_t n);
   void run_embeddings_op(const BoundOp& b, size_t n);
   void run_attention(const BoundOp& b);
+  // Computes query rows [row_begin, row_end) of head h with worker w's scratch.
+  void attention_rows(size_t h, size_t row_begin, size_t row_end, size_t w);
   void run_add_norm(const BoundOp& b, size_t n);
   void run_activation(const BoundOp& b, size_t n);
   // Calls the hook; when it rewrote the hidden states, re-quantizes them for `next` (nullable).
@@ -142,7 +147,10 @@ class Session {
   std::vector<std::unique_ptr<XnnGemm>> gemms_;
   std::vector<std::vector<float>> constants_;  // owned per-channel scales and inverse factors
   std::vector<LayerTables> tables_;
-  const BoundOp* cur_wave_ = nullptr;
+  // The attention op being executed: its op, rows per item, items per head, next item to take.
+  const BoundOp* cur_attention_ = nullptr;
+  size_t attention_tile_ = 0, attention_tiles_per_head_ = 0;
+  std::atomic<size_t> attention_next_{0};
   size_t row_tile_ = 1;
   float* hidden_ = nullptr;
   float* pooled_ = nullptr;

@@ -1,9 +1,10 @@
 // xnn_gemm.cpp: XNNPACK operator creation/setup/run for edgebert's GEMMs, for both XNNPACK API
 // generations (EDGEBERT_XNN_API, detected by cmake/xnnpack.cmake):
 //   2022 (Debian 12): int8 GEMMs as qc8 1x1 convolutions; create + setup.
-//   2024 (Debian 13, upstream): int8 GEMMs as fully-connected qs8_qc8w; create + reshape (only
-//        when the row count changes) + setup (only when a pointer changes). Neither operator
-//        asks for a workspace, so nothing of XNNPACK's lives in the session arena.
+//   2024 (Debian 13, upstream): int8 GEMMs as fully-connected qs8_qc8w (int8 output) or
+//        qd8_f32_qc8w (float output, for the GEMMs whose result is added to the residual); create
+//        + reshape (only when the row count changes) + setup (only when a pointer changes). None
+//        of these operators asks for a workspace, so nothing of XNNPACK's lives in the arena.
 #include "xnn_gemm.h"
 
 #include <malloc.h>
@@ -83,10 +84,30 @@ XnnGemm::~XnnGemm() {
   if (op_) xnn_delete_operator(op_);
 }
 
-bool XnnGemm::create(const LinearView& l, std::string* error) {
+bool XnnGemm::int8_float_output_supported() { return EDGEBERT_XNN_FLOAT_OUTPUT != 0; }
+
+bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, std::string* error) {
   int8_ = l.int8;
+  float_output_ = l.int8 && float_output;
   xnn_status s;
-  if (l.int8) {
+  if (float_output_) {
+#if EDGEBERT_XNN_FLOAT_OUTPUT
+    // Dynamically-quantized-input kernel fed with our static quantization: every row's params
+    // are the GEMM's input scale and zero point; kernel scale = weight scale, bias in float.
+    row_params_.assign(max_rows + XNN_EXTRA_QUANTIZATION_PARAMS, xnn_quantization_params{});
+    for (auto& p : row_params_) {
+      p.zero_point = l.input_zero_point;
+      p.scale = l.input_scale;
+    }
+    s = xnn_create_fully_connected_nc_qd8_f32_qc8w(l.in, l.out, l.in, l.out, l.weight_scales, l.weight_s8, l.bias,
+                                                   -std::numeric_limits<float>::infinity(),
+                                                   std::numeric_limits<float>::infinity(), 0, nullptr, nullptr, &op_);
+#else
+    (void)max_rows;
+    if (error) *error = std::string(l.name) + ": this XNNPACK has no int8 GEMM with float output";
+    return false;
+#endif
+  } else if (l.int8) {
     // requantization multiplier per channel = input_scale * kernel_scale'[c] / output_scale with
     // kernel_scale'[c] = weight_scale[c] / out_scale[c] and output_scale = 1, so a per-channel
     // output scale costs nothing. The int32 bias lives in accumulator units (input x weight scale).
@@ -135,12 +156,24 @@ bool XnnGemm::setup(size_t rows, const void* input, void* output, pthreadpool_t 
   xnn_status s = xnn_status_success;
 #if EDGEBERT_XNN_API >= 2024
   if (rows != rows_) {
-    s = int8_ ? xnn_reshape_fully_connected_nc_qs8_qc8w(op_, rows, pool)
-              : xnn_reshape_fully_connected_nc_f32(op_, rows, pool);
+#if EDGEBERT_XNN_FLOAT_OUTPUT
+    if (float_output_) {
+      if (rows + XNN_EXTRA_QUANTIZATION_PARAMS > row_params_.size()) return false;  // params made for fewer rows
+      s = xnn_reshape_fully_connected_nc_qd8_f32_qc8w(op_, rows, pool);
+    } else
+#endif
+      s = int8_ ? xnn_reshape_fully_connected_nc_qs8_qc8w(op_, rows, pool)
+                : xnn_reshape_fully_connected_nc_f32(op_, rows, pool);
   }
   if (s == xnn_status_success) {
-    s = int8_ ? xnn_setup_fully_connected_nc_qs8_qc8w(op_, static_cast<const int8_t*>(input), static_cast<int8_t*>(output))
-              : xnn_setup_fully_connected_nc_f32(op_, static_cast<const float*>(input), static_cast<float*>(output));
+#if EDGEBERT_XNN_FLOAT_OUTPUT
+    if (float_output_)
+      s = xnn_setup_fully_connected_nc_qd8_f32_qc8w(op_, static_cast<const int8_t*>(input), static_cast<float*>(output),
+                                                    row_params_.data());
+    else
+#endif
+      s = int8_ ? xnn_setup_fully_connected_nc_qs8_qc8w(op_, static_cast<const int8_t*>(input), static_cast<int8_t*>(output))
+                : xnn_setup_fully_connected_nc_f32(op_, static_cast<const float*>(input), static_cast<float*>(output));
   }
 #else
   if (int8_) {

@@ -1,16 +1,26 @@
-// xnn_gemm.h: one linear layer as an XNNPACK operator: int8 GEMMs as per-channel (qc8) 1x1
-// convolutions with the output scales folded into the per-channel multipliers, fp32 GEMMs as
-// fully-connected operators. Created once per session; set up only when the row count changes.
+// xnn_gemm.h: one linear layer as an XNNPACK operator: int8 GEMMs with int8 output (qs8_qc8w
+// fully-connected, or qc8 1x1 convolutions on the 2022 API) with the output scales folded into the
+// per-channel multipliers, int8 GEMMs with float output (qd8_f32_qc8w, 2024 API only), fp32 GEMMs
+// as fully-connected operators. Created once per session; reshaped only when the row count changes.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
 #include "model.h"
+
+// int8 GEMMs with float output: the fully-connected qd8_f32_qc8w operator with reshape, found by
+// cmake/xnnpack.cmake's probes (EDGEBERT_XNN_HAS_QD8) on the 2024 API.
+#if EDGEBERT_XNN_API >= 2024 && defined(EDGEBERT_XNN_HAS_QD8)
+#define EDGEBERT_XNN_FLOAT_OUTPUT 1
+#else
+#define EDGEBERT_XNN_FLOAT_OUTPUT 0
+#endif
 
 namespace edgebert {
 
@@ -26,17 +36,28 @@ class XnnGemm {
   XnnGemm(const XnnGemm&) = delete;
   XnnGemm& operator=(const XnnGemm&) = delete;
 
-  // int8 (qc8) when linear.int8, else f32. `apply_tanh` is not supported; activations are
-  // applied by the caller.
-  bool create(const LinearView& linear, std::string* error);
+  // True when this XNNPACK can run an int8 GEMM with a float output (see create).
+  static bool int8_float_output_supported();
+
+  // int8 when linear.int8, else f32. With float_output (linear.int8 only, and only where
+  // int8_float_output_supported()), the int8 input keeps its static scale and zero point, given
+  // to XNNPACK as per-row quantization parameters (room for max_rows rows, made here), and the
+  // output is the float result: input_scale * weight_scale[c] * sum((x - zp) * w) + bias[c].
+  // Activations are applied by the caller.
+  bool create(const LinearView& linear, bool float_output, size_t max_rows, std::string* error);
   // Binds input/output pointers and the row count. Cheap to call when nothing changed.
   bool setup(size_t rows, const void* input, void* output, pthreadpool_t pool);
   bool run(pthreadpool_t pool);
   bool int8() const { return int8_; }
+  bool float_output() const { return float_output_; }
 
  private:
   xnn_operator_t op_ = nullptr;
   bool int8_ = false;
+  bool float_output_ = false;
+#if EDGEBERT_XNN_FLOAT_OUTPUT
+  std::vector<xnn_quantization_params> row_params_;  // float_output: the same for every row
+#endif
   size_t rows_ = 0;
   const void* input_ = nullptr;
   void* output_ = nullptr;

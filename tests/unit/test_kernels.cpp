@@ -326,15 +326,8 @@ namespace {
 using S8Fn = void (*)(const kn::AttentionHeadS8&);
 using F32Fn = void (*)(const kn::AttentionHeadF32&);
 
-// Runs an int8 attention kernel with exactly-sized scratch (plus guard zones) and returns the
-// head's context [n, hd]; checks that nothing outside the head's slice / the scratch is written
-// and that the kernel allocates nothing.
-std::vector<int8_t> run_s8(const S8Case& c, S8Fn fn, std::vector<uint8_t>* probs_out = nullptr) {
-  const size_t n = size_t(c.n), hd = size_t(c.hd), hidden = c.hidden();
-  Buf<float> scores(n * n);
-  Buf<uint8_t> probs(n * n);
-  Buf<int8_t> packed(2 * n * hd + 64);
-  std::vector<int8_t> ctx(n * hidden + 64, int8_t(0x5A));
+// A head of case c: context row i at ctx + i * ctx_stride; scratch left for the caller.
+kn::AttentionHeadS8 s8_args(const S8Case& c, int8_t* packed, int8_t* ctx, size_t ctx_stride) {
   kn::AttentionHeadS8 a{};
   a.q = c.q();
   a.k = c.k();
@@ -346,13 +339,26 @@ std::vector<int8_t> run_s8(const S8Case& c, S8Fn fn, std::vector<uint8_t>* probs
   a.k_scale = c.k_scale;
   a.v_scale = c.v_scale;
   a.key_mask = c.mask.empty() ? nullptr : c.mask.data();
-  a.scores = scores.ptr;
-  a.probs = probs.ptr;
-  a.packed = packed.ptr;
-  a.context = ctx.data() + c.head * hd;
-  a.context_stride = hidden;
+  a.packed = packed;
+  a.context = ctx;
+  a.context_stride = ctx_stride;
   a.context_scale = c.ctx_scale;
   a.context_zero_point = c.ctx_zp;
+  return a;
+}
+
+// Runs an int8 attention kernel with exactly-sized scratch (plus guard zones) and returns the
+// head's context [n, hd]; checks that nothing outside the head's slice / the scratch is written
+// and that the kernel allocates nothing.
+std::vector<int8_t> run_s8(const S8Case& c, S8Fn fn, std::vector<uint8_t>* probs_out = nullptr) {
+  const size_t n = size_t(c.n), hd = size_t(c.hd), hidden = c.hidden();
+  Buf<float> scores(n * n);
+  Buf<uint8_t> probs(n * n);
+  Buf<int8_t> packed(kn::attention_s8_packed_bytes(n, hd));
+  std::vector<int8_t> ctx(n * hidden + 64, int8_t(0x5A));
+  kn::AttentionHeadS8 a = s8_args(c, packed.ptr, ctx.data() + c.head * hd, hidden);
+  a.scores = scores.ptr;
+  a.probs = probs.ptr;
   AllocWatch w;
   fn(a);
   CHECK(w.stop() == 0);
@@ -570,6 +576,129 @@ TEST_CASE("attention_head_s8 extreme inputs (-128 everywhere, saturation)", "[ke
         c.ctx_zp = 5;
         const auto r2 = ref_attention_s8(c);
         CHECK(compare_s8(run_s8(c, kn::attention_head_s8), r2).max_abs == 0);
+      }
+    }
+  }
+}
+
+// Every int8 implementation this CPU can run, as pack + rows steps.
+std::vector<const kn::AttentionS8Kernel*> s8_kernels_here() {
+  std::vector<const kn::AttentionS8Kernel*> v = {&kn::kAttentionS8Portable};
+#if defined(__x86_64__) || defined(__i386__)
+  if (kn::cpu_has_avx2_fma()) v.push_back(&kn::kAttentionS8Avx2);
+  if (kn::cpu_has_avx512vnni()) v.push_back(&kn::kAttentionS8Avx512Vnni);
+  if (kn::cpu_has_avxvnni()) v.push_back(&kn::kAttentionS8AvxVnni);
+#endif
+#if defined(__aarch64__)
+  v.push_back(&kn::kAttentionS8Neon);
+  if (kn::cpu_has_neon_dot()) v.push_back(&kn::kAttentionS8NeonDot);
+#endif
+  return v;
+}
+
+// The query-row split: one pack, then rows in tiles of random sizes in random order, each tile
+// with scratch for its own rows only (guarded), must give the whole head's bytes; rows() must not
+// write `packed` (threads share it) and must not allocate.
+TEST_CASE("attention_s8 rows in tiles equal the whole head, for every implementation", "[kernels][attention]") {
+  std::mt19937 rng(4242);
+  const Shape shapes[] = {{1, 64}, {5, 24}, {33, 64}, {128, 64}, {70, 33}, {19, 1030}};
+  const char* masks[] = {"none", "random", "trailing", "all_masked"};
+  size_t tiles_run = 0;
+  for (const kn::AttentionS8Kernel* k : s8_kernels_here()) {
+    for (const Shape& sh : shapes) {
+      for (const char* mk : masks) {
+        const S8Case c = make_s8_case(rng, sh.n, sh.hd, mk, 6.0f, 3);
+        INFO(k->name << " n=" << sh.n << " hd=" << sh.hd << " mask=" << mk);
+        const size_t n = size_t(c.n), hd = size_t(c.hd);
+        Buf<int8_t> packed(kn::attention_s8_packed_bytes(n, hd));
+        // whole head
+        std::vector<int8_t> whole(n * hd, 0x5A);
+        {
+          Buf<float> scores(n * n);
+          Buf<uint8_t> probs(n * n);
+          kn::AttentionHeadS8 a = s8_args(c, packed.ptr, whole.data(), hd);
+          a.scores = scores.ptr;
+          a.probs = probs.ptr;
+          kn::attention_head_s8_with(*k, a);
+        }
+        // tiles: pack again, then random tiles in random order
+        std::vector<std::pair<int, int>> tiles;
+        for (int r0 = 0; r0 < c.n;) {
+          const int len = 1 + int(rng() % 9);
+          tiles.push_back({r0, std::min(c.n, r0 + len)});
+          r0 += len;
+        }
+        std::shuffle(tiles.begin(), tiles.end(), rng);
+        std::vector<int8_t> split(n * hd, 0x5A);
+        kn::AttentionHeadS8 a = s8_args(c, packed.ptr, split.data(), hd);
+        k->pack(a);
+        const std::vector<int8_t> packed_before(packed.ptr, packed.ptr + packed.count);
+        std::vector<Buf<float>> scores;  // exactly each tile's rows, guarded
+        std::vector<Buf<uint8_t>> probs;
+        scores.reserve(tiles.size());
+        probs.reserve(tiles.size());
+        for (const auto& t : tiles) {
+          scores.emplace_back(size_t(t.second - t.first) * n);
+          probs.emplace_back(size_t(t.second - t.first) * n);
+        }
+        AllocWatch w;
+        for (size_t i = 0; i < tiles.size(); ++i) {
+          a.scores = scores[i].ptr;
+          a.probs = probs[i].ptr;
+          k->rows(a, tiles[i].first, tiles[i].second);
+        }
+        CHECK(w.stop() == 0);
+        for (size_t i = 0; i < tiles.size(); ++i) {
+          CHECK(scores[i].guard_ok());
+          CHECK(probs[i].guard_ok());
+        }
+        tiles_run += tiles.size();
+        CHECK(split == whole);
+        CHECK(std::equal(packed_before.begin(), packed_before.end(), packed.ptr));
+        CHECK(packed.guard_ok());
+      }
+    }
+  }
+  std::cout << "[attention_s8] " << s8_kernels_here().size() << " implementations: " << tiles_run
+            << " row tiles equal to the whole head\n";
+}
+
+TEST_CASE("attention_rows_f32 in tiles equals the whole head", "[kernels][attention]") {
+  std::mt19937 rng(77);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (int n : {1, 9, 40}) {
+    for (int hd : {8, 64}) {
+      const size_t stride = 3 * size_t(hd);
+      std::vector<float> qkv(size_t(n) * stride);
+      for (auto& x : qkv) x = nd(rng);
+      std::vector<uint8_t> mask(size_t(n), 1);
+      if (n > 2) mask[size_t(n) - 1] = 0;
+      using RowsFn = void (*)(const kn::AttentionHeadF32&, int, int);
+      std::vector<RowsFn> fns = {kn::attention_rows_f32_portable, kn::attention_rows_f32};
+      for (RowsFn fn : fns) {
+        kn::AttentionHeadF32 a{};
+        a.q = qkv.data();
+        a.k = qkv.data() + hd;
+        a.v = qkv.data() + 2 * hd;
+        a.qkv_stride = stride;
+        a.n = n;
+        a.head_dim = hd;
+        a.key_mask = mask.data();
+        a.context_stride = size_t(hd);
+        std::vector<float> whole(size_t(n) * hd), split(size_t(n) * hd, 777.0f);
+        std::vector<float> scores(size_t(n) * n);
+        a.scores = scores.data();
+        a.context = whole.data();
+        fn(a, 0, n);
+        a.context = split.data();
+        for (int r0 = n - 1; r0 >= 0; r0 -= 3) {  // backwards, tiles of up to 3 rows
+          const int b0 = std::max(0, r0 - 2);
+          Buf<float> tile_scores(size_t(r0 + 1 - b0) * n);
+          a.scores = tile_scores.ptr;
+          fn(a, b0, r0 + 1);
+          CHECK(tile_scores.guard_ok());
+        }
+        CHECK(split == whole);
       }
     }
   }
@@ -946,7 +1075,7 @@ TEST_CASE("attention_head_s8 timing (informational)", "[kernels][timing]") {
     const size_t n = size_t(c.n), hd = size_t(c.hd);
     Buf<float> scores(n * n);
     Buf<uint8_t> probs(n * n);
-    Buf<int8_t> packed(2 * n * hd + 64);
+    Buf<int8_t> packed(kn::attention_s8_packed_bytes(n, hd));
     std::vector<int8_t> ctx(n * c.hidden());
     kn::AttentionHeadS8 a{};
     a.q = c.q();

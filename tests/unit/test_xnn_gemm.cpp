@@ -94,7 +94,7 @@ TEST_CASE("XnnGemm int8 matches a float64 reference while rows and buffers chang
     INFO("XNNPACK API " << EDGEBERT_XNN_API << ", threads " << threads);
     Pool pool(threads);
     XnnGemm g;
-    REQUIRE(g.create(v, &err));
+    REQUIRE(g.create(v, false, 128, &err));
     REQUIRE(g.int8());
     // Two buffer pairs, alternated, so setup sees new pointers as well as new row counts.
     std::vector<int8_t> x[2], y[2];
@@ -141,7 +141,7 @@ TEST_CASE("XnnGemm f32 matches a float64 reference while rows change", "[xnn]") 
   for (int threads : {1, 2}) {
     Pool pool(threads);
     XnnGemm g;
-    REQUIRE(g.create(v, &err));
+    REQUIRE(g.create(v, false, 128, &err));
     REQUIRE_FALSE(g.int8());
     for (size_t rows : kRows) {
       REQUIRE((g.setup(rows, x.data(), y.data(), pool.p) && g.run(pool.p)));
@@ -157,6 +157,59 @@ TEST_CASE("XnnGemm f32 matches a float64 reference while rows change", "[xnn]") 
   }
 }
 
+// The residual-feeding GEMMs on the 2024 API: int8 input with its static scale and zero point,
+// float output = the dequantized accumulator + bias (no output requantization).
+TEST_CASE("XnnGemm int8 with float output matches a float64 reference while rows change", "[xnn]") {
+  std::string err;
+  REQUIRE(edgebert::xnn_ready(&err));
+  std::mt19937 rng(19);
+  const Weights w = make_weights(rng);
+  const LinearView v = int8_view(w);
+  XnnGemm g;
+  if (!XnnGemm::int8_float_output_supported()) {
+    CHECK_FALSE(g.create(v, true, 128, &err));  // a clear refusal, never a silent int8 output
+    CHECK(err.find("test_int8") != std::string::npos);
+    WARN("XNNPACK API " << EDGEBERT_XNN_API << " has no int8 GEMM with float output: refusal checked");
+    return;
+  }
+  std::uniform_int_distribution<int> q(-128, 127);
+  std::vector<int8_t> x(128 * kIn);
+  for (auto& e : x) e = static_cast<int8_t>(q(rng));
+  std::vector<float> y(129 * kOut);
+  for (int threads : {1, 2}) {
+    INFO("threads " << threads);
+    Pool pool(threads);
+    XnnGemm gf;
+    REQUIRE(gf.create(v, true, 128, &err));
+    REQUIRE(gf.float_output());
+    long allocations = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t rows : kRows) {
+        std::fill(y.begin(), y.end(), 777.0f);
+        edgebert::tools::alloc_counter_start();
+        const bool ok = gf.setup(rows, x.data(), y.data(), pool.p) && gf.run(pool.p);
+        const long a = edgebert::tools::alloc_counter_stop();
+        if (pass == 1) allocations += a;
+        REQUIRE(ok);
+        double worst = 0;
+        for (size_t r = 0; r < rows; ++r)
+          for (int c = 0; c < kOut; ++c) {
+            double acc = 0;
+            for (int k = 0; k < kIn; ++k)
+              acc += double(x[r * kIn + k] - v.input_zero_point) * v.weight_s8[size_t(c) * kIn + k];
+            const double ref = acc * v.input_scale * v.weight_scales[c] + v.bias[c];
+            worst = std::max(worst, std::fabs(ref - y[r * kOut + c]) / (1.0 + std::fabs(ref)));
+          }
+        CHECK(worst < 1e-5);
+        CHECK(y[rows * kOut] == 777.0f);  // nothing written past the rows asked for
+      }
+    }
+    CHECK(allocations == 0);
+    // more rows than the quantization parameters were made for: refused, not read past the end
+    CHECK_FALSE(gf.setup(129, x.data(), y.data(), pool.p));
+  }
+}
+
 TEST_CASE("XnnGemm rejects requantization scales XNNPACK cannot represent", "[xnn]") {
   std::string err;
   REQUIRE(edgebert::xnn_ready(&err));
@@ -164,6 +217,6 @@ TEST_CASE("XnnGemm rejects requantization scales XNNPACK cannot represent", "[xn
   Weights w = make_weights(rng);
   w.out_scales[5] = 1e-9f;  // multiplier input_scale * weight_scale / out_scale far above 256
   XnnGemm g;
-  CHECK_FALSE(g.create(int8_view(w), &err));
+  CHECK_FALSE(g.create(int8_view(w), false, 128, &err));
   CHECK(err.find("test_int8") != std::string::npos);
 }

@@ -109,13 +109,15 @@ float exp_row(float* s, int len, float m) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-void attention_head_s8_portable(const AttentionHeadS8& a) {
+static void attention_s8_pack_portable(const AttentionHeadS8&) {}  // reads K and V in place
+
+static void attention_s8_rows_portable(const AttentionHeadS8& a, int row_begin, int row_end) {
   const int n = a.n, hd = a.head_dim;
-  if (n <= 0 || hd <= 0) return;
+  if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
   const int32_t zp = a.context_zero_point;
   const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
   if (count_valid_keys(a.key_mask, n) == 0) {
-    for (int i = 0; i < n; ++i) {
+    for (int i = row_begin; i < row_end; ++i) {
       int8_t* c = a.context + static_cast<size_t>(i) * a.context_stride;
       for (int d = 0; d < hd; ++d) c[d] = zp8;
     }
@@ -125,11 +127,11 @@ void attention_head_s8_portable(const AttentionHeadS8& a) {
   const float score_scale = detail::attention_score_scale(a.q_scale, a.k_scale, hd);
   const float lo = -128.0f - static_cast<float>(zp), hi = 127.0f - static_cast<float>(zp);
 
-  for (int i = 0; i < n; ++i) {
-    float* s = a.scores + static_cast<size_t>(i) * n;
-    uint8_t* p = a.probs + static_cast<size_t>(i) * n;
-    if (i % 2 == 0) {  // scores for rows i and i+1
-      const bool pair = i + 1 < n;
+  for (int i = row_begin; i < row_end; ++i) {
+    float* s = a.scores + static_cast<size_t>(i - row_begin) * n;
+    uint8_t* p = a.probs + static_cast<size_t>(i - row_begin) * n;
+    if ((i - row_begin) % 2 == 0) {  // scores for rows i and i+1
+      const bool pair = i + 1 < row_end;
       score_rows_s8(a.q + static_cast<size_t>(i) * stride, pair ? a.q + static_cast<size_t>(i + 1) * stride : nullptr,
                     a.k, stride, n, hd, a.key_mask, score_scale, s, pair ? s + n : nullptr);
     }
@@ -163,11 +165,11 @@ void attention_head_s8_portable(const AttentionHeadS8& a) {
 }
 
 // ---------------------------------------------------------------------------------------------
-void attention_head_f32_portable(const AttentionHeadF32& a) {
+void attention_rows_f32_portable(const AttentionHeadF32& a, int row_begin, int row_end) {
   const int n = a.n, hd = a.head_dim;
-  if (n <= 0 || hd <= 0) return;
+  if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
   if (count_valid_keys(a.key_mask, n) == 0) {
-    for (int i = 0; i < n; ++i) {
+    for (int i = row_begin; i < row_end; ++i) {
       float* c = a.context + static_cast<size_t>(i) * a.context_stride;
       for (int d = 0; d < hd; ++d) c[d] = 0.0f;
     }
@@ -175,8 +177,8 @@ void attention_head_f32_portable(const AttentionHeadF32& a) {
   }
   const size_t stride = a.qkv_stride;
   const float scale = 1.0f / __builtin_sqrtf(static_cast<float>(hd));
-  for (int i = 0; i < n; ++i) {
-    float* s = a.scores + static_cast<size_t>(i) * n;
+  for (int i = row_begin; i < row_end; ++i) {
+    float* s = a.scores + static_cast<size_t>(i - row_begin) * n;
     const float* qi = a.q + static_cast<size_t>(i) * stride;
     for (int j = 0; j < n; ++j) {
       if (a.key_mask != nullptr && a.key_mask[j] == 0) {
@@ -199,41 +201,52 @@ void attention_head_f32_portable(const AttentionHeadF32& a) {
   }
 }
 
+const AttentionS8Kernel kAttentionS8Portable = {"portable", attention_s8_pack_portable, attention_s8_rows_portable};
+
 // ---------------------------------------------------------------------------------------------
-void attention_head_s8(const AttentionHeadS8& args) {
+const AttentionS8Kernel& attention_s8_kernel() {
 #if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx512vnni()) {
-    attention_head_s8_avx512vnni(args);
-    return;
-  }
-  if (cpu_has_avxvnni()) {
-    attention_head_s8_avxvnni(args);
-    return;
-  }
-  if (cpu_has_avx2_fma()) {
-    attention_head_s8_avx2(args);
-    return;
-  }
-  attention_head_s8_portable(args);
+  if (cpu_has_avx512vnni()) return kAttentionS8Avx512Vnni;
+  if (cpu_has_avxvnni()) return kAttentionS8AvxVnni;
+  if (cpu_has_avx2_fma()) return kAttentionS8Avx2;
 #elif defined(__aarch64__)
-  if (cpu_has_neon_dot())
-    attention_head_s8_neon_dot(args);
-  else
-    attention_head_s8_neon(args);
-#else
-  attention_head_s8_portable(args);
+  return cpu_has_neon_dot() ? kAttentionS8NeonDot : kAttentionS8Neon;
 #endif
+  return kAttentionS8Portable;
 }
 
-void attention_head_f32(const AttentionHeadF32& args) {
+void attention_head_s8_with(const AttentionS8Kernel& kernel, const AttentionHeadS8& args) {
+  kernel.pack(args);
+  kernel.rows(args, 0, args.n);
+}
+
+void attention_head_s8(const AttentionHeadS8& args) { attention_head_s8_with(attention_s8_kernel(), args); }
+void attention_head_s8_portable(const AttentionHeadS8& args) { attention_head_s8_with(kAttentionS8Portable, args); }
+#if defined(__x86_64__) || defined(__i386__)
+void attention_head_s8_avx2(const AttentionHeadS8& args) { attention_head_s8_with(kAttentionS8Avx2, args); }
+void attention_head_s8_avx512vnni(const AttentionHeadS8& args) { attention_head_s8_with(kAttentionS8Avx512Vnni, args); }
+void attention_head_s8_avxvnni(const AttentionHeadS8& args) { attention_head_s8_with(kAttentionS8AvxVnni, args); }
+#endif
+#if defined(__aarch64__)
+void attention_head_s8_neon(const AttentionHeadS8& args) { attention_head_s8_with(kAttentionS8Neon, args); }
+void attention_head_s8_neon_dot(const AttentionHeadS8& args) { attention_head_s8_with(kAttentionS8NeonDot, args); }
+#endif
+
+void attention_rows_f32(const AttentionHeadF32& args, int row_begin, int row_end) {
 #if defined(__x86_64__) || defined(__i386__)
   if (cpu_has_avx2_fma()) {
-    attention_head_f32_avx2(args);
+    attention_rows_f32_avx2(args, row_begin, row_end);
     return;
   }
 #endif
-  attention_head_f32_portable(args);
+  attention_rows_f32_portable(args, row_begin, row_end);
 }
+
+void attention_head_f32(const AttentionHeadF32& args) { attention_rows_f32(args, 0, args.n); }
+void attention_head_f32_portable(const AttentionHeadF32& args) { attention_rows_f32_portable(args, 0, args.n); }
+#if defined(__x86_64__) || defined(__i386__)
+void attention_head_f32_avx2(const AttentionHeadF32& args) { attention_rows_f32_avx2(args, 0, args.n); }
+#endif
 
 }  // namespace kernels
 }  // namespace edgebert

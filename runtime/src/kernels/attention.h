@@ -17,13 +17,20 @@ namespace kernels {
 //   context    = clamp(round_half_even(acc * v_scale / (sum_j pq[i,j] * context_scale)) + zp, -128, 127)
 // If every key is masked, every context row is context_zero_point.
 // Implementations differ only in exp (<= ~1 ulp), float summation order and FMA use, so results
-// agree except where a value lands within rounding noise of a .5 tie (then off by one).
-// Scratch: `scores` (n*n floats) and `probs` (n*n bytes) hold row i's float scores/exps and
-// quantized probabilities at offset i*n (the AVX2 path stores only the valid keys, compacted);
-// `packed` (2*n*head_dim + 64 bytes) holds the AVX2 path's repacked K and V. Contents after the
-// call are unspecified. No heap allocation. head_dim up to kAttentionMaxHeadDimAvx2 runs the AVX2
-// path (kAttentionMaxHeadDimNeon the NEON paths, which store compacted rows like AVX2 and use
-// `packed` for V only); larger heads fall back to the portable code.
+// agree except where a value lands within rounding noise of a .5 tie (then off by one). A row's
+// result does not depend on which other rows are computed with it (see AttentionS8Kernel).
+//
+// Two steps, so that the query rows of one head can be shared among threads:
+//   pack(args)                  K and V of the valid keys -> args.packed (once per head);
+//   rows(args, begin, end)      context rows [begin, end) from args.packed (read only, so any
+//                               number of threads may run rows() of one head at once, each with
+//                               its own scratch).
+// Scratch of rows(): `scores` ((end - begin) * n floats, 64-byte aligned) and `probs`
+// ((end - begin) * n bytes) hold row i's float scores/exps and quantized probabilities at offset
+// (i - begin) * n (vector paths store only the valid keys, compacted); contents afterwards are
+// unspecified. `packed` needs attention_s8_packed_bytes(n, head_dim) bytes, 64-byte aligned.
+// No heap allocation. head_dim up to kAttentionMaxHeadDimAvx2 runs the AVX2-family paths
+// (kAttentionMaxHeadDimNeon the NEON paths); larger heads fall back to the portable code.
 struct AttentionHeadS8 {
   const int8_t* q;
   const int8_t* k;
@@ -33,9 +40,9 @@ struct AttentionHeadS8 {
   int head_dim;
   float q_scale, k_scale, v_scale;  // symmetric (zero point 0) dequantization scales
   const uint8_t* key_mask;          // n entries: 1 = attend, 0 = padding key; nullptr = all valid
-  float* scores;                    // scratch, n*n floats (64-byte aligned)
-  uint8_t* probs;                   // scratch, n*n bytes (64-byte aligned)
-  int8_t* packed;                   // scratch, 2*n*head_dim + 64 bytes
+  float* scores;                    // scratch of rows(), see above
+  uint8_t* probs;                   // scratch of rows(), see above
+  int8_t* packed;                   // written by pack(), read by rows()
   int8_t* context;
   size_t context_stride;  // row i of the output at context + i*context_stride (head_dim entries)
   float context_scale;
@@ -45,29 +52,56 @@ struct AttentionHeadS8 {
 constexpr int kAttentionMaxHeadDimAvx2 = 1024;
 constexpr int kAttentionMaxHeadDimNeon = 1024;
 
-// Scratch sizes the caller must provide for a head of n tokens and head_dim channels.
-constexpr size_t attention_s8_scores_floats(size_t n) { return n * n; }
-constexpr size_t attention_s8_probs_bytes(size_t n) { return n * n; }
-constexpr size_t attention_s8_packed_bytes(size_t n, size_t head_dim) { return 2 * n * head_dim + 64; }
+// Scratch sizes the caller must provide for `rows` query rows of a head of n tokens.
+constexpr size_t attention_s8_scores_floats(size_t rows, size_t n) { return rows * n; }
+constexpr size_t attention_s8_probs_bytes(size_t rows, size_t n) { return rows * n; }
+// Packed K and V of one head (every implementation's layout fits).
+constexpr size_t attention_s8_packed_bytes(size_t n, size_t head_dim) {
+  return (n + 4) * head_dim + (n + 8) * (head_dim + 4) + 4 * (n + 8) + 128;
+}
 
-void attention_head_s8(const AttentionHeadS8& args);  // picks the best implementation
-void attention_head_s8_portable(const AttentionHeadS8& args);
+// One implementation: its pack and rows steps share a private layout of `packed`.
+struct AttentionS8Kernel {
+  const char* name;
+  void (*pack)(const AttentionHeadS8& args);
+  void (*rows)(const AttentionHeadS8& args, int row_begin, int row_end);
+};
+
+extern const AttentionS8Kernel kAttentionS8Portable;
 #if defined(__x86_64__) || defined(__i386__)
-void attention_head_s8_avx2(const AttentionHeadS8& args);  // requires cpu_has_avx2_fma()
-// The AVX2 kernel with vpdpbusd for P.V; bit-identical results.
-void attention_head_s8_avx512vnni(const AttentionHeadS8& args);  // requires cpu_has_avx512vnni()
-void attention_head_s8_avxvnni(const AttentionHeadS8& args);     // requires cpu_has_avxvnni()
+extern const AttentionS8Kernel kAttentionS8Avx2;  // requires cpu_has_avx2_fma()
+// The AVX2 kernel with vpdpbusd for Q.K^T and P.V; bit-identical results.
+extern const AttentionS8Kernel kAttentionS8Avx512Vnni;  // requires cpu_has_avx512vnni()
+extern const AttentionS8Kernel kAttentionS8AvxVnni;     // requires cpu_has_avxvnni()
 #endif
 #if defined(__aarch64__)
-void attention_head_s8_neon(const AttentionHeadS8& args);      // any ARMv8-A core
-void attention_head_s8_neon_dot(const AttentionHeadS8& args);  // requires cpu_has_neon_dot()
+extern const AttentionS8Kernel kAttentionS8Neon;     // any ARMv8-A core
+extern const AttentionS8Kernel kAttentionS8NeonDot;  // requires cpu_has_neon_dot()
+#endif
+
+const AttentionS8Kernel& attention_s8_kernel();  // the best implementation for this CPU
+
+// Whole head in one call: pack, then rows [0, n) (scratch for n rows).
+void attention_head_s8_with(const AttentionS8Kernel& kernel, const AttentionHeadS8& args);
+void attention_head_s8(const AttentionHeadS8& args);  // with attention_s8_kernel()
+void attention_head_s8_portable(const AttentionHeadS8& args);
+#if defined(__x86_64__) || defined(__i386__)
+void attention_head_s8_avx2(const AttentionHeadS8& args);
+void attention_head_s8_avx512vnni(const AttentionHeadS8& args);
+void attention_head_s8_avxvnni(const AttentionHeadS8& args);
+#endif
+#if defined(__aarch64__)
+void attention_head_s8_neon(const AttentionHeadS8& args);
+void attention_head_s8_neon_dot(const AttentionHeadS8& args);
 #endif
 
 // Float attention for one head (reference model):
 //   p[i,:] = softmax_j(q_i . k_j / sqrt(head_dim)) over valid keys (masked keys get 0)
 //   context[i,:] = sum_j p[i,j] * v[j,:]
 // A row with every key masked gets a zero context. qkv_stride and context_stride are in floats.
-// `scores` (n*n floats) is scratch (row i at offset i*n). No heap allocation.
+// rows(args, begin, end) computes context rows [begin, end); `scores` ((end - begin) * n floats)
+// is its scratch (row i at offset (i - begin) * n). No heap allocation, nothing shared between
+// calls, so threads may compute different rows of one head at once.
 struct AttentionHeadF32 {
   const float* q;
   const float* k;
@@ -76,11 +110,17 @@ struct AttentionHeadF32 {
   int n;
   int head_dim;
   const uint8_t* key_mask;  // n entries or nullptr
-  float* scores;            // scratch, n*n floats
+  float* scores;            // scratch, see above
   float* context;
   size_t context_stride;
 };
 
+void attention_rows_f32(const AttentionHeadF32& args, int row_begin, int row_end);  // best for this CPU
+void attention_rows_f32_portable(const AttentionHeadF32& args, int row_begin, int row_end);
+#if defined(__x86_64__) || defined(__i386__)
+void attention_rows_f32_avx2(const AttentionHeadF32& args, int row_begin, int row_end);
+#endif
+// Whole head: rows [0, n) (scratch for n rows).
 void attention_head_f32(const AttentionHeadF32& args);
 void attention_head_f32_portable(const AttentionHeadF32& args);
 #if defined(__x86_64__) || defined(__i386__)

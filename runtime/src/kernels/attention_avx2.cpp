@@ -1,20 +1,22 @@
 // Attention core for one head, AVX2+FMA implementations (int8 and fp32).
 //
-// Int8 layout (per call):
-//   * valid keys are compacted (masked keys cost nothing) and repacked into `packed`:
-//     V in groups of 4 keys as [group][d][4 keys] (4*head_dim bytes per group), then K in blocks
-//     of 8 keys as [block][channel pair][8 keys][2] (8*head_dim bytes per block; an odd last
-//     channel is stored as [8 keys]). Partial groups/blocks live on the stack, zero-padded.
-//   * query rows are processed in blocks of 4, fully fused: scores (vpmaddwd of a broadcast
-//     query channel pair against 8 keys, 4 rows x 16 keys per micro-kernel, no horizontal sums)
-//     -> softmax -> uint8 probabilities -> P.V (vpmaddubsw, 4 rows x 16 channels per
-//     micro-kernel), so a block's scores and probabilities stay in L1.
+// Int8 layout (pack step, once per head, into `packed`):
+//   * valid keys are compacted (masked keys cost nothing). V in groups of 4 keys as
+//     [group][d][4 keys] (4*head_dim bytes per group; a partial last group zero-padded), then 64
+//     zero bytes; then K in blocks of 8 keys (a partial last block zero-padded):
+//       AVX2:  [channel pair][8 keys][2] (an odd last channel as [8 keys]), 8*head_dim bytes;
+//       VNNI:  8 int32 corrections (-128 * sum_d k[j,d]) then [channel quad][8 keys][4].
+// Rows step: query rows in blocks of 4, fully fused: scores (4 rows x 16 keys per micro-kernel, no
+// horizontal sums; AVX2: vpmaddwd of a broadcast query channel pair against 8 keys; VNNI: vpdpbusd
+// of a broadcast query channel quad, offset to unsigned (q + 128), against 8 keys, starting from
+// the key's correction, so the int32 sum is exactly q.k) -> softmax -> uint8 probabilities -> P.V
+// (4 rows x 16 channels per micro-kernel), so a block's scores and probabilities stay in L1.
 // P.V uses vpmaddubsw on (pq[j], pq[j+1]) x (v[j,d], v[j+1,d]); the pair sum cannot saturate
 // because pq[j] <= 127 (see numerics.h), so |sum| <= 2 * 127 * 128 = 32512 < 32767.
-// Stack use: about 21 KB (partial blocks and the block's query rows widened to int16).
-// attention_avx512vnni.cpp / attention_avxvnni.cpp compile this file again with EB_DOT4 (the P.V
-// dot product of 4 byte pairs into int32) as one vpdpbusd and their own function name; the
-// float part is compiled only here.
+// Stack use: about 5 KB (the block's query rows).
+// attention_avx512vnni.cpp / attention_avxvnni.cpp compile this file again with EB_DOT4 (acc + the
+// dot product of 4 u8 x s8 byte pairs into int32, exact) as one vpdpbusd, EB_QK_DOT4 (use it for
+// Q.K^T too) and their own kernel name; the float part is compiled only here.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -28,8 +30,9 @@
 namespace edgebert {
 namespace kernels {
 
-#ifndef EB_ATTENTION_S8_NAME
-#define EB_ATTENTION_S8_NAME attention_head_s8_avx2
+#ifndef EB_ATTENTION_S8_KERNEL
+#define EB_ATTENTION_S8_KERNEL kAttentionS8Avx2
+#define EB_ATTENTION_S8_KERNEL_NAME "avx2"
 #define EB_ATTENTION_WITH_F32 1
 #endif
 // acc + sum of 4 u8 x s8 products per int32 lane; exact (the int16 pair sums cannot saturate).
@@ -78,23 +81,28 @@ static void pack_group4(const int8_t* const r[4], int len, int8_t* dst) {
   }
 }
 
+// Channels [d, d + 16) of 8 rows (nullptr = zero row; channels >= hd read as zero).
+static inline void load_rows8x16(const int8_t* const r[8], int hd, int d, __m128i a[8]) {
+  const bool full = d + 16 <= hd;
+  alignas(16) int8_t tmp[8][16];
+  if (!full) std::memset(tmp, 0, sizeof tmp);
+  for (int t = 0; t < 8; ++t) {
+    if (full) {
+      a[t] = load16_or_zero(r[t] ? r[t] + d : nullptr);
+    } else {
+      if (r[t] != nullptr) std::memcpy(tmp[t], r[t] + d, static_cast<size_t>(hd - d));
+      a[t] = _mm_load_si128(reinterpret_cast<const __m128i*>(tmp[t]));
+    }
+  }
+}
+
 // Packs 8 key rows r[0..7] (nullptr = zero row) of hd bytes as [pair][row][2] + odd channel [row].
 static void pack_kblock8(const int8_t* const r[8], int hd, int8_t* dst) {
   const int npairs = hd / 2;
   for (int c = 0; 8 * c < npairs; ++c) {
     const int d = 16 * c;
     __m128i a[8];
-    const bool full = d + 16 <= hd;
-    alignas(16) int8_t tmp[8][16];
-    if (!full) std::memset(tmp, 0, sizeof tmp);
-    for (int t = 0; t < 8; ++t) {
-      if (full) {
-        a[t] = load16_or_zero(r[t] ? r[t] + d : nullptr);
-      } else {
-        if (r[t] != nullptr) std::memcpy(tmp[t], r[t] + d, static_cast<size_t>(hd - d));
-        a[t] = _mm_load_si128(reinterpret_cast<const __m128i*>(tmp[t]));
-      }
-    }
+    load_rows8x16(r, hd, d, a);
     // 8x8 transpose of 16-bit elements (one element = one channel pair of one key)
     const __m128i t0 = _mm_unpacklo_epi16(a[0], a[1]), t1 = _mm_unpackhi_epi16(a[0], a[1]);
     const __m128i t2 = _mm_unpacklo_epi16(a[2], a[3]), t3 = _mm_unpackhi_epi16(a[2], a[3]);
@@ -118,6 +126,31 @@ static inline int32_t load_i32(const void* p) {
   int32_t w;
   std::memcpy(&w, p, 4);
   return w;
+}
+
+// Scaled scores of 4 rows x NB blocks of 8 keys: srow[r][j0 + 8b + t] = acc[r][b][t] * scale for
+// the first `kc_last` keys of the last block (all 8 of the others); vmax[r] = running max of what
+// was written. Rows >= `rows` are not stored.
+template <int NB>
+static inline void store_scores(const __m256i acc[4][2], float* const* srow, int rows, int j0, int kc_last,
+                                __m256 scale, __m256* vmax) {
+  const __m256i last_mask = avx2::tail_mask(static_cast<size_t>(kc_last));
+  const __m256 neg_inf = _mm256_set1_ps(-__builtin_inff());
+  for (int r = 0; r < rows; ++r) {
+    __m256 m = vmax[r];
+    for (int bb = 0; bb < NB; ++bb) {
+      const __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][bb]), scale);
+      float* dst = srow[r] + j0 + 8 * bb;
+      if (bb < NB - 1 || kc_last == 8) {
+        _mm256_storeu_ps(dst, f);
+        m = _mm256_max_ps(m, f);
+      } else {
+        _mm256_maskstore_ps(dst, last_mask, f);
+        m = _mm256_max_ps(m, _mm256_blendv_ps(neg_inf, f, _mm256_castsi256_ps(last_mask)));
+      }
+    }
+    vmax[r] = m;
+  }
 }
 
 // Scores of 4 query rows against NB (1 or 2) blocks of 8 packed keys, written straight to the
@@ -173,23 +206,7 @@ __attribute__((noinline)) static void qk_block(const int16_t* q, size_t qs, cons
     if (NB == 2) c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(a, b1));
   }
   const __m256i acc[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
-  const __m256i last_mask = avx2::tail_mask(static_cast<size_t>(kc_last));
-  const __m256 neg_inf = _mm256_set1_ps(-__builtin_inff());
-  for (int r = 0; r < rows; ++r) {
-    __m256 m = vmax[r];
-    for (int bb = 0; bb < NB; ++bb) {
-      const __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][bb]), scale);
-      float* dst = srow[r] + j0 + 8 * bb;
-      if (bb < NB - 1 || kc_last == 8) {
-        _mm256_storeu_ps(dst, f);
-        m = _mm256_max_ps(m, f);
-      } else {
-        _mm256_maskstore_ps(dst, last_mask, f);
-        m = _mm256_max_ps(m, _mm256_blendv_ps(neg_inf, f, _mm256_castsi256_ps(last_mask)));
-      }
-    }
-    vmax[r] = m;
-  }
+  store_scores<NB>(acc, srow, rows, j0, kc_last, scale, vmax);
 }
 
 // Softmax pass 1: s[j] <- exp(s[j] - m) for j < len; returns the sum.
@@ -339,100 +356,225 @@ static void pv_block(const PvArgs& a, const float mult_rows[4], int32_t zp_i) {
 }
 #undef EB_PV_STEP
 
-}  // namespace
+#ifdef EB_QK_DOT4
+constexpr bool kQkDot4 = true;
 
-void EB_ATTENTION_S8_NAME(const AttentionHeadS8& a) {
+// Packs 8 key rows r[0..7] (nullptr = zero row) of hd bytes as 8 int32 corrections
+// (-128 * sum_d r[t][d]) followed by [quad][row][4] (the last quad zero-padded).
+static void pack_kblock8_dot4(const int8_t* const r[8], int hd, int8_t* dst) {
+  int32_t corr[8];
+  for (int t = 0; t < 8; ++t) {
+    int32_t sum = 0;
+    if (r[t] != nullptr)
+      for (int d = 0; d < hd; ++d) sum += r[t][d];
+    corr[t] = -128 * sum;
+  }
+  std::memcpy(dst, corr, sizeof corr);
+  int8_t* body = dst + 32;
+  const int nquads = (hd + 3) / 4;
+  for (int c = 0; 4 * c < nquads; ++c) {
+    const int d = 16 * c;
+    __m128i a[8];
+    load_rows8x16(r, hd, d, a);
+    // 4x4 transposes of 32-bit elements (one element = one channel quad of one key)
+    __m128i o[2][4];
+    for (int h = 0; h < 2; ++h) {
+      const __m128i* x = a + 4 * h;
+      const __m128i t0 = _mm_unpacklo_epi32(x[0], x[1]), t1 = _mm_unpackhi_epi32(x[0], x[1]);
+      const __m128i t2 = _mm_unpacklo_epi32(x[2], x[3]), t3 = _mm_unpackhi_epi32(x[2], x[3]);
+      o[h][0] = _mm_unpacklo_epi64(t0, t2);
+      o[h][1] = _mm_unpackhi_epi64(t0, t2);
+      o[h][2] = _mm_unpacklo_epi64(t1, t3);
+      o[h][3] = _mm_unpackhi_epi64(t1, t3);
+    }
+    const int nq = nquads - 4 * c < 4 ? nquads - 4 * c : 4;
+    for (int q = 0; q < nq; ++q) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(body + 32 * (4 * c + q)), o[0][q]);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(body + 32 * (4 * c + q) + 16), o[1][q]);
+    }
+  }
+}
+
+// Scores of 4 query rows (unsigned, q + 128, zero-padded to whole quads, row stride qs bytes)
+// against NB (1 or 2) blocks of 8 keys packed by pack_kblock8_dot4; stores like qk_block.
+template <int NB>
+__attribute__((noinline)) static void qk_block_dot4(const uint8_t* q, size_t qs, const int8_t* kb0,
+                                                    const int8_t* kb1, int nquads, float* const* srow, int rows,
+                                                    int j0, int kc_last, __m256 scale, __m256* vmax) {
+  const __m256i corr0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kb0));
+  const __m256i corr1 = NB == 2 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kb1)) : corr0;
+  __m256i c00 = corr0, c01 = corr1, c10 = corr0, c11 = corr1;
+  __m256i c20 = corr0, c21 = corr1, c30 = corr0, c31 = corr1;
+  const int8_t* k0 = kb0 + 32;
+  const int8_t* k1 = kb1 + 32;
+  const uint8_t* q0 = q;
+  const uint8_t* q1 = q + qs;
+  const uint8_t* q2 = q + 2 * qs;
+  const uint8_t* q3 = q + 3 * qs;
+  for (int p = 0; p < nquads; ++p) {
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(k0 + 32 * p));
+    __m256i b1 = b0;
+    if (NB == 2) b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(k1 + 32 * p));
+    __m256i a = _mm256_set1_epi32(load_i32(q0 + 4 * p));
+    c00 = EB_QK_DOT4(c00, a, b0);
+    if (NB == 2) c01 = EB_QK_DOT4(c01, a, b1);
+    a = _mm256_set1_epi32(load_i32(q1 + 4 * p));
+    c10 = EB_QK_DOT4(c10, a, b0);
+    if (NB == 2) c11 = EB_QK_DOT4(c11, a, b1);
+    a = _mm256_set1_epi32(load_i32(q2 + 4 * p));
+    c20 = EB_QK_DOT4(c20, a, b0);
+    if (NB == 2) c21 = EB_QK_DOT4(c21, a, b1);
+    a = _mm256_set1_epi32(load_i32(q3 + 4 * p));
+    c30 = EB_QK_DOT4(c30, a, b0);
+    if (NB == 2) c31 = EB_QK_DOT4(c31, a, b1);
+  }
+  const __m256i acc[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
+  store_scores<NB>(acc, srow, rows, j0, kc_last, scale, vmax);
+}
+#else
+constexpr bool kQkDot4 = false;
+#endif
+
+// Bytes of one packed block of 8 keys.
+static inline size_t kblock_bytes(int hd) {
+  return kQkDot4 ? 32 + 32 * static_cast<size_t>((hd + 3) / 4) : 8 * static_cast<size_t>(hd);
+}
+
+static int count_valid(const AttentionHeadS8& a) {
+  if (a.key_mask == nullptr) return a.n;
+  int nvalid = 0;
+  for (int j = 0; j < a.n; ++j) nvalid += a.key_mask[j] != 0;
+  return nvalid;
+}
+
+// Where pack() put V (groups of 4 keys, the last one partial) and K (blocks of 8 keys).
+struct PackedKv {
+  int nvalid, ngroups, vrem, nblocks;
+  int8_t* v;
+  int8_t* k;
+  size_t kbb;  // bytes per K block
+};
+
+static PackedKv packed_layout(const AttentionHeadS8& a, int nvalid) {
+  PackedKv p;
+  p.nvalid = nvalid;
+  p.ngroups = nvalid / 4;
+  p.vrem = nvalid % 4;
+  p.nblocks = (nvalid + 7) / 8;
+  p.v = a.packed;
+  const size_t vbytes = static_cast<size_t>((nvalid + 3) / 4) * 4 * static_cast<size_t>(a.head_dim) + 64;
+  p.k = a.packed + ((vbytes + 31) & ~static_cast<size_t>(31));
+  p.kbb = kblock_bytes(a.head_dim);
+  return p;
+}
+
+static void pack_s8(const AttentionHeadS8& a) {
   const int n = a.n, hd = a.head_dim;
-  if (n <= 0 || hd <= 0) return;
+  if (n <= 0 || hd <= 0 || hd > kMaxHd) return;  // larger heads: the portable rows read K, V in place
+  const int nvalid = count_valid(a);
+  if (nvalid == 0) return;
+  const PackedKv p = packed_layout(a, nvalid);
+  const size_t stride = a.qkv_stride, gbytes = 4 * static_cast<size_t>(hd);
+  const int8_t* vg[4] = {nullptr, nullptr, nullptr, nullptr};
+  const int8_t* kg[8] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+  int nv = 0, nk = 0, g = 0, kb = 0;
+  auto flush_k = [&]() {
+    if (kQkDot4) {
+#ifdef EB_QK_DOT4
+      pack_kblock8_dot4(kg, hd, p.k + static_cast<size_t>(kb) * p.kbb);
+#endif
+    } else {
+      pack_kblock8(kg, hd, p.k + static_cast<size_t>(kb) * p.kbb);
+    }
+    ++kb;
+    nk = 0;
+    for (auto& r : kg) r = nullptr;
+  };
+  for (int j = 0; j < n; ++j) {
+    if (a.key_mask != nullptr && a.key_mask[j] == 0) continue;
+    vg[nv++] = a.v + static_cast<size_t>(j) * stride;
+    kg[nk++] = a.k + static_cast<size_t>(j) * stride;
+    if (nv == 4) {
+      pack_group4(vg, hd, p.v + static_cast<size_t>(g++) * gbytes);
+      nv = 0;
+      for (auto& r : vg) r = nullptr;
+    }
+    if (nk == 8) flush_k();
+  }
+  if (nv > 0) pack_group4(vg, hd, p.v + static_cast<size_t>(g++) * gbytes);
+  std::memset(p.v + static_cast<size_t>(g) * gbytes, 0, 64);  // read (and discarded) by the last channel tile
+  if (nk > 0) flush_k();
+}
+
+static void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
+  const int n = a.n, hd = a.head_dim;
+  if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
   if (hd > kMaxHd) {
-    attention_head_s8_portable(a);
+    kAttentionS8Portable.rows(a, row_begin, row_end);
     return;
   }
   const size_t stride = a.qkv_stride;
   const int32_t zp = a.context_zero_point;
   const size_t row_bytes = static_cast<size_t>(hd);
-
-  int nvalid = n;
-  if (a.key_mask != nullptr) {
-    nvalid = 0;
-    for (int j = 0; j < n; ++j) nvalid += a.key_mask[j] != 0;
-  }
+  const int nvalid = count_valid(a);
   if (nvalid == 0) {
     const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
-    for (int i = 0; i < n; ++i) std::memset(a.context + static_cast<size_t>(i) * a.context_stride, zp8, row_bytes);
+    for (int i = row_begin; i < row_end; ++i)
+      std::memset(a.context + static_cast<size_t>(i) * a.context_stride, zp8, row_bytes);
     return;
   }
+  const PackedKv pk = packed_layout(a, nvalid);
+  const int ngroups = pk.ngroups, vrem = pk.vrem, nblocks_total = pk.nblocks;
+  auto kblock = [&](int b) -> const int8_t* { return pk.k + static_cast<size_t>(b) * pk.kbb; };
 
-  // ---- repack the valid keys: V groups of 4, K blocks of 8 (partial ones on the stack)
-  const int ngroups = nvalid / 4, vrem = nvalid % 4;
-  const int nkblocks = nvalid / 8, krem = nvalid % 8;
-  int8_t* vpack = a.packed;
-  int8_t* kpack = a.packed + static_cast<size_t>(ngroups) * 4 * row_bytes;
-  alignas(32) int8_t vtail[4 * kMaxHd + 64];
-  alignas(32) int8_t ktail[8 * kMaxHd];
-  {
-    const int8_t* vg[4] = {nullptr, nullptr, nullptr, nullptr};
-    const int8_t* kg[8] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
-    int nv = 0, nk = 0, g = 0, kb = 0;
-    for (int j = 0; j < n; ++j) {
-      if (a.key_mask != nullptr && a.key_mask[j] == 0) continue;
-      vg[nv++] = a.v + static_cast<size_t>(j) * stride;
-      kg[nk++] = a.k + static_cast<size_t>(j) * stride;
-      if (nv == 4) {
-        pack_group4(vg, hd, vpack + static_cast<size_t>(g++) * 4 * row_bytes);
-        nv = 0;
-        for (auto& p : vg) p = nullptr;
-      }
-      if (nk == 8) {
-        pack_kblock8(kg, hd, kpack + static_cast<size_t>(kb++) * 8 * row_bytes);
-        nk = 0;
-        for (auto& p : kg) p = nullptr;
-      }
-    }
-    if (nv > 0) {
-      pack_group4(vg, hd, vtail);
-      std::memset(vtail + 4 * row_bytes, 0, 64);  // read (and discarded) by the last channel tile
-    }
-    if (nk > 0) pack_kblock8(kg, hd, ktail);
-  }
-  const int nblocks_total = nkblocks + (krem > 0 ? 1 : 0);
-  auto kblock = [&](int b) -> const int8_t* {
-    return b < nkblocks ? kpack + static_cast<size_t>(b) * 8 * row_bytes : ktail;
-  };
-
-  // query rows widened to int16, zero-padded to an even length
+  // query rows: AVX2 widened to int16 and zero-padded to an even length; VNNI as u8 (q + 128)
+  // zero-padded to whole quads
   constexpr size_t kQs = kMaxHd + 16;  // keeps every row 32-byte aligned
   alignas(32) int16_t qbuf[4 * kQs];
-  const int npairs = hd / 2;
-  const bool odd = (hd % 2) != 0;
-  int32_t qodd[4] = {0, 0, 0, 0};
+  [[maybe_unused]] const int npairs = hd / 2;
+  [[maybe_unused]] const bool odd = (hd % 2) != 0;
+  [[maybe_unused]] int32_t qodd[4] = {0, 0, 0, 0};
   const float score_scale = detail::attention_score_scale(a.q_scale, a.k_scale, hd);
   const __m256 vscale = _mm256_set1_ps(score_scale);
   PvArgs pv;
-  pv.vpack = vpack;
+  pv.vpack = pk.v;
   pv.ngroups = ngroups;
-  pv.vtail = vrem > 0 ? vtail : nullptr;
+  pv.vtail = vrem > 0 ? pk.v + static_cast<size_t>(ngroups) * 4 * row_bytes : nullptr;
   pv.hd = hd;
 
-  for (int i0 = 0; i0 < n; i0 += 4) {
-    const int rows = n - i0 < 4 ? n - i0 : 4;
+  for (int i0 = row_begin; i0 < row_end; i0 += 4) {
+    const int rows = row_end - i0 < 4 ? row_end - i0 : 4;
     float* srow[4];
     for (int r = 0; r < 4; ++r) {
-      int16_t* qb = qbuf + r * kQs;
-      if (r < rows) {
-        const int8_t* src = a.q + static_cast<size_t>(i0 + r) * stride;
+      const int8_t* src = r < rows ? a.q + static_cast<size_t>(i0 + r) * stride : nullptr;
+      if (kQkDot4) {
+        uint8_t* qb = reinterpret_cast<uint8_t*>(qbuf + r * kQs);
+        const int padded = 4 * ((hd + 3) / 4);
         int d = 0;
-        for (; d + 16 <= hd; d += 16)
-          _mm256_store_si256(reinterpret_cast<__m256i*>(qb + d),
-                             _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + d))));
-        for (; d < hd; ++d) qb[d] = src[d];
-        qb[hd] = 0;
-        qodd[r] = static_cast<uint16_t>(src[hd - 1]);  // (q_last, 0) as an int16 pair
+        if (src != nullptr) {
+          const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+          for (; d + 32 <= hd; d += 32)
+            _mm256_store_si256(reinterpret_cast<__m256i*>(qb + d),
+                               _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + d)), bias));
+          for (; d < hd; ++d) qb[d] = static_cast<uint8_t>(src[d] ^ 0x80);
+        }
+        for (; d < padded; ++d) qb[d] = 0;  // K is zero there
       } else {
-        std::memset(qb, 0, sizeof(int16_t) * static_cast<size_t>(hd + 1));
-        qodd[r] = 0;
+        int16_t* qb = qbuf + r * kQs;
+        if (src != nullptr) {
+          int d = 0;
+          for (; d + 16 <= hd; d += 16)
+            _mm256_store_si256(reinterpret_cast<__m256i*>(qb + d),
+                               _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + d))));
+          for (; d < hd; ++d) qb[d] = src[d];
+          qb[hd] = 0;
+          qodd[r] = static_cast<uint16_t>(src[hd - 1]);  // (q_last, 0) as an int16 pair
+        } else {
+          std::memset(qb, 0, sizeof(int16_t) * static_cast<size_t>(hd + 1));
+          qodd[r] = 0;
+        }
       }
-      srow[r] = a.scores + static_cast<size_t>(i0 + (r < rows ? r : 0)) * n;
+      srow[r] = a.scores + static_cast<size_t>(i0 - row_begin + (r < rows ? r : 0)) * n;
     }
 
     // ---- scores (valid keys only, compacted order) and their row maxima
@@ -444,6 +586,14 @@ void EB_ATTENTION_S8_NAME(const AttentionHeadS8& a) {
       const int kc_last = nvalid - j_last < 8 ? nvalid - j_last : 8;
       const int8_t* k0 = kblock(b0);
       const int8_t* k1 = nb == 2 ? kblock(b0 + 1) : k0;
+#ifdef EB_QK_DOT4
+      const uint8_t* qu = reinterpret_cast<const uint8_t*>(qbuf);
+      const int nquads = (hd + 3) / 4;
+      if (nb == 2)
+        qk_block_dot4<2>(qu, 2 * kQs, k0, k1, nquads, srow, rows, 8 * b0, kc_last, vscale, vmax);
+      else
+        qk_block_dot4<1>(qu, 2 * kQs, k0, k1, nquads, srow, rows, 8 * b0, kc_last, vscale, vmax);
+#else
       if (nb == 2) {
         if (odd)
           qk_block<2, true>(qbuf, kQs, qodd, k0, k1, npairs, srow, rows, 8 * b0, kc_last, vscale, vmax);
@@ -455,6 +605,7 @@ void EB_ATTENTION_S8_NAME(const AttentionHeadS8& a) {
         else
           qk_block<1, false>(qbuf, kQs, qodd, k0, k1, npairs, srow, rows, 8 * b0, kc_last, vscale, vmax);
       }
+#endif
     }
 
     // ---- softmax -> uint8 probabilities (exp pass for all rows first, then quantization)
@@ -462,7 +613,7 @@ void EB_ATTENTION_S8_NAME(const AttentionHeadS8& a) {
     float out_mult[4] = {0, 0, 0, 0};
     for (int r = 0; r < 4; ++r) {
       const int rr = r < rows ? r : 0;
-      uint8_t* prow = a.probs + static_cast<size_t>(i0 + rr) * n;
+      uint8_t* prow = a.probs + static_cast<size_t>(i0 - row_begin + rr) * n;
       if (r < rows) {
         const int32_t prob_sum = softmax_quantize_pass(srow[r], nvalid, detail::attention_prob_multiplier(), prow);
         out_mult[r] = detail::attention_context_multiplier(a.v_scale, a.context_scale, prob_sum);
@@ -481,6 +632,10 @@ void EB_ATTENTION_S8_NAME(const AttentionHeadS8& a) {
     pv_block(pv, out_mult, zp);
   }
 }
+
+}  // namespace
+
+const AttentionS8Kernel EB_ATTENTION_S8_KERNEL = {EB_ATTENTION_S8_KERNEL_NAME, pack_s8, rows_s8};
 
 // =============================================================================================
 // fp32
@@ -568,15 +723,15 @@ static void softmax_row_f32(float* s, int n, const uint8_t* mask) {
 
 }  // namespace
 
-void attention_head_f32_avx2(const AttentionHeadF32& a) {
+void attention_rows_f32_avx2(const AttentionHeadF32& a, int row_begin, int row_end) {
   const int n = a.n, hd = a.head_dim;
-  if (n <= 0 || hd <= 0) return;
+  if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
   const size_t stride = a.qkv_stride;
   if (a.key_mask != nullptr) {
     int nvalid = 0;
     for (int j = 0; j < n; ++j) nvalid += a.key_mask[j] != 0;
     if (nvalid == 0) {
-      for (int i = 0; i < n; ++i) {
+      for (int i = row_begin; i < row_end; ++i) {
         float* c = a.context + static_cast<size_t>(i) * a.context_stride;
         for (int d = 0; d < hd; ++d) c[d] = 0.0f;
       }
@@ -586,15 +741,15 @@ void attention_head_f32_avx2(const AttentionHeadF32& a) {
   const __m256 vscale = _mm256_set1_ps(1.0f / __builtin_sqrtf(static_cast<float>(hd)));
   const __m256i qk_tail = avx2::tail_mask(static_cast<size_t>(hd % 8));
 
-  for (int i0 = 0; i0 < n; i0 += 4) {
-    const int rows = n - i0 < 4 ? n - i0 : 4;
+  for (int i0 = row_begin; i0 < row_end; i0 += 4) {
+    const int rows = row_end - i0 < 4 ? row_end - i0 : 4;
     const float* qr[4];
     float* srow[4];
     float* out[4];
     for (int r = 0; r < 4; ++r) {
       const int rr = r < rows ? r : 0;
       qr[r] = a.q + static_cast<size_t>(i0 + rr) * stride;
-      srow[r] = a.scores + static_cast<size_t>(i0 + rr) * n;
+      srow[r] = a.scores + static_cast<size_t>(i0 - row_begin + rr) * n;
       out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
     }
     // scores

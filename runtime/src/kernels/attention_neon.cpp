@@ -1,6 +1,6 @@
 // Attention core for one head, int8, NEON implementations for aarch64: one for every ARMv8-A core
 // (widening multiplies, vmull_s8 + vpadalq_s16) and one for cores with the dot-product extension
-// (sdot, vdotq_s32; Cortex-A55/A75 and later), chosen at run time by attention_head_s8().
+// (sdot, vdotq_s32; Cortex-A55/A75 and later), chosen at run time by attention_s8_kernel().
 //
 // Same recipe as attention_head_s8_portable (see attention.h and numerics.h), operation for
 // operation: the int32 dot products are exact, the float steps (score scaling, exp, probability
@@ -11,8 +11,8 @@
 // Layout (per call):
 //   * only valid keys are used, in order (masked keys cost nothing): scores and probabilities of
 //     row i are stored compacted at offset i*n;
-//   * V of the valid keys is repacked into `packed` in groups of 4 keys as [group][d][4 keys]
-//     (vst4q_s8), a partial last group on the stack, zero-padded;
+//   * the pack step repacks V of the valid keys into `packed` in groups of 4 keys as
+//     [group][d][4 keys] (vst4q_s8), a partial last group zero-padded; K is read in place;
 //   * query rows go in blocks of 4: scores (4 rows x 4 keys per micro-kernel, straight from the
 //     K rows) -> softmax -> uint8 probabilities -> P.V (4 rows x 16 channels with sdot, 4 x 8
 //     with widening multiplies), requantized to the context.
@@ -237,51 +237,57 @@ static void pack_group4(const int8_t* const r[4], int len, int8_t* dst) {
     for (int t = 0; t < 4; ++t) dst[4 * d + t] = r[t] ? r[t][d] : 0;
 }
 
-template <bool kDot>
-void attention_s8_neon_impl(const AttentionHeadS8& a) {
+int count_valid(const AttentionHeadS8& a) {
+  if (a.key_mask == nullptr) return a.n;
+  int nvalid = 0;
+  for (int j = 0; j < a.n; ++j) nvalid += a.key_mask[j] != 0;
+  return nvalid;
+}
+
+// Pack step: V of the valid keys in groups of 4 (the partial last group zero-padded), then 64
+// zero bytes (the last channel tile reads up to 64 bytes past a group). K is read in place.
+void pack_s8(const AttentionHeadS8& a) {
   const int n = a.n, hd = a.head_dim;
-  if (n <= 0 || hd <= 0) return;
+  if (n <= 0 || hd <= 0 || hd > kMaxHd) return;
+  const size_t stride = a.qkv_stride, gstride = 4 * static_cast<size_t>(hd);
+  const int8_t* vg[4] = {nullptr, nullptr, nullptr, nullptr};
+  int nv = 0, g = 0;
+  for (int j = 0; j < n; ++j) {
+    if (a.key_mask != nullptr && a.key_mask[j] == 0) continue;
+    vg[nv++] = a.v + static_cast<size_t>(j) * stride;
+    if (nv == 4) {
+      pack_group4(vg, hd, a.packed + static_cast<size_t>(g++) * gstride);
+      nv = 0;
+      for (auto& p : vg) p = nullptr;
+    }
+  }
+  if (nv > 0) pack_group4(vg, hd, a.packed + static_cast<size_t>(g++) * gstride);
+  std::memset(a.packed + static_cast<size_t>(g) * gstride, 0, 64);
+}
+
+template <bool kDot>
+void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
+  const int n = a.n, hd = a.head_dim;
+  if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
   if (hd > kMaxHd) {
-    attention_head_s8_portable(a);
+    kAttentionS8Portable.rows(a, row_begin, row_end);
     return;
   }
   const size_t stride = a.qkv_stride;
   const int32_t zp = a.context_zero_point;
   const size_t row_bytes = static_cast<size_t>(hd);
   const uint8_t* mask = a.key_mask;
-
-  int nvalid = n;
-  if (mask != nullptr) {
-    nvalid = 0;
-    for (int j = 0; j < n; ++j) nvalid += mask[j] != 0;
-  }
+  const int nvalid = count_valid(a);
   if (nvalid == 0) {
     const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
-    for (int i = 0; i < n; ++i) std::memset(a.context + static_cast<size_t>(i) * a.context_stride, zp8, row_bytes);
+    for (int i = row_begin; i < row_end; ++i)
+      std::memset(a.context + static_cast<size_t>(i) * a.context_stride, zp8, row_bytes);
     return;
   }
-
-  // ---- V of the valid keys in groups of 4 (the partial last group on the stack)
   const int ngroups = nvalid / 4, vrem = nvalid % 4;
   const size_t gstride = 4 * row_bytes;
-  int8_t* vpack = a.packed;
-  alignas(16) int8_t vtail[4 * kMaxHd + 64];
-  {
-    const int8_t* vg[4] = {nullptr, nullptr, nullptr, nullptr};
-    int nv = 0, g = 0;
-    for (int j = 0; j < n; ++j) {
-      if (mask != nullptr && mask[j] == 0) continue;
-      vg[nv++] = a.v + static_cast<size_t>(j) * stride;
-      if (nv == 4) {
-        pack_group4(vg, hd, vpack + static_cast<size_t>(g++) * gstride);
-        nv = 0;
-        for (auto& p : vg) p = nullptr;
-      }
-    }
-    if (nv > 0) pack_group4(vg, hd, vtail);
-    // the last channel tile reads up to 64 bytes past a group: keep them defined
-    std::memset(vtail + 4 * row_bytes, 0, 64);
-  }
+  const int8_t* vpack = a.packed;
+  const int8_t* vtail = a.packed + static_cast<size_t>(ngroups) * gstride;
 
   const int len16 = hd & ~15;
   const float score_scale = detail::attention_score_scale(a.q_scale, a.k_scale, hd);
@@ -291,8 +297,8 @@ void attention_s8_neon_impl(const AttentionHeadS8& a) {
   const int32x4_t vzp = vdupq_n_s32(zp);
   constexpr int kTile = kDot ? 16 : 8;  // channels per P.V micro-kernel call
 
-  for (int i0 = 0; i0 < n; i0 += 4) {
-    const int rows = n - i0 < 4 ? n - i0 : 4;
+  for (int i0 = row_begin; i0 < row_end; i0 += 4) {
+    const int rows = row_end - i0 < 4 ? row_end - i0 : 4;
     const int8_t* qr[4];
     float* srow[4];
     uint8_t* prow[4];
@@ -300,8 +306,8 @@ void attention_s8_neon_impl(const AttentionHeadS8& a) {
     for (int r = 0; r < 4; ++r) {
       const int rr = r < rows ? r : 0;  // missing rows repeat row 0 and are never stored
       qr[r] = a.q + static_cast<size_t>(i0 + rr) * stride;
-      srow[r] = a.scores + static_cast<size_t>(i0 + rr) * n;
-      prow[r] = a.probs + static_cast<size_t>(i0 + rr) * n;
+      srow[r] = a.scores + static_cast<size_t>(i0 - row_begin + rr) * n;
+      prow[r] = a.probs + static_cast<size_t>(i0 - row_begin + rr) * n;
       out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
     }
 
@@ -397,8 +403,8 @@ void attention_s8_neon_impl(const AttentionHeadS8& a) {
 
 }  // namespace
 
-void attention_head_s8_neon(const AttentionHeadS8& args) { attention_s8_neon_impl<false>(args); }
-void attention_head_s8_neon_dot(const AttentionHeadS8& args) { attention_s8_neon_impl<true>(args); }
+const AttentionS8Kernel kAttentionS8Neon = {"neon", pack_s8, rows_s8<false>};
+const AttentionS8Kernel kAttentionS8NeonDot = {"neon_dot", pack_s8, rows_s8<true>};
 
 }  // namespace kernels
 }  // namespace edgebert
