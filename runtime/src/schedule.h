@@ -90,7 +90,8 @@ inline size_t attention_packed_stride(size_t n, size_t head_dim) {
 
 // Builds the schedule of `model` for sequences up to max_seq_len for `threads` threads (the
 // attention core's worker scratch slots), and derives the lifetimes. float_residual: the backend
-// has int8 GEMMs with float output; the attention-output and FFN-down GEMMs then use them. False (with *error) only on an inconsistent list.
+// has int8 GEMMs with float output; the attention-output and FFN-down GEMMs then use them.
+// False (with *error) only on an inconsistent list.
 bool build_schedule(const Model& model, int max_seq_len, int threads, bool float_residual, Schedule* out,
                     std::string* error);
 

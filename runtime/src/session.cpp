@@ -206,7 +206,7 @@ bool Session::bind(std::string* error) {
       if (!b.gemm->create(*op.linear, op.float_residual, static_cast<size_t>(max_n_), error)) return false;
       model_.release_weight_pages(*op.linear);
     }
-    if (op.type == OpType::kAddNorm && op.linear->int8) {
+    if (op.type == OpType::kAddNorm && op.linear->int8 && !op.float_residual) {  // dequantizes an int8 output
       std::vector<float> s(static_cast<size_t>(op.linear->out));
       for (size_t k = 0; k < s.size(); ++k) s[k] = op.linear->output_channel_scale(static_cast<int>(k));
       constants_.push_back(std::move(s));

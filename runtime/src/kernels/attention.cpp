@@ -15,13 +15,6 @@ namespace {
 
 constexpr float kNegInf = -__builtin_inff();
 
-int count_valid_keys(const uint8_t* mask, int n) {
-  if (mask == nullptr) return n;
-  int c = 0;
-  for (int j = 0; j < n; ++j) c += mask[j] != 0;
-  return c;
-}
-
 int32_t dot_s8(const int8_t* a, const int8_t* b, int len) {
   int32_t s = 0;
   for (int d = 0; d < len; ++d) s += static_cast<int32_t>(a[d]) * static_cast<int32_t>(b[d]);
@@ -116,7 +109,7 @@ static void attention_s8_rows_portable(const AttentionHeadS8& a, int row_begin, 
   if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
   const int32_t zp = a.context_zero_point;
   const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
-  if (count_valid_keys(a.key_mask, n) == 0) {
+  if (attention_valid_keys(a.key_mask, n) == 0) {
     for (int i = row_begin; i < row_end; ++i) {
       int8_t* c = a.context + static_cast<size_t>(i) * a.context_stride;
       for (int d = 0; d < hd; ++d) c[d] = zp8;
@@ -168,7 +161,7 @@ static void attention_s8_rows_portable(const AttentionHeadS8& a, int row_begin, 
 void attention_rows_f32_portable(const AttentionHeadF32& a, int row_begin, int row_end) {
   const int n = a.n, hd = a.head_dim;
   if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
-  if (count_valid_keys(a.key_mask, n) == 0) {
+  if (attention_valid_keys(a.key_mask, n) == 0) {
     for (int i = row_begin; i < row_end; ++i) {
       float* c = a.context + static_cast<size_t>(i) * a.context_stride;
       for (int d = 0; d < hd; ++d) c[d] = 0.0f;
@@ -204,7 +197,8 @@ void attention_rows_f32_portable(const AttentionHeadF32& a, int row_begin, int r
 const AttentionS8Kernel kAttentionS8Portable = {"portable", attention_s8_pack_portable, attention_s8_rows_portable};
 
 // ---------------------------------------------------------------------------------------------
-const AttentionS8Kernel& attention_s8_kernel() {
+namespace {
+const AttentionS8Kernel& pick_attention_s8_kernel() {
 #if defined(__x86_64__) || defined(__i386__)
   if (cpu_has_avx512vnni()) return kAttentionS8Avx512Vnni;
   if (cpu_has_avxvnni()) return kAttentionS8AvxVnni;
@@ -213,6 +207,12 @@ const AttentionS8Kernel& attention_s8_kernel() {
   return cpu_has_neon_dot() ? kAttentionS8NeonDot : kAttentionS8Neon;
 #endif
   return kAttentionS8Portable;
+}
+}  // namespace
+
+const AttentionS8Kernel& attention_s8_kernel() {
+  static const AttentionS8Kernel& chosen = pick_attention_s8_kernel();  // once per process, no heap
+  return chosen;
 }
 
 void attention_head_s8_with(const AttentionS8Kernel& kernel, const AttentionHeadS8& args) {

@@ -60,6 +60,15 @@ constexpr size_t attention_s8_packed_bytes(size_t n, size_t head_dim) {
   return (n + 4) * head_dim + (n + 8) * (head_dim + 4) + 4 * (n + 8) + 128;
 }
 
+// Keys that are attended (key_mask[j] != 0; all n without a mask). Every implementation's pack
+// and rows steps derive their layout from it.
+inline int attention_valid_keys(const uint8_t* key_mask, int n) {
+  if (key_mask == nullptr) return n;
+  int valid = 0;
+  for (int j = 0; j < n; ++j) valid += key_mask[j] != 0;
+  return valid;
+}
+
 // One implementation: its pack and rows steps share a private layout of `packed`.
 struct AttentionS8Kernel {
   const char* name;

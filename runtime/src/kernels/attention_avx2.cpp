@@ -440,13 +440,6 @@ static inline size_t kblock_bytes(int hd) {
   return kQkDot4 ? 32 + 32 * static_cast<size_t>((hd + 3) / 4) : 8 * static_cast<size_t>(hd);
 }
 
-static int count_valid(const AttentionHeadS8& a) {
-  if (a.key_mask == nullptr) return a.n;
-  int nvalid = 0;
-  for (int j = 0; j < a.n; ++j) nvalid += a.key_mask[j] != 0;
-  return nvalid;
-}
-
 // Where pack() put V (groups of 4 keys, the last one partial) and K (blocks of 8 keys).
 struct PackedKv {
   int nvalid, ngroups, vrem, nblocks;
@@ -471,7 +464,7 @@ static PackedKv packed_layout(const AttentionHeadS8& a, int nvalid) {
 static void pack_s8(const AttentionHeadS8& a) {
   const int n = a.n, hd = a.head_dim;
   if (n <= 0 || hd <= 0 || hd > kMaxHd) return;  // larger heads: the portable rows read K, V in place
-  const int nvalid = count_valid(a);
+  const int nvalid = attention_valid_keys(a.key_mask, a.n);
   if (nvalid == 0) return;
   const PackedKv p = packed_layout(a, nvalid);
   const size_t stride = a.qkv_stride, gbytes = 4 * static_cast<size_t>(hd);
@@ -516,7 +509,7 @@ static void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   const size_t stride = a.qkv_stride;
   const int32_t zp = a.context_zero_point;
   const size_t row_bytes = static_cast<size_t>(hd);
-  const int nvalid = count_valid(a);
+  const int nvalid = attention_valid_keys(a.key_mask, a.n);
   if (nvalid == 0) {
     const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
     for (int i = row_begin; i < row_end; ++i)
@@ -727,16 +720,12 @@ void attention_rows_f32_avx2(const AttentionHeadF32& a, int row_begin, int row_e
   const int n = a.n, hd = a.head_dim;
   if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
   const size_t stride = a.qkv_stride;
-  if (a.key_mask != nullptr) {
-    int nvalid = 0;
-    for (int j = 0; j < n; ++j) nvalid += a.key_mask[j] != 0;
-    if (nvalid == 0) {
-      for (int i = row_begin; i < row_end; ++i) {
-        float* c = a.context + static_cast<size_t>(i) * a.context_stride;
-        for (int d = 0; d < hd; ++d) c[d] = 0.0f;
-      }
-      return;
+  if (attention_valid_keys(a.key_mask, n) == 0) {
+    for (int i = row_begin; i < row_end; ++i) {
+      float* c = a.context + static_cast<size_t>(i) * a.context_stride;
+      for (int d = 0; d < hd; ++d) c[d] = 0.0f;
     }
+    return;
   }
   const __m256 vscale = _mm256_set1_ps(1.0f / __builtin_sqrtf(static_cast<float>(hd)));
   const __m256i qk_tail = avx2::tail_mask(static_cast<size_t>(hd % 8));

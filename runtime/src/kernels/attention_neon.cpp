@@ -237,13 +237,6 @@ static void pack_group4(const int8_t* const r[4], int len, int8_t* dst) {
     for (int t = 0; t < 4; ++t) dst[4 * d + t] = r[t] ? r[t][d] : 0;
 }
 
-int count_valid(const AttentionHeadS8& a) {
-  if (a.key_mask == nullptr) return a.n;
-  int nvalid = 0;
-  for (int j = 0; j < a.n; ++j) nvalid += a.key_mask[j] != 0;
-  return nvalid;
-}
-
 // Pack step: V of the valid keys in groups of 4 (the partial last group zero-padded), then 64
 // zero bytes (the last channel tile reads up to 64 bytes past a group). K is read in place.
 void pack_s8(const AttentionHeadS8& a) {
@@ -277,7 +270,7 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   const int32_t zp = a.context_zero_point;
   const size_t row_bytes = static_cast<size_t>(hd);
   const uint8_t* mask = a.key_mask;
-  const int nvalid = count_valid(a);
+  const int nvalid = attention_valid_keys(a.key_mask, a.n);
   if (nvalid == 0) {
     const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
     for (int i = row_begin; i < row_end; ++i)
