@@ -136,7 +136,9 @@ bool build_schedule(const Model& m, int max_seq_len, int threads, bool float_res
       const size_t slots = static_cast<size_t>(threads);
       std::vector<int> outs{context};
       if (L.qkv.int8) {
-        outs.push_back(b.buffer(p + "packed_kv", c.heads * attention_packed_stride(n, d)));
+        // one thread packs a head and finishes its rows before the next: one packed slot is enough
+        const size_t packed_slots = threads > 1 ? static_cast<size_t>(c.heads) : 1;
+        outs.push_back(b.buffer(p + "packed_kv", packed_slots * attention_packed_stride(n, d)));
         outs.push_back(b.buffer(p + "scores", slots * attention_scratch_stride(tile * n * 4)));
         outs.push_back(b.buffer(p + "probs", slots * attention_scratch_stride(tile * n)));
       } else {

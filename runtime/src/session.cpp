@@ -280,14 +280,19 @@ kernels::AttentionHeadS8 head_args_s8(const ModelConfig& c, const LayerView& L, 
 }
 }  // namespace
 
-// Buffers of the attention op (schedule.cpp): out[0] context; int8: out[1] packed K/V per head,
-// out[2] scores and out[3] probabilities per worker; float: out[1] scores per worker.
+// Buffers of the attention op (schedule.cpp): out[0] context; int8: out[1] packed K/V per head
+// (one slot, reused head after head, with one worker), out[2] scores and out[3] probabilities per
+// worker; float: out[1] scores per worker.
+uint8_t* Session::packed_slot(const BoundOp& b, size_t h) const {
+  const size_t slot = b.op->workers > 1 ? h : 0;
+  return b.out[1] + slot * attention_packed_stride(static_cast<size_t>(max_n_), model_.config.head_dim());
+}
+
 void Session::attention_pack_task(size_t h) {
   const BoundOp& b = *cur_attention_;
   const LayerView& L = model_.layers[b.op->layer];
-  const size_t packed_stride = attention_packed_stride(static_cast<size_t>(max_n_), model_.config.head_dim());
-  const kernels::AttentionHeadS8 a = head_args_s8(model_.config, L, b.in[0], b.out[0], b.out[1] + h * packed_stride, h,
-                                                  cur_n_, any_padding_ ? key_mask_.data() : nullptr);
+  const kernels::AttentionHeadS8 a = head_args_s8(model_.config, L, b.in[0], b.out[0], packed_slot(b, h), h, cur_n_,
+                                                  any_padding_ ? key_mask_.data() : nullptr);
   kernels::attention_s8_kernel().pack(a);
 }
 
@@ -299,9 +304,7 @@ void Session::attention_rows(size_t h, size_t row_begin, size_t row_end, size_t 
   const uint8_t* mask = any_padding_ ? key_mask_.data() : nullptr;
   const size_t scores_stride = attention_scratch_stride(tile * n_max * 4);
   if (L.qkv.int8) {
-    const size_t packed_stride = attention_packed_stride(n_max, c.head_dim());
-    kernels::AttentionHeadS8 a =
-        head_args_s8(c, L, b.in[0], b.out[0], b.out[1] + h * packed_stride, h, cur_n_, mask);
+    kernels::AttentionHeadS8 a = head_args_s8(c, L, b.in[0], b.out[0], packed_slot(b, h), h, cur_n_, mask);
     a.scores = reinterpret_cast<float*>(b.out[2] + w * scores_stride);
     a.probs = b.out[3] + w * attention_scratch_stride(tile * n_max);
     kernels::attention_s8_kernel().rows(a, static_cast<int>(row_begin), static_cast<int>(row_end));
@@ -337,7 +340,7 @@ void Session::run_attention(const BoundOp& b) {
   attention_tile_ = tile;
   attention_tiles_per_head_ = (n + tile - 1) / tile;
   if (!pool_ || workers <= 1) {
-    for (size_t h = 0; h < heads; ++h) {  // head by head, so its K and V stay in cache
+    for (size_t h = 0; h < heads; ++h) {  // head by head (one packed slot), its K and V stay in cache
       if (int8) attention_pack_task(h);
       for (size_t r0 = 0; r0 < n; r0 += tile) attention_rows(h, r0, std::min(r0 + tile, n), 0);
     }

@@ -127,6 +127,8 @@ class Session {
   eb_status execute(const BoundOp& b, size_t n);
   void run_embeddings_op(const BoundOp& b, size_t n);
   void run_attention(const BoundOp& b);
+  // Where head h's packed K/V live during the attention op `b`.
+  uint8_t* packed_slot(const BoundOp& b, size_t h) const;
   // Computes query rows [row_begin, row_end) of head h with worker w's scratch.
   void attention_rows(size_t h, size_t row_begin, size_t row_end, size_t w);
   void run_add_norm(const BoundOp& b, size_t n);

@@ -80,10 +80,11 @@ TEST_CASE("attention scratch scales with threads and a row tile, not with heads 
       o.max_seq_len = static_cast<int>(n);
       std::unique_ptr<Session> s;
       REQUIRE(Session::create(*m, o, &s, &err) == EB_OK);
-      // Per layer: packed K/V of every head, and per thread scores (floats) and probabilities
-      // (bytes) for a tile of 32 query rows; nothing n x n.
+      // Per layer: packed K/V (a slot per head, or one slot with one thread), and per thread
+      // scores (floats) and probabilities (bytes) for a tile of 32 query rows; nothing n x n.
       const size_t round64 = 63;
-      const size_t packed = heads * ((kernels::attention_s8_packed_bytes(n, d) + round64) & ~round64);
+      // one packed slot per head with several threads; one thread reuses a single slot
+      const size_t packed = (threads > 1 ? heads : 1) * ((kernels::attention_s8_packed_bytes(n, d) + round64) & ~round64);
       const size_t scratch = static_cast<size_t>(threads) * (((32 * n * 4 + round64) & ~round64) + ((32 * n + round64) & ~round64));
       size_t packed_seen = 0, scratch_seen = 0;
       for (const auto& r : s->buffers()) {
