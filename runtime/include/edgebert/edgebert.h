@@ -124,6 +124,48 @@ EB_API eb_status eb_model_get_label(const eb_model* model, int32_t index, const 
 /* Releases the model. NULL is ignored. */
 EB_API void eb_model_free(eb_model* model);
 
+/* ---- Loading with options: the packed-weight cache file ----
+ * The GEMM weights of a model are packed once into the layout XNNPACK's kernels read, and every
+ * session of the model shares that one copy (XNNPACK 2024+; on Debian 12's 2022 XNNPACK each
+ * session packs its own). With `weight_cache_path`, the packed weights are also kept in a file:
+ * the first load packs and writes it (atomically: a temporary file, then rename), later loads map
+ * it read-only (clean, shared, reclaimable pages) and never read the model's GEMM weights. The file
+ * is keyed by the model's content id, the XNNPACK build and its packing micro-kernels, and the
+ * CPU; a file that does not match, is truncated or is corrupt is rebuilt; a file that cannot be
+ * written leaves the model loaded without it (eb_model_get_weight_cache says why). Never an error
+ * of the load itself, never different outputs: outputs with and without the cache are identical. */
+typedef struct eb_load_options {
+  const char* weight_cache_path; /* NULL or "": no cache file */
+  int32_t reserved[4];           /* must be 0 */
+} eb_load_options;
+
+typedef enum eb_weight_cache_state {
+  EB_WEIGHT_CACHE_NONE = 0,        /* no cache file was asked for */
+  EB_WEIGHT_CACHE_LOADED = 1,      /* a valid cache file is mapped: nothing was packed */
+  EB_WEIGHT_CACHE_CREATED = 2,     /* packed, and the cache file was written (new, or rebuilt
+                                      because the old one did not match: the message says why) */
+  EB_WEIGHT_CACHE_UNAVAILABLE = 3  /* asked for, but not used (this XNNPACK has no cache API, or
+                                      the file cannot be written): the message says why */
+} eb_weight_cache_state;
+
+/* Fills defaults (no cache file). */
+EB_API void eb_load_options_init(eb_load_options* options);
+/* eb_model_load_file / eb_model_load_memory with options (NULL: the defaults). With a weight
+ * cache the weights are packed (or the cache mapped) during the load, so the first session
+ * starts at once. */
+EB_API eb_status eb_model_load_file_with_options(const char* path, const eb_load_options* options,
+                                                 eb_model** out_model, char* error, size_t error_size);
+EB_API eb_status eb_model_load_memory_with_options(const void* data, size_t size, const eb_load_options* options,
+                                                   eb_model** out_model, char* error, size_t error_size);
+/* What happened to the weight cache of this model; `out_message` (may be NULL) is a readable
+ * reason, "" when there is nothing to say; it lives as long as the model. */
+EB_API eb_status eb_model_get_weight_cache(const eb_model* model, eb_weight_cache_state* out_state,
+                                           const char** out_message);
+/* Memory shared by every session of the model: the bytes of packed GEMM weights the model holds
+ * (in memory or mapped from the cache file; 0 on XNNPACK 2022, where sessions pack their own) and
+ * the model file's size. Any pointer may be NULL. */
+EB_API eb_status eb_model_get_memory(const eb_model* model, size_t* packed_weight_bytes, size_t* model_file_bytes);
+
 /* Fills defaults (single thread, the model's maximum length). */
 EB_API void eb_session_options_init(eb_session_options* options);
 /* Creates XNNPACK operators, the thread pool and one planned arena. `options` may be NULL. */
@@ -174,6 +216,37 @@ typedef struct eb_span {
   float score;         /* start_logits[start_token] + end_logits[end_token] */
 } eb_span;
 EB_API eb_status eb_session_best_span(const eb_session* session, int32_t max_answer_tokens, eb_span* out_span);
+
+/* After run_text / run_text_pair: for each token of the last run, the index of the word it belongs
+ * to within its segment (as HuggingFace's word_ids()), -1 for special tokens. Same validity as
+ * eb_session_get_token_offsets (EB_ERROR_BAD_STATE after run_ids / run_embeddings). */
+EB_API eb_status eb_session_get_word_ids(const eb_session* session, const int32_t** out_word_ids, size_t* out_len);
+
+/* A word of the last text run: its tokens [first_token, last_token], its segment and bytes
+ * [begin_byte, end_byte) in that segment's text. For token-classification models `label` is the
+ * label of the word's first token (argmax of its token_logits, as HuggingFace's "first"
+ * aggregation), -1 otherwise. */
+typedef struct eb_word {
+  int32_t first_token, last_token;
+  int32_t segment;
+  int32_t begin_byte, end_byte;
+  int32_t label;
+} eb_word;
+/* After run_text / run_text_pair: the words of the last run in token order (special tokens are
+ * not words). The array lives in the session until the next run. */
+EB_API eb_status eb_session_get_words(const eb_session* session, const eb_word** out_words, size_t* out_count);
+
+/* Extractive QA on a context of any length: runs (question, context) as one pair when it fits the
+ * session, else over overlapping windows of the context's tokens (consecutive windows share
+ * `doc_stride` tokens; < 0: min(128, window / 2)), as HuggingFace's question-answering pipeline
+ * does, and returns the best span over all windows: begin_byte/end_byte index `context`,
+ * start_token/end_token index the tokens of the window it was found in, `*out_windows` (may be
+ * NULL) receives the number of windows run. Afterwards the session's outputs and offsets are those
+ * of the last window's run. A question that leaves no room for context is
+ * EB_ERROR_SEQUENCE_TOO_LONG. Performs no heap allocation. */
+EB_API eb_status eb_session_answer(eb_session* session, const char* question, const char* context,
+                                   int32_t max_answer_tokens, int32_t doc_stride, eb_span* out_span,
+                                   int32_t* out_windows);
 
 /* Memory facts: planned arena bytes, the naive sum of all intermediate buffers, and the bytes
  * XNNPACK holds in packed weights. Any pointer may be NULL. */
