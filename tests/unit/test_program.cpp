@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -200,5 +201,107 @@ TEST_CASE("pre-norm blocks: the stream is normalized into a copy, the branch is 
     for (const Op& op : ops)
       if (op.type == OpType::kLayerNorm && op.outputs[0] != hidden)
         CHECK(p.buffers()[static_cast<size_t>(op.outputs.back())].last_op == p.buffers()[static_cast<size_t>(op.outputs.back())].first_op + 1);
+  }
+}
+
+namespace {
+
+// float64 reference of a pre-norm encoder (x = x + Attn(LN1(x)); x = x + FFN(LN2(x)); then a final
+// LN2 of the last layer) on an fp32 model's weights, written here from the formulas.
+std::vector<double> layer_norm(const std::vector<double>& x, size_t H, const LayerNormView& n, double eps) {
+  std::vector<double> y(x.size());
+  for (size_t r = 0; r < x.size() / H; ++r) {
+    double mean = 0, var = 0;
+    for (size_t i = 0; i < H; ++i) mean += x[r * H + i];
+    mean /= static_cast<double>(H);
+    for (size_t i = 0; i < H; ++i) var += (x[r * H + i] - mean) * (x[r * H + i] - mean);
+    var /= static_cast<double>(H);
+    for (size_t i = 0; i < H; ++i) y[r * H + i] = (x[r * H + i] - mean) / std::sqrt(var + eps) * n.gamma[i] + n.beta[i];
+  }
+  return y;
+}
+
+std::vector<double> linear(const std::vector<double>& x, const LinearView& g) {
+  const size_t in = static_cast<size_t>(g.in), out = static_cast<size_t>(g.out), rows = x.size() / in;
+  std::vector<double> y(rows * out);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t o = 0; o < out; ++o) {
+      double s = g.bias[o];
+      for (size_t i = 0; i < in; ++i) s += x[r * in + i] * g.weight_f32[o * in + i];
+      y[r * out + o] = s;
+    }
+  return y;
+}
+
+std::vector<double> pre_norm_reference(const Model& m, const std::vector<int32_t>& ids) {
+  const ModelConfig& c = m.config;
+  const size_t n = ids.size(), H = static_cast<size_t>(c.hidden), d = static_cast<size_t>(c.head_dim());
+  std::vector<double> x(n * H);
+  for (size_t t = 0; t < n; ++t)
+    for (size_t i = 0; i < H; ++i) {
+      const size_t w = static_cast<size_t>(ids[t]) * H + i;
+      x[t * H + i] = (m.word_s8 ? m.word_s8[w] * double(m.word_scales[ids[t]]) : m.word_f32[w]) + m.position[t * H + i] +
+                     (m.token_type ? m.token_type[i] : 0.0);
+    }
+  x = layer_norm(x, H, m.embedding_norm, c.eps);
+  for (const LayerView& L : m.layers) {
+    const std::vector<double> qkv = linear(layer_norm(x, H, L.attention_norm, c.eps), L.qkv);
+    std::vector<double> ctx(n * H);
+    for (size_t h = 0; h < static_cast<size_t>(c.heads); ++h)
+      for (size_t i = 0; i < n; ++i) {
+        std::vector<double> p(n);
+        double mx = -1e300, sum = 0;
+        for (size_t j = 0; j < n; ++j) {
+          double s = 0;
+          for (size_t k = 0; k < d; ++k) s += qkv[i * 3 * H + h * d + k] * qkv[j * 3 * H + H + h * d + k];
+          p[j] = s / std::sqrt(static_cast<double>(d));
+          mx = std::max(mx, p[j]);
+        }
+        for (size_t j = 0; j < n; ++j) sum += p[j] = std::exp(p[j] - mx);
+        for (size_t k = 0; k < d; ++k) {
+          double v = 0;
+          for (size_t j = 0; j < n; ++j) v += p[j] / sum * qkv[j * 3 * H + 2 * H + h * d + k];
+          ctx[i * H + h * d + k] = v;
+        }
+      }
+    const std::vector<double> att = linear(ctx, L.attention_output);
+    for (size_t i = 0; i < x.size(); ++i) x[i] += att[i];
+    std::vector<double> up = linear(layer_norm(x, H, L.output_norm, c.eps), L.intermediate);
+    for (double& v : up)
+      v = c.activation == Activation::kRelu ? std::max(v, 0.0) : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    const std::vector<double> down = linear(up, L.output);
+    for (size_t i = 0; i < x.size(); ++i) x[i] += down[i];
+  }
+  return layer_norm(x, H, m.layers.back().output_norm, c.eps);
+}
+
+}  // namespace
+
+TEST_CASE("a pre-norm program runs in a session and matches a float64 pre-norm reference", "[program][prenorm]") {
+  for (const char* name : {"task_bert_model_relu", "task_bert_qa"}) {  // ReLU and GELU FFNs
+    INFO(name);
+    const std::unique_ptr<Model> m = load(name, "fp32");
+    ProgramBuilder b(*m, XnnGemm::int8_float_output_supported());
+    blocks::Stream x = blocks::embeddings(b, m->embedding_norm, nullptr);
+    for (int l = 0; l < m->config.layers; ++l)
+      x = blocks::pre_norm_layer(b, l, m->layers[static_cast<size_t>(l)], m->config.activation, x);
+    x = blocks::final_norm(b, x, m->layers.back().output_norm);
+    Result<std::shared_ptr<const Program>> p = b.finish();
+    REQUIRE(p.is_ok());
+    for (int threads : {1, 2}) {
+      SessionOptions o;
+      o.threads = threads;
+      o.max_seq_len = 16;
+      Result<std::unique_ptr<Session>> s = Session::create(p.value(), o);
+      INFO(s.status().message());
+      REQUIRE(s.is_ok());
+      const std::vector<int32_t> ids = {101, 216, 181, 434, 107, 102, 160, 421, 102};
+      REQUIRE(s.value()->run_ids(ids.data(), nullptr, nullptr, ids.size()) == EB_OK);
+      const std::vector<double> want = pre_norm_reference(*m, ids);
+      const float* got = s.value()->last_hidden_state();
+      double err = 0;
+      for (size_t i = 0; i < want.size(); ++i) err = std::max(err, std::fabs(got[i] - want[i]));
+      CHECK(err < 2e-4);
+    }
   }
 }
