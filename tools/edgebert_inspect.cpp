@@ -8,7 +8,7 @@
 
 #include "edgebert_generated.h"
 #include "model.h"
-#include "planner/memory_planner.h"
+#include "program/memory_planner.h"
 #include "session.h"
 #include "tool_common.h"
 
@@ -182,8 +182,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "edgebert-inspect: error: %s\n", err.c_str());
       return 1;
     }
-    std::printf("\nop schedule (%zu ops):\n%s", s->schedule().ops.size(),
-                edgebert::format_schedule(s->schedule()).c_str());
+    std::printf("\nop schedule (%zu ops, %s program):\n%s", s->program().ops().size(), s->program().architecture(),
+                s->program().format(s->max_seq_len(), s->threads()).c_str());
     std::printf("\nmemory plan (max sequence %d, %ld thread%s):\n%s", s->max_seq_len(), threads,
                 threads == 1 ? "" : "s", edgebert::format_plan(s->buffers(), s->plan(), timeline).c_str());
     std::printf("XNNPACK packed weights: %zu bytes\n", s->packed_weight_bytes());

@@ -4,19 +4,18 @@
 //                [--types "0 0 1"] [--mask "1 1 0"] [--threads N] [--max-seq-len N] [--dump NAME=PATH]...
 // NAME is last_hidden_state (float32 [seq, hidden]), pooler_output (float32 [hidden]), logits
 // (float32 [labels]), sentence_embedding ([hidden]), start_logits / end_logits ([seq]) or
-// token_logits ([seq, labels]); raw little-endian, written atomically. Runs use the public C
-// API; only the QA context windows use the model's tokenizer directly (qa_windows.h).
+// token_logits ([seq, labels]); raw little-endian, written atomically. Everything goes through
+// the public C API (long QA contexts: eb_session_answer; word labels: eb_session_get_words).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "edgebert/edgebert.h"
-#include "model.h"
-#include "qa_windows.h"
 #include "tool_common.h"
 
 namespace {
@@ -30,8 +29,8 @@ void usage(FILE* f) {
                "  --types, --mask: token type ids and attention mask (1 = token, 0 = padding) for --ids\n"
                "  --text-pair: second segment ([CLS] text [SEP] pair [SEP], token types 0 then 1)\n"
                "  --question/--context: extractive QA (prints 'answer: TEXT'); a context longer than the\n"
-               "    session maximum is split into windows overlapping by --stride tokens (default 128,\n"
-               "    at most half a window); --max-answer-len: longest answer in tokens (default 30)\n"
+               "    session maximum is run in windows of its tokens overlapping by --stride tokens\n"
+               "    (default min(128, half a window)); --max-answer-len: longest answer in tokens (default 30)\n"
                "  NAME: last_hidden_state | pooler_output | logits | sentence_embedding | start_logits |\n"
                "    end_logits | token_logits (raw little-endian float32)\n"
                "  --embeds PATH: float32 [seq, hidden] precomputed embedding outputs (skips the embedding layer)\n");
@@ -79,74 +78,42 @@ void print_classes(const eb_model* m, const float* logits, int labels) {
 }
 
 // Each word of the text with the label of its first sub-token (token classifiers after a text
-// run; "##" vocabulary pieces continue a word), or each token when there are no offsets (--ids).
-void print_token_labels(const eb_model* m, eb_session* s, const std::string& model_path, const float* logits, size_t n,
-                        int labels, const std::string& text_a, const std::string& text_b) {
-  const int32_t *begin = nullptr, *end = nullptr, *seg = nullptr;
-  const bool offsets = eb_session_get_token_offsets(s, &begin, &end, &seg, nullptr) == EB_OK;
-  const int32_t* ids = nullptr;
+// run), or each token when the run has no words (--ids).
+void print_token_labels(const eb_model* m, eb_session* s, const float* logits, size_t n, int labels,
+                        const std::string& text_a, const std::string& text_b) {
+  const eb_word* words = nullptr;
   size_t count = 0;
-  eb_session_get_input_ids(s, &ids, &count);
-  auto best = [&](size_t t) {
-    return static_cast<int>(std::max_element(logits + t * labels, logits + (t + 1) * labels) - (logits + t * labels));
-  };
-  if (!offsets) {
-    for (size_t t = 0; t < n; ++t) std::printf("  %6d  %s\n", ids[t], label_name(m, best(t)));
+  if (eb_session_get_words(s, &words, &count) != EB_OK) {
+    const int32_t* ids = nullptr;
+    size_t len = 0;
+    if (eb_session_get_input_ids(s, &ids, &len) != EB_OK) len = 0;
+    for (size_t t = 0; t < n && t < len; ++t) {
+      const float* row = logits + t * static_cast<size_t>(labels);
+      std::printf("  %6d  %s\n", ids[t], label_name(m, static_cast<int>(std::max_element(row, row + labels) - row)));
+    }
     return;
   }
-  std::unique_ptr<edgebert::Model> model;  // for the vocabulary strings
-  std::string why;
-  if (edgebert::Model::load_file(model_path.c_str(), &model, &why) != EB_OK) {
-    die(why);
-    return;
-  }
-  auto continues = [&](size_t t) { return model->vocab[static_cast<size_t>(ids[t])].substr(0, 2) == "##"; };
-  for (size_t t = 0; t < n; ++t) {
-    if (seg[t] < 0) continue;
-    size_t last = t;
-    while (last + 1 < n && seg[last + 1] == seg[t] && continues(last + 1)) ++last;
-    const std::string& text = seg[t] == 0 ? text_a : text_b;
-    std::printf("  %-24s %s\n", text.substr(begin[t], end[last] - begin[t]).c_str(), label_name(m, best(t)));
-    t = last;
+  for (size_t i = 0; i < count; ++i) {
+    const eb_word& w = words[i];
+    const std::string& text = w.segment == 0 ? text_a : text_b;
+    std::printf("  %-24s %s\n", text.substr(w.begin_byte, w.end_byte - w.begin_byte).c_str(), label_name(m, w.label));
   }
 }
 
-// Extractive QA: the best span over one pair run or over overlapping context windows.
-int answer_question(eb_session* s, const std::string& model_path, const std::string& question,
-                    const std::string& context, long max_answer, long stride, int max_seq) {
+// Extractive QA: the best span over one pair run or over overlapping windows of the context.
+int answer_question(eb_session* s, const std::string& question, const std::string& context, long max_answer,
+                    long stride) {
   eb_span best{};
-  size_t best_offset = 0, windows = 1, best_window = 0;
-  eb_status st = eb_session_run_text_pair(s, question.c_str(), context.c_str());
-  if (st == EB_OK) {
-    st = eb_session_best_span(s, static_cast<int32_t>(max_answer), &best);
-  } else if (st == EB_ERROR_SEQUENCE_TOO_LONG) {
-    std::unique_ptr<edgebert::Model> model;
-    std::string why;
-    if (edgebert::Model::load_file(model_path.c_str(), &model, &why) != EB_OK) return die(why);
-    const size_t q = model->tokenizer.encode(question, nullptr, nullptr, 0, false, false);
-    if (q + 4 > static_cast<size_t>(max_seq))
-      return die("the question alone is " + std::to_string(q) + " tokens; the session maximum is " + std::to_string(max_seq));
-    const size_t window = static_cast<size_t>(max_seq) - q - 3;
-    const size_t overlap = stride >= 0 ? static_cast<size_t>(stride) : std::min<size_t>(128, window / 2);
-    const auto parts = edgebert::tools::split_context(model->tokenizer, context, window, overlap, &why);
-    if (parts.empty()) return die(why);
-    windows = parts.size();
-    bool found = false;
-    for (size_t w = 0; w < parts.size(); ++w) {
-      const std::string piece = context.substr(parts[w].begin_byte, parts[w].end_byte - parts[w].begin_byte);
-      eb_span span;
-      st = eb_session_run_text_pair(s, question.c_str(), piece.c_str());
-      if (st == EB_OK) st = eb_session_best_span(s, static_cast<int32_t>(max_answer), &span);
-      if (st != EB_OK) break;
-      if (!found || span.score > best.score) best = span, best_offset = parts[w].begin_byte, best_window = w, found = true;
-    }
-  }
+  int32_t windows = 0;
+  const eb_status st = eb_session_answer(s, question.c_str(), context.c_str(), static_cast<int32_t>(max_answer),
+                                         static_cast<int32_t>(stride), &best, &windows);
+  if (st == EB_ERROR_INVALID_ARGUMENT && stride >= 0) return die(std::string("--stride: ") + eb_session_last_error(s));
   if (st != EB_OK) return die(std::string(eb_status_string(st)) + ": " + eb_session_last_error(s));
-  const size_t b = best_offset + static_cast<size_t>(best.begin_byte), e = best_offset + static_cast<size_t>(best.end_byte);
+  const size_t b = static_cast<size_t>(best.begin_byte), e = static_cast<size_t>(best.end_byte);
   std::printf("answer: %s\n", context.substr(b, e - b).c_str());
   std::printf("score: %.4f (start logit + end logit)\n", best.score);
   std::printf("offsets: %zu %zu (bytes in the context)\n", b, e);
-  if (windows > 1) std::printf("window: %zu of %zu\n", best_window + 1, windows);
+  if (windows > 1) std::printf("window: best span of %d windows of the context\n", windows);
   return 0;
 }
 
@@ -237,8 +204,7 @@ int main(int argc, char** argv) {
       return finish(die("--question/--context need a question-answering model (this model's task is " +
                         std::to_string(info.task) + ")"));
     std::printf("model: %s (%s, question answering)\n", model_path.c_str(), info.is_int8 ? "int8" : "fp32");
-    const int max_seq = max_len > 0 ? static_cast<int>(max_len) : info.max_position_embeddings;
-    return finish(answer_question(session, model_path, question, context, max_answer, stride, max_seq));
+    return finish(answer_question(session, question, context, max_answer, stride));
   }
   std::vector<int32_t> ids;
   std::vector<float> embeds;
@@ -271,7 +237,7 @@ int main(int argc, char** argv) {
 
   const int32_t* used_ids = nullptr;
   size_t n = 0;
-  eb_session_get_input_ids(session, &used_ids, &n);
+  if (eb_session_get_input_ids(session, &used_ids, &n) != EB_OK) n = 0;  // --embeds: no token ids
   static const char* const kTasks[] = {"encoder", "sequence classification", "question answering",
                                        "token classification", "sentence embedding"};
   std::printf("model: %s (%s%s, %s, %d layers, hidden %d, %d heads)\n", model_path.c_str(), info.is_int8 ? "int8" : "fp32",
@@ -286,6 +252,7 @@ int main(int argc, char** argv) {
   int64_t shape[2];
   int32_t rank;
   eb_session_get_output(session, EB_OUTPUT_LAST_HIDDEN_STATE, &h, shape, &rank);
+  const size_t seq = static_cast<size_t>(shape[0]);
   double norm = 0;
   for (int64_t i = 0; i < shape[1]; ++i) norm += double(h[i]) * h[i];
   std::printf("last_hidden_state: [%lld, %lld], [CLS] norm %.4f, first values %.4f %.4f %.4f %.4f\n",
@@ -301,11 +268,11 @@ int main(int argc, char** argv) {
       break;
     case EB_TASK_TOKEN_CLASSIFICATION:
       eb_session_get_output(session, EB_OUTPUT_TOKEN_LOGITS, &out, shape, &rank);
-      std::printf("token_logits: [%zu, %d]\n", n, info.num_labels);
-      print_token_labels(model, session, model_path, out, n, info.num_labels, text, text_pair);
+      std::printf("token_logits: [%zu, %d]\n", seq, info.num_labels);
+      print_token_labels(model, session, out, seq, info.num_labels, text, text_pair);
       break;
     case EB_TASK_QUESTION_ANSWERING:
-      std::printf("start_logits, end_logits: [%zu] (use --question/--context for the answer)\n", n);
+      std::printf("start_logits, end_logits: [%zu] (use --question/--context for the answer)\n", seq);
       break;
     case EB_TASK_SENTENCE_EMBEDDING: {
       eb_session_get_output(session, EB_OUTPUT_SENTENCE_EMBEDDING, &out, shape, &rank);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // c_api.cpp: the C boundary. Validates every pointer and argument, maps C++ results to status
 // codes, and guarantees that no exception leaves the library.
 #include <cstdio>
@@ -8,10 +9,14 @@
 
 #include "edgebert/edgebert.h"
 #include "model.h"
+#include "program/program.h"
 #include "session.h"
+#include "xnn_gemm.h"
 
+// A loaded model and its Program (built once here, shared by every session of the model).
 struct eb_model {
   std::unique_ptr<edgebert::Model> impl;
+  std::shared_ptr<const edgebert::Program> program;
 };
 
 struct eb_session {
@@ -36,6 +41,19 @@ eb_status guarded(char* err, size_t err_size, F&& f) {
     write_error(err, err_size, "internal error");
     return EB_ERROR_BACKEND;
   }
+}
+
+// Builds the model's program and wraps both (the model load's last step).
+eb_status make_model(std::unique_ptr<edgebert::Model> m, eb_model** out_model, char* error, size_t error_size) {
+  edgebert::Result<std::shared_ptr<const edgebert::Program>> program =
+      edgebert::Program::build(*m, edgebert::XnnGemm::int8_float_output_supported());
+  if (!program.is_ok()) {
+    write_error(error, error_size, program.status().message());
+    return program.status().code();
+  }
+  *out_model = new eb_model{std::move(m), program.take()};
+  write_error(error, error_size, "");
+  return EB_OK;
 }
 
 }  // namespace
@@ -73,9 +91,7 @@ eb_status eb_model_load_file(const char* path, eb_model** out_model, char* error
       write_error(error, error_size, msg);
       return s;
     }
-    *out_model = new eb_model{std::move(m)};
-    write_error(error, error_size, "");
-    return EB_OK;
+    return make_model(std::move(m), out_model, error, error_size);
   });
 }
 
@@ -97,9 +113,7 @@ eb_status eb_model_load_memory(const void* data, size_t size, eb_model** out_mod
       write_error(error, error_size, msg);
       return s;
     }
-    *out_model = new eb_model{std::move(m)};
-    write_error(error, error_size, "");
-    return EB_OK;
+    return make_model(std::move(m), out_model, error, error_size);
   });
 }
 
@@ -163,14 +177,12 @@ eb_status eb_session_create(const eb_model* model, const eb_session_options* opt
       so.split_special_tokens = options->split_special_tokens != 0;
       so.max_memory_bytes = options->max_memory_bytes;
     }
-    std::string msg;
-    std::unique_ptr<edgebert::Session> s;
-    const eb_status st = edgebert::Session::create(*model->impl, so, &s, &msg);
-    if (st != EB_OK) {
-      write_error(error, error_size, msg);
-      return st;
+    edgebert::Result<std::unique_ptr<edgebert::Session>> s = edgebert::Session::create(model->program, so);
+    if (!s.is_ok()) {
+      write_error(error, error_size, s.status().message());
+      return s.status().code();
     }
-    *out_session = new eb_session{std::move(s)};
+    *out_session = new eb_session{s.take()};
     write_error(error, error_size, "");
     return EB_OK;
   });
@@ -258,8 +270,9 @@ eb_status eb_session_get_output(const eb_session* session, eb_output which, cons
 
 eb_status eb_session_get_input_ids(const eb_session* session, const int32_t** out_ids, size_t* out_len) {
   if (!session || !out_ids || !out_len) return EB_ERROR_INVALID_ARGUMENT;
-  const edgebert::Session& s = *session->impl;
-  if (!s.has_output()) return EB_ERROR_BAD_STATE;
+  edgebert::Session& s = *session->impl;
+  if (!s.has_input_ids())
+    return s.fail(EB_ERROR_BAD_STATE, "input ids need a successful run_ids, run_text or run_text_pair as the last run");
   *out_ids = s.input_ids();
   *out_len = s.seq_len();
   return EB_OK;
@@ -281,6 +294,31 @@ eb_status eb_session_get_token_offsets(const eb_session* session, const int32_t*
 eb_status eb_session_best_span(const eb_session* session, int32_t max_answer_tokens, eb_span* out_span) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   return session->impl->best_span(max_answer_tokens, out_span);
+}
+
+eb_status eb_session_get_word_ids(const eb_session* session, const int32_t** out_word_ids, size_t* out_len) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  edgebert::Session& s = *session->impl;
+  if (!s.has_offsets())
+    return s.fail(EB_ERROR_BAD_STATE, "word ids need a successful run_text or run_text_pair as the last run");
+  if (out_word_ids) *out_word_ids = s.word_ids();
+  if (out_len) *out_len = s.seq_len();
+  return EB_OK;
+}
+
+eb_status eb_session_get_words(const eb_session* session, const eb_word** out_words, size_t* out_count) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  edgebert::Session& s = *session->impl;
+  if (!s.has_offsets()) return s.fail(EB_ERROR_BAD_STATE, "words need a successful run_text or run_text_pair as the last run");
+  if (out_words) *out_words = s.words();
+  if (out_count) *out_count = s.word_count();
+  return EB_OK;
+}
+
+eb_status eb_session_answer(eb_session* session, const char* question, const char* context, int32_t max_answer_tokens,
+                            int32_t doc_stride, eb_span* out_span, int32_t* out_windows) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return session->impl->answer(question, context, max_answer_tokens, doc_stride, out_span, out_windows);
 }
 
 eb_status eb_session_memory(const eb_session* session, size_t* arena_bytes, size_t* naive_bytes,

@@ -1,4 +1,6 @@
-// session.cpp: schedule, memory plan, operator creation and the allocation-free forward pass.
+// SPDX-License-Identifier: Apache-2.0
+// session.cpp: a session's memory plan, operator creation, run entry points with their per-run
+// state, and the allocation-free executor over the program's ops.
 #include "session.h"
 
 #include <algorithm>
@@ -42,21 +44,40 @@ class OpTimer {
   int64_t t0_;
 };
 
-// hidden rows += a GEMM's output rows [r0, r0 + rows): dequantized with per-channel scales when
-// the GEMM is int8, added as is when it is float.
-void add_residual(float* h, const void* y, size_t r0, size_t rows, size_t H, const ScheduledOp& op,
-                  const float* scales) {
-  const LinearView& gemm = *op.linear;
-  if (gemm.int8 && !op.float_residual) {
-    kernels::residual_dequant_add_s8(h, static_cast<const int8_t*>(y) + r0 * H, rows, H, scales,
-                                     gemm.output_zero_point);
+// hidden rows += a GEMM's output rows [r0, r0 + rows): dequantized with the op's per-channel
+// scales when the GEMM wrote int8, added as is when it wrote float.
+void add_residual(float* h, const void* y, size_t r0, size_t rows, size_t H, const Op& op) {
+  if (op.linear->int8 && !op.float_output) {
+    kernels::residual_dequant_add_s8(h, static_cast<const int8_t*>(y) + r0 * H, rows, H, op.dequant_scales.data(),
+                                     op.linear->output_zero_point);
   } else {
     const float* yf = static_cast<const float*>(y) + r0 * H;
     for (size_t i = 0; i < rows * H; ++i) h[i] += yf[i];
   }
 }
 
+bool set_mask(const int32_t* mask, size_t n, uint8_t* key_mask, bool* any_padding, size_t* bad) {
+  *any_padding = false;
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t m = mask ? mask[i] : 1;
+    if (m != 0 && m != 1) {
+      *bad = i;
+      return false;
+    }
+    key_mask[i] = static_cast<uint8_t>(m);
+    if (!m) *any_padding = true;
+  }
+  return true;
+}
+
+// Room for the tokens of one word before a window's first token (a word has at most
+// max_chars_per_word pieces) when the context is re-tokenized from that word's start.
+constexpr size_t kWordSlack = static_cast<size_t>(WordPieceTokenizer::kMaxCharsPerWordLimit) + 1;
+
 }  // namespace
+
+Session::Session(std::shared_ptr<const Program> program, const SessionOptions& o)
+    : program_(std::move(program)), model_(program_->model()), text_(model_, o.split_special_tokens) {}
 
 Session::~Session() {
   gemms_.clear();  // operators first
@@ -72,115 +93,86 @@ eb_status Session::fail(eb_status s, const char* fmt, ...) {
   return s;
 }
 
+Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> program, const SessionOptions& o) {
+  if (!program) return Status(EB_ERROR_INVALID_ARGUMENT, "no program");
+  const Model& model = program->model();
+  if (o.threads < 0 || o.threads > 256) return Status(EB_ERROR_INVALID_ARGUMENT, "num_threads must be between 0 and 256");
+  if (o.max_seq_len < 0 || o.max_seq_len > model.config.max_position)
+    return Status(EB_ERROR_INVALID_ARGUMENT, "max_sequence_length " + std::to_string(o.max_seq_len) + " is outside 1.." +
+                                                 std::to_string(model.config.max_position) +
+                                                 " (the model's max_position_embeddings)");
+  std::string why;
+  if (!xnn_ready(&why)) return Status(EB_ERROR_BACKEND, why);
+  try {
+    std::unique_ptr<Session> s(new Session(std::move(program), o));
+    EB_RETURN_IF_ERROR(s->build(o));
+    return s;
+  } catch (const std::bad_alloc&) {
+    return Status(EB_ERROR_OUT_OF_MEMORY, "out of memory while creating the session");
+  }
+}
+
 eb_status Session::create(const Model& model, const SessionOptions& o, std::unique_ptr<Session>* out,
                           std::string* error) {
   out->reset();
-  if (o.threads < 0 || o.threads > 256) {
-    if (error) *error = "num_threads must be between 0 and 256";
-    return EB_ERROR_INVALID_ARGUMENT;
+  Result<std::shared_ptr<const Program>> program = Program::build(model, XnnGemm::int8_float_output_supported());
+  Status st = program.status();
+  if (st.is_ok()) {
+    Result<std::unique_ptr<Session>> s = create(program.take(), o);
+    st = s.status();
+    if (st.is_ok()) *out = s.take();
   }
-  if (o.max_seq_len < 0 || o.max_seq_len > model.config.max_position) {
-    if (error)
-      *error = "max_sequence_length " + std::to_string(o.max_seq_len) + " is outside 1.." +
-               std::to_string(model.config.max_position) + " (the model's max_position_embeddings)";
-    return EB_ERROR_INVALID_ARGUMENT;
-  }
-  if (!xnn_ready(error)) return EB_ERROR_BACKEND;
-  std::unique_ptr<Session> s(new (std::nothrow) Session(model));
-  if (!s) {
-    if (error) *error = "out of memory";
-    return EB_ERROR_OUT_OF_MEMORY;
-  }
-  try {
-    const eb_status st = s->build(o, error);
-    if (st != EB_OK) return st;
-  } catch (const std::bad_alloc&) {
-    if (error) *error = "out of memory while creating the session";
-    return EB_ERROR_OUT_OF_MEMORY;
-  }
-  *out = std::move(s);
-  return EB_OK;
+  if (!st.is_ok() && error) *error = st.message();
+  return st.code();
 }
 
-eb_status Session::build(const SessionOptions& o, std::string* error) {
+Status Session::build(const SessionOptions& o) {
   const ModelConfig& c = model_.config;
   threads_ = std::max(1, o.threads);
-  split_special_tokens_ = o.split_special_tokens;
   max_n_ = o.max_seq_len > 0 ? o.max_seq_len : c.max_position;
   const size_t n = static_cast<size_t>(max_n_);
-  // The op list and its buffer lifetimes, then the plan.
-  if (!build_schedule(model_, max_n_, threads_, XnnGemm::int8_float_output_supported(), &schedule_, error))
-    return EB_ERROR_BACKEND;
+  attention_workers_ = static_cast<size_t>(threads_);
+  attention_max_tile_ = attention_row_tile(max_n_);
+  // This session's buffer sizes, then its plan.
+  requests_ = program_->requests(max_n_, threads_);
   std::string perr;
-  if (!plan_memory(schedule_.buffers, PlanStrategy::kGreedyBySize, kAlignment, &plan_, &perr)) {
-    if (error) *error = "memory planning failed: " + perr;
-    return EB_ERROR_BACKEND;
-  }
+  if (!plan_memory(requests_, PlanStrategy::kGreedyBySize, kAlignment, &plan_, &perr))
+    return Status(EB_ERROR_BACKEND, "memory planning failed: " + perr);
+  // The per-token input and text arrays of the session.
+  const size_t context_cap = n + kWordSlack;
+  const size_t inputs = n * (5 * sizeof(int32_t) + sizeof(uint8_t) + sizeof(TokenSpan) + sizeof(int32_t) + sizeof(eb_word)) +
+                        n * (2 * sizeof(int32_t) + sizeof(TokenSpan)) + context_cap * (2 * sizeof(int32_t) + sizeof(TokenSpan));
   if (o.max_memory_bytes > 0) {  // refuse before allocating anything big
     const size_t packed = estimate_packed_bytes();
-    const size_t tables = static_cast<size_t>(c.layers) * (sizeof(LayerTables) + 4 * (2 * c.hidden + c.hidden + c.intermediate)) +
-                          n * (3 * sizeof(int32_t) + sizeof(uint8_t) + sizeof(TokenSpan) + 3 * sizeof(int32_t));
-    const uint64_t need = static_cast<uint64_t>(plan_.arena_bytes) + packed + tables;
-    if (need > o.max_memory_bytes) {
-      if (error)
-        *error = "session needs about " + std::to_string(need) + " bytes (arena " + std::to_string(plan_.arena_bytes) +
-                 " + packed weights " + std::to_string(packed) + " + tables " + std::to_string(tables) +
-                 "), more than max_memory_bytes " + std::to_string(o.max_memory_bytes);
-      return EB_ERROR_OUT_OF_MEMORY;
-    }
+    const uint64_t need = static_cast<uint64_t>(plan_.arena_bytes) + packed + inputs;
+    if (need > o.max_memory_bytes)
+      return Status(EB_ERROR_OUT_OF_MEMORY, "session needs about " + std::to_string(need) + " bytes (arena " +
+                                                std::to_string(plan_.arena_bytes) + " + packed weights " +
+                                                std::to_string(packed) + " + inputs " + std::to_string(inputs) +
+                                                "), more than max_memory_bytes " + std::to_string(o.max_memory_bytes));
   }
   if (threads_ > 1) {  // after the memory check: nothing big exists before it
     pool_ = pthreadpool_create(static_cast<size_t>(threads_));
-    if (!pool_) {
-      if (error) *error = "cannot create a thread pool of " + std::to_string(threads_) + " threads";
-      return EB_ERROR_BACKEND;
-    }
+    if (!pool_) return Status(EB_ERROR_BACKEND, "cannot create a thread pool of " + std::to_string(threads_) + " threads");
   }
   if (posix_memalign(reinterpret_cast<void**>(&arena_raw_), kAlignment, std::max<size_t>(plan_.arena_bytes, 64)) != 0) {
     arena_raw_ = nullptr;
-    if (error) *error = "cannot allocate the " + std::to_string(plan_.arena_bytes) + "-byte arena";
-    return EB_ERROR_OUT_OF_MEMORY;
+    return Status(EB_ERROR_OUT_OF_MEMORY, "cannot allocate the " + std::to_string(plan_.arena_bytes) + "-byte arena");
   }
   arena_ = arena_raw_;
   std::memset(arena_, 0, plan_.arena_bytes);
-  if (!bind(error)) return EB_ERROR_BACKEND;
-  ids_.assign(n, 0);
-  types_.assign(n, 0);
-  key_mask_.assign(n, 1);
-  spans_.assign(n, TokenSpan{0, 0});
-  begin_.assign(n, 0);
-  end_.assign(n, 0);
-  segment_.assign(n, -1);
-  profile_.assign(static_cast<size_t>(c.layers + 1) * static_cast<size_t>(OpKind::kCount), 0);
-  return EB_OK;
-}
-
-size_t Session::estimate_packed_bytes() const {
-  size_t bytes = 0;
-  for (const ScheduledOp& op : schedule_.ops) {
-    if (op.type != OpType::kGemm && op.type != OpType::kSpanLogits) continue;
-    const size_t w = static_cast<size_t>(op.linear->in) * static_cast<size_t>(op.linear->out);
-    const size_t o = static_cast<size_t>(op.linear->out);
-    // int8: weights + int32 (or float) bias + float scale per channel; f32: weights + bias
-    bytes += op.linear->int8 ? w + o * 8 : (w + o) * 4;
-  }
-  return bytes;
-}
-
-const float* Session::inv_factors_for(const LinearView* g) {
-  if (!g || !g->input_factors) return nullptr;
-  std::vector<float> inv(static_cast<size_t>(g->in));
-  for (size_t i = 0; i < inv.size(); ++i) inv[i] = 1.f / g->input_factors[i];
-  constants_.push_back(std::move(inv));
-  return constants_.back().data();
-}
-
-// Binds every op to its arena pointers, creates its XNNPACK operator and its constants.
-bool Session::bind(std::string* error) {
-  const ModelConfig& c = model_.config;
+  // Every op bound to its arena pointers.
+  const std::vector<Op>& ops = program_->ops();
   auto ptr = [&](int b) { return arena_ + plan_.offsets[static_cast<size_t>(b)]; };
+  ops_.resize(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    BoundOp& b = ops_[i];
+    b.op = &ops[i];
+    for (int x : ops[i].inputs) b.in.push_back(ptr(x));
+    for (int x : ops[i].outputs) b.out.push_back(ptr(x));
+  }
   auto output = [&](const char* name) {
-    const int b = schedule_.find(name);
+    const int b = program_->find_buffer(name);
     return b >= 0 ? reinterpret_cast<float*>(ptr(b)) : nullptr;
   };
   hidden_ = output("hidden");
@@ -190,52 +182,55 @@ bool Session::bind(std::string* error) {
   start_logits_ = output("start_logits");
   end_logits_ = output("end_logits");
   token_logits_ = output("token_logits");
-  tables_.resize(static_cast<size_t>(c.layers));
+  EB_RETURN_IF_ERROR(create_gemms());
+  ids_.assign(n, 0);
+  types_.assign(n, 0);
+  key_mask_.assign(n, 1);
+  spans_.assign(n, TokenSpan{0, 0});
+  begin_.assign(n, 0);
+  end_.assign(n, 0);
+  segment_.assign(n, -1);
+  word_ids_.assign(n, -1);
+  words_.assign(n, eb_word{});
+  question_ids_.assign(n, 0);
+  question_words_.assign(n, 0);
+  question_spans_.assign(n, TokenSpan{0, 0});
+  context_ids_.assign(context_cap, 0);
+  context_words_.assign(context_cap, 0);
+  context_spans_.assign(context_cap, TokenSpan{0, 0});
+  profile_.assign(static_cast<size_t>(c.layers + 1) * static_cast<size_t>(OpKind::kCount), 0);
+  return Status::ok();
+}
+
+size_t Session::estimate_packed_bytes() const {
+  size_t bytes = 0;
+  for (const Op& op : program_->ops()) {
+    if (!op.is_gemm()) continue;
+    const size_t w = static_cast<size_t>(op.linear->in) * static_cast<size_t>(op.linear->out);
+    const size_t o = static_cast<size_t>(op.linear->out);
+    // int8: weights + int32 (or float) bias + float scale per channel; f32: weights + bias
+    bytes += op.linear->int8 ? w + o * 8 : (w + o) * 4;
+  }
+  return bytes;
+}
+
+Status Session::create_gemms() {
   const size_t xnn_before = xnn_bytes_allocated();
-  ops_.resize(schedule_.ops.size());
-  for (size_t i = 0; i < ops_.size(); ++i) {
-    const ScheduledOp& op = schedule_.ops[i];
-    BoundOp& b = ops_[i];
-    b.op = &op;
-    for (int x : op.inputs) b.in.push_back(ptr(x));
-    for (int x : op.outputs) b.out.push_back(ptr(x));
-    b.inv_factors = inv_factors_for(op.quant_for);
-    if (op.type == OpType::kGemm || op.type == OpType::kSpanLogits) {
-      gemms_.push_back(std::make_unique<XnnGemm>());
-      b.gemm = gemms_.back().get();
-      if (!b.gemm->create(*op.linear, op.float_residual, static_cast<size_t>(max_n_), error)) return false;
-      model_.release_weight_pages(*op.linear);
-    }
-    if (op.type == OpType::kAddNorm && op.linear->int8 && !op.float_residual) {  // dequantizes an int8 output
-      std::vector<float> s(static_cast<size_t>(op.linear->out));
-      for (size_t k = 0; k < s.size(); ++k) s[k] = op.linear->output_channel_scale(static_cast<int>(k));
-      constants_.push_back(std::move(s));
-      b.scales = constants_.back().data();
-    }
-    if (op.type == OpType::kActivation) {
-      const LayerView& L = model_.layers[op.layer];
-      LayerTables& t = tables_[op.layer];
-      const auto kind = static_cast<kernels::ActivationKind>(c.activation);
-      if (L.intermediate.int8) {
-        if (L.output.int8)
-          kernels::build_activation_lut_s8(kind, L.intermediate.output_scale, L.intermediate.output_zero_point,
-                                           L.output.input_scale, L.output.input_zero_point, t.act_lut);
-        for (int q = -128; q < 128; ++q) {
-          float x = (q - L.intermediate.output_zero_point) * L.intermediate.output_scale;
-          kernels::activation_f32(kind, &x, 1);
-          t.act_lut_f32[q + 128] = x;
-        }
-      }
-    }
+  for (BoundOp& b : ops_) {
+    if (!b.op->is_gemm()) continue;
+    gemms_.push_back(std::make_unique<XnnGemm>());
+    b.gemm = gemms_.back().get();
+    std::string why;
+    if (!b.gemm->create(*b.op->linear, b.op->float_output, static_cast<size_t>(max_n_), &why))
+      return Status(EB_ERROR_BACKEND, why);
+    model_.release_weight_pages(*b.op->linear);
   }
   // Head GEMMs read one row: set up once here (encoder GEMMs are set up per row count).
   for (BoundOp& b : ops_)
-    if (b.gemm && !b.op->per_token && !b.gemm->setup(1, b.in[0], b.out[0], pool_)) {
-      if (error) *error = std::string("XNNPACK setup failed (") + b.op->linear->name + ")";
-      return false;
-    }
+    if (b.gemm && !b.op->per_token && !b.gemm->setup(1, b.in[0], b.out[0], pool_))
+      return Status(EB_ERROR_BACKEND, std::string("XNNPACK setup failed (") + b.op->linear->name + ")");
   packed_bytes_ = xnn_bytes_allocated() - xnn_before;
-  return true;
+  return Status::ok();
 }
 
 void Session::reset_profile() { std::fill(profile_.begin(), profile_.end(), 0); }
@@ -245,12 +240,14 @@ int64_t Session::profile_ns(int layer, OpKind kind) const {
   return i < profile_.size() ? profile_[i] : 0;
 }
 
+// ---- the executor
+
 namespace {
 // Points the kernel arguments `a` at head h of the QKV rows [n, 3H] (Q | K | V) and of the
 // context rows [n, H].
 template <typename Args, typename T>
-void point_at_head(Args& a, const T* qkv, T* context, const ModelConfig& c, size_t h, size_t n, const uint8_t* mask) {
-  const size_t H = c.hidden, d = c.head_dim();
+void point_at_head(Args& a, const T* qkv, T* context, const Op& op, size_t h, size_t n, const uint8_t* mask) {
+  const size_t H = static_cast<size_t>(op.width), d = static_cast<size_t>(op.head_dim);
   a.q = qkv + h * d;
   a.k = qkv + H + h * d;
   a.v = qkv + 2 * H + h * d;
@@ -263,61 +260,58 @@ void point_at_head(Args& a, const T* qkv, T* context, const ModelConfig& c, size
 }
 
 // Head h's arguments for the int8 kernel (scratch pointers left for the caller).
-kernels::AttentionHeadS8 head_args_s8(const ModelConfig& c, const LayerView& L, const uint8_t* qkv_buf, uint8_t* context,
-                                      uint8_t* packed, size_t h, size_t n, const uint8_t* mask) {
-  const size_t H = c.hidden, d = c.head_dim();
+kernels::AttentionHeadS8 head_args_s8(const Op& op, const uint8_t* qkv_buf, uint8_t* context, uint8_t* packed, size_t h,
+                                      size_t n, const uint8_t* mask) {
+  const int H = op.width, d = op.head_dim, hd = static_cast<int>(h) * d;
   kernels::AttentionHeadS8 a;
-  point_at_head(a, reinterpret_cast<const int8_t*>(qkv_buf), reinterpret_cast<int8_t*>(context), c, h, n, mask);
-  a.q_scale = L.qkv.output_channel_scale(static_cast<int>(h * d));
-  a.k_scale = L.qkv.output_channel_scale(static_cast<int>(H + h * d));
-  a.v_scale = L.qkv.output_channel_scale(static_cast<int>(2 * H + h * d));
+  point_at_head(a, reinterpret_cast<const int8_t*>(qkv_buf), reinterpret_cast<int8_t*>(context), op, h, n, mask);
+  a.q_scale = op.linear->output_channel_scale(hd);
+  a.k_scale = op.linear->output_channel_scale(H + hd);
+  a.v_scale = op.linear->output_channel_scale(2 * H + hd);
   a.scores = nullptr;
   a.probs = nullptr;
   a.packed = reinterpret_cast<int8_t*>(packed);
-  a.context_scale = L.attention_output.input_scale;
-  a.context_zero_point = L.attention_output.input_zero_point;
+  a.context_scale = op.quant_for->input_scale;
+  a.context_zero_point = op.quant_for->input_zero_point;
   return a;
 }
 }  // namespace
 
-// Buffers of the attention op (schedule.cpp): out[0] context; int8: out[1] packed K/V per head
-// (one slot, reused head after head, with one worker), out[2] scores and out[3] probabilities per
-// worker; float: out[1] scores per worker.
+// Buffers of the attention op (blocks::attention): out[0] context; int8: out[1] packed K/V per
+// head (one slot, reused head after head, with one worker), out[2] scores and out[3]
+// probabilities per worker; float: out[1] scores per worker.
 uint8_t* Session::packed_slot(const BoundOp& b, size_t h) const {
-  const size_t slot = b.op->workers > 1 ? h : 0;
-  return b.out[1] + slot * attention_packed_stride(static_cast<size_t>(max_n_), model_.config.head_dim());
+  const size_t slot = attention_workers_ > 1 ? h : 0;
+  return b.out[1] + slot * attention_packed_stride(static_cast<size_t>(max_n_), static_cast<size_t>(b.op->head_dim));
 }
 
 void Session::attention_pack_task(size_t h) {
   const BoundOp& b = *cur_attention_;
-  const LayerView& L = model_.layers[b.op->layer];
-  const kernels::AttentionHeadS8 a = head_args_s8(model_.config, L, b.in[0], b.out[0], packed_slot(b, h), h, cur_n_,
-                                                  any_padding_ ? key_mask_.data() : nullptr);
+  const kernels::AttentionHeadS8 a =
+      head_args_s8(*b.op, b.in[0], b.out[0], packed_slot(b, h), h, cur_n_, any_padding_ ? key_mask_.data() : nullptr);
   kernels::attention_s8_kernel().pack(a);
 }
 
 void Session::attention_rows(size_t h, size_t row_begin, size_t row_end, size_t w) {
   const BoundOp& b = *cur_attention_;
-  const ModelConfig& c = model_.config;
-  const LayerView& L = model_.layers[b.op->layer];
-  const size_t n_max = static_cast<size_t>(max_n_), tile = static_cast<size_t>(b.op->row_tile);
+  const size_t n_max = static_cast<size_t>(max_n_), tile = attention_max_tile_;
   const uint8_t* mask = any_padding_ ? key_mask_.data() : nullptr;
   const size_t scores_stride = attention_scratch_stride(tile * n_max * 4);
-  if (L.qkv.int8) {
-    kernels::AttentionHeadS8 a = head_args_s8(c, L, b.in[0], b.out[0], packed_slot(b, h), h, cur_n_, mask);
+  if (b.op->linear->int8) {
+    kernels::AttentionHeadS8 a = head_args_s8(*b.op, b.in[0], b.out[0], packed_slot(b, h), h, cur_n_, mask);
     a.scores = reinterpret_cast<float*>(b.out[2] + w * scores_stride);
     a.probs = b.out[3] + w * attention_scratch_stride(tile * n_max);
     kernels::attention_s8_kernel().rows(a, static_cast<int>(row_begin), static_cast<int>(row_end));
   } else {
     kernels::AttentionHeadF32 a;
-    point_at_head(a, reinterpret_cast<const float*>(b.in[0]), reinterpret_cast<float*>(b.out[0]), c, h, cur_n_, mask);
+    point_at_head(a, reinterpret_cast<const float*>(b.in[0]), reinterpret_cast<float*>(b.out[0]), *b.op, h, cur_n_, mask);
     a.scores = reinterpret_cast<float*>(b.out[1] + w * scores_stride);
     kernels::attention_rows_f32(a, static_cast<int>(row_begin), static_cast<int>(row_end));
   }
 }
 
 void Session::attention_worker(size_t w) {
-  const size_t total = static_cast<size_t>(model_.config.heads) * attention_tiles_per_head_;
+  const size_t total = static_cast<size_t>(cur_attention_->op->heads) * attention_tiles_per_head_;
   for (size_t item = attention_next_.fetch_add(1, std::memory_order_relaxed); item < total;
        item = attention_next_.fetch_add(1, std::memory_order_relaxed)) {
     const size_t h = item / attention_tiles_per_head_, r0 = (item % attention_tiles_per_head_) * attention_tile_;
@@ -327,9 +321,9 @@ void Session::attention_worker(size_t w) {
 
 void Session::run_attention(const BoundOp& b) {
   cur_attention_ = &b;
-  const size_t heads = static_cast<size_t>(model_.config.heads), n = cur_n_;
-  const size_t workers = static_cast<size_t>(b.op->workers), max_tile = static_cast<size_t>(b.op->row_tile);
-  const bool int8 = model_.layers[b.op->layer].qkv.int8;
+  const size_t heads = static_cast<size_t>(b.op->heads), n = cur_n_;
+  const size_t workers = attention_workers_, max_tile = attention_max_tile_;
+  const bool int8 = b.op->linear->int8;
   // Rows per item: the whole tile on one thread; with several, small enough for about 4 items per
   // worker, so that a few heads (or one) still keep every thread busy.
   size_t tile = max_tile;
@@ -355,79 +349,99 @@ void Session::run_attention(const BoundOp& b) {
 }
 
 void Session::run_embeddings_op(const BoundOp& b, size_t n) {
-  const size_t H = model_.config.hidden;
+  const Op& op = *b.op;
+  const EmbeddingTables& e = op.embeddings;
+  const size_t H = static_cast<size_t>(op.width);
   float* hidden = reinterpret_cast<float*>(b.out[0]);
   for (size_t t = 0; t < n; ++t) {
     float* row = hidden + t * H;
-    const float* pos = model_.position + t * H;
+    const float* pos = e.position + t * H;
     const int32_t id = ids_[t];
-    if (model_.word_s8) {
-      const int8_t* w = model_.word_s8 + static_cast<size_t>(id) * H;
-      const float s = model_.word_scales[id];
+    if (e.word_s8) {
+      const int8_t* w = e.word_s8 + static_cast<size_t>(id) * H;
+      const float s = e.word_scales[id];
       for (size_t i = 0; i < H; ++i) row[i] = w[i] * s + pos[i];
     } else {
-      const float* w = model_.word_f32 + static_cast<size_t>(id) * H;
+      const float* w = e.word_f32 + static_cast<size_t>(id) * H;
       for (size_t i = 0; i < H; ++i) row[i] = w[i] + pos[i];
     }
-    if (model_.has_token_types) {  // DistilBERT has none
-      const float* typ = model_.token_type + static_cast<size_t>(types_[t]) * H;
+    if (e.token_type) {  // DistilBERT has none
+      const float* typ = e.token_type + static_cast<size_t>(types_[t]) * H;
       for (size_t i = 0; i < H; ++i) row[i] += typ[i];
     }
   }
-  const LayerNormView& norm = *b.op->norm;
-  if (const LinearView* q = b.op->quant_for) {
-    kernels::layernorm_quantize_s8(hidden, norm.gamma, norm.beta, model_.config.eps, n, H, b.inv_factors,
+  if (const LinearView* q = op.quant_for) {
+    kernels::layernorm_quantize_s8(hidden, op.norm->gamma, op.norm->beta, op.eps, n, H, op.inv_factors_or_null(),
                                    q->input_scale, q->input_zero_point, reinterpret_cast<int8_t*>(b.out[1]));
   } else {
-    kernels::layernorm_f32(hidden, norm.gamma, norm.beta, model_.config.eps, n, H, hidden);
+    kernels::layernorm_f32(hidden, op.norm->gamma, op.norm->beta, op.eps, n, H, hidden);
   }
 }
 
 void Session::run_add_norm(const BoundOp& b, size_t n) {
-  const size_t H = model_.config.hidden;
-  const float eps = model_.config.eps;
-  const ScheduledOp& op = *b.op;
+  const Op& op = *b.op;
+  const size_t H = static_cast<size_t>(op.width);
   float* hidden = reinterpret_cast<float*>(b.out[0]);
   auto add_norm = [&](size_t r0, size_t rows) {
     float* h = hidden + r0 * H;
-    add_residual(h, b.in[1], r0, rows, H, op, b.scales);
+    add_residual(h, b.in[1], r0, rows, H, op);
     if (op.quant_for) {
-      kernels::layernorm_quantize_s8(h, op.norm->gamma, op.norm->beta, eps, rows, H, b.inv_factors,
+      kernels::layernorm_quantize_s8(h, op.norm->gamma, op.norm->beta, op.eps, rows, H, op.inv_factors_or_null(),
                                      op.quant_for->input_scale, op.quant_for->input_zero_point,
                                      reinterpret_cast<int8_t*>(b.out[1]) + r0 * H);
     } else {
-      kernels::layernorm_f32(h, op.norm->gamma, op.norm->beta, eps, rows, H, h);
+      kernels::layernorm_f32(h, op.norm->gamma, op.norm->beta, op.eps, rows, H, h);
     }
   };
   parallel_rows(pool_, n, row_tile_, add_norm);
-  if (hook_) call_hook(op.layer, op.stage, n, op.quant_for, b.inv_factors, op.quant_for ? b.out[1] : nullptr);
+}
+
+void Session::run_layer_norm(const BoundOp& b, size_t n) {
+  const Op& op = *b.op;
+  const size_t H = static_cast<size_t>(op.width);
+  const float* x = reinterpret_cast<const float*>(b.in[0]);
+  float* y = reinterpret_cast<float*>(b.out[0]);
+  auto norm = [&](size_t r0, size_t rows) {
+    kernels::layernorm_f32(x + r0 * H, op.norm->gamma, op.norm->beta, op.eps, rows, H, y + r0 * H);
+    if (op.quant_for)
+      kernels::quantize_s8_per_channel(y + r0 * H, rows, H, op.inv_factors_or_null(), op.quant_for->input_scale,
+                                       op.quant_for->input_zero_point, reinterpret_cast<int8_t*>(b.out[1]) + r0 * H);
+  };
+  parallel_rows(pool_, n, row_tile_, norm);
+}
+
+void Session::run_add(const BoundOp& b, size_t n) {
+  const Op& op = *b.op;
+  const size_t H = static_cast<size_t>(op.width);
+  float* hidden = reinterpret_cast<float*>(b.out[0]);
+  auto add = [&](size_t r0, size_t rows) { add_residual(hidden + r0 * H, b.in[1], r0, rows, H, op); };
+  parallel_rows(pool_, n, row_tile_, add);
 }
 
 void Session::run_activation(const BoundOp& b, size_t n) {
-  const LayerView& L = model_.layers[b.op->layer];
-  const LayerTables& t = tables_[b.op->layer];
-  const size_t I = model_.config.intermediate;
+  const Op& op = *b.op;
+  const size_t I = static_cast<size_t>(op.width);
+  const LinearView* next = op.quant_for;
   auto act = [&](size_t r0, size_t rows) {
     const size_t o = r0 * I, cnt = rows * I;
-    if (L.intermediate.int8 && L.output.int8) {
-      kernels::apply_lut_s8(reinterpret_cast<int8_t*>(b.out[0]) + o, cnt, t.act_lut);
-    } else if (L.intermediate.int8) {
+    if (op.linear->int8 && next) {
+      kernels::apply_lut_s8(reinterpret_cast<int8_t*>(b.out[0]) + o, cnt, op.lut_s8.data());
+    } else if (op.linear->int8) {
       const int8_t* src = reinterpret_cast<const int8_t*>(b.in[0]) + o;
       float* dst = reinterpret_cast<float*>(b.out[0]) + o;
-      for (size_t i = 0; i < cnt; ++i) dst[i] = t.act_lut_f32[src[i] + 128];
+      for (size_t i = 0; i < cnt; ++i) dst[i] = op.lut_f32[static_cast<size_t>(src[i] + 128)];
     } else {
       float* x = reinterpret_cast<float*>(b.in[0]) + o;
-      kernels::activation_f32(static_cast<kernels::ActivationKind>(model_.config.activation), x, cnt);
-      if (L.output.int8)
-        kernels::quantize_s8(x, cnt, L.output.input_scale, L.output.input_zero_point,
-                             reinterpret_cast<int8_t*>(b.out[0]) + o);
+      kernels::activation_f32(static_cast<kernels::ActivationKind>(op.activation), x, cnt);
+      if (next)
+        kernels::quantize_s8(x, cnt, next->input_scale, next->input_zero_point, reinterpret_cast<int8_t*>(b.out[0]) + o);
     }
   };
   parallel_rows(pool_, n, row_tile_, act);
 }
 
 eb_status Session::execute(const BoundOp& b, size_t n) {
-  const ScheduledOp& op = *b.op;
+  const Op& op = *b.op;
   switch (op.type) {
     case OpType::kEmbeddings: run_embeddings_op(b, n); break;
     case OpType::kGemm: {
@@ -439,8 +453,8 @@ eb_status Session::execute(const BoundOp& b, size_t n) {
     }
     case OpType::kAttention: run_attention(b); break;
     case OpType::kConvertContext: {
-      const LinearView& g = *op.linear;  // the GEMM that reads the converted context
-      const size_t count = n * static_cast<size_t>(model_.config.hidden);
+      const LinearView& g = *op.quant_for;  // the GEMM that reads the converted context
+      const size_t count = n * static_cast<size_t>(op.width);
       if (g.int8) {
         kernels::quantize_s8(reinterpret_cast<const float*>(b.in[0]), count, g.input_scale, g.input_zero_point,
                              reinterpret_cast<int8_t*>(b.out[0]));
@@ -452,6 +466,8 @@ eb_status Session::execute(const BoundOp& b, size_t n) {
       break;
     }
     case OpType::kAddNorm: run_add_norm(b, n); break;
+    case OpType::kLayerNorm: run_layer_norm(b, n); break;
+    case OpType::kAdd: run_add(b, n); break;
     case OpType::kActivation: run_activation(b, n); break;
     case OpType::kSpanLogits:
       if (!b.gemm->run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed (%s)", op.linear->name);
@@ -459,8 +475,8 @@ eb_status Session::execute(const BoundOp& b, size_t n) {
                                  reinterpret_cast<float*>(b.out[2]));
       break;
     case OpType::kSentencePooling:
-      kernels::sentence_pool_f32(reinterpret_cast<const float*>(b.in[0]), n, static_cast<size_t>(model_.config.hidden),
-                                 key_mask_.data(), static_cast<kernels::PoolingKind>(model_.pooling), model_.normalize,
+      kernels::sentence_pool_f32(reinterpret_cast<const float*>(b.in[0]), n, static_cast<size_t>(op.width),
+                                 key_mask_.data(), static_cast<kernels::PoolingKind>(op.pooling), op.normalize,
                                  reinterpret_cast<float*>(b.out[0]));
       break;
     case OpType::kCount: break;
@@ -469,7 +485,7 @@ eb_status Session::execute(const BoundOp& b, size_t n) {
 }
 
 eb_status Session::forward(size_t n, size_t first) {
-  const ModelConfig& c = model_.config;
+  const size_t layers = static_cast<size_t>(model_.config.layers), kinds = static_cast<size_t>(OpKind::kCount);
   row_tile_ = std::max<size_t>(1, (n + 2 * threads_ - 1) / (2 * threads_));
   if (n != cur_n_) {
     for (BoundOp& b : ops_) {
@@ -483,25 +499,25 @@ eb_status Session::forward(size_t n, size_t first) {
   }
   for (size_t i = first; i < ops_.size(); ++i) {
     const BoundOp& b = ops_[i];
-    if (hook_ && i == 1) {  // after the embeddings (computed or given)
-      const BoundOp& e = ops_[0];
-      call_hook(-1, 0, n, e.op->quant_for, e.inv_factors, e.op->quant_for ? e.out[1] : nullptr);
+    {
+      const size_t layer = b.op->layer >= 0 ? static_cast<size_t>(b.op->layer) : layers;
+      OpTimer t(profiling_, &profile_[layer * kinds + static_cast<size_t>(b.op->profile)]);
+      const eb_status s = execute(b, n);
+      if (s != EB_OK) return s;
     }
-    const int layer = b.op->layer >= 0 ? b.op->layer : c.layers;
-    OpTimer t(profiling_, &profile_[static_cast<size_t>(layer) * static_cast<size_t>(OpKind::kCount) +
-                                    static_cast<size_t>(b.op->profile)]);
-    const eb_status s = execute(b, n);
-    if (s != EB_OK) return s;
+    if (hook_ && b.op->hidden_states.set) call_hook(b, n);
   }
-  seq_len_ = n;
   return EB_OK;
 }
 
-void Session::call_hook(int layer, int stage, size_t n, const LinearView* next, const float* next_inv_factors,
-                        void* next_q) {
-  if (!hook_(hook_ctx_, layer, stage, hidden_, n) || !next || !next->int8) return;
-  kernels::quantize_s8_per_channel(hidden_, n, static_cast<size_t>(model_.config.hidden), next_inv_factors,
-                                   next->input_scale, next->input_zero_point, static_cast<int8_t*>(next_q));
+void Session::call_hook(const BoundOp& b, size_t n) {
+  const Op& op = *b.op;
+  float* hidden = reinterpret_cast<float*>(b.out[0]);
+  if (!hook_(hook_ctx_, op.hidden_states.layer, op.hidden_states.stage, hidden, n)) return;
+  const LinearView* next = op.quant_for;
+  if (!next || !next->int8 || b.out.size() < 2) return;
+  kernels::quantize_s8_per_channel(hidden, n, static_cast<size_t>(op.width), op.inv_factors_or_null(),
+                                   next->input_scale, next->input_zero_point, reinterpret_cast<int8_t*>(b.out[1]));
 }
 
 eb_status Session::run_gemms_only() {
@@ -511,115 +527,168 @@ eb_status Session::run_gemms_only() {
   return EB_OK;
 }
 
-namespace {
-bool set_mask(const int32_t* mask, size_t n, uint8_t* key_mask, bool* any_padding, size_t* bad) {
-  *any_padding = false;
-  for (size_t i = 0; i < n; ++i) {
-    const int32_t m = mask ? mask[i] : 1;
-    if (m != 0 && m != 1) {
-      *bad = i;
-      return false;
-    }
-    key_mask[i] = static_cast<uint8_t>(m);
-    if (!m) *any_padding = true;
-  }
-  return true;
-}
-}  // namespace
+// ---- run entry points
 
-eb_status Session::run_ids(const int32_t* ids, const int32_t* token_types, const int32_t* mask, size_t n) {
-  seq_len_ = 0;
-  offsets_valid_ = false;
-  pair_run_ = false;
-  if (!ids) return fail(EB_ERROR_INVALID_ARGUMENT, "input_ids is NULL");
-  if (n == 0) return fail(EB_ERROR_INVALID_ARGUMENT, "sequence length is 0");
-  if (n > static_cast<size_t>(max_n_))
-    return fail(EB_ERROR_SEQUENCE_TOO_LONG, "sequence length %zu exceeds the session maximum %d", n, max_n_);
+eb_status Session::run_prepared(const int32_t* mask, size_t n) {
   if (!model_.has_embeddings)
     return fail(EB_ERROR_UNSUPPORTED, "this model has no embedding tables; run it on precomputed embeddings");
   const ModelConfig& c = model_.config;
+  if (!model_.has_token_types) std::fill(types_.begin(), types_.begin() + static_cast<std::ptrdiff_t>(n), 0);
   for (size_t i = 0; i < n; ++i) {
-    if (ids[i] < 0 || ids[i] >= c.vocab)
-      return fail(EB_ERROR_INVALID_ARGUMENT, "input_ids[%zu] = %d is outside the vocabulary [0, %d)", i, ids[i], c.vocab);
-    const int32_t t = token_types && model_.has_token_types ? token_types[i] : 0;  // DistilBERT: ignored
-    if (t < 0 || (t != 0 && t >= c.type_vocab))
-      return fail(EB_ERROR_INVALID_ARGUMENT, "token_type_ids[%zu] = %d is outside [0, %d)", i, t, c.type_vocab);
+    if (ids_[i] < 0 || ids_[i] >= c.vocab)
+      return fail(EB_ERROR_INVALID_ARGUMENT, "input_ids[%zu] = %d is outside the vocabulary [0, %d)", i, ids_[i], c.vocab);
+    if (types_[i] < 0 || (types_[i] != 0 && types_[i] >= c.type_vocab))
+      return fail(EB_ERROR_INVALID_ARGUMENT, "token_type_ids[%zu] = %d is outside [0, %d)", i, types_[i], c.type_vocab);
   }
   size_t bad = 0;
   if (!set_mask(mask, n, key_mask_.data(), &any_padding_, &bad))
     return fail(EB_ERROR_INVALID_ARGUMENT, "attention_mask[%zu] = %d is not 0 or 1", bad, mask[bad]);
-  if (ids != ids_.data()) std::memcpy(ids_.data(), ids, n * sizeof(int32_t));
-  for (size_t i = 0; i < n; ++i) types_[i] = token_types && model_.has_token_types ? token_types[i] : 0;
   clear_error();
-  return forward(n, 0);
+  const eb_status s = forward(n, 0);
+  if (s != EB_OK) return s;
+  state_.tokens = n;
+  state_.ids = true;
+  return EB_OK;
 }
 
-eb_status Session::run_tokens(size_t n, bool pair) {
-  const eb_status s = run_ids(ids_.data(), types_.data(), nullptr, n);
-  offsets_valid_ = s == EB_OK;
-  pair_run_ = pair && s == EB_OK;
-  return s;
+eb_status Session::run_ids(const int32_t* ids, const int32_t* token_types, const int32_t* mask, size_t n) {
+  state_ = RunState();
+  if (!ids) return fail(EB_ERROR_INVALID_ARGUMENT, "input_ids is NULL");
+  if (n == 0) return fail(EB_ERROR_INVALID_ARGUMENT, "sequence length is 0");
+  if (n > static_cast<size_t>(max_n_))
+    return fail(EB_ERROR_SEQUENCE_TOO_LONG, "sequence length %zu exceeds the session maximum %d", n, max_n_);
+  std::memcpy(ids_.data(), ids, n * sizeof(int32_t));
+  for (size_t i = 0; i < n; ++i) types_[i] = token_types && model_.has_token_types ? token_types[i] : 0;  // DistilBERT: ignored
+  return run_prepared(mask, n);
+}
+
+size_t Session::tokenize(const char* a, const char* b) {
+  const size_t cap = ids_.size();
+  if (b && cap < 3) {
+    fail(EB_ERROR_SEQUENCE_TOO_LONG, "a text pair needs at least 3 tokens, the session maximum is %d", max_n_);
+    return 0;
+  }
+  const size_t na = text_.encode(a, ids_.data() + 1, spans_.data() + 1, word_ids_.data() + 1, cap > 0 ? cap - 1 : 0);
+  size_t total = na + 2;
+  if (b) {
+    if (na + 3 > cap) {
+      fail(EB_ERROR_SEQUENCE_TOO_LONG,
+           "text pair is more than %zu tokens long (the first text alone is %zu), the session maximum is %d", na + 2, na,
+           max_n_);
+      return 0;
+    }
+    const size_t nb = text_.encode(b, ids_.data() + na + 2, spans_.data() + na + 2, word_ids_.data() + na + 2, cap - na - 2);
+    total = na + nb + 3;
+    if (total > cap) {
+      fail(EB_ERROR_SEQUENCE_TOO_LONG, "text pair is %zu tokens long, the session maximum is %d", total, max_n_);
+      return 0;
+    }
+  } else if (total > cap) {
+    fail(EB_ERROR_SEQUENCE_TOO_LONG, "text is %zu tokens long, the session maximum is %d", total, max_n_);
+    return 0;
+  }
+  ids_[0] = text_.cls_id();
+  ids_[total - 1] = text_.sep_id();
+  if (b) ids_[na + 1] = text_.sep_id();
+  for (size_t i = 0; i < total; ++i) {
+    const bool special = i == 0 || i + 1 == total || (b && i == na + 1);
+    const int32_t seg = i <= na + 1 ? 0 : 1;
+    types_[i] = seg;  // [CLS] a [SEP]: 0, b [SEP]: 1
+    begin_[i] = special ? 0 : spans_[i].begin;
+    end_[i] = special ? 0 : spans_[i].end;
+    segment_[i] = special ? -1 : seg;
+    if (special) word_ids_[i] = -1;
+  }
+  return total;
+}
+
+void Session::finish_text_run(size_t n, bool pair) {
+  state_.text = true;
+  state_.pair = pair;
+  const int labels = model_.config.num_labels;
+  size_t count = 0;
+  for (size_t t = 0; t < n; ++t) {
+    if (segment_[t] < 0) continue;
+    const bool continues = count > 0 && t > 0 && segment_[t - 1] == segment_[t] && word_ids_[t - 1] == word_ids_[t];
+    if (continues) {
+      eb_word& w = words_[count - 1];
+      w.last_token = static_cast<int32_t>(t);
+      w.end_byte = end_[t];
+      continue;
+    }
+    eb_word& w = words_[count++];
+    w.first_token = w.last_token = static_cast<int32_t>(t);
+    w.segment = segment_[t];
+    w.begin_byte = begin_[t];
+    w.end_byte = end_[t];
+    w.label = -1;
+    if (token_logits_ && labels > 0) {  // the label of the word's first token
+      const float* row = token_logits_ + t * static_cast<size_t>(labels);
+      w.label = static_cast<int32_t>(std::max_element(row, row + labels) - row);
+    }
+  }
+  state_.words = count;
 }
 
 eb_status Session::run_text(const char* text) {
-  seq_len_ = 0;
-  offsets_valid_ = pair_run_ = false;
+  state_ = RunState();
   if (!text) return fail(EB_ERROR_INVALID_ARGUMENT, "text is NULL");
-  if (!model_.has_vocab) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
-  const size_t total =
-      model_.tokenizer.encode(text, ids_.data(), spans_.data(), ids_.size(), true, split_special_tokens_);
-  if (total > ids_.size())
-    return fail(EB_ERROR_SEQUENCE_TOO_LONG, "text is %zu tokens long, the session maximum is %d", total, max_n_);
-  for (size_t i = 0; i < total; ++i) {
-    types_[i] = 0;
-    begin_[i] = spans_[i].begin;
-    end_[i] = spans_[i].end;
-    segment_[i] = i == 0 || i + 1 == total ? -1 : 0;  // the added [CLS] and [SEP]
-  }
-  return run_tokens(total, false);
+  if (!text_.available()) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
+  const size_t n = tokenize(text, nullptr);
+  if (n == 0) return EB_ERROR_SEQUENCE_TOO_LONG;
+  const eb_status s = run_prepared(nullptr, n);
+  if (s == EB_OK) finish_text_run(n, false);
+  return s;
 }
 
 eb_status Session::run_text_pair(const char* a, const char* b) {
-  seq_len_ = 0;
-  offsets_valid_ = pair_run_ = false;
+  state_ = RunState();
   if (!a || !b) return fail(EB_ERROR_INVALID_ARGUMENT, "text_a and text_b must not be NULL");
-  if (!model_.has_vocab) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
-  const size_t cap = ids_.size();
-  if (cap < 3) return fail(EB_ERROR_SEQUENCE_TOO_LONG, "a text pair needs at least 3 tokens, the session maximum is %d", max_n_);
-  const WordPieceTokenizer& tok = model_.tokenizer;
-  const size_t na = tok.encode(a, ids_.data() + 1, spans_.data() + 1, cap - 1, false, split_special_tokens_);
-  if (na + 3 > cap)
-    return fail(EB_ERROR_SEQUENCE_TOO_LONG, "text pair is more than %zu tokens long (the first text alone is %zu), the session maximum is %d",
-                na + 2, na, max_n_);
-  const size_t nb = tok.encode(b, ids_.data() + na + 2, spans_.data() + na + 2, cap - na - 2, false, split_special_tokens_);
-  const size_t total = na + nb + 3;
-  if (total > cap)
-    return fail(EB_ERROR_SEQUENCE_TOO_LONG, "text pair is %zu tokens long, the session maximum is %d", total, max_n_);
-  ids_[0] = tok.cls_id();
-  ids_[na + 1] = ids_[total - 1] = tok.sep_id();
-  spans_[0] = spans_[na + 1] = spans_[total - 1] = TokenSpan{0, 0};
-  for (size_t i = 0; i < total; ++i) {
-    const bool special = i == 0 || i == na + 1 || i + 1 == total;
-    const int32_t seg = i <= na + 1 ? 0 : 1;
-    types_[i] = seg;  // [CLS] a [SEP]: 0, b [SEP]: 1
-    begin_[i] = spans_[i].begin;
-    end_[i] = spans_[i].end;
-    segment_[i] = special ? -1 : seg;
-  }
-  return run_tokens(total, true);
+  if (!text_.available()) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
+  const size_t n = tokenize(a, b);
+  if (n == 0) return EB_ERROR_SEQUENCE_TOO_LONG;
+  const eb_status s = run_prepared(nullptr, n);
+  if (s == EB_OK) finish_text_run(n, true);
+  return s;
 }
 
-eb_status Session::best_span(int max_tokens, eb_span* out) {
-  if (!out) return fail(EB_ERROR_INVALID_ARGUMENT, "out_span is NULL");
-  if (model_.task != Task::kQuestionAnswering || !start_logits_)
-    return fail(EB_ERROR_UNSUPPORTED, "best_span needs a question-answering model");
-  if (!has_output() || !pair_run_)
-    return fail(EB_ERROR_BAD_STATE, "best_span needs a successful run_text_pair(question, context) first");
-  const size_t n = seq_len_, len = max_tokens <= 0 ? 30 : static_cast<size_t>(max_tokens);
+eb_status Session::run_embeddings(const float* embeddings, const int32_t* mask, size_t n) {
+  state_ = RunState();
+  if (!embeddings) return fail(EB_ERROR_INVALID_ARGUMENT, "embeddings is NULL");
+  if (n == 0) return fail(EB_ERROR_INVALID_ARGUMENT, "sequence length is 0");
+  if (n > static_cast<size_t>(max_n_))
+    return fail(EB_ERROR_SEQUENCE_TOO_LONG, "sequence length %zu exceeds the session maximum %d", n, max_n_);
+  size_t bad = 0;
+  if (!set_mask(mask, n, key_mask_.data(), &any_padding_, &bad))
+    return fail(EB_ERROR_INVALID_ARGUMENT, "attention_mask[%zu] = %d is not 0 or 1", bad, mask[bad]);
+  const size_t H = static_cast<size_t>(model_.config.hidden);
+  for (size_t i = 0; i < n * H; ++i)
+    if (!std::isfinite(embeddings[i]))
+      return fail(EB_ERROR_INVALID_ARGUMENT, "embeddings[%zu] is not a finite number", i);
+  clear_error();
+  // The given embeddings replace the op that computes them: its outputs are written here.
+  const size_t e = static_cast<size_t>(program_->embeddings_op());
+  const BoundOp& eop = ops_[e];
+  float* hidden = reinterpret_cast<float*>(eop.out[0]);
+  std::memcpy(hidden, embeddings, n * H * sizeof(float));
+  if (const LinearView* q = eop.op->quant_for)
+    kernels::quantize_s8_per_channel(hidden, n, H, eop.op->inv_factors_or_null(), q->input_scale, q->input_zero_point,
+                                     reinterpret_cast<int8_t*>(eop.out[1]));
+  if (hook_ && eop.op->hidden_states.set) call_hook(eop, n);
+  const eb_status s = forward(n, e + 1);
+  if (s != EB_OK) return s;
+  state_.tokens = n;
+  return EB_OK;
+}
+
+// ---- question answering
+
+bool Session::best_span_in_run(size_t max_len, eb_span* out) const {
+  const size_t n = state_.tokens;
   bool found = false;
   for (size_t s = 0; s < n; ++s) {
     if (segment_[s] != 1) continue;
-    for (size_t e = s; e < n && e - s < len && segment_[e] == 1; ++e) {
+    for (size_t e = s; e < n && e - s < max_len && segment_[e] == 1; ++e) {
       const float score = start_logits_[s] + end_logits_[e];
       if (found && !(score > out->score)) continue;
       found = true;
@@ -630,32 +699,118 @@ eb_status Session::best_span(int max_tokens, eb_span* out) {
       out->score = score;
     }
   }
-  if (!found) return fail(EB_ERROR_BAD_STATE, "the context of the last run has no tokens");
+  return found;
+}
+
+eb_status Session::best_span(int max_tokens, eb_span* out) {
+  if (!out) return fail(EB_ERROR_INVALID_ARGUMENT, "out_span is NULL");
+  if (model_.task != Task::kQuestionAnswering || !start_logits_)
+    return fail(EB_ERROR_UNSUPPORTED, "best_span needs a question-answering model");
+  if (!has_pair())
+    return fail(EB_ERROR_BAD_STATE, "best_span needs a successful run_text_pair(question, context) as the last run");
+  if (!best_span_in_run(max_tokens <= 0 ? 30 : static_cast<size_t>(max_tokens), out))
+    return fail(EB_ERROR_BAD_STATE, "the context of the last run has no tokens");
   clear_error();
   return EB_OK;
 }
 
-eb_status Session::run_embeddings(const float* embeddings, const int32_t* mask, size_t n) {
-  seq_len_ = 0;
-  if (!embeddings) return fail(EB_ERROR_INVALID_ARGUMENT, "embeddings is NULL");
-  if (n == 0) return fail(EB_ERROR_INVALID_ARGUMENT, "sequence length is 0");
-  if (n > static_cast<size_t>(max_n_))
-    return fail(EB_ERROR_SEQUENCE_TOO_LONG, "sequence length %zu exceeds the session maximum %d", n, max_n_);
-  size_t bad = 0;
-  if (!set_mask(mask, n, key_mask_.data(), &any_padding_, &bad))
-    return fail(EB_ERROR_INVALID_ARGUMENT, "attention_mask[%zu] = %d is not 0 or 1", bad, mask[bad]);
-  const size_t H = model_.config.hidden;
-  for (size_t i = 0; i < n * H; ++i)
-    if (!std::isfinite(embeddings[i]))
-      return fail(EB_ERROR_INVALID_ARGUMENT, "embeddings[%zu] is not a finite number", i);
+eb_status Session::answer(const char* question, const char* context, int max_answer_tokens, int doc_stride,
+                          eb_span* out, int32_t* out_windows) {
+  state_ = RunState();
+  if (out_windows) *out_windows = 0;
+  if (!question || !context) return fail(EB_ERROR_INVALID_ARGUMENT, "question and context must not be NULL");
+  if (!out) return fail(EB_ERROR_INVALID_ARGUMENT, "out_span is NULL");
+  if (model_.task != Task::kQuestionAnswering || !start_logits_)
+    return fail(EB_ERROR_UNSUPPORTED, "answer needs a question-answering model");
+  if (!text_.available()) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
+  const size_t cap = ids_.size();
+  const size_t q = text_.encode(question, question_ids_.data(), question_spans_.data(), question_words_.data(), cap);
+  if (q + 4 > cap)
+    return fail(EB_ERROR_SEQUENCE_TOO_LONG,
+                "the question is %zu tokens long: with [CLS] and two [SEP] it leaves no room for context in the "
+                "session maximum of %d",
+                q, max_n_);
+  const size_t window = cap - q - 3;  // context tokens per window
+  const std::string_view ctx(context);
+  const size_t total = text_.encode(ctx, nullptr, nullptr, nullptr, 0);
+  const size_t stride = doc_stride < 0 ? std::min<size_t>(128, window / 2) : static_cast<size_t>(doc_stride);
+  if (total > window && stride >= window)
+    return fail(EB_ERROR_INVALID_ARGUMENT, "doc_stride %zu must be smaller than the %zu context tokens of a window", stride,
+                window);
+  const size_t step = window - stride, max_len = max_answer_tokens <= 0 ? 30 : static_cast<size_t>(max_answer_tokens);
+  // The windows start at context tokens 0, step, 2 step, ... (as HuggingFace's overflowing tokens)
+  // until one reaches the end. The context is tokenized from a word start at or before each
+  // window (its pieces are the same as in the whole context's tokenization), not kept whole.
+  size_t cursor_byte = 0, cursor_token = 0;
+  int32_t cursor_word = 0;
+  eb_span best{};
+  bool found = false;
+  int32_t windows = 0;
+  for (size_t start = 0;; start += step) {
+    // the tokens from the cursor to the window's end, and the one after it (the next window may
+    // start there)
+    const size_t skip = start - cursor_token;
+    if (skip + window + 1 > context_ids_.size())
+      return fail(EB_ERROR_BACKEND, "a word of the context is longer than %zu tokens", context_ids_.size() - window - 1);
+    const size_t rest = text_.encode(ctx.substr(cursor_byte), context_ids_.data(), context_spans_.data(),
+                                     context_words_.data(), skip + window + 1);
+    if (rest != total - cursor_token)
+      return fail(EB_ERROR_BACKEND, "the context re-tokenized from byte %zu gave %zu tokens, not %zu", cursor_byte, rest,
+                  total - cursor_token);
+    const size_t win = std::min(window, total - start);
+    const size_t n = q + win + 3;
+    ids_[0] = text_.cls_id();
+    begin_[0] = end_[0] = 0;
+    segment_[0] = word_ids_[0] = -1;
+    types_[0] = 0;
+    for (size_t i = 0; i < q; ++i) {
+      ids_[1 + i] = question_ids_[i];
+      begin_[1 + i] = question_spans_[i].begin;
+      end_[1 + i] = question_spans_[i].end;
+      segment_[1 + i] = 0;
+      word_ids_[1 + i] = question_words_[i];
+      types_[1 + i] = 0;
+    }
+    for (size_t i = 0; i < win; ++i) {
+      const size_t t = q + 2 + i, c = skip + i;
+      ids_[t] = context_ids_[c];
+      begin_[t] = static_cast<int32_t>(cursor_byte) + context_spans_[c].begin;
+      end_[t] = static_cast<int32_t>(cursor_byte) + context_spans_[c].end;
+      segment_[t] = 1;
+      word_ids_[t] = cursor_word + context_words_[c];
+      types_[t] = 1;
+    }
+    for (size_t t : {q + 1, n - 1}) {
+      ids_[t] = text_.sep_id();
+      begin_[t] = end_[t] = 0;
+      segment_[t] = word_ids_[t] = -1;
+      types_[t] = t == q + 1 ? 0 : 1;
+    }
+    const eb_status s = run_prepared(nullptr, n);
+    if (s != EB_OK) {
+      state_ = RunState();
+      return s;
+    }
+    finish_text_run(n, true);
+    ++windows;
+    eb_span span;
+    if (best_span_in_run(max_len, &span) && (!found || span.score > best.score)) best = span, found = true;
+    if (start + window >= total) break;
+    // the next cursor: the start of the word holding the next window's first token
+    size_t local = start + step - cursor_token;
+    while (local > 0 && context_words_[local] == context_words_[local - 1]) --local;
+    cursor_byte += static_cast<size_t>(context_spans_[local].begin);
+    cursor_word += context_words_[local];
+    cursor_token += local;
+  }
+  if (!found) {
+    state_ = RunState();
+    return fail(EB_ERROR_BAD_STATE, "the context has no tokens");
+  }
+  *out = best;
+  if (out_windows) *out_windows = windows;
   clear_error();
-  std::memset(ids_.data(), 0, n * sizeof(int32_t));
-  std::memcpy(hidden_, embeddings, n * H * sizeof(float));
-  const BoundOp& e = ops_[0];  // the embeddings op: its outputs are the layers' inputs
-  if (const LinearView* q = e.op->quant_for)
-    kernels::quantize_s8_per_channel(hidden_, n, H, e.inv_factors, q->input_scale, q->input_zero_point,
-                                     reinterpret_cast<int8_t*>(e.out[1]));
-  return forward(n, 1);
+  return EB_OK;
 }
 
 }  // namespace edgebert

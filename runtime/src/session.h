@@ -1,6 +1,9 @@
-// session.h: an inference session: the op schedule (schedule.h) bound to its memory plan (one
-// arena), the XNNPACK operators and the thread pool, all created once; the executor walks the op
-// list. Runs then allocate nothing. Modelled on XNNPACK's create/setup/run life cycle.
+// SPDX-License-Identifier: Apache-2.0
+// session.h: an inference session over a shared, immutable Program (program/program.h): the
+// session's own arena (planned for its maximum length and thread count), its thread pool, its
+// XNNPACK operators (one per GEMM op; they carry per-call state), the current run's inputs and
+// per-run state, and the executor loop that walks the program's ops. Everything is allocated at
+// creation; runs allocate nothing. Modelled on XNNPACK's create/setup/run life cycle.
 #pragma once
 
 #include <atomic>
@@ -14,8 +17,10 @@
 
 #include "edgebert/edgebert.h"
 #include "model.h"
-#include "planner/memory_planner.h"
-#include "schedule.h"
+#include "program/memory_planner.h"
+#include "program/program.h"
+#include "status.h"
+#include "text_encoder.h"
 #include "xnn_gemm.h"
 
 namespace edgebert {
@@ -30,21 +35,33 @@ struct SessionOptions {
 class Session {
  public:
   ~Session();
+  // A session over `program` (shared with other sessions; kept alive by the session).
+  static Result<std::unique_ptr<Session>> create(std::shared_ptr<const Program> program, const SessionOptions& options);
+  // For tools and tests that hold only a Model: builds the model's Program for this session.
   static eb_status create(const Model& model, const SessionOptions& options, std::unique_ptr<Session>* out,
                           std::string* error);
 
+  // Run entry points: each resets the per-run state first, and sets it only when it succeeds.
   eb_status run_ids(const int32_t* ids, const int32_t* token_types, const int32_t* mask, size_t n);
   eb_status run_text(const char* text);
   // "[CLS] a [SEP] b [SEP]", token types 0 (incl. the first [SEP]) then 1.
   eb_status run_text_pair(const char* a, const char* b);
   eb_status run_embeddings(const float* embeddings, const int32_t* mask, size_t n);
+  // Extractive QA over a context of any length (eb_session_answer): windows of the context's
+  // tokens, each run as [CLS] question [SEP] window [SEP]; the best span over all windows.
+  eb_status answer(const char* question, const char* context, int max_answer_tokens, int doc_stride, eb_span* out,
+                   int32_t* out_windows);
 
   // Benchmark floor: runs only the XNNPACK GEMMs of every layer on the buffers of the last
   // successful run (same row count), skipping everything else. Results are meaningless.
   eb_status run_gemms_only();
 
-  bool has_output() const { return seq_len_ > 0; }
-  size_t seq_len() const { return seq_len_; }
+  // What the last run produced (all false / 0 after a failed run or before any run).
+  bool has_output() const { return state_.tokens > 0; }
+  bool has_input_ids() const { return has_output() && state_.ids; }   // not after run_embeddings
+  bool has_offsets() const { return has_output() && state_.text; }    // run_text / run_text_pair / answer
+  bool has_pair() const { return has_output() && state_.pair; }       // run_text_pair / answer
+  size_t seq_len() const { return state_.tokens; }
   const float* last_hidden_state() const { return hidden_; }
   const float* pooler_output() const { return pooled_; }
   const float* logits() const { return logits_; }
@@ -53,16 +70,19 @@ class Session {
   const float* end_logits() const { return end_logits_; }
   const float* token_logits() const { return token_logits_; }
   // Byte range of each token of the last text run in its text, and its segment (0: text / text_a,
-  // 1: text_b, -1: added special token). False after run_ids / run_embeddings.
-  bool has_offsets() const { return has_output() && offsets_valid_; }
+  // 1: text_b, -1: added special token). Valid when has_offsets().
   const int32_t* token_begin() const { return begin_.data(); }
   const int32_t* token_end() const { return end_.data(); }
   const int32_t* token_segment() const { return segment_.data(); }
+  const int32_t* word_ids() const { return word_ids_.data(); }
+  const eb_word* words() const { return words_.data(); }
+  size_t word_count() const { return state_.words; }
   // Extractive QA after run_text_pair(question, context): best span of the context (segment 1),
   // start <= end, at most max_tokens tokens (<= 0: 30), by start_logits + end_logits.
   eb_status best_span(int max_tokens, eb_span* out);
   const int32_t* input_ids() const { return ids_.data(); }
-  const Model& model() const { return model_; }
+  const Model& model() const { return program_->model(); }
+  const Program& program() const { return *program_; }
   int threads() const { return threads_; }
   int max_seq_len() const { return max_n_; }
 
@@ -70,8 +90,8 @@ class Session {
   size_t arena_bytes() const { return plan_.arena_bytes; }
   size_t naive_bytes() const { return plan_.naive_bytes; }
   size_t packed_weight_bytes() const { return packed_bytes_; }
-  const std::vector<BufferRequest>& buffers() const { return schedule_.buffers; }
-  const Schedule& schedule() const { return schedule_; }
+  // The program's buffers with this session's sizes, and their plan.
+  const std::vector<BufferRequest>& buffers() const { return requests_; }
   const MemoryPlan& plan() const { return plan_; }
 
   // Per-op timing (nanoseconds accumulated over runs) when enabled; [layer][kind], with
@@ -80,12 +100,13 @@ class Session {
   void reset_profile();
   int64_t profile_ns(int layer, OpKind kind) const;
 
-  // Debug hook for accuracy tools (off by default; costs one branch per block when unset and never
-  // allocates). Called with the float hidden states [n, hidden] after the embedding LayerNorm (or
-  // the precomputed embeddings: layer -1, stage 0) and after each add & LayerNorm of every layer
-  // (stage 0: attention block, stage 1: FFN block). The hook may overwrite the n rows and return
-  // true; the session then re-derives the next int8 GEMM input from them (edgebert-eval uses this
-  // to feed each block the fp32 model's input and measure that block's own error).
+  // Debug hook for accuracy tools (off by default; costs one branch per op when unset and never
+  // allocates). Called with the float hidden states [n, hidden] after every op that announces
+  // them (Op::hidden_states): the embeddings (or the precomputed embeddings: layer -1, stage 0)
+  // and each residual of every layer (stage 0: attention block, stage 1: FFN block). The hook may
+  // overwrite the n rows and return true; the session then re-derives the op's int8 output for
+  // the next GEMM from them (edgebert-eval uses this to feed each block the fp32 model's input and
+  // measure that block's own error).
   using HiddenStateHook = bool (*)(void* ctx, int layer, int stage, float* hidden, size_t n);
   void set_hidden_state_hook(HiddenStateHook hook, void* ctx) {
     hook_ = hook;
@@ -102,26 +123,33 @@ class Session {
   void attention_worker(size_t w);
 
  private:
-  // One op of the schedule bound to arena pointers, its XNNPACK operator and its constants.
+  // One op of the program bound to this session's arena pointers and XNNPACK operator.
   struct BoundOp {
-    const ScheduledOp* op = nullptr;
+    const Op* op = nullptr;
     std::vector<uint8_t*> in, out;
-    XnnGemm* gemm = nullptr;             // GEMM ops
-    const float* scales = nullptr;       // kAddNorm: per-channel dequantization of inputs[1]
-    const float* inv_factors = nullptr;  // 1 / SmoothQuant factors of op->quant_for (or null)
+    XnnGemm* gemm = nullptr;  // GEMM ops
   };
-  // Per-layer activation tables (FFN activation on int8 input).
-  struct LayerTables {
-    int8_t act_lut[256];
-    float act_lut_f32[256];
+  // What the last run produced; every run entry point resets it first and sets it on success.
+  struct RunState {
+    size_t tokens = 0;  // positions of the last successful run; 0: none
+    bool ids = false;   // input ids are the run's (not after run_embeddings)
+    bool text = false;  // token offsets, word ids and words are the run's
+    bool pair = false;  // a (question, context) pair: segment 1 is the context (best_span)
+    size_t words = 0;
   };
 
-  explicit Session(const Model& m) : model_(m) {}
-  eb_status build(const SessionOptions& o, std::string* error);
+  Session(std::shared_ptr<const Program> program, const SessionOptions& o);
+  Status build(const SessionOptions& o);
+  // Creates the XNNPACK operator of every GEMM op (the one place operators are made).
+  Status create_gemms();
   // Bytes of XNNPACK's packed copies of the session's GEMM weights (estimated before packing).
   size_t estimate_packed_bytes() const;
-  eb_status run_tokens(size_t n, bool pair);  // runs ids_/types_ after tokenization
-  bool bind(std::string* error);
+  // Validates ids_/types_ (n tokens, already in place) and the mask, then runs the program.
+  eb_status run_prepared(const int32_t* mask, size_t n);
+  // Tokenizes [CLS] a [SEP] (b [SEP]) into the inputs; b may be null. 0 with the error set when too long.
+  size_t tokenize(const char* a, const char* b);
+  // After a successful text run: word ids known, builds the words (labels of token classifiers).
+  void finish_text_run(size_t n, bool pair);
   // Sets up the GEMMs for n rows when n changed, then runs ops [first, end).
   eb_status forward(size_t n, size_t first);
   eb_status execute(const BoundOp& b, size_t n);
@@ -132,23 +160,29 @@ class Session {
   // Computes query rows [row_begin, row_end) of head h with worker w's scratch.
   void attention_rows(size_t h, size_t row_begin, size_t row_end, size_t w);
   void run_add_norm(const BoundOp& b, size_t n);
+  void run_layer_norm(const BoundOp& b, size_t n);
+  void run_add(const BoundOp& b, size_t n);
   void run_activation(const BoundOp& b, size_t n);
-  // Calls the hook; when it rewrote the hidden states, re-quantizes them for `next` (nullable).
-  void call_hook(int layer, int stage, size_t n, const LinearView* next, const float* next_inv_factors, void* next_q);
-  const float* inv_factors_for(const LinearView* g);
+  // The hook after an op that announces the hidden states; when the hook rewrote them,
+  // re-quantizes them into the op's int8 output for the next GEMM.
+  void call_hook(const BoundOp& b, size_t n);
+  // Best span over the context tokens (segment 1) of the current run, or false.
+  bool best_span_in_run(size_t max_len, eb_span* out) const;
 
+  std::shared_ptr<const Program> program_;
   const Model& model_;
+  TextEncoder text_;
   int threads_ = 1;
   int max_n_ = 0;
   pthreadpool_t pool_ = nullptr;
-  Schedule schedule_;
+  std::vector<BufferRequest> requests_;
   MemoryPlan plan_;
   uint8_t* arena_raw_ = nullptr;
   uint8_t* arena_ = nullptr;
   std::vector<BoundOp> ops_;
   std::vector<std::unique_ptr<XnnGemm>> gemms_;
-  std::vector<std::vector<float>> constants_;  // owned per-channel scales and inverse factors
-  std::vector<LayerTables> tables_;
+  // Attention execution parameters (this session's threads and maximum length).
+  size_t attention_workers_ = 1, attention_max_tile_ = 1;
   // The attention op being executed: its op, rows per item, items per head, next item to take.
   const BoundOp* cur_attention_ = nullptr;
   size_t attention_tile_ = 0, attention_tiles_per_head_ = 0;
@@ -162,16 +196,19 @@ class Session {
   float* end_logits_ = nullptr;
   float* token_logits_ = nullptr;
   size_t packed_bytes_ = 0;
-  bool split_special_tokens_ = false;
-  std::vector<TokenSpan> spans_;
-  std::vector<int32_t> begin_, end_, segment_;
-  bool offsets_valid_ = false;
-  bool pair_run_ = false;
+  // The current run's inputs.
   std::vector<int32_t> ids_;
   std::vector<int32_t> types_;
   std::vector<uint8_t> key_mask_;
   bool any_padding_ = false;
-  size_t seq_len_ = 0;
+  // Text runs: per token its byte range, segment and word; the words.
+  std::vector<TokenSpan> spans_;
+  std::vector<int32_t> begin_, end_, segment_, word_ids_;
+  std::vector<eb_word> words_;
+  // answer(): the question's tokens, and the context's tokens from the current word start.
+  std::vector<int32_t> question_ids_, question_words_, context_ids_, context_words_;
+  std::vector<TokenSpan> question_spans_, context_spans_;
+  RunState state_;
   size_t cur_n_ = 0;
   bool profiling_ = false;
   HiddenStateHook hook_ = nullptr;

@@ -218,6 +218,22 @@ void step(State& st, Reader& r, const Model& m) {
       if (eb_session_best_span(s, r.small(40), (f & 8) ? nullptr : &span) == EB_OK &&
           (span.start_token > span.end_token || span.begin_byte > span.end_byte))
         __builtin_trap();
+      // Word ids and words: the same validity as the offsets, words in token order.
+      const int32_t* word_ids = nullptr;
+      size_t n_ids = 0;
+      const eb_status ws = eb_session_get_word_ids(s, (f & 16) ? nullptr : &word_ids, &n_ids);
+      if ((ws == EB_OK) != (s && eb_session_get_token_offsets(s, nullptr, nullptr, nullptr, nullptr) == EB_OK))
+        __builtin_trap();
+      if (ws == EB_OK && n_ids != st.last_len[slot]) __builtin_trap();
+      const eb_word* words = nullptr;
+      size_t n_words = 0;
+      if (eb_session_get_words(s, &words, &n_words) == EB_OK) {
+        if (n_words > n_ids) __builtin_trap();
+        for (size_t i = 0; i < n_words; ++i)
+          if (words[i].first_token > words[i].last_token || words[i].begin_byte > words[i].end_byte ||
+              (i > 0 && words[i].first_token <= words[i - 1].last_token))
+            __builtin_trap();
+      }
       break;
     }
     case 7: {  // model-level calls with bad arguments
@@ -248,7 +264,19 @@ void step(State& st, Reader& r, const Model& m) {
       const char* a = r.text(text_a);
       const char* b = r.text(text_b);
       std::snprintf(longer, sizeof longer, "%s %s %s %s", a, b, a, b);
-      after_text_run(st, slot, eb_session_run_text(s, longer));
+      if (std::strlen(b) % 2 == 0) {
+        after_text_run(st, slot, eb_session_run_text(s, longer));
+        break;
+      }
+      // long-context QA (windows when the context does not fit; refused on other models)
+      eb_span span;
+      int32_t windows = 0;
+      const eb_status as = eb_session_answer(s, a, longer, static_cast<int32_t>(std::strlen(a) % 8),
+                                             static_cast<int32_t>(std::strlen(b) % 7) - 1, &span, &windows);
+      after_text_run(st, slot, as);
+      if (as == EB_OK && (windows < 1 || span.begin_byte > span.end_byte ||
+                          static_cast<size_t>(span.end_byte) > std::strlen(longer)))
+        __builtin_trap();
       break;
     }
   }

@@ -129,3 +129,54 @@ TEST_CASE("task heads, text pairs, offsets, labels and QA spans perform zero hea
     }
   }
 }
+
+TEST_CASE("long-context answers, word ids and words perform zero heap allocations", "[alloc][heads][answer]") {
+  std::string context;  // about 100 tokens: several windows of a 24-position session
+  for (int i = 0; i < 4; ++i)
+    context += "The Hotelxyz was clean, but the staff was RUDEST. The movie was great and the acting was goodish! ";
+  for (const char* model : {"task_bert_qa", "task_distil_qa", "task_bert_token"}) {
+    for (const char* kind : {"int8", "fp32"}) {
+      for (int threads : {1, 2}) {
+        INFO(model << " " << kind << " threads " << threads);
+        char err[512];
+        ModelHandle m;
+        SessionHandle s;
+        eb_model_info info;
+        REQUIRE(eb_model_load_file(ebm_path(model, kind).c_str(), &m.m, err, sizeof err) == EB_OK);
+        eb_model_get_info(m.m, &info);
+        eb_session_options o;
+        eb_session_options_init(&o);
+        o.num_threads = threads;
+        o.max_sequence_length = 24;
+        REQUIRE(eb_session_create(m.m, &o, &s.s, err, sizeof err) == EB_OK);
+        const bool qa = info.task == EB_TASK_QUESTION_ANSWERING;
+
+        Counting counting;
+        int failures = 0;
+        for (int rep = 0; rep < 3; ++rep) {
+          eb_span span;
+          int32_t windows = 0;
+          for (int stride : {-1, 0, 5})
+            failures += eb_session_answer(s.s, "who was rude?", context.c_str(), 30, stride, &span, &windows) !=
+                        (qa ? EB_OK : EB_ERROR_UNSUPPORTED);
+          if (qa) failures += windows < 2;
+          // errors: a stride that cannot advance, a question without room for context
+          failures += eb_session_answer(s.s, "who was rude?", context.c_str(), 30, 100, &span, &windows) == EB_OK;
+          failures += eb_session_answer(s.s, context.c_str(), "x", 30, -1, &span, &windows) == EB_OK;
+          failures += eb_session_run_text_pair(s.s, "who was rude?", "the staff was RUDEST") != EB_OK;
+          const int32_t* w = nullptr;
+          const eb_word* words = nullptr;
+          size_t n = 0;
+          failures += eb_session_get_word_ids(s.s, &w, &n) != EB_OK;
+          failures += eb_session_get_words(s.s, &words, &n) != EB_OK;
+          const int32_t bad_id[] = {-1};
+          failures += eb_session_run_ids(s.s, bad_id, nullptr, nullptr, 1) == EB_OK;
+          failures += eb_session_get_words(s.s, &words, &n) != EB_ERROR_BAD_STATE;
+        }
+        const long allocations = counting.stop();
+        CHECK(failures == 0);
+        CHECK(allocations == 0);
+      }
+    }
+  }
+}

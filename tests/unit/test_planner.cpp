@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/memory_planner.h"
+#include "program/memory_planner.h"
 
 using edgebert::BufferRequest;
 using edgebert::format_plan;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_session_plan.cpp: the memory plan of real sessions (the actual BERT op schedule): no two
 // buffers that are live at the same op overlap (checked exhaustively, pairwise, independently of
 // the planner's own checker), the greedy plan is never larger than the linear one, and the
@@ -7,8 +8,9 @@
 #include <algorithm>
 #include <memory>
 
+#include "kernels/attention.h"
 #include "model.h"
-#include "planner/memory_planner.h"
+#include "program/memory_planner.h"
 #include "session.h"
 #include "test_support.h"
 
@@ -116,17 +118,17 @@ TEST_CASE("the op list defines the lifetimes: first writer to last reader, outpu
       o.max_seq_len = 32;
       std::unique_ptr<Session> s;
       REQUIRE(Session::create(*m, o, &s, &err) == EB_OK);
-      const Schedule& sc = s->schedule();
-      REQUIRE(sc.buffers.size() == s->buffers().size());
-      CHECK(count_overlaps(sc.buffers, s->plan().offsets) == 0);
-      const int last = static_cast<int>(sc.ops.size()) - 1;
-      for (size_t b = 0; b < sc.buffers.size(); ++b) {
-        const BufferRequest& r = sc.buffers[b];
+      const Program& sc = s->program();
+      REQUIRE(sc.buffers().size() == s->buffers().size());
+      CHECK(count_overlaps(s->buffers(), s->plan().offsets) == 0);
+      const int last = static_cast<int>(sc.ops().size()) - 1;
+      for (size_t b = 0; b < sc.buffers().size(); ++b) {
+        const BufferRequest& r = s->buffers()[b];
         INFO(r.name);
         int first_touch = -1, last_touch = -1;
         bool written_first = false;
         for (int i = 0; i <= last; ++i) {
-          const ScheduledOp& op = sc.ops[i];
+          const Op& op = sc.ops()[static_cast<size_t>(i)];
           const bool in = std::find(op.inputs.begin(), op.inputs.end(), static_cast<int>(b)) != op.inputs.end();
           const bool out = std::find(op.outputs.begin(), op.outputs.end(), static_cast<int>(b)) != op.outputs.end();
           if ((in || out) && first_touch < 0) first_touch = i, written_first = out;
@@ -134,18 +136,18 @@ TEST_CASE("the op list defines the lifetimes: first writer to last reader, outpu
         }
         CHECK(written_first);
         CHECK(r.first_op == first_touch);
-        CHECK(r.last_op == (sc.graph_output[b] ? last : last_touch));
+        CHECK(r.last_op == (sc.buffers()[b].graph_output ? last : last_touch));
       }
       // the task's outputs are graph outputs
       const char* head = m->task == Task::kQuestionAnswering     ? "end_logits"
                          : m->task == Task::kSentenceEmbedding   ? "sentence_embedding"
                          : m->task == Task::kTokenClassification ? "token_logits"
                                                                  : "logits";
-      const int hb = sc.find(head);
+      const int hb = sc.find_buffer(head);
       REQUIRE(hb >= 0);
-      CHECK(sc.graph_output[static_cast<size_t>(hb)]);
-      CHECK(sc.graph_output[static_cast<size_t>(sc.find("hidden"))]);
-      CHECK(format_schedule(sc).find(head) != std::string::npos);
+      CHECK(sc.buffers()[static_cast<size_t>(hb)].graph_output);
+      CHECK(sc.buffers()[static_cast<size_t>(sc.find_buffer("hidden"))].graph_output);
+      CHECK(sc.format(32, 2).find(head) != std::string::npos);
     }
   }
 }

@@ -195,7 +195,8 @@ EB_API eb_status eb_session_run_embeddings(eb_session* session, const float* emb
  * 1 otherwise. Any of out_data/out_shape/out_rank may be NULL. */
 EB_API eb_status eb_session_get_output(const eb_session* session, eb_output which, const float** out_data,
                                        int64_t* out_shape, int32_t* out_rank);
-/* Token ids of the last run (after tokenization for run_text). */
+/* Token ids of the last run (after tokenization for run_text / run_text_pair / answer).
+ * EB_ERROR_BAD_STATE after run_embeddings (a run without token ids) or a failed run. */
 EB_API eb_status eb_session_get_input_ids(const eb_session* session, const int32_t** out_ids, size_t* out_len);
 
 /* After run_text / run_text_pair: for each token of the last run, its byte range

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Arena memory planner: gives every intermediate tensor an offset in one arena from its
 // lifetime over the fixed op schedule (greedy by size, or a no-reuse linear layout), checks
 // plans, and prints them. Runs once at session creation (may allocate; never throws).
@@ -10,7 +11,7 @@
 namespace edgebert {
 
 struct BufferRequest {
-  std::string name;       // e.g. "layer3.qkv", "worker1.scores"
+  std::string name;       // e.g. "layer3.qkv", "layer0.scores"
   size_t bytes = 0;       // size at the session's maximum sequence length
   int first_op = 0;       // inclusive op-index interval over which the buffer is live
   int last_op = 0;        // (first_op <= last_op)

@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 // Arena memory planner: greedy-by-size and linear placement of intermediate buffers by lifetime,
 // plan validation, and a printable table/timeline of a plan (see memory_planner.h).
-#include "planner/memory_planner.h"
+#include "program/memory_planner.h"
 
 #include <algorithm>
 #include <cstdint>

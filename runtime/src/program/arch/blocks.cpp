@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+// blocks.cpp: the shared blocks of the architecture builders (see blocks.h).
+#include "program/arch/blocks.h"
+
+namespace edgebert::blocks {
+namespace {
+
+size_t element_bytes(const LinearView& g) { return g.int8 ? 1 : 4; }
+std::string layer_prefix(int layer) { return "layer" + std::to_string(layer) + "."; }
+int hidden_size(const ProgramBuilder& b) { return b.model().config.hidden; }
+
+// An int8 copy of the stream for `next` (when it is int8), named `name`.
+int quantized_buffer(ProgramBuilder& b, const LinearView* next, const std::string& name) {
+  return next && next->int8 ? b.buffer(name, BufferSize::rows(static_cast<size_t>(hidden_size(b)))) : -1;
+}
+
+int head_gemm(ProgramBuilder& b, const LinearView& g, int in, const char* name, size_t outputs, bool graph_output,
+              bool per_token, PostOp post) {
+  const int y = b.buffer(name, per_token ? BufferSize::rows(outputs * 4) : BufferSize::fixed(outputs * 4), graph_output);
+  Op& o = b.op(OpType::kGemm, OpKind::kPoolerClassifier, -1, {in}, {y});
+  o.linear = &g;
+  o.per_token = per_token;
+  o.post = post;
+  o.width = static_cast<int>(outputs);
+  return y;
+}
+
+// The last GEMM of a block, whose result is added to the residual: it writes float when the
+// backend can (int8 in, float out), so the add needs no dequantization and the output no
+// requantization.
+Branch residual_gemm(ProgramBuilder& b, int layer, const std::string& name, OpKind profile, const LinearView& gemm,
+                     int input) {
+  Branch r;
+  r.gemm = &gemm;
+  r.float_output = b.float_output_gemms() && gemm.int8;
+  r.buffer = b.buffer(name, BufferSize::rows(static_cast<size_t>(hidden_size(b)) * (r.float_output ? 4 : element_bytes(gemm))));
+  Op& g = b.op(OpType::kGemm, profile, layer, {input}, {r.buffer});
+  g.linear = &gemm;
+  g.float_output = r.float_output;
+  return r;
+}
+
+}  // namespace
+
+Stream embeddings(ProgramBuilder& b, const LayerNormView& norm, const LinearView* first_gemm) {
+  const Model& m = b.model();
+  const size_t H = static_cast<size_t>(m.config.hidden);
+  Stream s;
+  s.hidden = b.buffer("hidden", BufferSize::rows(H * 4), true);
+  s.quantized = quantized_buffer(b, first_gemm, "layer0.input_q");
+  std::vector<int> outs{s.hidden};
+  if (s.quantized >= 0) outs.push_back(s.quantized);
+  Op& e = b.op(OpType::kEmbeddings, OpKind::kEmbeddings, -1, {}, outs);
+  e.width = m.config.hidden;
+  e.eps = m.config.eps;
+  e.norm = &norm;
+  e.quant_for = s.quantized >= 0 ? first_gemm : nullptr;
+  e.embeddings = {m.word_s8, m.word_scales, m.word_f32, m.position, m.has_token_types ? m.token_type : nullptr};
+  e.hidden_states = {true, -1, 0};
+  return s;
+}
+
+Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const LinearView& output, int input) {
+  const ModelConfig& c = b.model().config;
+  const size_t H = static_cast<size_t>(c.hidden);
+  const std::string p = layer_prefix(layer);
+  const int qkv_out = b.buffer(p + "qkv", BufferSize::rows(3 * H * element_bytes(qkv)));
+  b.op(OpType::kGemm, OpKind::kQkvGemm, layer, {input}, {qkv_out}).linear = &qkv;
+  // attention core: K and V of every head packed once (int8), then the heads' query rows in row
+  // tiles shared among the session's workers, each with its own scratch
+  const int context = b.buffer(p + "context", BufferSize::rows(H * element_bytes(qkv)));
+  {
+    std::vector<int> outs{context};
+    if (qkv.int8) {
+      BufferSize packed;
+      packed.rule = BufferSize::Rule::kPackedKv;
+      packed.heads = c.heads;
+      packed.head_dim = c.head_dim();
+      outs.push_back(b.buffer(p + "packed_kv", packed));
+      outs.push_back(b.buffer(p + "scores", {BufferSize::Rule::kWorkerScores, 0, 0, 0, 0}));
+      outs.push_back(b.buffer(p + "probs", {BufferSize::Rule::kWorkerProbs, 0, 0, 0, 0}));
+    } else {
+      outs.push_back(b.buffer(p + "scores", {BufferSize::Rule::kWorkerScores, 0, 0, 0, 0}));
+    }
+    Op& a = b.op(OpType::kAttention, OpKind::kAttention, layer, {qkv_out}, outs);
+    a.linear = &qkv;
+    a.quant_for = &output;  // its input quantization is the int8 context's
+    a.width = c.hidden;
+    a.heads = c.heads;
+    a.head_dim = c.head_dim();
+  }
+  int ao_in = context;
+  if (element_bytes(qkv) != element_bytes(output)) {  // attention and its output GEMM disagree on precision
+    ao_in = b.buffer(p + "context_converted", BufferSize::rows(H * element_bytes(output)));
+    Op& cv = b.op(OpType::kConvertContext, OpKind::kAttentionOutputGemm, layer, {context}, {ao_in});
+    cv.quant_for = &output;
+    cv.width = c.hidden;
+  }
+  return residual_gemm(b, layer, p + "attention_output", OpKind::kAttentionOutputGemm, output, ao_in);
+}
+
+Branch ffn(ProgramBuilder& b, int layer, const LinearView& up, const LinearView& down, Activation activation, int input) {
+  const ModelConfig& c = b.model().config;
+  const size_t I = static_cast<size_t>(c.intermediate);
+  const std::string p = layer_prefix(layer);
+  const int inter = b.buffer(p + "intermediate", BufferSize::rows(I * element_bytes(up)));
+  b.op(OpType::kGemm, OpKind::kIntermediateGemm, layer, {input}, {inter}).linear = &up;
+  const int act = element_bytes(up) == element_bytes(down)
+                      ? inter
+                      : b.buffer(p + "ffn_activation", BufferSize::rows(I * element_bytes(down)));
+  Op& a = b.op(OpType::kActivation, OpKind::kGelu, layer, {inter}, {act});
+  a.detail = activation_name(activation);
+  a.activation = activation;
+  a.linear = &up;
+  a.quant_for = down.int8 ? &down : nullptr;
+  a.width = c.intermediate;
+  return residual_gemm(b, layer, p + "ffn_output", OpKind::kOutputGemm, down, act);
+}
+
+Stream residual_post_norm(ProgramBuilder& b, int layer, int stage, const Stream& x, const Branch& branch,
+                          const LayerNormView& norm, const LinearView* next, const std::string& quantized_name) {
+  const ModelConfig& c = b.model().config;
+  Stream s;
+  s.hidden = x.hidden;
+  s.quantized = quantized_buffer(b, next, quantized_name);
+  std::vector<int> outs{s.hidden};
+  if (s.quantized >= 0) outs.push_back(s.quantized);
+  Op& a = b.op(OpType::kAddNorm, stage == 0 ? OpKind::kAddNorm1 : OpKind::kAddNorm2, layer, {x.hidden, branch.buffer}, outs);
+  a.linear = branch.gemm;
+  a.float_output = branch.float_output;
+  a.quant_for = s.quantized >= 0 ? next : nullptr;
+  a.norm = &norm;
+  a.eps = c.eps;
+  a.width = c.hidden;
+  a.hidden_states = {true, layer, stage};
+  return s;
+}
+
+int pre_norm(ProgramBuilder& b, int layer, int stage, const Stream& x, const LayerNormView& norm,
+             const LinearView& next, const std::string& normed_name, const std::string& quantized_name) {
+  const ModelConfig& c = b.model().config;
+  const int normed = b.buffer(normed_name, BufferSize::rows(static_cast<size_t>(c.hidden) * 4));
+  const int q = quantized_buffer(b, &next, quantized_name);
+  std::vector<int> outs{normed};
+  if (q >= 0) outs.push_back(q);
+  Op& o = b.op(OpType::kLayerNorm, stage == 0 ? OpKind::kAddNorm1 : OpKind::kAddNorm2, layer, {x.hidden}, outs);
+  o.norm = &norm;
+  o.eps = c.eps;
+  o.width = c.hidden;
+  o.quant_for = q >= 0 ? &next : nullptr;
+  return q >= 0 ? q : normed;
+}
+
+void residual_add(ProgramBuilder& b, int layer, int stage, const Stream& x, const Branch& branch) {
+  Op& a = b.op(OpType::kAdd, stage == 0 ? OpKind::kAddNorm1 : OpKind::kAddNorm2, layer, {x.hidden, branch.buffer},
+               {x.hidden});
+  a.linear = branch.gemm;
+  a.float_output = branch.float_output;
+  a.width = b.model().config.hidden;
+  a.hidden_states = {true, layer, stage};
+}
+
+Stream post_norm_encoder(ProgramBuilder& b, const Stream& in) {
+  const Model& m = b.model();
+  Stream x = in;
+  for (int l = 0; l < m.config.layers; ++l) {
+    const LayerView& L = m.layers[static_cast<size_t>(l)];
+    const std::string p = layer_prefix(l);
+    const Branch att = attention(b, l, L.qkv, L.attention_output, gemm_input(x, L.qkv));
+    x = residual_post_norm(b, l, 0, x, att, L.attention_norm, &L.intermediate, p + "ffn_input_q");
+    const Branch f = ffn(b, l, L.intermediate, L.output, m.config.activation, gemm_input(x, L.intermediate));
+    const LinearView* next = l + 1 < m.config.layers ? &m.layers[static_cast<size_t>(l) + 1].qkv : nullptr;
+    x = residual_post_norm(b, l, 1, x, f, L.output_norm, next, layer_prefix(l + 1) + "input_q");
+  }
+  return x;
+}
+
+Stream pre_norm_layer(ProgramBuilder& b, int layer, const LayerView& L, Activation activation, const Stream& x) {
+  const std::string p = layer_prefix(layer);
+  const int att_in = pre_norm(b, layer, 0, x, L.attention_norm, L.qkv, p + "attention_input", p + "input_q");
+  residual_add(b, layer, 0, x, attention(b, layer, L.qkv, L.attention_output, att_in));
+  const int ffn_in = pre_norm(b, layer, 1, x, L.output_norm, L.intermediate, p + "ffn_input", p + "ffn_input_q");
+  residual_add(b, layer, 1, x, ffn(b, layer, L.intermediate, L.output, activation, ffn_in));
+  return Stream{x.hidden, -1};
+}
+
+Stream final_norm(ProgramBuilder& b, const Stream& x, const LayerNormView& norm) {
+  const ModelConfig& c = b.model().config;
+  Op& o = b.op(OpType::kLayerNorm, OpKind::kAddNorm2, -1, {x.hidden}, {x.hidden});
+  o.norm = &norm;
+  o.eps = c.eps;
+  o.width = c.hidden;
+  return Stream{x.hidden, -1};
+}
+
+int pooler(ProgramBuilder& b, const LinearView& dense, int hidden) {
+  return head_gemm(b, dense, hidden, "pooler_output", static_cast<size_t>(hidden_size(b)), true, false, PostOp::kTanh);
+}
+
+int pre_classifier(ProgramBuilder& b, const LinearView& dense, int hidden) {
+  return head_gemm(b, dense, hidden, "pre_classifier", static_cast<size_t>(hidden_size(b)), false, false, PostOp::kRelu);
+}
+
+void task_head(ProgramBuilder& b, int hidden, int sequence_features) {
+  const Model& m = b.model();
+  const size_t labels = static_cast<size_t>(m.config.num_labels), H = static_cast<size_t>(m.config.hidden);
+  switch (m.task) {
+    case Task::kEncoder: break;
+    case Task::kSequenceClassification:
+      head_gemm(b, m.classifier, sequence_features, "logits", labels, true, false, PostOp::kNone);
+      break;
+    case Task::kQuestionAnswering: {
+      const int qa = b.buffer("span_logits", BufferSize::rows(2 * 4));
+      const int start = b.buffer("start_logits", BufferSize::rows(4), true);
+      const int end = b.buffer("end_logits", BufferSize::rows(4), true);
+      Op& o = b.op(OpType::kSpanLogits, OpKind::kPoolerClassifier, -1, {hidden}, {qa, start, end});
+      o.linear = &m.classifier;
+      o.width = 2;
+      break;
+    }
+    case Task::kTokenClassification:
+      head_gemm(b, m.classifier, hidden, "token_logits", labels, true, true, PostOp::kNone);
+      break;
+    case Task::kSentenceEmbedding: {
+      Op& o = b.op(OpType::kSentencePooling, OpKind::kPoolerClassifier, -1, {hidden},
+                   {b.buffer("sentence_embedding", BufferSize::fixed(H * 4), true)});
+      o.detail = pooling_name(m.pooling);  // (+ L2 normalization when m.normalize)
+      o.pooling = m.pooling;
+      o.normalize = m.normalize;
+      o.width = m.config.hidden;
+      break;
+    }
+  }
+}
+
+}  // namespace edgebert::blocks

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// blocks.h: the shared building blocks of the architecture builders: embeddings, the attention
+// block, the FFN block, the residual connection with post-norm (BERT: x = LN(x + f(x))) or
+// pre-norm (x = x + f(LN(x)), as ModernBERT and nomic-bert), the encoder stacks and the task
+// heads. Each block appends ops and buffers to a ProgramBuilder; buffer names are
+// "layer<l>.<what>" so that plans stay readable.
+#pragma once
+
+#include <string>
+
+#include "model.h"
+#include "program/program.h"
+
+namespace edgebert::blocks {
+
+// The residual stream between blocks: the float hidden states ("hidden", [n, H]) and, when the
+// next GEMM reads int8, its quantized copy written by the op that produced the stream (-1: none).
+struct Stream {
+  int hidden = -1;
+  int quantized = -1;
+};
+
+// A block's branch output before the residual connection: the buffer its last GEMM wrote.
+struct Branch {
+  int buffer = -1;
+  const LinearView* gemm = nullptr;
+  bool float_output = false;  // an int8 GEMM writing float (the add needs no dequantization)
+};
+
+// The buffer a GEMM reads: the quantized copy when it is int8 (and there is one), else the floats.
+inline int gemm_input(const Stream& s, const LinearView& g) { return g.int8 && s.quantized >= 0 ? s.quantized : s.hidden; }
+
+// Word + position (+ token type) embeddings and their LayerNorm into "hidden" (a graph output),
+// quantized for `first_gemm` (into "layer0.input_q") when it is int8.
+Stream embeddings(ProgramBuilder& b, const LayerNormView& norm, const LinearView* first_gemm);
+
+// Fused QKV GEMM, the attention core over every head, and the output GEMM reading `input`.
+Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const LinearView& output, int input);
+// Up GEMM, activation, down GEMM reading `input`.
+Branch ffn(ProgramBuilder& b, int layer, const LinearView& up, const LinearView& down, Activation activation, int input);
+
+// Post-norm residual: hidden += branch; LayerNorm in place; quantized for `next` (nullable) into
+// a new buffer `quantized_name`. Announces the hidden states (layer, stage) for the debug hook.
+Stream residual_post_norm(ProgramBuilder& b, int layer, int stage, const Stream& x, const Branch& branch,
+                          const LayerNormView& norm, const LinearView* next, const std::string& quantized_name);
+// Pre-norm: the input of the next block, LayerNorm(hidden) into a new float buffer `normed_name`
+// (the stream stays as it is) and, for an int8 `next`, its quantized copy `quantized_name`.
+// Returns the buffer `next` reads.
+int pre_norm(ProgramBuilder& b, int layer, int stage, const Stream& x, const LayerNormView& norm,
+             const LinearView& next, const std::string& normed_name, const std::string& quantized_name);
+// Pre-norm residual: hidden += branch (announces the hidden states (layer, stage)).
+void residual_add(ProgramBuilder& b, int layer, int stage, const Stream& x, const Branch& branch);
+
+// Every encoder layer of the model, post-norm (BERT, DistilBERT).
+Stream post_norm_encoder(ProgramBuilder& b, const Stream& x);
+// One pre-norm layer (attention then FFN, each x = x + f(LN(x))) with the layer's weights; the
+// stream it returns has no quantized copy (the next pre-norm LayerNorm makes one).
+Stream pre_norm_layer(ProgramBuilder& b, int layer, const LayerView& weights, Activation activation, const Stream& x);
+// A final LayerNorm of the stream in place (pre-norm models end with one).
+Stream final_norm(ProgramBuilder& b, const Stream& x, const LayerNormView& norm);
+
+// Task heads. pooler: tanh(dense(h[CLS])) into "pooler_output" (graph output); returns it.
+int pooler(ProgramBuilder& b, const LinearView& dense, int hidden);
+// relu(dense(h[CLS])) (DistilBERT's pre_classifier); returns its buffer.
+int pre_classifier(ProgramBuilder& b, const LinearView& dense, int hidden);
+// The head of the model's task: sequence classification reads `sequence_features` (one row),
+// QA and token classification read every row of `hidden`, sentence embedding pools `hidden`.
+void task_head(ProgramBuilder& b, int hidden, int sequence_features);
+
+}  // namespace edgebert::blocks

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
+// registry.cpp: the list of architecture builders, most specific first.
+#include "program/arch/registry.h"
+
+namespace edgebert {
+
+const ArchitectureBuilder* find_architecture(const Model& model) {
+  static const ArchitectureBuilder* const kBuilders[] = {&kDistilBertBuilder, &kBertBuilder};
+  for (const ArchitectureBuilder* b : kBuilders)
+    if (b->matches(model)) return b;
+  return nullptr;
+}
+
+}  // namespace edgebert

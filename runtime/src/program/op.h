@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// op.h: one self-contained op of a Program: what it computes (type), where its time is counted
+// (profiling kind), every parameter and weight view it reads, the constants built once for it
+// (per-channel dequantization scales, inverse SmoothQuant factors, activation tables) and its
+// named input/output buffers. An op never refers back to the model's layer list, to a session or
+// to its own position in the op list; `layer` is a label for tools and the op profile only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "model.h"
+
+namespace edgebert {
+
+// Profiling categories (edgebert-bench --op-profile): several op types may share one.
+enum class OpKind : int {
+  kEmbeddings = 0,
+  kQkvGemm,
+  kAttention,
+  kAttentionOutputGemm,
+  kAddNorm1,
+  kIntermediateGemm,
+  kGelu,
+  kOutputGemm,
+  kAddNorm2,
+  kPoolerClassifier,  // every task head (pooler, classifiers, QA, pooling)
+  kCount
+};
+const char* op_kind_name(OpKind k);
+
+// What an op does; the executor has one function per type.
+enum class OpType : int {
+  kEmbeddings,      // ids -> outputs[0] float rows (LayerNorm'd) [+ outputs[1]: int8 for `quant_for`]
+  kGemm,            // XNNPACK GEMM: inputs[0] -> outputs[0] (`linear`), then `post`
+  kAttention,       // attention core of one layer: every head over the QKV rows
+  kConvertContext,  // attention context into the precision the output GEMM (`quant_for`) reads
+  kAddNorm,         // post-norm: outputs[0] += dequant(inputs[1]); LayerNorm in place [+ quantize]
+  kLayerNorm,       // pre-norm: outputs[0] = LayerNorm(inputs[0]) (the stream is unchanged)
+                    //   [+ outputs[1]: int8 of it for `quant_for`]
+  kAdd,             // pre-norm residual: outputs[0] += dequant(inputs[1])
+  kActivation,      // FFN activation (GELU / ReLU / tanh-GELU), via a 256-entry table on int8
+  kSpanLogits,      // QA: GEMM [n, 2] into outputs[0], split into start (outputs[1]), end (outputs[2])
+  kSentencePooling, // pooling over the attention mask [+ L2 normalization]
+  kCount
+};
+const char* op_type_name(OpType t);
+
+// Elementwise function applied to a head GEMM's output.
+enum class PostOp : int { kNone, kTanh, kRelu };
+
+// The embedding tables an embeddings op reads (views into the model's mapped data).
+struct EmbeddingTables {
+  const int8_t* word_s8 = nullptr;      // int8 rows with one scale each, or
+  const float* word_scales = nullptr;
+  const float* word_f32 = nullptr;      // float rows
+  const float* position = nullptr;      // [max_position, hidden]
+  const float* token_type = nullptr;    // [type_vocab, hidden]; null: no token types (DistilBERT)
+};
+
+// An op "announces" the float hidden states [n, width] in outputs[0] after it ran, for the
+// session's debug hook (layer -1: the embeddings; stage 0: after attention, 1: after the FFN).
+struct HiddenStateMark {
+  bool set = false;
+  int layer = -1;
+  int stage = 0;
+};
+
+struct Op {
+  OpType type = OpType::kGemm;
+  OpKind profile = OpKind::kEmbeddings;
+  int layer = -1;  // label only: encoder layer, -1 for embeddings and heads
+  HiddenStateMark hidden_states;
+
+  // Geometry.
+  int width = 0;      // float row width the op works on (hidden size; intermediate for kActivation)
+  int heads = 0;      // kAttention
+  int head_dim = 0;   // kAttention
+  float eps = 1e-12f; // LayerNorm ops
+
+  // Weights and quantization (views into the model; the Model outlives the Program).
+  const LinearView* linear = nullptr;     // kGemm / kSpanLogits: the weights; kAddNorm / kAdd: the
+                                          // GEMM whose output is added; kAttention: the QKV GEMM
+                                          // (its output scales); kActivation: the GEMM it follows
+  const LinearView* quant_for = nullptr;  // int8 GEMM whose input this op's output feeds (kEmbeddings,
+                                          // kAddNorm, kLayerNorm: quantized into outputs[1];
+                                          // kAttention, kConvertContext, kActivation: the precision
+                                          // and quantization of outputs[0]); null: stays float
+  const LayerNormView* norm = nullptr;    // kEmbeddings / kAddNorm / kLayerNorm
+  EmbeddingTables embeddings;             // kEmbeddings
+  bool per_token = true;                  // GEMMs: one row per token, else one row ([CLS])
+  bool float_output = false;              // kGemm: int8 GEMM writing float; kAddNorm / kAdd: the
+                                          // added input is that float output
+  PostOp post = PostOp::kNone;            // kGemm
+  Activation activation = Activation::kGelu;  // kActivation
+  Pooling pooling = Pooling::kCls;        // kSentencePooling
+  bool normalize = false;                 // kSentencePooling: L2-normalize
+  const char* detail = nullptr;           // shown by Program::format (activation, pooling)
+
+  // Constants built once with the program.
+  std::vector<float> dequant_scales;  // kAddNorm / kAdd with an int8 input: per-channel scales
+  std::vector<float> inv_factors;     // 1 / SmoothQuant factors of quant_for (empty: none)
+  std::vector<int8_t> lut_s8;         // kActivation int8 -> int8: 256 entries (index q + 128)
+  std::vector<float> lut_f32;         // kActivation int8 -> float: 256 entries
+
+  std::vector<int> inputs, outputs;   // indices into Program::buffers()
+
+  bool is_gemm() const { return type == OpType::kGemm || type == OpType::kSpanLogits; }
+  const float* inv_factors_or_null() const { return inv_factors.empty() ? nullptr : inv_factors.data(); }
+};
+
+}  // namespace edgebert

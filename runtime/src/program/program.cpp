@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: Apache-2.0
+// program.cpp: buffer sizes, lifetime derivation, the per-op constants (built once per model)
+// and the printable op list of a Program.
+#include "program/program.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <new>
+
+#include "kernels/activation.h"
+#include "kernels/attention.h"
+#include "program/arch/registry.h"
+
+namespace edgebert {
+
+const char* op_kind_name(OpKind k) {
+  switch (k) {
+    case OpKind::kEmbeddings: return "embeddings";
+    case OpKind::kQkvGemm: return "qkv_gemm";
+    case OpKind::kAttention: return "attention_core";
+    case OpKind::kAttentionOutputGemm: return "attention_output_gemm";
+    case OpKind::kAddNorm1: return "add_layernorm_1";
+    case OpKind::kIntermediateGemm: return "ffn_up_gemm";
+    case OpKind::kGelu: return "gelu";
+    case OpKind::kOutputGemm: return "ffn_down_gemm";
+    case OpKind::kAddNorm2: return "add_layernorm_2";
+    case OpKind::kPoolerClassifier: return "task_head";
+    case OpKind::kCount: break;
+  }
+  return "?";
+}
+
+const char* op_type_name(OpType t) {
+  switch (t) {
+    case OpType::kEmbeddings: return "embeddings";
+    case OpType::kGemm: return "gemm";
+    case OpType::kAttention: return "attention";
+    case OpType::kConvertContext: return "convert_context";
+    case OpType::kAddNorm: return "add_layernorm";
+    case OpType::kLayerNorm: return "layernorm";
+    case OpType::kAdd: return "add";
+    case OpType::kActivation: return "activation";
+    case OpType::kSpanLogits: return "span_logits";
+    case OpType::kSentencePooling: return "sentence_pooling";
+    case OpType::kCount: break;
+  }
+  return "?";
+}
+
+size_t attention_packed_stride(size_t n, size_t head_dim) {
+  return attention_scratch_stride(kernels::attention_s8_packed_bytes(n, head_dim));
+}
+
+size_t BufferSize::bytes(int max_seq_len, int threads) const {
+  const size_t n = static_cast<size_t>(max_seq_len > 0 ? max_seq_len : 1);
+  const size_t t = static_cast<size_t>(threads > 0 ? threads : 1);
+  switch (rule) {
+    case Rule::kRows: return row_bytes * n + fixed_bytes;
+    case Rule::kWorkerScores: return t * attention_scratch_stride(attention_row_tile(max_seq_len) * n * 4);
+    case Rule::kWorkerProbs: return t * attention_scratch_stride(attention_row_tile(max_seq_len) * n);
+    case Rule::kPackedKv: {
+      // one thread packs a head and finishes its rows before the next: one slot is enough
+      const size_t slots = t > 1 ? static_cast<size_t>(heads) : 1;
+      return slots * attention_packed_stride(n, static_cast<size_t>(head_dim));
+    }
+  }
+  return 0;
+}
+
+int Program::find_buffer(const std::string& name) const {
+  for (size_t i = 0; i < buffers_.size(); ++i)
+    if (buffers_[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+int Program::producer(int buffer) const {
+  return buffer >= 0 && static_cast<size_t>(buffer) < buffers_.size() ? buffers_[static_cast<size_t>(buffer)].first_op : -1;
+}
+
+std::vector<BufferRequest> Program::requests(int max_seq_len, int threads) const {
+  std::vector<BufferRequest> r;
+  r.reserve(buffers_.size());
+  for (const ProgramBuffer& b : buffers_) r.push_back({b.name, b.size.bytes(max_seq_len, threads), b.first_op, b.last_op});
+  return r;
+}
+
+std::string Program::format(int max_seq_len, int threads) const {
+  std::string r;
+  char line[128];
+  auto names = [&](const std::vector<int>& v) {
+    std::string t;
+    for (size_t i = 0; i < v.size(); ++i) t += (i ? ", " : "") + buffers_[static_cast<size_t>(v[i])].name;
+    return t.empty() ? std::string("-") : t;
+  };
+  const int workers = threads > 0 ? threads : 1;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const Op& o = ops_[i];
+    std::string what = op_type_name(o.type);
+    if (o.linear && o.is_gemm())
+      what += std::string("(") + o.linear->name + (o.float_output ? ", int8 -> float" : "") +
+              (o.post == PostOp::kTanh ? ", tanh)" : o.post == PostOp::kRelu ? ", relu)" : ")");
+    if (o.detail) what += std::string("(") + o.detail + ")";
+    if (o.type == OpType::kAttention)
+      what += "(" + std::to_string(workers) + (workers == 1 ? " worker" : " workers") + ", tiles of " +
+              std::to_string(attention_row_tile(max_seq_len)) + " rows)";
+    std::snprintf(line, sizeof line, "%4zu  %-6s ", i, o.layer >= 0 ? ("L" + std::to_string(o.layer)).c_str() : "-");
+    r += line + what + "  in: " + names(o.inputs) + "  out: " + names(o.outputs) + "\n";
+  }
+  return r;
+}
+
+namespace {
+
+// Per-op constants: everything an op needs that is derived from the weights, built once here
+// instead of in every session.
+void build_constants(Op& op) {
+  if (op.quant_for && op.quant_for->input_factors &&
+      (op.type == OpType::kEmbeddings || op.type == OpType::kAddNorm || op.type == OpType::kLayerNorm)) {
+    op.inv_factors.resize(static_cast<size_t>(op.quant_for->in));
+    for (size_t i = 0; i < op.inv_factors.size(); ++i) op.inv_factors[i] = 1.f / op.quant_for->input_factors[i];
+  }
+  if ((op.type == OpType::kAddNorm || op.type == OpType::kAdd) && op.linear->int8 && !op.float_output) {
+    op.dequant_scales.resize(static_cast<size_t>(op.linear->out));  // dequantizes an int8 output
+    for (size_t k = 0; k < op.dequant_scales.size(); ++k)
+      op.dequant_scales[k] = op.linear->output_channel_scale(static_cast<int>(k));
+  }
+  if (op.type == OpType::kActivation && op.linear->int8) {
+    const LinearView& in = *op.linear;  // the GEMM whose int8 output the activation reads
+    const auto kind = static_cast<kernels::ActivationKind>(op.activation);
+    if (op.quant_for) {
+      op.lut_s8.resize(256);
+      kernels::build_activation_lut_s8(kind, in.output_scale, in.output_zero_point, op.quant_for->input_scale,
+                                       op.quant_for->input_zero_point, op.lut_s8.data());
+    }
+    op.lut_f32.resize(256);
+    for (int q = -128; q < 128; ++q) {
+      float x = (q - in.output_zero_point) * in.output_scale;
+      kernels::activation_f32(kind, &x, 1);
+      op.lut_f32[static_cast<size_t>(q + 128)] = x;
+    }
+  }
+}
+
+}  // namespace
+
+// first_op: the first op that touches the buffer, which must write it; last_op: the last op
+// that touches it, or the last op of all for graph outputs.
+Status Program::finish() {
+  const int last = static_cast<int>(ops_.size()) - 1;
+  for (int i = 0; i <= last; ++i) {
+    const Op& o = ops_[static_cast<size_t>(i)];
+    for (int b : o.outputs)
+      if (buffers_[static_cast<size_t>(b)].first_op < 0) buffers_[static_cast<size_t>(b)].first_op = i;
+    for (int b : o.inputs)
+      if (buffers_[static_cast<size_t>(b)].first_op < 0)
+        return Status(EB_ERROR_BACKEND, "op " + std::to_string(i) + " reads '" + buffers_[static_cast<size_t>(b)].name +
+                                            "' before any op writes it");
+    for (int b : o.inputs) buffers_[static_cast<size_t>(b)].last_op = i;
+    for (int b : o.outputs)
+      buffers_[static_cast<size_t>(b)].last_op = std::max(buffers_[static_cast<size_t>(b)].last_op, i);
+  }
+  for (ProgramBuffer& b : buffers_) {
+    if (b.first_op < 0) return Status(EB_ERROR_BACKEND, "buffer '" + b.name + "' is never written");
+    if (b.graph_output) b.last_op = last;
+  }
+  embeddings_op_ = producer(find_buffer("hidden"));
+  if (embeddings_op_ < 0 || ops_[static_cast<size_t>(embeddings_op_)].type != OpType::kEmbeddings)
+    return Status(EB_ERROR_BACKEND, "the program has no embeddings op producing 'hidden'");
+  for (Op& op : ops_) build_constants(op);
+  return Status::ok();
+}
+
+ProgramBuilder::ProgramBuilder(const Model& model, bool float_output_gemms)
+    : program_(new Program()), float_output_gemms_(float_output_gemms) {
+  program_->model_ = &model;
+}
+
+int ProgramBuilder::buffer(const std::string& name, BufferSize size, bool graph_output) {
+  ProgramBuffer b;
+  b.name = name;
+  b.size = size;
+  b.graph_output = graph_output;
+  program_->buffers_.push_back(std::move(b));
+  return static_cast<int>(program_->buffers_.size()) - 1;
+}
+
+Op& ProgramBuilder::op(OpType type, OpKind profile, int layer, std::vector<int> inputs, std::vector<int> outputs) {
+  program_->ops_.emplace_back();
+  Op& o = program_->ops_.back();
+  o.type = type;
+  o.profile = profile;
+  o.layer = layer;
+  o.inputs = std::move(inputs);
+  o.outputs = std::move(outputs);
+  return o;
+}
+
+Result<std::shared_ptr<const Program>> ProgramBuilder::finish() {
+  EB_RETURN_IF_ERROR(program_->finish());
+  return std::shared_ptr<const Program>(std::move(program_));
+}
+
+Result<std::shared_ptr<const Program>> Program::build(const Model& model, bool float_output_gemms) {
+  try {
+    const ArchitectureBuilder* arch = find_architecture(model);
+    if (!arch) return Status(EB_ERROR_UNSUPPORTED, "no architecture builder for this model");
+    ProgramBuilder b(model, float_output_gemms);
+    b.set_architecture(arch->name);
+    EB_RETURN_IF_ERROR(arch->build(b).with_context(std::string(arch->name) + " builder"));
+    return b.finish();
+  } catch (const std::bad_alloc&) {
+    return Status(EB_ERROR_OUT_OF_MEMORY, "out of memory while building the program");
+  }
+}
+
+}  // namespace edgebert

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// program.h: the immutable Program of a model: the op list (program/op.h) from the model family's
+// architecture builder (program/arch/), the buffer table with each buffer's lifetime (first
+// writer to last reader, graph outputs to the end) and each buffer's size as a function of the
+// session's maximum length and thread count. Built once per model at load and shared (read
+// only) by every session; a Session turns it into concrete sizes, its own arena plan and its own
+// XNNPACK operators.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model.h"
+#include "program/memory_planner.h"
+#include "program/op.h"
+#include "status.h"
+
+namespace edgebert {
+
+// A buffer's size for a session of `max_seq_len` positions and `threads` threads.
+struct BufferSize {
+  enum class Rule : int {
+    kRows,          // row_bytes * max_seq_len + fixed_bytes
+    kWorkerScores,  // per thread: a row tile of float attention scores (tile x max_seq_len)
+    kWorkerProbs,   // per thread: a row tile of int8 attention probabilities
+    kPackedKv,      // int8 K/V of one head packed for the attention kernel: one slot per head with
+                    // several threads, a single reused slot with one
+  };
+  Rule rule = Rule::kRows;
+  size_t row_bytes = 0;
+  size_t fixed_bytes = 0;
+  int heads = 0, head_dim = 0;  // kPackedKv
+
+  static BufferSize rows(size_t bytes_per_row) { return {Rule::kRows, bytes_per_row, 0, 0, 0}; }
+  static BufferSize fixed(size_t bytes) { return {Rule::kRows, 0, bytes, 0, 0}; }
+  size_t bytes(int max_seq_len, int threads) const;
+};
+
+struct ProgramBuffer {
+  std::string name;
+  BufferSize size;
+  int first_op = -1, last_op = -1;  // lifetime over the op list
+  bool graph_output = false;        // read by the caller after the run
+};
+
+// Attention execution geometry, derived per session (not program data): a worker's scratch holds
+// `row_tile` query rows; each packed K/V slot and each worker's scratch start on 64 bytes.
+constexpr size_t kAttentionMaxRowTile = 32;
+inline size_t attention_row_tile(int max_seq_len) {
+  const size_t rows = (static_cast<size_t>(max_seq_len > 0 ? max_seq_len : 1) + 3) & ~static_cast<size_t>(3);
+  return rows < kAttentionMaxRowTile ? rows : kAttentionMaxRowTile;
+}
+inline size_t attention_scratch_stride(size_t bytes) { return (bytes + 63) & ~static_cast<size_t>(63); }
+size_t attention_packed_stride(size_t n, size_t head_dim);
+
+class Program {
+ public:
+  // Picks the model family's builder (program/arch/registry.h) and builds the op list, the
+  // buffer table and every op's constants. float_output_gemms: the backend has int8 GEMMs with
+  // float output (the residual-feeding GEMMs then use them).
+  static Result<std::shared_ptr<const Program>> build(const Model& model, bool float_output_gemms);
+
+  const Model& model() const { return *model_; }
+  const std::vector<Op>& ops() const { return ops_; }
+  const std::vector<ProgramBuffer>& buffers() const { return buffers_; }
+  const char* architecture() const { return architecture_; }
+  int find_buffer(const std::string& name) const;  // index or -1
+  // The op that first writes `buffer` (its producer), or -1.
+  int producer(int buffer) const;
+  // The op computing the embeddings (the producer of "hidden"): run_embeddings replaces it.
+  int embeddings_op() const { return embeddings_op_; }
+
+  // Concrete buffer requests (name, bytes, lifetime) for a session, for the memory planner.
+  std::vector<BufferRequest> requests(int max_seq_len, int threads) const;
+  // One line per op: index, layer label, type (weights, details), inputs -> outputs
+  // (edgebert-inspect --plan). The attention ops show the session's workers and row tile.
+  std::string format(int max_seq_len, int threads) const;
+
+ private:
+  friend class ProgramBuilder;
+  Program() = default;
+  Status finish();  // lifetimes, constants, checks
+
+  const Model* model_ = nullptr;
+  const char* architecture_ = "";
+  std::vector<Op> ops_;
+  std::vector<ProgramBuffer> buffers_;
+  int embeddings_op_ = -1;
+};
+
+// Collects buffers and ops while an architecture builder walks the model.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const Model& model, bool float_output_gemms);
+  const Model& model() const { return *program_->model_; }
+  bool float_output_gemms() const { return float_output_gemms_; }
+  void set_architecture(const char* name) { program_->architecture_ = name; }
+  int buffer(const std::string& name, BufferSize size, bool graph_output = false);
+  Op& op(OpType type, OpKind profile, int layer, std::vector<int> inputs, std::vector<int> outputs);
+  const std::vector<Op>& ops() const { return program_->ops_; }
+  const std::vector<ProgramBuffer>& buffers() const { return program_->buffers_; }
+  // Derives lifetimes and builds every op's constants; the builder is empty afterwards.
+  Result<std::shared_ptr<const Program>> finish();
+
+ private:
+  std::unique_ptr<Program> program_;
+  bool float_output_gemms_;
+};
+
+}  // namespace edgebert
