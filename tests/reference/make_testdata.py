@@ -19,6 +19,8 @@ hash of the reference scripts, nothing is done. Layout:
     logits.f32, start_logits.f32 + end_logits.f32, token_logits.f32 [seq, labels],
     sentence_embedding.f32; text cases also text.txt | text_a.txt + text_b.txt, offsets.txt and
     for QA best_span.txt + answer.txt (see tests/reference/README.md)
+  DIR/families/                         RoBERTa / ELECTRA / ALBERT / nomic-bert / ModernBERT checkpoints
+                                        and goldens (make_family_checkpoints.py; families_manifest.txt)
 
 Golden outputs are computed in float64 by bert_numpy.py from the tensors read back from disk
 (so F16/BF16 models use the rounded weights) and cast to float32 at the end.
@@ -48,13 +50,14 @@ sys.dont_write_bytecode = True  # keep the source tree free of __pycache__
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bert_numpy  # noqa: E402
 import make_checkpoint as mc  # noqa: E402
+import make_family_checkpoints as mfc  # noqa: E402
 import make_task_checkpoints as mt  # noqa: E402
 import tasks_numpy  # noqa: E402
 
-VERSION = 2
+VERSION = 3
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = ("make_testdata.py", "make_checkpoint.py", "bert_numpy.py", "make_task_checkpoints.py",
-            "tasks_numpy.py")
+            "tasks_numpy.py", "families_numpy.py", "make_family_checkpoints.py")
 
 # name: (hidden, heads, layers, intermediate, vocab, max_pos, labels, dtype, shards, prefix, init, seed)
 # Models sharing a seed and shapes share weights: base2_h1 == base2_h12 except for the head count;
@@ -198,15 +201,8 @@ QA_MAX_ANSWER_TOKENS = 5
 
 
 def task_of(name):
-    kind, arch, _, _, pooling, _, _, _ = mt.TASK_MODELS[name]
-    if pooling is not None:
-        return "sentence_embedding"
-    for suffix, task in (("ForSequenceClassification", "sequence_classification"),
-                         ("ForQuestionAnswering", "question_answering"),
-                         ("ForTokenClassification", "token_classification")):
-        if arch.endswith(suffix):
-            return task
-    return "encoder"
+    _, arch, _, _, pooling, _, _, _ = mt.TASK_MODELS[name]
+    return tasks_numpy.task_of_architecture(arch, pooling is not None)
 
 
 def _tokenize(text):
@@ -333,6 +329,13 @@ def main(argv=None):
         print("make_testdata: %-24s %.2fs" % (name, time.time() - t))
     with open(os.path.join(out, "tasks_manifest.txt"), "w", encoding="ascii", newline="\n") as f:
         f.writelines(task_manifest)
+    t = time.time()
+    fam_dir = os.path.join(out, "families")
+    if os.path.exists(fam_dir):
+        shutil.rmtree(fam_dir)
+    os.makedirs(fam_dir)
+    mfc.build_all(fam_dir)
+    print("make_testdata: families/ (%d models) %.2fs" % (len(mfc.FAMILY_MODELS), time.time() - t))
     with open(complete, "w", encoding="utf-8") as f:
         f.write(stamp)
     print("make_testdata: wrote %s in %.1fs" % (out, time.time() - t0))
