@@ -49,12 +49,12 @@ class BiasOptionalLayerNorm(nn.Module):
 
     def __init__(self, dim, eps, bias):
         super().__init__()
-        self.eps = eps
+        self.eps, self.dim = eps, dim
         self.weight = nn.Parameter(torch.ones(dim))
         self.bias = nn.Parameter(torch.zeros(dim)) if bias else None
 
     def forward(self, x):
-        return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
+        return F.layer_norm(x, (self.dim,), self.weight, self.bias, self.eps)
 
 
 def layer_kinds(c):

@@ -119,7 +119,7 @@ FAMILY_MODELS = {
                            None, ("mean", True), 62, ("noprefix",)),
     "nomic_seqcls": ("nomic_bert", "NomicBertForSequenceClassification",
                      dict(hidden=96, heads=3, layers=2, inter=256, act="geglu", rot_frac=0.5, rot_base=10000.0,
-                          interleaved=True, qkv_bias=True, fc1_bias=True, fc2_bias=True),
+                          interleaved=True, qkv_bias=True, fc1_bias=True, fc2_bias=True, ntk=2.0, max_trained=48),
                      ["LABEL_0", "LABEL_1"], None, 63, ()),
     "nomic_prenorm_ntk": ("nomic_bert", "NomicBertModel",
                           dict(hidden=64, heads=4, layers=2, inter=256, act="swiglu", rot_frac=1.0, rot_base=1000.0,
