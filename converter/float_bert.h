@@ -108,8 +108,10 @@ struct FloatBert {
   int max_seq_length = 0;  // sentence-transformers' max_seq_length (inputs it would truncate), 0: none
   bool lowercase_input = false;  // sentence-transformers lower-cases the text before tokenizing
   int head_dim() const { return config.hidden_size / config.num_attention_heads; }
-  int num_applied_layers() const { return static_cast<int>(layer_map.size()); }
-  const FloatLayer& applied_layer(int i) const { return layers[layer_map[i]]; }
+  // layer_map empty (models built in memory): layer i runs layers[i]
+  int num_applied_layers() const { return static_cast<int>(layer_map.empty() ? layers.size() : layer_map.size()); }
+  int stored_layer(int i) const { return layer_map.empty() ? i : layer_map[i]; }
+  const FloatLayer& applied_layer(int i) const { return layers[stored_layer(i)]; }
   HiddenAct activation() const { return config.activation; }
 };
 

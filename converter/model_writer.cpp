@@ -207,9 +207,9 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
     if (m.rotary.dims > 0)
       rotary = fb::CreateRotary(b, m.rotary.dims, m.rotary.interleaved, m.rotary.theta, m.rotary.local_theta,
                                 m.rotary.ntk_factor, m.rotary.ntk_max_trained);
-    bool identity = true;
-    for (size_t i = 0; i < m.layer_map.size(); ++i) identity = identity && m.layer_map[i] == static_cast<int>(i);
-    if (!identity || m.layer_map.size() != m.layers.size()) layer_map = b.CreateVector(m.layer_map);
+    bool identity = m.num_applied_layers() == static_cast<int>(m.layers.size());
+    for (int i = 0; i < m.num_applied_layers(); ++i) identity = identity && m.stored_layer(i) == i;
+    if (!identity) layer_map = b.CreateVector(m.layer_map);
     if (std::any_of(m.local_window.begin(), m.local_window.end(), [](int w) { return w > 0; }))
       local_window = b.CreateVector(m.local_window);
   }

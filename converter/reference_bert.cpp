@@ -164,7 +164,7 @@ std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch
   const HiddenAct act = m.activation();
   for (int li = 0; li < m.num_applied_layers(); ++li) {
     const FloatLayer& L = m.applied_layer(li);
-    const int layer = m.layer_map[li];  // a shared layer's GEMMs are observed at every use
+    const int layer = m.stored_layer(li);  // a shared layer's GEMMs are observed at every use
     const bool local = !m.local_window.empty() && m.local_window[li] > 0;
     // attention sublayer: pre-norm reads norm(x) (or x where the layer has no attention norm)
     const float* attn_in = hidden.data();
