@@ -354,3 +354,38 @@ TEST_CASE("family models convert (fp32) and read back with their schema-4 fields
   CHECK_FALSE(m->config()->rotary());
   CHECK(m->config()->family() == fb::Family::BERT);
 }
+
+TEST_CASE("opt-in: the converter's reference on the ModernBERT-base peer model matches torch", "[families][.base]") {
+  // EDGEBERT_MODERNBERT_BASE = a folder written by bench/peers/make_modernbert_onnx.py (22 layers,
+  // 768, window 128): its torch fp32 output on inputs/seq512.json is reference/seq512.f32.
+  const char* dir = std::getenv("EDGEBERT_MODERNBERT_BASE");
+  if (!dir) return;
+  std::vector<std::string> notes;
+  std::string wdir;
+  const FloatBert m = load_model_dir(dir, &notes, &wdir);
+  std::ifstream f(std::string(dir) + "/inputs/seq512.json");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string js = ss.str();
+  auto array_of = [&](const std::string& key) {
+    std::vector<int32_t> v;
+    size_t p = js.find('[', js.find("\"" + key + "\""));
+    const size_t e = js.find(']', p);
+    for (++p; p < e;) {
+      v.push_back(std::stoi(js.substr(p)));
+      p = js.find_first_of(",]", p) + 1;
+    }
+    return v;
+  };
+  const std::vector<int32_t> ids = array_of("input_ids"), mask = array_of("attention_mask");
+  REQUIRE(ids.size() == 512);
+  const size_t n = size_t(std::count(mask.begin(), mask.end(), 1));
+  TokenBatch b;
+  b.ids.assign(ids.begin(), ids.begin() + n);
+  b.token_types.assign(n, 0);
+  b.starts = {0, n};
+  const std::vector<float> h = reference_encoder(m, b, nullptr);
+  const double err = max_err(h, std::string(dir) + "/reference/seq512.f32", n * 768);
+  WARN("ModernBERT-base, 512 tokens (" << n << " real): converter fp32 reference vs torch fp32 max abs " << err);
+  CHECK(err < 2e-3);
+}
