@@ -13,8 +13,9 @@ Every model: vocab 512, F32, "fullscale" init (linear weights N(0, 1/fan_in), em
 LayerNorm weight 1 + N(0, 0.1), bias N(0, 0.05), linear biases N(0, 0.1); make_checkpoint._draw) in
 the listed tensor order from default_rng(seed). Shapes (head counts, widths, embedding sizes, group
 counts, windows, biases) differ from model to model on purpose. Tokenizer files: vocab.txt
-(make_checkpoint.vocab_tokens, BERT specials) for ELECTRA and nomic-bert, which use WordPiece; the
-other families take token ids only here (their BPE / Unigram tokenizers are the tokenizer issue's).
+(make_checkpoint.vocab_tokens, BERT specials) for ELECTRA and nomic-bert (WordPiece); a small
+tokenizer.json (family_tokenizers.py) for the others: byte-level BPE (RoBERTa, ModernBERT),
+Unigram + Metaspace (XLM-R, CamemBERT, ALBERT).
 
 Cases (DIR/MODEL/cases/CASE/ ids.txt mask.txt types.txt + OUTPUT.f32, float32 LE):
   len1 (the first special), len7 (CLS w*5 SEP), len7_pad (CLS w w SEP + 3 pads, mask 0),
@@ -29,6 +30,7 @@ DIR/families_manifest.txt: one "MODEL FAMILY TASK CASE SEQ" line per case.
 """
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -49,8 +51,13 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import families_numpy as fnp  # noqa: E402
 import make_checkpoint as mc  # noqa: E402
+import family_tokenizers as ftok  # noqa: E402
 import make_task_checkpoints as mtc  # noqa: E402
 import tasks_numpy  # noqa: E402
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+TEXT = "The movie was REALLY good, and the acting was great!"
+TEXT_A, TEXT_B = "Who was rude?", "The Hotel was clean, but the staff was RUDE."
 
 VOCAB = 512
 ST_MAX_SEQ = 96
@@ -150,6 +157,7 @@ FAMILY_MODELS = {
 }
 
 CASES = ("len1", "len7", "len7_pad", "len20_pair", "len40_pad", "lenmax")
+TEXT_CASES = ("text", "text_pair")
 
 
 def family_of_type(model_type):
@@ -402,6 +410,16 @@ def make_family_model(out, name, extra_tensors=()):
         tensors.append((extra, "F32", (4,), np.zeros(4, "<f4").tobytes()))
     mtc._write_safetensors(os.path.join(ckpt, "model.safetensors"), tensors)
     mtc._dump_json(os.path.join(ckpt, "config.json"), _config(model_type, arch, o, labels))
+    kind = ftok.KIND_OF_MODEL_TYPE.get(model_type)
+    if kind:  # byte-level BPE / Unigram tokenizer.json (family_tokenizers.py)
+        with open(os.path.join(ckpt, "tokenizer.json"), "w", encoding="utf-8", newline="\n") as f:
+            json.dump(ftok.tokenizer_json(kind), f, ensure_ascii=False, indent=1)
+            f.write("\n")
+        mtc._dump_json(os.path.join(ckpt, "tokenizer_config.json"),
+                       {"model_max_length": SEQ_MAX, "tokenizer_class": {
+                           "roberta": "RobertaTokenizer", "xlm-roberta": "XLMRobertaTokenizer",
+                           "camembert": "CamembertTokenizer", "albert": "AlbertTokenizer",
+                           "modernbert": "PreTrainedTokenizerFast"}[model_type]})
     if fam in ("electra", "nomic_bert"):  # WordPiece with BERT's specials
         with open(os.path.join(ckpt, "vocab.txt"), "w", encoding="utf-8", newline="\n") as f:
             for tok in mc.vocab_tokens(VOCAB):
@@ -473,6 +491,31 @@ def case_inputs(case, fam, seq_max):
 _PER_TOKEN = ("last_hidden_state", "start_logits", "end_logits", "token_logits")
 
 
+def text_case(model_type, pair):
+    """(ids, mask, types, offsets [(begin, end, segment)]) of the text case: ids as HF's tokenizers
+    library gives them for the model's tokenizer.json (family_tokenizer_ids.json), or for the
+    WordPiece families make_testdata's BERT tokenization of the same text."""
+    kind = ftok.KIND_OF_MODEL_TYPE.get(model_type)
+    if kind is None:
+        import make_testdata  # lazily: make_testdata imports this module
+        ids, mask, types, offsets, _, _ = make_testdata._text_case(pair)
+        return ids, mask, types, offsets
+    with open(os.path.join(_HERE, "family_tokenizer_ids.json"), encoding="utf-8") as f:
+        enc = json.load(f)[kind]["text_pair" if pair else "text"]
+    specials = set(range(len(ftok.SPECIALS[kind])))
+    offsets, segment = [], 0
+    for tid, (b, e) in zip(enc["ids"], enc["offsets"]):
+        if tid in specials:
+            if offsets and segment == 0:
+                segment = 1
+            offsets.append((0, 0, -1))
+        else:
+            offsets.append((b, e, segment))  # ASCII texts: characters are bytes
+    ids = np.array(enc["ids"], np.int64)
+    types = np.array(enc["type_ids"], np.int64) if family_of_type(model_type) != "modernbert" else np.zeros_like(ids)
+    return ids, np.ones(len(ids), np.int64), types, offsets
+
+
 def build_family_model(out_dir, name):
     """Checkpoint + golden cases of `name` under out_dir/name. Returns its manifest lines."""
     model_type, _, o, _, _, _, _ = FAMILY_MODELS[name]
@@ -482,8 +525,12 @@ def build_family_model(out_dir, name):
     model = fnp.load_model(mdir)
     task = task_of(name)
     lines = []
-    for case in CASES:
-        ids, mask, types = case_inputs(case, fam, SEQ_MAX)
+    for case in CASES + TEXT_CASES:
+        offsets = None
+        if case in TEXT_CASES:
+            ids, mask, types, offsets = text_case(model_type, case == "text_pair")
+        else:
+            ids, mask, types = case_inputs(case, fam, SEQ_MAX)
         res = fnp.run(model, ids, types, mask)
         cdir = os.path.join(mdir, "cases", case)
         os.makedirs(cdir)
@@ -502,6 +549,13 @@ def build_family_model(out_dir, name):
                 if np.abs(got - val).max() > 1e-9:
                     raise AssertionError("%s/%s: padding changes %s by %g" % (name, case, key,
                                                                               np.abs(got - val).max()))
+        if offsets is not None:
+            with open(os.path.join(cdir, "offsets.txt"), "w", encoding="ascii", newline="\n") as f:
+                f.writelines("%d %d %d\n" % o for o in offsets)
+            texts = {"text.txt": TEXT} if case == "text" else {"text_a.txt": TEXT_A, "text_b.txt": TEXT_B}
+            for fname, t in texts.items():
+                with open(os.path.join(cdir, fname), "wb") as f:
+                    f.write(t.encode())
         lines.append("%s %s %s %s %d\n" % (name, fam, task, case, len(ids)))
     return lines
 

@@ -57,7 +57,8 @@ import tasks_numpy  # noqa: E402
 VERSION = 3
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = ("make_testdata.py", "make_checkpoint.py", "bert_numpy.py", "make_task_checkpoints.py",
-            "tasks_numpy.py", "families_numpy.py", "make_family_checkpoints.py")
+            "tasks_numpy.py", "families_numpy.py", "make_family_checkpoints.py", "family_tokenizers.py",
+            "family_tokenizer_ids.json")
 
 # name: (hidden, heads, layers, intermediate, vocab, max_pos, labels, dtype, shards, prefix, init, seed)
 # Models sharing a seed and shapes share weights: base2_h1 == base2_h12 except for the head count;

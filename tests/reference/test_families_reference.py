@@ -275,7 +275,7 @@ def test_goldens_reproduce(built):
     for root in roots:
         with open(os.path.join(root, "families_manifest.txt")) as f:
             lines = [ln.split() for ln in f]
-        assert len(lines) == len(mfc.FAMILY_MODELS) * len(mfc.CASES)
+        assert len(lines) == len(mfc.FAMILY_MODELS) * (len(mfc.CASES) + len(mfc.TEXT_CASES))
         models = {}
         for name, fam, task, case, seq in lines:
             model = models.setdefault(name, fnp.load_model(os.path.join(root, name)))
@@ -286,3 +286,35 @@ def test_goldens_reproduce(built):
             for key, val in fnp.run(model, ids, types, mask).items():
                 disk = np.fromfile(os.path.join(cdir, key + ".f32"), "<f4")
                 assert np.array_equal(disk, val.astype("<f4").ravel()), (root, name, case, key)
+
+
+def test_tokenizer_ids_are_hf_tokenizers(tmp_path):
+    """family_tokenizer_ids.json is what HF's tokenizers library gives for family_tokenizers.py's
+    files (needs node and @anush008/tokenizers: EDGEBERT_TOKENIZERS_NODE_PATH = its node_modules)."""
+    import shutil
+    import subprocess
+    import family_tokenizers as ft
+    node_path = os.environ.get("EDGEBERT_TOKENIZERS_NODE_PATH")
+    if not node_path or not shutil.which("node"):
+        pytest.skip("set EDGEBERT_TOKENIZERS_NODE_PATH to a node_modules with @anush008/tokenizers@0.6.0")
+    files = []
+    for kind in ft.KINDS:
+        path = tmp_path / (kind + ".json")
+        path.write_text(json.dumps(ft.tokenizer_json(kind), ensure_ascii=False), encoding="utf-8")
+        files.append(str(path))
+    out = subprocess.run(["node", os.path.join(HERE, "family_tokenizer_ids.mjs")] + files, check=True,
+                         capture_output=True, text=True, env=dict(os.environ, NODE_PATH=node_path)).stdout
+    with open(os.path.join(HERE, "family_tokenizer_ids.json"), encoding="utf-8") as f:
+        assert json.loads(out) == json.load(f)
+
+
+def test_text_cases_use_whole_words_where_the_vocab_has_them():
+    """The Unigram files keep every corpus word whole (their scores make a split cost more), so the
+    text case has one token per word there: a sanity check of the embedded ids."""
+    with open(os.path.join(HERE, "family_tokenizer_ids.json"), encoding="utf-8") as f:
+        ids = json.load(f)
+    words = len(mfc.TEXT.split())
+    for kind in ("albert_unigram", "xlmr_unigram"):
+        assert len(ids[kind]["text"]["ids"]) == words + 2, kind
+    for kind in ids:
+        assert max(max(ids[kind][c]["ids"]) for c in ("text", "text_pair")) < mfc.VOCAB
