@@ -550,12 +550,7 @@ def build_family_model(out_dir, name):
                     raise AssertionError("%s/%s: padding changes %s by %g" % (name, case, key,
                                                                               np.abs(got - val).max()))
         if offsets is not None:
-            with open(os.path.join(cdir, "offsets.txt"), "w", encoding="ascii", newline="\n") as f:
-                f.writelines("%d %d %d\n" % o for o in offsets)
-            texts = {"text.txt": TEXT} if case == "text" else {"text_a.txt": TEXT_A, "text_b.txt": TEXT_B}
-            for fname, t in texts.items():
-                with open(os.path.join(cdir, fname), "wb") as f:
-                    f.write(t.encode())
+            mtc.write_text_case(cdir, offsets, case == "text_pair", TEXT, TEXT_A, TEXT_B)
         lines.append("%s %s %s %s %d\n" % (name, fam, task, case, len(ids)))
     return lines
 

@@ -269,12 +269,7 @@ def build_task_model(out_dir, name):
                 if np.abs(got - val).max() > 1e-9:
                     raise AssertionError("%s: padding changes %s" % (name, key))
         if offsets is not None:
-            with open(os.path.join(cdir, "offsets.txt"), "w", encoding="ascii", newline="\n") as f:
-                f.writelines("%d %d %d\n" % o for o in offsets)
-            texts = {"text.txt": TEXT} if case == "text" else {"text_a.txt": TEXT_A, "text_b.txt": TEXT_B}
-            for fname, t in texts.items():
-                with open(os.path.join(cdir, fname), "wb") as f:
-                    f.write(t.encode())
+            mt.write_text_case(cdir, offsets, case == "text_pair", TEXT, TEXT_A, TEXT_B)
             if task == "question_answering" and case == "text_pair":
                 i, j, score, margin = tasks_numpy.best_span(res["start_logits"], res["end_logits"], first, last,
                                                             QA_MAX_ANSWER_TOKENS)
