@@ -158,7 +158,7 @@ def _normalize(config):
     n.update(act=c.get("hidden_act", "gelu_new" if fam == "albert" else "gelu"),
              eps=c.get("layer_norm_eps", 1e-12), type_vocab=c.get("type_vocab_size", 2),
              pad_id=c.get("pad_token_id", 1 if fam == "roberta" else 0),
-             embedding_size=c.get("embedding_size", c["hidden_size"] if fam == "electra" else 128))
+             embedding_size=c.get("embedding_size", 128))  # ElectraConfig / AlbertConfig default
     if fam == "roberta":
         n["embedding_size"] = n["hidden"]
     if fam == "albert":
