@@ -211,7 +211,7 @@ FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes
   const std::vector<std::string> unused = ck.unused_tensors();
   std::vector<std::string> errors;
   for (const std::string& n : unused) {
-    if (HfBertCheckpoint::is_training_only(n)) {
+    if (ck.is_training_only_here(n)) {
       notes->push_back("note: ignoring training-only tensor '" + n + "'");
     } else {
       errors.push_back(n);
@@ -274,10 +274,18 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
   const Vocab& vocab = vocab_in ? *vocab_in : kNoVocab;
   const bool have_vocab = vocab_in != nullptr;
 
-  int max_pos = cfg.max_position_embeddings;
-  if (o.max_seq_len < 0 || o.max_seq_len > cfg.max_position_embeddings)
+  if (!o.fp32 && !cfg.is_bert_or_distilbert())
+    throw std::runtime_error(std::string("int8 conversion of ") + family_name(m.family()) +
+                             " models is not supported yet (convert with --fp32)");
+  // RoBERTa's positions start at padding_idx + 1: its table holds that many fewer sequence positions.
+  const int seq_limit = m.positions == PositionScheme::kPaddingOffset
+                            ? cfg.max_position_embeddings - m.padding_idx - 1
+                            : cfg.max_position_embeddings;
+  int max_pos = seq_limit;
+  if (o.max_seq_len < 0 || o.max_seq_len > seq_limit)
     throw std::runtime_error("--max-seq-len " + std::to_string(o.max_seq_len) + " is outside 1.." +
-                             std::to_string(cfg.max_position_embeddings) + " (max_position_embeddings)");
+                             std::to_string(seq_limit) + " (max_position_embeddings" +
+                             (seq_limit != cfg.max_position_embeddings ? " - padding_idx - 1)" : ")"));
   if (o.max_seq_len > 0) {
     max_pos = o.max_seq_len;
   } else if (m.max_seq_length > 0 && m.max_seq_length < max_pos) {

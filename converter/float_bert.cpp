@@ -6,6 +6,7 @@
 #include <string>
 
 #include "converter/checkpoint/checkpoint_error.h"
+#include "converter/checkpoint/family_layout.h"
 
 namespace edgebert::convert {
 
@@ -16,9 +17,20 @@ float ffn_activation(HiddenAct act, float x) {
       const float k = 0.7978845608028654f;  // sqrt(2 / pi)
       return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
     }
+    case HiddenAct::kSilu: return x / (1.0f + std::exp(-x));
+    case HiddenAct::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
+    case HiddenAct::kTanh: return std::tanh(x);
     case HiddenAct::kGelu: break;
   }
   return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+}
+
+double RotaryParams::theta_at(int seq_len, bool local) const {
+  double t = local ? local_theta : theta;
+  if (ntk_factor > 0 && seq_len > ntk_max_trained)
+    t *= std::pow(ntk_factor * seq_len / ntk_max_trained - (ntk_factor - 1.0),
+                  static_cast<double>(dims) / (dims - 2));
+  return t;
 }
 
 const char* gemm_kind_suffix(GemmKind kind) {
@@ -46,56 +58,91 @@ namespace {
 
 int64_t i64(int v) { return static_cast<int64_t>(v); }
 
-FloatLinear load_linear(const HfBertCheckpoint& ck, const std::string& hf_prefix, std::string name, int out, int in) {
+// Whether a linear / norm has a bias: required (BERT-style families), forbidden or optional.
+enum class Bias { kRequired, kNone };
+
+Bias bias_if(bool b) { return b ? Bias::kRequired : Bias::kNone; }
+
+void refuse_bias(const HfBertCheckpoint& ck, const std::string& name) {
+  if (const TensorInfo* t = ck.resolve(name + ".bias"))
+    throw CheckpointError(t->file + ": tensor '" + t->name + "' is not used: config.json says this layer has no bias");
+}
+
+FloatLinear load_linear(const HfBertCheckpoint& ck, const std::string& hf_prefix, std::string name, int out, int in,
+                        Bias bias = Bias::kRequired) {
   FloatLinear l;
   l.name = std::move(name);
   l.in = in;
   l.out = out;
   ck.load(hf_prefix + ".weight", {i64(out), i64(in)}, l.weight);
-  ck.load(hf_prefix + ".bias", {i64(out)}, l.bias);
+  if (bias == Bias::kRequired) {
+    ck.load(hf_prefix + ".bias", {i64(out)}, l.bias);
+  } else {
+    refuse_bias(ck, hf_prefix);
+  }
   return l;
 }
 
-FloatLayerNorm load_norm(const HfBertCheckpoint& ck, const std::string& hf_prefix, int hidden) {
+FloatLayerNorm load_norm(const HfBertCheckpoint& ck, const std::string& hf_prefix, int hidden,
+                         Bias bias = Bias::kRequired) {
   FloatLayerNorm n;
   ck.load(hf_prefix + ".weight", {i64(hidden)}, n.gamma);
-  ck.load(hf_prefix + ".bias", {i64(hidden)}, n.beta);
+  if (bias == Bias::kRequired) {
+    ck.load(hf_prefix + ".bias", {i64(hidden)}, n.beta);
+  } else {
+    refuse_bias(ck, hf_prefix);
+  }
   return n;
 }
 
-}  // namespace
+// Rows of several linears stacked into one (same input), biases likewise (all or none).
+FloatLinear stack(std::string name, const std::vector<const FloatLinear*>& parts) {
+  FloatLinear l;
+  l.name = std::move(name);
+  l.in = parts.front()->in;
+  for (const FloatLinear* p : parts) {
+    l.out += p->out;
+    l.weight.insert(l.weight.end(), p->weight.begin(), p->weight.end());
+    l.bias.insert(l.bias.end(), p->bias.begin(), p->bias.end());
+  }
+  return l;
+}
 
-namespace {
-
-// HF tensor names (without the model prefix) of one encoder layer's parts.
-struct LayerNames {
-  const char *q, *k, *v, *attention_output, *attention_norm, *intermediate, *output, *output_norm;
-};
-constexpr LayerNames kBertLayer = {"attention.self.query", "attention.self.key", "attention.self.value",
-                                   "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
-                                   "output.dense", "output.LayerNorm"};
-constexpr LayerNames kDistilBertLayer = {"attention.q_lin", "attention.k_lin", "attention.v_lin",
-                                         "attention.out_lin", "sa_layer_norm", "ffn.lin1",
-                                         "ffn.lin2", "output_layer_norm"};
-
-void load_heads(const HfBertCheckpoint& ck, Task task, FloatBert& m) {
+void load_heads(const HfBertCheckpoint& ck, Task task, FloatBert& m, const FamilyLayout& layout) {
   const BertConfig& c = m.config;
+  const FamilyConfig& f = c.family;
   const int H = c.hidden_size;
-  const bool distil = c.is_distilbert();
-  m.has_pooler = !distil && (ck.has_pooler() || (task == Task::kSequenceClassification));
-  if (m.has_pooler) m.pooler = load_linear(ck, "pooler.dense", "pooler", H, H);
+  const Family fam = m.family();
+  // BERT keeps its pooler for sequence classification; RobertaModel / AlbertModel have one when
+  // saved as base models; the For* heads of RoBERTa, ELECTRA, ModernBERT use none.
+  const bool pooler_for_head = task == Task::kSequenceClassification &&
+                               (fam == Family::kBert || fam == Family::kAlbert || fam == Family::kNomicBert);
+  m.has_pooler = !layout.pooler.empty() && (ck.has(layout.pooler + ".weight") || pooler_for_head);
+  if (m.has_pooler) m.pooler = load_linear(ck, layout.pooler, "pooler", H, H);
+  const bool modernbert = fam == Family::kModernBert;
+  auto load_modernbert_head = [&] {
+    m.has_pre_classifier = true;
+    m.pre_classifier = load_linear(ck, "head.dense", "head.dense", H, H, bias_if(f.classifier_bias));
+    m.pre_classifier_act = f.head_activation;
+    m.has_head_norm = true;
+    m.head_norm = load_norm(ck, "head.norm", H, bias_if(f.norm_bias));
+    m.head_per_token = task != Task::kSequenceClassification;
+    m.head_mean_pooling = task == Task::kSequenceClassification && f.classifier_mean_pooling;
+  };
   switch (task) {
     case Task::kEncoder:
     case Task::kSentenceEmbedding:
       return;
     case Task::kQuestionAnswering: {
-      const TensorInfo* t = ck.resolve("qa_outputs.weight");
+      const std::string qa = modernbert ? "classifier" : "qa_outputs";
+      const TensorInfo* t = ck.resolve(qa + ".weight");
       if (t && (t->shape.size() != 2 || t->shape[0] != 2)) {
         throw CheckpointError(t->file + ": tensor '" + t->name + "' has shape " + shape_to_string(t->shape) +
                               ", expected [2, " + std::to_string(H) + "] (start and end logits)");
       }
+      if (modernbert) load_modernbert_head();
       m.num_labels = 2;
-      m.classifier = load_linear(ck, "qa_outputs", "qa_outputs", 2, H);
+      m.classifier = load_linear(ck, qa, "qa_outputs", 2, H);
       return;
     }
     case Task::kSequenceClassification:
@@ -103,17 +150,58 @@ void load_heads(const HfBertCheckpoint& ck, Task task, FloatBert& m) {
       break;
   }
   m.num_labels = ck.num_labels();
+  const bool two_layer = task == Task::kSequenceClassification && (fam == Family::kRoberta || fam == Family::kElectra);
+  const std::string cls = two_layer ? "classifier.out_proj" : "classifier";
   if (m.num_labels <= 0) {
-    throw CheckpointError(ck.weights().source() + ": missing tensor 'classifier.weight' (the " + task_name(task) +
+    throw CheckpointError(ck.weights().source() + ": missing tensor '" + cls + ".weight' (the " + task_name(task) +
                           " head of architecture " +
                           (c.architectures.empty() ? std::string("?") : c.architectures.front()) + ")");
   }
-  if (distil && task == Task::kSequenceClassification) {
+  if (task == Task::kSequenceClassification && (m.config.is_distilbert() || two_layer)) {
     m.has_pre_classifier = true;
-    m.pre_classifier = load_linear(ck, "pre_classifier", "pre_classifier", H, H);
+    const std::string pre = m.config.is_distilbert() ? "pre_classifier" : "classifier.dense";
+    m.pre_classifier = load_linear(ck, pre, "pre_classifier", H, H);
+    m.pre_classifier_act = fam == Family::kRoberta ? HiddenAct::kTanh
+                           : fam == Family::kElectra ? HiddenAct::kGelu  // ElectraClassificationHead: gelu
+                                                     : HiddenAct::kRelu;
   }
-  m.classifier = load_linear(ck, "classifier", "classifier", m.num_labels, H);
+  if (modernbert) load_modernbert_head();
+  m.classifier = load_linear(ck, cls, "classifier", m.num_labels, H);
   if (c.has_id2label) m.labels = c.id2label;
+}
+
+FloatLayer load_layer(const HfBertCheckpoint& ck, const FloatBert& m, const LayerLayout& n, int index) {
+  const BertConfig& c = m.config;
+  const FamilyConfig& f = c.family;
+  const int H = c.hidden_size, I = c.intermediate_size;
+  const std::string ours = "layer." + std::to_string(index) + ".";
+  const Bias attn_bias = bias_if(f.attention_bias), in_bias = bias_if(f.mlp_in_bias);
+  const Bias out_bias = bias_if(f.mlp_out_bias), norm_bias = bias_if(f.norm_bias);
+  FloatLayer L;
+  if (!n.qkv.empty()) {
+    L.qkv = load_linear(ck, n.qkv, "", 3 * H, H, attn_bias);
+  } else {
+    const FloatLinear q = load_linear(ck, n.q, "", H, H, attn_bias);
+    const FloatLinear k = load_linear(ck, n.k, "", H, H, attn_bias);
+    const FloatLinear v = load_linear(ck, n.v, "", H, H, attn_bias);
+    L.qkv = stack("", {&q, &k, &v});
+  }
+  L.qkv.name = ours + gemm_kind_suffix(GemmKind::kQkv);
+  L.attention_output = load_linear(ck, n.attention_output, ours + gemm_kind_suffix(GemmKind::kAttentionOutput), H,
+                                   H, attn_bias);
+  L.has_attention_norm = !n.attention_norm.empty();
+  if (L.has_attention_norm) L.attention_norm = load_norm(ck, n.attention_norm, H, norm_bias);
+  const std::string inter_name = ours + gemm_kind_suffix(GemmKind::kIntermediate);
+  if (!n.gate_act.empty()) {  // two gated halves: [act rows; value rows]
+    const FloatLinear a = load_linear(ck, n.gate_act, "", I, H, in_bias);
+    const FloatLinear v = load_linear(ck, n.gate_value, "", I, H, in_bias);
+    L.intermediate = stack(inter_name, {&a, &v});
+  } else {
+    L.intermediate = load_linear(ck, n.intermediate, inter_name, m.gated_ffn ? 2 * I : I, H, in_bias);
+  }
+  L.output = load_linear(ck, n.output, ours + gemm_kind_suffix(GemmKind::kOutput), H, I, out_bias);
+  L.output_norm = load_norm(ck, n.output_norm, H, norm_bias);
+  return L;
 }
 
 }  // namespace
@@ -125,44 +213,48 @@ FloatBert load_float_bert(const HfBertCheckpoint& ck, Task task) {
   m.config = ck.config();
   m.task = task;
   const BertConfig& c = m.config;
-  const int H = c.hidden_size, I = c.intermediate_size;
-  const bool distil = c.is_distilbert();
-  m.has_embeddings = ck.has_embeddings();
+  const FamilyConfig& f = c.family;
+  const int H = c.hidden_size;
+  const FamilyLayout layout = family_layout(c);
+  m.embedding_size = f.embedding_size > 0 ? f.embedding_size : H;
+  const int E = m.embedding_size;
+  m.positions = f.padding_offset_positions ? PositionScheme::kPaddingOffset
+                : f.has_position_embeddings   ? PositionScheme::kAbsolute
+                                              : PositionScheme::kNone;
+  m.padding_idx = f.pad_token_id;
+  m.pre_norm = f.pre_norm;
+  m.gated_ffn = f.gated_ffn;
+  m.rotary.dims = f.rotary_dims;
+  m.rotary.interleaved = f.rotary_interleaved;
+  m.rotary.theta = f.rotary_theta;
+  m.rotary.local_theta = f.rotary_local_theta;
+  m.rotary.ntk_factor = f.rotary_ntk_factor;
+  m.rotary.ntk_max_trained = f.rotary_ntk_max_trained;
+  m.has_embeddings = ck.has(layout.word + ".weight");
   if (m.has_embeddings) {
-    ck.load("embeddings.word_embeddings.weight", {i64(c.vocab_size), i64(H)}, m.word_embeddings);
-    ck.load("embeddings.position_embeddings.weight", {i64(c.max_position_embeddings), i64(H)},
-            m.position_embeddings);
-    if (c.has_token_types())
-      ck.load("embeddings.token_type_embeddings.weight", {i64(c.type_vocab_size), i64(H)}, m.token_type_embeddings);
-    m.embedding_norm = load_norm(ck, "embeddings.LayerNorm", H);
+    ck.load(layout.word + ".weight", {i64(c.vocab_size), i64(E)}, m.word_embeddings);
+    if (!layout.position.empty())
+      ck.load(layout.position + ".weight", {i64(c.max_position_embeddings), i64(E)}, m.position_embeddings);
+    if (!layout.token_type.empty())
+      ck.load(layout.token_type + ".weight", {i64(c.type_vocab_size), i64(E)}, m.token_type_embeddings);
+    m.embedding_norm = load_norm(ck, layout.embedding_norm, E, bias_if(f.norm_bias));
+  } else if (!c.is_bert_or_distilbert()) {
+    throw CheckpointError(ck.weights().source() + ": missing tensor '" + ck.checkpoint_name(layout.word + ".weight") + "'");
   }
-  const LayerNames& names = distil ? kDistilBertLayer : kBertLayer;
-  const std::string layer_prefix = distil ? "transformer.layer." : "encoder.layer.";
-  m.layers.resize(c.num_hidden_layers);
-  for (int i = 0; i < c.num_hidden_layers; ++i) {
-    const std::string hf = layer_prefix + std::to_string(i) + ".";
-    const std::string ours = "layer." + std::to_string(i) + ".";
-    FloatLayer& L = m.layers[i];
-    FloatLinear q = load_linear(ck, hf + names.q, "", H, H);
-    FloatLinear k = load_linear(ck, hf + names.k, "", H, H);
-    FloatLinear v = load_linear(ck, hf + names.v, "", H, H);
-    L.qkv.name = ours + gemm_kind_suffix(GemmKind::kQkv);
-    L.qkv.in = H;
-    L.qkv.out = 3 * H;
-    L.qkv.weight.reserve(static_cast<size_t>(3) * H * H);
-    L.qkv.bias.reserve(static_cast<size_t>(3) * H);
-    for (const FloatLinear* p : {&q, &k, &v}) {
-      L.qkv.weight.insert(L.qkv.weight.end(), p->weight.begin(), p->weight.end());
-      L.qkv.bias.insert(L.qkv.bias.end(), p->bias.begin(), p->bias.end());
-    }
-    L.attention_output =
-        load_linear(ck, hf + names.attention_output, ours + gemm_kind_suffix(GemmKind::kAttentionOutput), H, H);
-    L.attention_norm = load_norm(ck, hf + names.attention_norm, H);
-    L.intermediate = load_linear(ck, hf + names.intermediate, ours + gemm_kind_suffix(GemmKind::kIntermediate), I, H);
-    L.output = load_linear(ck, hf + names.output, ours + gemm_kind_suffix(GemmKind::kOutput), H, I);
-    L.output_norm = load_norm(ck, hf + names.output_norm, H);
+  m.has_embedding_projection = !layout.embedding_projection.empty();
+  if (m.has_embedding_projection)
+    m.embedding_projection = load_linear(ck, layout.embedding_projection, "embedding_projection", H, E);
+  m.layers.reserve(layout.layers.size());
+  for (size_t i = 0; i < layout.layers.size(); ++i)
+    m.layers.push_back(load_layer(ck, m, layout.layers[i], static_cast<int>(i)));
+  m.layer_map = layout.layer_map;
+  for (int l = 0; l < m.num_applied_layers(); ++l) {
+    const bool sliding = l < static_cast<int>(f.sliding_layers.size()) && f.sliding_layers[l];
+    m.local_window.push_back(sliding ? f.local_attention : 0);
   }
-  load_heads(ck, task, m);
+  m.has_final_norm = !layout.final_norm.empty();
+  if (m.has_final_norm) m.final_norm = load_norm(ck, layout.final_norm, H, bias_if(f.norm_bias));
+  load_heads(ck, task, m, layout);
   return m;
 }
 

@@ -1,6 +1,7 @@
-// float_bert.h: the converter's in-memory float32 copy of a BERT or DistilBERT checkpoint (fused
-// QKV) with its task head, loaded from a HuggingFace directory. It is what calibration runs and
-// what gets quantized.
+// float_bert.h: the converter's in-memory float32 copy of a BERT-family checkpoint (BERT,
+// DistilBERT, RoBERTa / XLM-RoBERTa / CamemBERT, ELECTRA, ALBERT, nomic-bert, ModernBERT; fused
+// QKV, fused gated FFN input) with its task head, loaded from a HuggingFace directory through the
+// family's layout (checkpoint/family_layout.h). It is what calibration runs and what gets quantized.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@
 
 namespace edgebert::convert {
 
-// y = x W^T + b, W row-major [out, in] (torch layout).
+// y = x W^T + b, W row-major [out, in] (torch layout); `bias` empty: no bias.
 struct FloatLinear {
   std::string name;  // e.g. "layer.3.attention.qkv"
   int in = 0, out = 0;
@@ -22,7 +23,7 @@ struct FloatLinear {
 };
 
 struct FloatLayerNorm {
-  std::vector<float> gamma, beta;
+  std::vector<float> gamma, beta;  // beta empty: LayerNorm without bias (ModernBERT norm_bias false)
 };
 
 // The four GEMMs of an encoder layer, in schedule order.
@@ -30,48 +31,96 @@ enum class GemmKind { kQkv = 0, kAttentionOutput = 1, kIntermediate = 2, kOutput
 constexpr int kGemmsPerLayer = 4;
 const char* gemm_kind_suffix(GemmKind kind);  // "attention.qkv", "attention.output", ...
 
+// Post-norm (BERT): x = attention_norm(x + attn(x)); x = output_norm(x + ffn(x)).
+// Pre-norm (ModernBERT): x += attn(attention_norm(x)) (identity when has_attention_norm is false);
+// x += ffn(output_norm(x)).
 struct FloatLayer {
   FloatLinear qkv;               // [3H, H]: Q rows, then K, then V
   FloatLinear attention_output;  // [H, H]
+  bool has_attention_norm = true;
   FloatLayerNorm attention_norm;
-  FloatLinear intermediate;      // [I, H]
+  FloatLinear intermediate;      // [I, H]; gated FFN: [2I, H], act(first I outputs) * last I outputs
   FloatLinear output;            // [H, I]
   FloatLayerNorm output_norm;
   FloatLinear& gemm(GemmKind k);
   const FloatLinear& gemm(GemmKind k) const;
 };
 
-// The FFN activation of `act` applied to x (erf GELU, ReLU, or tanh-approximated GELU).
+// The activation `act` applied to x (erf GELU, ReLU, tanh-approximated GELU, SiLU, sigmoid).
 float ffn_activation(HiddenAct act, float x);
 
+// Rotary position embedding of q and k (nomic-bert, ModernBERT), positions 0..S-1: the first
+// `dims` features of each head rotate by pos * theta^(-2i/dims) (pairs (i, i + dims/2), or (2i,
+// 2i+1) when interleaved). ModernBERT's sliding layers use local_theta. Dynamic NTK (nomic):
+// when ntk_factor > 0 and S > ntk_max_trained, theta *= (f S / max - (f - 1))^(dims / (dims - 2)).
+struct RotaryParams {
+  int dims = 0;  // 0: no rotary
+  bool interleaved = false;
+  double theta = 10000.0, local_theta = 10000.0;
+  double ntk_factor = 0.0;
+  int ntk_max_trained = 0;
+  double theta_at(int seq_len, bool local) const;
+};
+
+// How a family turns token ids into positions for its position table.
+enum class PositionScheme { kAbsolute = 0, kPaddingOffset = 1, kNone = 2 };
+
 struct FloatBert {
-  BertConfig config;
+  BertConfig config;  // config.family: the family and its options
+  Family family() const { return config.family.family; }
   Task task = Task::kEncoder;
   int num_labels = 0;  // rows of `classifier` (2 for question answering), 0 without one
   std::vector<std::string> labels;  // id2label in id order (classification tasks), or empty
   bool has_embeddings = false;
-  std::vector<float> word_embeddings;        // [vocab, H]
-  std::vector<float> position_embeddings;    // [max_pos, H]
-  std::vector<float> token_type_embeddings;  // [type_vocab, H]; empty without token types
-  FloatLayerNorm embedding_norm;
-  std::vector<FloatLayer> layers;
+  int embedding_size = 0;                    // E: hidden size, or ELECTRA / ALBERT embedding_size
+  std::vector<float> word_embeddings;        // [vocab, E]
+  PositionScheme positions = PositionScheme::kAbsolute;  // kPaddingOffset: padding_idx + 1 + i (RoBERTa)
+  int padding_idx = 0;                       // RoBERTa: the pad id (positions of pads)
+  std::vector<float> position_embeddings;    // [max_pos, E]; empty with kNone
+  std::vector<float> token_type_embeddings;  // [type_vocab, E]; empty without token types
+  FloatLayerNorm embedding_norm;             // over E
+  bool has_embedding_projection = false;
+  FloatLinear embedding_projection;          // [H, E] (ELECTRA embeddings_project, ALBERT mapping_in)
+  std::vector<FloatLayer> layers;            // stored layers
+  std::vector<int> layer_map;                // applied layer -> layers[] (ALBERT shares); identity otherwise
+  bool pre_norm = false;
+  bool gated_ffn = false;
+  RotaryParams rotary;
+  std::vector<int> local_window;             // per applied layer: 0 global, w: keys with |i - j| <= w / 2
+  bool has_final_norm = false;
+  FloatLayerNorm final_norm;                 // ModernBERT final_norm
   bool has_pooler = false;
   FloatLinear pooler;      // [H, H]
   bool has_pre_classifier = false;
-  FloatLinear pre_classifier;  // [H, H] + ReLU before the classifier (DistilBERT)
+  // [H, H] + pre_classifier_act before the classifier: DistilBERT ReLU, RoBERTa classifier.dense +
+  // tanh, ELECTRA classifier.dense + GELU, ModernBERT head.dense + classifier_activation (then
+  // head_norm), on token 0 (ModernBERT mean pooling: the masked mean) or, for ModernBERT token
+  // classification / QA, on every token.
+  FloatLinear pre_classifier;
+  HiddenAct pre_classifier_act = HiddenAct::kRelu;
+  bool has_head_norm = false;
+  FloatLayerNorm head_norm;
+  bool head_mean_pooling = false;    // ModernBERT classifier_pooling "mean" (sequence classification)
+  bool head_per_token = false;       // ModernBERT token classification / QA: pre_classifier on every token
   FloatLinear classifier;  // [labels, H]; question answering: qa_outputs [2, H]
   PoolingMode pooling = PoolingMode::kCls;  // SENTENCE_EMBEDDING only
   bool normalize = false;                   // SENTENCE_EMBEDDING only
   int max_seq_length = 0;  // sentence-transformers' max_seq_length (inputs it would truncate), 0: none
   bool lowercase_input = false;  // sentence-transformers lower-cases the text before tokenizing
   int head_dim() const { return config.hidden_size / config.num_attention_heads; }
+  // layer_map empty (models built in memory): layer i runs layers[i]
+  int num_applied_layers() const { return static_cast<int>(layer_map.empty() ? layers.size() : layer_map.size()); }
+  int stored_layer(int i) const { return layer_map.empty() ? i : layer_map[i]; }
+  const FloatLayer& applied_layer(int i) const { return layers[stored_layer(i)]; }
   HiddenAct activation() const { return config.activation; }
 };
 
 // Loads and validates every tensor the task needs against config.json (throws CheckpointError
-// naming the file and tensor on any problem): the encoder (BERT or DistilBERT names), plus
+// naming the file and tensor on any problem): the encoder (the family's layout), plus
 //   kEncoder / kSentenceEmbedding: the pooler when present (BERT);
-//   kSequenceClassification: BERT pooler + classifier; DistilBERT pre_classifier + classifier;
+//   kSequenceClassification: BERT / ALBERT / nomic pooler + classifier; DistilBERT pre_classifier +
+//     classifier; RoBERTa / ELECTRA classifier.dense (pre_classifier) + classifier.out_proj;
+//     ModernBERT head.dense + head.norm + classifier;
 //   kQuestionAnswering: qa_outputs [2, H] (+ BERT pooler when present);
 //   kTokenClassification: classifier [num_labels, H] (+ BERT pooler when present).
 // Labels come from config.json id2label for the classification tasks.

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -74,7 +75,8 @@ Offset<fb::Linear> linear(FlatBufferBuilder& b, const FloatLinear& f, const Conv
   } else {
     w = f32_tensor(b, f.name + ".weight", f.weight, {f.out, f.in});
   }
-  auto bias = f32_tensor(b, f.name + ".bias", f.bias, {f.out});
+  Offset<fb::Tensor> bias;
+  if (!f.bias.empty()) bias = f32_tensor(b, f.name + ".bias", f.bias, {f.out});
   Offset<fb::ActQuant> in, out;
   Offset<flatbuffers::Vector<float>> factors;
   if (c && int8_model) {
@@ -89,7 +91,7 @@ Offset<fb::Linear> linear(FlatBufferBuilder& b, const FloatLinear& f, const Conv
   lb.add_in_features(f.in);
   lb.add_out_features(f.out);
   lb.add_weight(w);
-  lb.add_bias(bias);
+  if (!bias.IsNull()) lb.add_bias(bias);
   if (c && int8_model) {
     lb.add_input_quant(in);
     lb.add_output_quant(out);
@@ -104,11 +106,19 @@ Offset<fb::Linear> linear(FlatBufferBuilder& b, const FloatLinear& f, const Conv
 Offset<fb::LayerNorm> layer_norm(FlatBufferBuilder& b, const std::string& name, const FloatLayerNorm& n) {
   const int64_t H = static_cast<int64_t>(n.gamma.size());
   auto g = f32_tensor(b, name + ".gamma", n.gamma, {H});
-  auto be = f32_tensor(b, name + ".beta", n.beta, {H});
+  Offset<fb::Tensor> be;
+  if (!n.beta.empty()) be = f32_tensor(b, name + ".beta", n.beta, {H});
   return fb::CreateLayerNorm(b, g, be);
 }
 
 }  // namespace
+
+int64_t position_rows(const FloatBert& m, int max_sequence) {
+  if (m.positions == PositionScheme::kNone) return 0;
+  const int64_t rows = m.positions == PositionScheme::kPaddingOffset ? int64_t(max_sequence) + m.padding_idx + 1
+                                                                     : int64_t(max_sequence);
+  return std::min<int64_t>(rows, m.config.max_position_embeddings);
+}
 
 flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   const FloatBert& m = *cm.model;
@@ -135,21 +145,25 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
     vocab = vb.Finish();
   }
 
+  const int64_t E = m.embedding_size > 0 ? m.embedding_size : H;
   Offset<fb::Embeddings> emb;
   if (m.has_embeddings) {
     Offset<fb::Tensor> word;
     if (cm.int8) {
-      word = tensor(b, "embeddings.word", fb::DType::I8, {c.vocab_size, H}, cm.word_embeddings.q.data(),
+      word = tensor(b, "embeddings.word", fb::DType::I8, {c.vocab_size, E}, cm.word_embeddings.q.data(),
                     cm.word_embeddings.q.size(), &cm.word_embeddings.scales);
     } else {
-      word = f32_tensor(b, "embeddings.word", m.word_embeddings, {c.vocab_size, H});
+      word = f32_tensor(b, "embeddings.word", m.word_embeddings, {c.vocab_size, E});
     }
-    const size_t pos_rows = static_cast<size_t>(cm.max_position);
-    auto pos = tensor(b, "embeddings.position", fb::DType::F32, {cm.max_position, H}, m.position_embeddings.data(),
-                      pos_rows * H * sizeof(float));
+    Offset<fb::Tensor> pos;
+    if (m.positions != PositionScheme::kNone) {
+      const int64_t pos_rows = position_rows(m, cm.max_position);
+      pos = tensor(b, "embeddings.position", fb::DType::F32, {pos_rows, E}, m.position_embeddings.data(),
+                   static_cast<size_t>(pos_rows * E) * sizeof(float));
+    }
     Offset<fb::Tensor> type;
     if (c.has_token_types())
-      type = f32_tensor(b, "embeddings.token_type", m.token_type_embeddings, {c.type_vocab_size, H});
+      type = f32_tensor(b, "embeddings.token_type", m.token_type_embeddings, {c.type_vocab_size, E});
     auto norm = layer_norm(b, "embeddings.norm", m.embedding_norm);
     emb = fb::CreateEmbeddings(b, word, pos, type, norm);
   }
@@ -162,7 +176,8 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
     const std::string p = "layer." + std::to_string(i) + ".";
     auto qkv = linear(b, L.qkv, cl(GemmKind::kQkv), cm.int8);
     auto ao = linear(b, L.attention_output, cl(GemmKind::kAttentionOutput), cm.int8);
-    auto an = layer_norm(b, p + "attention.norm", L.attention_norm);
+    Offset<fb::LayerNorm> an;
+    if (L.has_attention_norm) an = layer_norm(b, p + "attention.norm", L.attention_norm);
     auto it = linear(b, L.intermediate, cl(GemmKind::kIntermediate), cm.int8);
     auto ou = linear(b, L.output, cl(GemmKind::kOutput), cm.int8);
     auto on = layer_norm(b, p + "output.norm", L.output_norm);
@@ -180,10 +195,50 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   if (m.task == Task::kSentenceEmbedding)
     pooling = fb::CreateSentencePooling(b, static_cast<fb::Pooling>(static_cast<int>(m.pooling)), m.normalize);
 
+  const bool family_fields = !c.is_bert_or_distilbert();
+  Offset<fb::Linear> projection;
+  Offset<fb::LayerNorm> final_norm, head_norm;
+  Offset<fb::Rotary> rotary;
+  Offset<flatbuffers::Vector<int32_t>> layer_map, local_window;
+  if (family_fields) {
+    if (m.has_embedding_projection) projection = linear(b, m.embedding_projection, nullptr, false);
+    if (m.has_final_norm) final_norm = layer_norm(b, "final_norm", m.final_norm);
+    if (m.has_head_norm) head_norm = layer_norm(b, "head.norm", m.head_norm);
+    if (m.rotary.dims > 0)
+      rotary = fb::CreateRotary(b, m.rotary.dims, m.rotary.interleaved, m.rotary.theta, m.rotary.local_theta,
+                                m.rotary.ntk_factor, m.rotary.ntk_max_trained);
+    bool identity = m.num_applied_layers() == static_cast<int>(m.layers.size());
+    for (int i = 0; i < m.num_applied_layers(); ++i) identity = identity && m.stored_layer(i) == i;
+    if (!identity) layer_map = b.CreateVector(m.layer_map);
+    if (std::any_of(m.local_window.begin(), m.local_window.end(), [](int w) { return w > 0; }))
+      local_window = b.CreateVector(m.local_window);
+  }
   auto model_type = b.CreateString(c.model_type);
-  auto config = fb::CreateConfig(b, c.hidden_size, c.num_attention_heads, c.num_hidden_layers, c.intermediate_size,
-                                 c.vocab_size, cm.max_position, c.type_vocab_size, c.layer_norm_eps, m.num_labels,
-                                 model_type, static_cast<fb::Activation>(static_cast<int>(c.activation)));
+  fb::ConfigBuilder cb(b);
+  cb.add_hidden_size(c.hidden_size);
+  cb.add_num_attention_heads(c.num_attention_heads);
+  // the number of layers the model applies (ALBERT: more than it stores)
+  cb.add_num_hidden_layers(m.num_applied_layers());
+  cb.add_intermediate_size(c.intermediate_size);
+  cb.add_vocab_size(c.vocab_size);
+  cb.add_max_position_embeddings(cm.max_position);
+  cb.add_type_vocab_size(c.type_vocab_size);
+  cb.add_layer_norm_eps(c.layer_norm_eps);
+  cb.add_num_labels(m.num_labels);
+  cb.add_model_type(model_type);
+  cb.add_hidden_act(static_cast<fb::Activation>(static_cast<int>(c.activation)));
+  if (family_fields) {
+    cb.add_family(static_cast<fb::Family>(static_cast<int>(m.family())));
+    cb.add_position_ids(static_cast<fb::PositionIds>(static_cast<int>(m.positions)));
+    cb.add_padding_idx(m.padding_idx);
+    cb.add_embedding_size(static_cast<int32_t>(E));
+    cb.add_pre_norm(m.pre_norm);
+    cb.add_ffn(m.gated_ffn ? fb::FfnKind::GATED : fb::FfnKind::PLAIN);
+    if (!rotary.IsNull()) cb.add_rotary(rotary);
+    if (!layer_map.IsNull()) cb.add_layer_map(layer_map);
+    if (!local_window.IsNull()) cb.add_local_window(local_window);
+  }
+  auto config = cb.Finish();
   Offset<fb::Calibration> calib;
   if (cm.int8)
     calib = fb::CreateCalibrationDirect(b, cm.calibration_source.c_str(), cm.calibration_sequences,
@@ -192,7 +247,7 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
 
   b.ForceDefaults(true);  // always store schema_version, so readers (and tests) see it explicitly
   fb::ModelBuilder mb(b);
-  mb.add_schema_version(2);
+  mb.add_schema_version(family_fields ? kFamilySchemaVersion : 2);
   mb.add_producer(producer);
   mb.add_config(config);
   mb.add_precision(cm.int8 ? fb::Precision::INT8 : fb::Precision::FP32);
@@ -206,6 +261,16 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   if (!pre_classifier.IsNull()) mb.add_pre_classifier(pre_classifier);
   if (!labels.IsNull()) mb.add_labels(labels);
   if (!pooling.IsNull()) mb.add_sentence_pooling(pooling);
+  if (family_fields) {
+    if (!projection.IsNull()) mb.add_embedding_projection(projection);
+    if (!final_norm.IsNull()) mb.add_final_norm(final_norm);
+    if (m.has_pre_classifier)
+      mb.add_pre_classifier_act(static_cast<fb::Activation>(static_cast<int>(m.pre_classifier_act)));
+    if (!head_norm.IsNull()) mb.add_head_norm(head_norm);
+    mb.add_head_input(m.head_per_token ? fb::HeadInput::PER_TOKEN
+                      : m.head_mean_pooling ? fb::HeadInput::MEAN
+                                            : fb::HeadInput::CLS);
+  }
   fb::FinishModelBuffer(b, mb.Finish());
   return b.Release();
 }

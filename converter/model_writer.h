@@ -35,6 +35,14 @@ struct ConvertedModel {
   int calibration_sequences = 0, calibration_tokens = 0;
 };
 
+// schema_version of files of the families beyond BERT / DistilBERT (their fields would be ignored
+// by older readers); BERT / DistilBERT files keep version 2.
+constexpr uint32_t kFamilySchemaVersion = 4;
+
+// Rows of the position table kept for sequences of up to max_sequence tokens: max_sequence
+// (PADDING_OFFSET: + padding_idx + 1), at most max_position_embeddings; 0 without a table.
+int64_t position_rows(const FloatBert& m, int max_sequence);
+
 flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& model);
 
 // Writes `bytes` to `path` via a temporary file in the same directory and rename(2).

@@ -1,5 +1,7 @@
-// reference_bert.cpp: straightforward float32 BERT / DistilBERT forward (post-LN; the config's FFN
-// activation; token-type embeddings only when the model has them) for calibration.
+// reference_bert.cpp: straightforward float32 forward of every family (post-LN or pre-norm; the
+// config's FFN activation, plain or gated; token-type embeddings only when the model has them;
+// RoBERTa positions; factorized embeddings + projection; ALBERT's shared layers; rotary q/k;
+// sliding-window attention; ModernBERT's final norm) for calibration and the converter's tests.
 #include "converter/reference_bert.h"
 
 #include <algorithm>
@@ -32,12 +34,44 @@ void layer_norm_rows(float* x, size_t rows, int H, const FloatLayerNorm& ln, flo
     for (int c = 0; c < H; ++c) var += (row[c] - mean) * (row[c] - mean);
     var /= H;
     const double inv = 1.0 / std::sqrt(var + eps);
-    for (int c = 0; c < H; ++c) row[c] = static_cast<float>((row[c] - mean) * inv) * ln.gamma[c] + ln.beta[c];
+    for (int c = 0; c < H; ++c)
+      row[c] = static_cast<float>((row[c] - mean) * inv) * ln.gamma[c] + (ln.beta.empty() ? 0.f : ln.beta[c]);
   }
 }
 
-// softmax(Q K^T / sqrt(d)) V for every head of one sequence; qkv [n, 3H], ctx [n, H].
-void attention(const float* qkv, size_t n, int H, int heads, float* ctx) {
+// LayerNorm of rows into `out` (x unchanged): the pre-norm sublayer input.
+void layer_norm_copy(const float* x, size_t rows, int H, const FloatLayerNorm& ln, float eps, float* out) {
+  std::copy(x, x + rows * H, out);
+  layer_norm_rows(out, rows, H, ln, eps);
+}
+
+// Rotary embedding of Q and K of one sequence in place; qkv [n, 3H].
+void apply_rotary(float* qkv, size_t n, int H, int heads, const RotaryParams& r, double theta) {
+  const int d = H / heads, half = r.dims / 2;
+  std::vector<float> cs(half), sn(half);
+  for (size_t pos = 0; pos < n; ++pos) {
+    for (int i = 0; i < half; ++i) {
+      const double angle = static_cast<double>(pos) * std::pow(theta, -2.0 * i / r.dims);
+      cs[i] = static_cast<float>(std::cos(angle));
+      sn[i] = static_cast<float>(std::sin(angle));
+    }
+    for (int part = 0; part < 2; ++part) {  // Q, then K
+      for (int h = 0; h < heads; ++h) {
+        float* x = qkv + pos * 3 * H + part * H + h * d;
+        for (int i = 0; i < half; ++i) {
+          const int a = r.interleaved ? 2 * i : i, b = r.interleaved ? 2 * i + 1 : i + half;
+          const float x1 = x[a], x2 = x[b];
+          x[a] = x1 * cs[i] - x2 * sn[i];
+          x[b] = x2 * cs[i] + x1 * sn[i];
+        }
+      }
+    }
+  }
+}
+
+// softmax(Q K^T / sqrt(d)) V for every head of one sequence; qkv [n, 3H], ctx [n, H]. window > 0:
+// query i sees keys j with |i - j| <= window / 2 only.
+void attention(const float* qkv, size_t n, int H, int heads, int window, float* ctx) {
   const int d = H / heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   std::vector<float> p(n);
@@ -45,15 +79,17 @@ void attention(const float* qkv, size_t n, int H, int heads, float* ctx) {
     for (size_t i = 0; i < n; ++i) {
       const float* q = qkv + i * 3 * H + h * d;
       float mx = -INFINITY;
-      for (size_t j = 0; j < n; ++j) {
+      const size_t half = window > 0 ? static_cast<size_t>(window / 2) : n;
+      const size_t lo = i > half ? i - half : 0, hi = std::min(n, i + half + 1);
+      for (size_t j = lo; j < hi; ++j) {
         p[j] = dot(q, qkv + j * 3 * H + H + h * d, d) * scale;
         mx = std::max(mx, p[j]);
       }
       double sum = 0;
-      for (size_t j = 0; j < n; ++j) sum += (p[j] = std::exp(p[j] - mx));
+      for (size_t j = lo; j < hi; ++j) sum += (p[j] = std::exp(p[j] - mx));
       float* out = ctx + i * H + h * d;
       std::fill(out, out + d, 0.f);
-      for (size_t j = 0; j < n; ++j) {
+      for (size_t j = lo; j < hi; ++j) {
         const float w = static_cast<float>(p[j] / sum);
         const float* v = qkv + j * 3 * H + 2 * H + h * d;
         for (int c = 0; c < d; ++c) out[c] += w * v[c];
@@ -81,58 +117,97 @@ void linear_forward(const FloatLinear& l, const float* x, size_t rows, float* y)
   v.in = l.in;
   v.out = l.out;
   v.weight_f32 = l.weight.data();
-  v.bias = l.bias.data();
+  v.bias = l.bias.empty() ? nullptr : l.bias.data();
   XnnGemm gemm;
   if (!gemm.create(v, false, rows, &err) || !gemm.setup(rows, x, y, pool) || !gemm.run(pool))
     throw std::runtime_error(l.name + ": float reference GEMM failed " + err);
 }
 
 std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch, GemmObserver* observer) {
-  const int H = m.config.hidden_size;
+  const int H = m.config.hidden_size, E = m.embedding_size > 0 ? m.embedding_size : H;
+  const int I = m.config.intermediate_size, heads = m.config.num_attention_heads;
   const size_t T = batch.total_tokens();
   const float eps = m.config.layer_norm_eps;
   std::vector<float> hidden(T * H);
   if (!batch.embeddings.empty()) {
     std::copy(batch.embeddings.begin(), batch.embeddings.end(), hidden.begin());
   } else {
+    std::vector<float> emb(T * E);
     for (size_t s = 0; s < batch.num_sequences(); ++s) {
+      size_t real = 0;  // RoBERTa: position padding_idx + 1 + (non-pad tokens before), pads padding_idx
       for (size_t t = batch.starts[s]; t < batch.starts[s + 1]; ++t) {
-        const size_t pos = t - batch.starts[s];
-        const float* we = m.word_embeddings.data() + static_cast<size_t>(batch.ids[t]) * H;
-        const float* pe = m.position_embeddings.data() + pos * H;
-        float* h = hidden.data() + t * H;
-        for (int c = 0; c < H; ++c) h[c] = we[c] + pe[c];
+        size_t pos = t - batch.starts[s];
+        if (m.positions == PositionScheme::kPaddingOffset)
+          pos = batch.ids[t] == m.padding_idx ? static_cast<size_t>(m.padding_idx) : m.padding_idx + 1 + real++;
+        const float* we = m.word_embeddings.data() + static_cast<size_t>(batch.ids[t]) * E;
+        float* h = emb.data() + t * E;
+        for (int c = 0; c < E; ++c) h[c] = we[c];
+        if (m.positions != PositionScheme::kNone) {
+          const float* pe = m.position_embeddings.data() + pos * E;
+          for (int c = 0; c < E; ++c) h[c] += pe[c];
+        }
         if (!m.token_type_embeddings.empty()) {
-          const float* te = m.token_type_embeddings.data() + static_cast<size_t>(batch.token_types[t]) * H;
-          for (int c = 0; c < H; ++c) h[c] += te[c];
+          const float* te = m.token_type_embeddings.data() + static_cast<size_t>(batch.token_types[t]) * E;
+          for (int c = 0; c < E; ++c) h[c] += te[c];
         }
       }
     }
-    layer_norm_rows(hidden.data(), T, H, m.embedding_norm, eps);
+    layer_norm_rows(emb.data(), T, E, m.embedding_norm, eps);
+    if (m.has_embedding_projection) {
+      linear_forward(m.embedding_projection, emb.data(), T, hidden.data());
+    } else {
+      hidden.swap(emb);
+    }
   }
-  std::vector<float> qkv(T * 3 * H), ctx(T * H), tmp(T * H), inter(T * static_cast<size_t>(m.config.intermediate_size));
-  for (size_t li = 0; li < m.layers.size(); ++li) {
-    const FloatLayer& L = m.layers[li];
-    const int layer = static_cast<int>(li);
-    linear_forward(L.qkv, hidden.data(), T, qkv.data());
-    if (observer) observer->observe(layer, GemmKind::kQkv, L.qkv, hidden.data(), qkv.data(), T);
+  const size_t ffn_width = static_cast<size_t>(m.gated_ffn ? 2 * I : I);
+  std::vector<float> qkv(T * 3 * H), ctx(T * H), tmp(T * H), normed(T * H), inter(T * ffn_width), gated(T * I);
+  const HiddenAct act = m.activation();
+  for (int li = 0; li < m.num_applied_layers(); ++li) {
+    const FloatLayer& L = m.applied_layer(li);
+    const int layer = m.stored_layer(li);  // a shared layer's GEMMs are observed at every use
+    const bool local = !m.local_window.empty() && m.local_window[li] > 0;
+    // attention sublayer: pre-norm reads norm(x) (or x where the layer has no attention norm)
+    const float* attn_in = hidden.data();
+    if (m.pre_norm && L.has_attention_norm) {
+      layer_norm_copy(hidden.data(), T, H, L.attention_norm, eps, normed.data());
+      attn_in = normed.data();
+    }
+    linear_forward(L.qkv, attn_in, T, qkv.data());
+    if (observer) observer->observe(layer, GemmKind::kQkv, L.qkv, attn_in, qkv.data(), T);
     for (size_t s = 0; s < batch.num_sequences(); ++s) {
       const size_t b = batch.starts[s], n = batch.starts[s + 1] - b;
-      attention(qkv.data() + b * 3 * H, n, H, m.config.num_attention_heads, ctx.data() + b * H);
+      if (m.rotary.dims > 0)
+        apply_rotary(qkv.data() + b * 3 * H, n, H, heads, m.rotary, m.rotary.theta_at(static_cast<int>(n), local));
+      attention(qkv.data() + b * 3 * H, n, H, heads, local ? m.local_window[li] : 0, ctx.data() + b * H);
     }
     linear_forward(L.attention_output, ctx.data(), T, tmp.data());
     if (observer) observer->observe(layer, GemmKind::kAttentionOutput, L.attention_output, ctx.data(), tmp.data(), T);
     for (size_t i = 0; i < T * H; ++i) hidden[i] += tmp[i];
-    layer_norm_rows(hidden.data(), T, H, L.attention_norm, eps);
-    linear_forward(L.intermediate, hidden.data(), T, inter.data());
-    if (observer) observer->observe(layer, GemmKind::kIntermediate, L.intermediate, hidden.data(), inter.data(), T);
-    const HiddenAct act = m.activation();
-    for (float& v : inter) v = ffn_activation(act, v);
-    linear_forward(L.output, inter.data(), T, tmp.data());
-    if (observer) observer->observe(layer, GemmKind::kOutput, L.output, inter.data(), tmp.data(), T);
+    if (!m.pre_norm) layer_norm_rows(hidden.data(), T, H, L.attention_norm, eps);
+    // FFN sublayer
+    const float* ffn_in = hidden.data();
+    if (m.pre_norm) {
+      layer_norm_copy(hidden.data(), T, H, L.output_norm, eps, normed.data());
+      ffn_in = normed.data();
+    }
+    linear_forward(L.intermediate, ffn_in, T, inter.data());
+    if (observer) observer->observe(layer, GemmKind::kIntermediate, L.intermediate, ffn_in, inter.data(), T);
+    const float* out_in = inter.data();
+    if (m.gated_ffn) {  // act(first half) * second half
+      for (size_t t = 0; t < T; ++t) {
+        const float* row = inter.data() + t * 2 * I;
+        for (int c = 0; c < I; ++c) gated[t * I + c] = ffn_activation(act, row[c]) * row[I + c];
+      }
+      out_in = gated.data();
+    } else {
+      for (float& v : inter) v = ffn_activation(act, v);
+    }
+    linear_forward(L.output, out_in, T, tmp.data());
+    if (observer) observer->observe(layer, GemmKind::kOutput, L.output, out_in, tmp.data(), T);
     for (size_t i = 0; i < T * H; ++i) hidden[i] += tmp[i];
-    layer_norm_rows(hidden.data(), T, H, L.output_norm, eps);
+    if (!m.pre_norm) layer_norm_rows(hidden.data(), T, H, L.output_norm, eps);
   }
+  if (m.has_final_norm) layer_norm_rows(hidden.data(), T, H, m.final_norm, eps);
   return hidden;
 }
 

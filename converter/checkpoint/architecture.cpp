@@ -9,22 +9,58 @@ namespace {
 
 struct Entry {
   const char* name;
-  bool distilbert;
+  Family family;
   Task task;
 };
 
 constexpr Entry kArchitectures[] = {
-    {"BertModel", false, Task::kEncoder},
-    {"BertForMaskedLM", false, Task::kEncoder},
-    {"BertForPreTraining", false, Task::kEncoder},
-    {"BertForSequenceClassification", false, Task::kSequenceClassification},
-    {"BertForQuestionAnswering", false, Task::kQuestionAnswering},
-    {"BertForTokenClassification", false, Task::kTokenClassification},
-    {"DistilBertModel", true, Task::kEncoder},
-    {"DistilBertForMaskedLM", true, Task::kEncoder},
-    {"DistilBertForSequenceClassification", true, Task::kSequenceClassification},
-    {"DistilBertForQuestionAnswering", true, Task::kQuestionAnswering},
-    {"DistilBertForTokenClassification", true, Task::kTokenClassification},
+    {"BertModel", Family::kBert, Task::kEncoder},
+    {"BertForMaskedLM", Family::kBert, Task::kEncoder},
+    {"BertForPreTraining", Family::kBert, Task::kEncoder},
+    {"BertForSequenceClassification", Family::kBert, Task::kSequenceClassification},
+    {"BertForQuestionAnswering", Family::kBert, Task::kQuestionAnswering},
+    {"BertForTokenClassification", Family::kBert, Task::kTokenClassification},
+    {"DistilBertModel", Family::kDistilBert, Task::kEncoder},
+    {"DistilBertForMaskedLM", Family::kDistilBert, Task::kEncoder},
+    {"DistilBertForSequenceClassification", Family::kDistilBert, Task::kSequenceClassification},
+    {"DistilBertForQuestionAnswering", Family::kDistilBert, Task::kQuestionAnswering},
+    {"DistilBertForTokenClassification", Family::kDistilBert, Task::kTokenClassification},
+    // RoBERTa, XLM-RoBERTa and CamemBERT share one layout (prefix roberta.)
+    {"RobertaModel", Family::kRoberta, Task::kEncoder},
+    {"RobertaForMaskedLM", Family::kRoberta, Task::kEncoder},
+    {"RobertaForSequenceClassification", Family::kRoberta, Task::kSequenceClassification},
+    {"RobertaForQuestionAnswering", Family::kRoberta, Task::kQuestionAnswering},
+    {"RobertaForTokenClassification", Family::kRoberta, Task::kTokenClassification},
+    {"XLMRobertaModel", Family::kRoberta, Task::kEncoder},
+    {"XLMRobertaForMaskedLM", Family::kRoberta, Task::kEncoder},
+    {"XLMRobertaForSequenceClassification", Family::kRoberta, Task::kSequenceClassification},
+    {"XLMRobertaForQuestionAnswering", Family::kRoberta, Task::kQuestionAnswering},
+    {"XLMRobertaForTokenClassification", Family::kRoberta, Task::kTokenClassification},
+    {"CamembertModel", Family::kRoberta, Task::kEncoder},
+    {"CamembertForMaskedLM", Family::kRoberta, Task::kEncoder},
+    {"CamembertForSequenceClassification", Family::kRoberta, Task::kSequenceClassification},
+    {"CamembertForQuestionAnswering", Family::kRoberta, Task::kQuestionAnswering},
+    {"CamembertForTokenClassification", Family::kRoberta, Task::kTokenClassification},
+    {"ElectraModel", Family::kElectra, Task::kEncoder},
+    {"ElectraForPreTraining", Family::kElectra, Task::kEncoder},
+    {"ElectraForMaskedLM", Family::kElectra, Task::kEncoder},
+    {"ElectraForSequenceClassification", Family::kElectra, Task::kSequenceClassification},
+    {"ElectraForQuestionAnswering", Family::kElectra, Task::kQuestionAnswering},
+    {"ElectraForTokenClassification", Family::kElectra, Task::kTokenClassification},
+    {"AlbertModel", Family::kAlbert, Task::kEncoder},
+    {"AlbertForMaskedLM", Family::kAlbert, Task::kEncoder},
+    {"AlbertForPreTraining", Family::kAlbert, Task::kEncoder},
+    {"AlbertForSequenceClassification", Family::kAlbert, Task::kSequenceClassification},
+    {"AlbertForQuestionAnswering", Family::kAlbert, Task::kQuestionAnswering},
+    {"AlbertForTokenClassification", Family::kAlbert, Task::kTokenClassification},
+    {"NomicBertModel", Family::kNomicBert, Task::kEncoder},
+    {"NomicBertForPreTraining", Family::kNomicBert, Task::kEncoder},
+    {"NomicBertForSequenceClassification", Family::kNomicBert, Task::kSequenceClassification},
+    {"ModernBertModel", Family::kModernBert, Task::kEncoder},
+    {"ModernBertForMaskedLM", Family::kModernBert, Task::kEncoder},
+    {"ModernBertForSequenceClassification", Family::kModernBert, Task::kSequenceClassification},
+    {"ModernBertForQuestionAnswering", Family::kModernBert, Task::kQuestionAnswering},
+    {"ModernBertForTokenClassification", Family::kModernBert, Task::kTokenClassification},
 };
 
 }  // namespace
@@ -44,13 +80,13 @@ Task task_from_architecture(const HfBertCheckpoint& ck) {
   const BertConfig& c = ck.config();
   if (c.architectures.empty()) {
     if (ck.has("qa_outputs.weight")) return Task::kQuestionAnswering;
-    if (ck.has("classifier.weight")) return Task::kSequenceClassification;
+    if (ck.has("classifier.weight") || ck.has("classifier.out_proj.weight")) return Task::kSequenceClassification;
     return Task::kEncoder;
   }
   const std::string& arch = c.architectures.front();
   std::string supported;
   for (const Entry& e : kArchitectures) {
-    if (e.distilbert != c.is_distilbert()) continue;
+    if (e.family != c.family.family) continue;
     if (arch == e.name) return e.task;
     supported += supported.empty() ? e.name : std::string(", ") + e.name;
   }

@@ -22,8 +22,9 @@ enum class Task {
 const char* task_name(Task task);  // "encoder", "sequence-classification", ...
 
 // The task of the checkpoint's architectures[0]. The architecture must belong to the config's
-// model_type (Bert* for bert, DistilBert* for distilbert). BertForMaskedLM, BertForPreTraining and
-// DistilBertForMaskedLM are encoders (their heads are training-only tensors). Without an
+// model_type's family (Bert* for bert, DistilBert* for distilbert, Roberta* / XLMRoberta* /
+// Camembert* for the RoBERTa family, Electra*, Albert*, NomicBert*, ModernBert*). *ForMaskedLM and
+// *ForPreTraining are encoders (their heads are training-only tensors). Without an
 // `architectures` entry the tensors decide: qa_outputs -> question answering, classifier ->
 // sequence classification, else encoder. Throws CheckpointError
 // "DIR/config.json: unsupported architecture 'X' (supported: ...)".

@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "converter/checkpoint/checkpoint_error.h"
+#include "converter/checkpoint/config_fields.h"
+#include "converter/checkpoint/family_config.h"
 #include "converter/checkpoint/json.h"
 #include "converter/checkpoint/mapped_file.h"
 
@@ -32,44 +34,6 @@ bool starts_with(const std::string& s, std::string_view prefix) {
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-JsonValue read_json_file(const std::string& path) {
-  const MappedFile f = MappedFile::open(path);
-  JsonValue v = parse_json(f.view(), path);
-  if (!v.is_object()) {
-    throw CheckpointError(path + ": top-level JSON value is a " + std::string(v.type_name()) +
-                          ", expected an object");
-  }
-  return v;
-}
-
-// A positive int config field; `def` < 0 means required.
-int config_int(const JsonValue& cfg, const std::string& path, const char* key, int def = -1) {
-  const JsonValue* v = cfg.find(key);
-  if (!v) {
-    if (def < 0) throw CheckpointError(path + ": missing '" + key + "'");
-    return def;
-  }
-  if (!v->is_integer()) {
-    throw CheckpointError(path + ": '" + key + "' must be an integer, got a " + v->type_name());
-  }
-  const int64_t x = v->as_int64();
-  if (x <= 0 || x > INT_MAX) {
-    throw CheckpointError(path + ": '" + key + "' must be a positive integer, got " +
-                          std::to_string(x));
-  }
-  return static_cast<int>(x);
-}
-
-std::string config_string(const JsonValue& cfg, const std::string& path, const char* key,
-                          const char* def) {
-  const JsonValue* v = cfg.find(key);
-  if (!v) return def;
-  if (!v->is_string()) {
-    throw CheckpointError(path + ": '" + key + "' must be a string, got a " + v->type_name());
-  }
-  return v->as_string();
 }
 
 // id2label: an object whose keys are the ids 0..n-1 (as decimal strings) and whose values are
@@ -141,22 +105,23 @@ BertConfig read_bert_config(const std::string& path) {
   BertConfig c;
 
   const JsonValue* mt = cfg.find("model_type");
-  if (!mt) throw CheckpointError(path + ": missing 'model_type' (bert or distilbert)");
+  if (!mt) throw CheckpointError(path + ": missing 'model_type' (" + std::string(kSupportedModelTypes) + ")");
   const std::string model_type = mt->is_string() ? mt->as_string() : std::string(mt->type_name());
-  if (!mt->is_string() || (model_type != "bert" && model_type != "distilbert")) {
-    throw CheckpointError(path + ": unsupported model_type " + quoted(model_type) + " (only bert and distilbert)");
-  }
   c.model_type = model_type;
-  if (c.is_distilbert()) {
+  if (model_type == "distilbert") {
+    c.family.family = Family::kDistilBert;
     read_shape(cfg, path, kDistilBertKeys, c);
     c.type_vocab_size = 0;  // no token types
     // LayerNorm eps is fixed (1e-12) in DistilBERT's modeling code: the default stays.
-  } else {
+  } else if (model_type == "bert") {
     read_shape(cfg, path, kBertKeys, c);
     c.type_vocab_size = config_int(cfg, path, "type_vocab_size", 2);
+  } else if (!mt->is_string() || !read_family_config(cfg, path, c)) {
+    throw CheckpointError(path + ": unsupported model_type " + quoted(model_type) + " (" +
+                          std::string(kSupportedModelTypes) + ")");
   }
 
-  if (const JsonValue* eps = c.is_distilbert() ? nullptr : cfg.find("layer_norm_eps")) {
+  if (const JsonValue* eps = c.is_bert_or_distilbert() && !c.is_distilbert() ? cfg.find("layer_norm_eps") : nullptr) {
     if (!eps->is_number()) {
       throw CheckpointError(path + ": 'layer_norm_eps' must be a number, got a " +
                             eps->type_name());
@@ -210,12 +175,38 @@ BertConfig read_bert_config(const std::string& path) {
   return c;
 }
 
+const char* family_name(Family family) {
+  switch (family) {
+    case Family::kBert: return "bert";
+    case Family::kDistilBert: return "distilbert";
+    case Family::kRoberta: return "roberta";
+    case Family::kElectra: return "electra";
+    case Family::kAlbert: return "albert";
+    case Family::kNomicBert: return "nomic_bert";
+    case Family::kModernBert: return "modernbert";
+  }
+  return "?";
+}
+
+const char* family_prefix(Family family) {
+  switch (family) {
+    case Family::kDistilBert: return "distilbert.";
+    case Family::kRoberta: return "roberta.";
+    case Family::kElectra: return "electra.";
+    case Family::kAlbert: return "albert.";
+    case Family::kModernBert: return "model.";
+    case Family::kBert:
+    case Family::kNomicBert: break;
+  }
+  return "bert.";
+}
+
 HfBertCheckpoint HfBertCheckpoint::open(const std::string& dir) {
   HfBertCheckpoint ck;
   ck.dir_ = dir;
   ck.config_ = read_bert_config(join_path(dir, "config.json"));
   ck.weights_ = SafetensorsCheckpoint::open_dir(dir);
-  ck.prefix_ = ck.config_.is_distilbert() ? "distilbert." : "bert.";
+  ck.prefix_ = family_prefix(ck.config_.family.family);
   for (const std::string& n : ck.weights_.names()) {
     if (starts_with(n, ck.prefix_)) {
       ck.prefixed_ = true;
@@ -223,7 +214,9 @@ HfBertCheckpoint HfBertCheckpoint::open(const std::string& dir) {
     }
   }
 
-  if (const TensorInfo* cls = ck.resolve("classifier.weight")) {
+  const TensorInfo* cls = ck.resolve("classifier.weight");
+  if (!cls) cls = ck.resolve("classifier.out_proj.weight");  // RoBERTa / ELECTRA classification heads
+  if (cls) {
     if (cls->shape.size() != 2 || cls->shape[0] <= 0 || cls->shape[0] > INT_MAX) {
       throw CheckpointError(cls->file + ": tensor " + quoted(cls->name) + " has shape " +
                             shape_to_string(cls->shape) + ", expected [num_labels, " +
@@ -243,7 +236,7 @@ HfBertCheckpoint HfBertCheckpoint::open(const std::string& dir) {
 namespace {
 bool is_head_tensor(const std::string& canonical) {
   return starts_with(canonical, "classifier.") || starts_with(canonical, "qa_outputs.") ||
-         starts_with(canonical, "pre_classifier.");
+         starts_with(canonical, "pre_classifier.") || starts_with(canonical, "head.");
 }
 }  // namespace
 
@@ -318,6 +311,35 @@ bool HfBertCheckpoint::is_training_only(const std::string& name) {
   for (const char* s : {"embeddings.position_ids", "embeddings.token_type_ids"}) {
     if (name == s || ends_with(name, std::string(".") + s)) return true;
   }
+  return false;
+}
+
+bool HfBertCheckpoint::is_training_only_here(const std::string& name) const {
+  if (is_training_only(name)) return true;
+  const char* const* heads = nullptr;
+  static const char* const kRoberta[] = {"lm_head.", nullptr};
+  static const char* const kAlbert[] = {"predictions.", "sop_classifier.", nullptr};
+  static const char* const kElectra[] = {"discriminator_predictions.", "generator_predictions.", "generator_lm_head.",
+                                         nullptr};
+  static const char* const kNomic[] = {"cls.", nullptr};
+  static const char* const kModernBert[] = {"decoder.", nullptr};
+  switch (config_.family.family) {
+    case Family::kRoberta: heads = kRoberta; break;
+    case Family::kAlbert: heads = kAlbert; break;
+    case Family::kElectra: heads = kElectra; break;
+    case Family::kNomicBert: heads = kNomic; break;
+    case Family::kModernBert:
+      heads = kModernBert;
+      // ModernBertForMaskedLM's prediction head (head.dense / head.norm) only feeds the decoder
+      if (!config_.architectures.empty() && config_.architectures.front() == "ModernBertForMaskedLM" &&
+          starts_with(name, "head."))
+        return true;
+      break;
+    case Family::kBert:
+    case Family::kDistilBert: break;
+  }
+  for (; heads && *heads; ++heads)
+    if (starts_with(name, *heads)) return true;
   return false;
 }
 

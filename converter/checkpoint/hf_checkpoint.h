@@ -1,8 +1,11 @@
-// A HuggingFace BERT or DistilBERT model directory: config.json (BertConfig), safetensors weights
+// A HuggingFace BERT-family model directory (BERT, DistilBERT, RoBERTa / XLM-RoBERTa / CamemBERT,
+// ELECTRA, ALBERT, nomic-bert, ModernBERT): config.json (BertConfig), safetensors weights
 // (single file or sharded), vocab.txt + tokenizer_config.json (Vocab). Tensors are addressed by
-// canonical names, the HF names without the "bert." / "distilbert." prefix (e.g.
+// canonical names, the HF names without the family's base-model prefix ("bert.", "distilbert.",
+// "roberta.", "electra.", "albert.", nomic-bert's "bert.", ModernBERT's "model."; e.g.
 // "encoder.layer.0.attention.self.query.weight", "transformer.layer.0.ffn.lin1.weight"); head
-// tensors ("classifier.*", "qa_outputs.*", "pre_classifier.*") are never prefixed. load()
+// tensors ("classifier.*", "qa_outputs.*", "pre_classifier.*", ModernBERT's "head.*") are never
+// prefixed. load()
 // resolves prefixed/unprefixed and legacy LayerNorm gamma/beta names, checks the shape, converts
 // to float and records the tensor as used, so that unused_tensors() can report the rest.
 #pragma once
@@ -19,10 +22,44 @@ namespace convert {
 
 // The FFN activation: hidden_act "gelu" (exact erf form), "relu", or the tanh approximation
 // ("gelu_new", "gelu_pytorch_tanh", "gelu_fast").
-enum class HiddenAct { kGelu = 0, kRelu = 1, kGeluTanh = 2 };
+// kSilu (x * sigmoid(x)) and kSigmoid only appear as the gate activation of gated FFNs (nomic-bert
+// swiglu / glu) and in heads; kTanh only in heads (RoBERTa classifier.dense).
+enum class HiddenAct { kGelu = 0, kRelu = 1, kGeluTanh = 2, kSilu = 3, kSigmoid = 4, kTanh = 5 };
+
+// The model families; values equal schemas/edgebert.fbs Family.
+enum class Family { kBert = 0, kDistilBert = 1, kRoberta = 2, kElectra = 3, kAlbert = 4, kNomicBert = 5,
+                    kModernBert = 6 };
+const char* family_name(Family family);  // "bert", "distilbert", "roberta", ...
+
+// What the families beyond BERT add to the config (read by read_family_config, family_config.cpp).
+struct FamilyConfig {
+  Family family = Family::kBert;
+  int pad_token_id = 0;
+  // RoBERTa: position ids padding_idx + 1 + i over non-pad tokens (padding_idx = pad_token_id).
+  bool padding_offset_positions = false;
+  bool has_position_embeddings = true;  // false: rotary (nomic-bert, ModernBERT)
+  int embedding_size = 0;               // ELECTRA / ALBERT factorized embeddings (0: hidden_size)
+  int num_hidden_groups = 1;            // ALBERT
+  int inner_group_num = 1;              // ALBERT
+  bool pre_norm = false;                // ModernBERT
+  bool gated_ffn = false;               // nomic swiglu/geglu/glu, ModernBERT GeGLU
+  bool attention_bias = true, mlp_in_bias = true, mlp_out_bias = true, norm_bias = true;
+  int rotary_dims = 0;                  // per head; 0: no rotary
+  bool rotary_interleaved = false;
+  double rotary_theta = 10000.0;        // nomic, ModernBERT global layers
+  double rotary_local_theta = 10000.0;  // ModernBERT sliding layers
+  double rotary_ntk_factor = 0.0;       // nomic dynamic NTK (0: off)
+  int rotary_ntk_max_trained = 0;
+  std::vector<bool> sliding_layers;     // ModernBERT: layer l is local
+  int local_attention = 0;              // ModernBERT: keys with |i - j| <= local_attention / 2
+  std::string classifier_activation = "gelu";  // ModernBERT head act
+  HiddenAct head_activation = HiddenAct::kGelu;
+  bool classifier_bias = false;         // ModernBERT head.dense bias
+  bool classifier_mean_pooling = false; // ModernBERT classifier_pooling "mean"
+};
 
 struct BertConfig {
-  std::string model_type = "bert";  // "bert" or "distilbert"
+  std::string model_type = "bert";  // config.json model_type
   int hidden_size = 0;
   int num_attention_heads = 0;
   int num_hidden_layers = 0;
@@ -37,7 +74,9 @@ struct BertConfig {
   bool has_id2label = false;  // num_labels came from id2label
   std::vector<std::string> id2label;  // label names in id order (when has_id2label)
   std::vector<std::string> architectures;
-  bool is_distilbert() const { return model_type == "distilbert"; }
+  FamilyConfig family;
+  bool is_distilbert() const { return family.family == Family::kDistilBert; }
+  bool is_bert_or_distilbert() const { return family.family == Family::kBert || is_distilbert(); }
   bool has_token_types() const { return type_vocab_size > 0; }
 };
 
@@ -50,8 +89,10 @@ struct BertConfig {
 // max_position_embeddings (same checks), activation "gelu" or "relu" (default "gelu"); no token
 // types (type_vocab_size 0); LayerNorm eps 1e-12 as in DistilBERT's code.
 // id2label, if present, must map every id 0..n-1 (JSON object keys) to a string. Errors name the
-// file.
+// file. The other families' keys: family_config.h.
 BertConfig read_bert_config(const std::string& config_json_path);
+// The base-model prefix of the family's For* classes ("bert.", "roberta.", "model.", ...).
+const char* family_prefix(Family family);
 
 class HfBertCheckpoint {
  public:
@@ -85,6 +126,10 @@ class HfBertCheckpoint {
   // cls.predictions.*, cls.seq_relationship.*, vocab_transform.*, vocab_layer_norm.*,
   // vocab_projector.*, and the *.embeddings.position_ids / token_type_ids buffers.
   static bool is_training_only(const std::string& name);
+  // is_training_only, plus the training-only heads of the other families: RoBERTa lm_head.*, ALBERT
+  // predictions.* / sop_classifier.*, ELECTRA discriminator_predictions.* / generator_*.*,
+  // ModernBERT decoder.* (and head.* of ModernBertForMaskedLM), nomic-bert cls.*.
+  bool is_training_only_here(const std::string& name) const;
 
  private:
   std::string dir_;

@@ -161,6 +161,16 @@ def _dump_json(path, obj):
         f.write("\n")
 
 
+def write_text_case(cdir, offsets, pair, text, text_a, text_b):
+    """A text case's offsets.txt ("BEGIN END SEGMENT" per token) and its text file(s)."""
+    with open(os.path.join(cdir, "offsets.txt"), "w", encoding="ascii", newline="\n") as f:
+        f.writelines("%d %d %d\n" % o for o in offsets)
+    texts = {"text_a.txt": text_a, "text_b.txt": text_b} if pair else {"text.txt": text}
+    for fname, t in texts.items():
+        with open(os.path.join(cdir, fname), "wb") as f:
+            f.write(t.encode())
+
+
 def _config(distil, arch, act, labels):
     if distil:
         c = {"activation": act, "architectures": [arch], "attention_dropout": 0.1, "dim": HIDDEN,

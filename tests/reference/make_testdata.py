@@ -19,6 +19,8 @@ hash of the reference scripts, nothing is done. Layout:
     logits.f32, start_logits.f32 + end_logits.f32, token_logits.f32 [seq, labels],
     sentence_embedding.f32; text cases also text.txt | text_a.txt + text_b.txt, offsets.txt and
     for QA best_span.txt + answer.txt (see tests/reference/README.md)
+  DIR/families/                         RoBERTa / ELECTRA / ALBERT / nomic-bert / ModernBERT checkpoints
+                                        and goldens (make_family_checkpoints.py; families_manifest.txt)
 
 Golden outputs are computed in float64 by bert_numpy.py from the tensors read back from disk
 (so F16/BF16 models use the rounded weights) and cast to float32 at the end.
@@ -48,13 +50,15 @@ sys.dont_write_bytecode = True  # keep the source tree free of __pycache__
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bert_numpy  # noqa: E402
 import make_checkpoint as mc  # noqa: E402
+import make_family_checkpoints as mfc  # noqa: E402
 import make_task_checkpoints as mt  # noqa: E402
 import tasks_numpy  # noqa: E402
 
-VERSION = 2
+VERSION = 3
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = ("make_testdata.py", "make_checkpoint.py", "bert_numpy.py", "make_task_checkpoints.py",
-            "tasks_numpy.py")
+            "tasks_numpy.py", "families_numpy.py", "make_family_checkpoints.py", "family_tokenizers.py",
+            "family_tokenizer_ids.json")
 
 # name: (hidden, heads, layers, intermediate, vocab, max_pos, labels, dtype, shards, prefix, init, seed)
 # Models sharing a seed and shapes share weights: base2_h1 == base2_h12 except for the head count;
@@ -198,15 +202,8 @@ QA_MAX_ANSWER_TOKENS = 5
 
 
 def task_of(name):
-    kind, arch, _, _, pooling, _, _, _ = mt.TASK_MODELS[name]
-    if pooling is not None:
-        return "sentence_embedding"
-    for suffix, task in (("ForSequenceClassification", "sequence_classification"),
-                         ("ForQuestionAnswering", "question_answering"),
-                         ("ForTokenClassification", "token_classification")):
-        if arch.endswith(suffix):
-            return task
-    return "encoder"
+    _, arch, _, _, pooling, _, _, _ = mt.TASK_MODELS[name]
+    return tasks_numpy.task_of_architecture(arch, pooling is not None)
 
 
 def _tokenize(text):
@@ -272,12 +269,7 @@ def build_task_model(out_dir, name):
                 if np.abs(got - val).max() > 1e-9:
                     raise AssertionError("%s: padding changes %s" % (name, key))
         if offsets is not None:
-            with open(os.path.join(cdir, "offsets.txt"), "w", encoding="ascii", newline="\n") as f:
-                f.writelines("%d %d %d\n" % o for o in offsets)
-            texts = {"text.txt": TEXT} if case == "text" else {"text_a.txt": TEXT_A, "text_b.txt": TEXT_B}
-            for fname, t in texts.items():
-                with open(os.path.join(cdir, fname), "wb") as f:
-                    f.write(t.encode())
+            mt.write_text_case(cdir, offsets, case == "text_pair", TEXT, TEXT_A, TEXT_B)
             if task == "question_answering" and case == "text_pair":
                 i, j, score, margin = tasks_numpy.best_span(res["start_logits"], res["end_logits"], first, last,
                                                             QA_MAX_ANSWER_TOKENS)
@@ -333,6 +325,13 @@ def main(argv=None):
         print("make_testdata: %-24s %.2fs" % (name, time.time() - t))
     with open(os.path.join(out, "tasks_manifest.txt"), "w", encoding="ascii", newline="\n") as f:
         f.writelines(task_manifest)
+    t = time.time()
+    fam_dir = os.path.join(out, "families")
+    if os.path.exists(fam_dir):
+        shutil.rmtree(fam_dir)
+    os.makedirs(fam_dir)
+    mfc.build_all(fam_dir)
+    print("make_testdata: families/ (%d models) %.2fs" % (len(mfc.FAMILY_MODELS), time.time() - t))
     with open(complete, "w", encoding="utf-8") as f:
         f.write(stamp)
     print("make_testdata: wrote %s in %.1fs" % (out, time.time() - t0))

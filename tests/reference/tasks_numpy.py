@@ -66,7 +66,9 @@ def _load_tensors(ckpt_dir, prefix):
     return out
 
 
-def load_model(path):
+def read_sentence_transformers(path):
+    """(checkpoint dir, pooling or None, normalize) of a sentence-transformers folder (modules.json:
+    Transformer in the root or its module path, Pooling, Normalize); (path, None, False) otherwise."""
     modules_path = os.path.join(path, "modules.json")
     pooling, normalize, ckpt_dir = None, False, path
     if os.path.exists(modules_path):
@@ -88,10 +90,27 @@ def load_model(path):
                 normalize = True
             else:
                 raise ValueError("unsupported module %s" % m["type"])
+    return ckpt_dir, pooling, normalize
+
+
+def load_model(path):
+    ckpt_dir, pooling, normalize = read_sentence_transformers(path)
     with open(os.path.join(ckpt_dir, "config.json"), encoding="utf-8") as f:
         config = json.load(f)
     prefix = "distilbert." if config.get("model_type") == "distilbert" else "bert."
     return Model(_load_tensors(ckpt_dir, prefix), config, pooling, normalize)
+
+
+def task_of_architecture(arch, sentence_embedding=False):
+    """The task name of an HF architecture ("encoder" for *Model / *ForMaskedLM / pre-training)."""
+    if sentence_embedding:
+        return "sentence_embedding"
+    for suffix, task in (("ForSequenceClassification", "sequence_classification"),
+                         ("ForQuestionAnswering", "question_answering"),
+                         ("ForTokenClassification", "token_classification")):
+        if arch.endswith(suffix):
+            return task
+    return "encoder"
 
 
 def _linear(x, w, name):

@@ -743,7 +743,27 @@ TEST_CASE("hf: config.json errors", "[hf]") {
       "\"intermediate_size\":8,\"vocab_size\":10,\"max_position_embeddings\":16";
 
   REQUIRE_ERROR_HAS(read_bert_config(tmp / "nope.json"), "nope.json: cannot open");
-  cfg_err(config_json("", "roberta"), {"unsupported model_type 'roberta' (only bert and distilbert)"});
+  cfg_err(config_json("", "deberta-v2"), {"unsupported model_type 'deberta-v2' (bert, distilbert, roberta, xlm-roberta, "
+                                            "camembert, electra, albert, nomic_bert, modernbert)"});
+  // the other families' readers (issue 18): what they do not support is a one-line error
+  cfg_err(config_json(",\"num_hidden_groups\":2", "albert"), {"num_hidden_groups 2 exceeds num_hidden_layers 1"});
+  cfg_err(config_json(",\"net_structure_type\":1", "albert"), {"unsupported ALBERT option 'net_structure_type'"});
+  cfg_err(config_json(",\"pad_token_id\":15", "roberta"), {"leaves no positions after padding_idx 15"});
+  cfg_err("{\"model_type\":\"electra\"," + base_ints + ",\"hidden_act\":\"silu\"}", {"unsupported hidden_act 'silu'"});
+  const std::string nomic = "{\"model_type\":\"nomic_bert\",\"n_embd\":8,\"n_head\":2,\"n_layer\":1,"
+                            "\"vocab_size\":10,\"rotary_emb_fraction\":1.0";
+  cfg_err(nomic + ",\"prenorm\":true}", {"unsupported nomic-bert option 'prenorm' (only false)"});
+  cfg_err(nomic + ",\"rotary_emb_scale_base\":512}", {"rotary_emb_scale_base"});
+  cfg_err(nomic + ",\"activation_function\":\"relu\"}", {"unsupported activation_function 'relu'"});
+  cfg_err("{\"model_type\":\"nomic_bert\",\"n_embd\":6,\"n_head\":2,\"n_layer\":1,\"vocab_size\":10,"
+          "\"rotary_emb_fraction\":0.5}", {"gives 1 rotary dims of head dim 3"});
+  const std::string mb = "{\"model_type\":\"modernbert\"," + base_ints;
+  cfg_err(mb + ",\"layer_types\":[\"full_attention\",\"x\"]}", {"'layer_types' must be an array of 1 strings"});
+  cfg_err(mb + ",\"layer_types\":[\"sliding_attention\"],\"global_attn_every_n_layers\":3}",
+          {"'layer_types' entry 0 disagrees with global_attn_every_n_layers 3"});
+  cfg_err(mb + ",\"rope_parameters\":{\"full_attention\":{\"rope_type\":\"yarn\"}}}",
+          {"rope_parameters.full_attention: unsupported rope_type (only default)"});
+  cfg_err(mb + ",\"classifier_pooling\":\"max\"}", {"unsupported classifier_pooling 'max'"});
   cfg_err("{" + base_ints + "}", {"missing 'model_type'"});
   cfg_err("{\"model_type\":7," + base_ints + "}", {"unsupported model_type"});
   for (const char* key : {"hidden_size", "num_attention_heads", "num_hidden_layers",

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+// config.json readers of RoBERTa, ELECTRA, ALBERT, nomic-bert and ModernBERT (family_config.h).
+#include "converter/checkpoint/family_config.h"
+
+#include "converter/checkpoint/checkpoint_error.h"
+#include "converter/checkpoint/config_fields.h"
+
+namespace edgebert {
+namespace convert {
+namespace {
+
+HiddenAct activation_of(const std::string& act, const std::string& path, const char* key) {
+  if (act == "gelu") return HiddenAct::kGelu;
+  if (act == "relu") return HiddenAct::kRelu;
+  if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast") return HiddenAct::kGeluTanh;
+  if (act == "silu" || act == "swish") return HiddenAct::kSilu;
+  throw CheckpointError(path + ": unsupported " + key + " '" + act +
+                        "' (gelu, relu, gelu_new, gelu_pytorch_tanh, gelu_fast or silu)");
+}
+
+void require_divisible(const BertConfig& c, const std::string& path);
+
+// BERT's shape keys (RoBERTa, ELECTRA, ALBERT, ModernBERT use them too).
+void read_bert_shape(const JsonValue& cfg, const std::string& path, int default_max_position, BertConfig& c) {
+  c.hidden_size = config_int(cfg, path, "hidden_size");
+  c.num_attention_heads = config_int(cfg, path, "num_attention_heads");
+  c.num_hidden_layers = config_int(cfg, path, "num_hidden_layers");
+  c.intermediate_size = config_int(cfg, path, "intermediate_size");
+  c.vocab_size = config_int(cfg, path, "vocab_size");
+  c.max_position_embeddings = config_int(cfg, path, "max_position_embeddings", default_max_position);
+  require_divisible(c, path);
+}
+
+void require_divisible(const BertConfig& c, const std::string& path) {
+  if (c.hidden_size % c.num_attention_heads != 0)
+    throw CheckpointError(path + ": hidden size " + std::to_string(c.hidden_size) + " is not divisible by " +
+                          std::to_string(c.num_attention_heads) + " attention heads");
+}
+
+float eps_of(const JsonValue& cfg, const std::string& path, const char* key, double def) {
+  return static_cast<float>(config_positive(cfg, path, key, def));
+}
+
+int non_negative(const JsonValue& cfg, const std::string& path, const char* key, int def) {
+  const JsonValue* v = cfg.find(key);
+  if (!v || v->is_null()) return def;
+  if (!v->is_integer() || v->as_int64() < 0 || v->as_int64() > 1 << 30)
+    throw CheckpointError(path + ": '" + key + "' must be a non-negative integer");
+  return static_cast<int>(v->as_int64());
+}
+
+// RoBERTa / XLM-RoBERTa / CamemBERT, ELECTRA, ALBERT: BERT's keys plus the family's own.
+void read_bert_like(const JsonValue& cfg, const std::string& path, Family family, BertConfig& c) {
+  FamilyConfig& f = c.family;
+  f.family = family;
+  read_bert_shape(cfg, path, -1, c);
+  c.type_vocab_size = config_int(cfg, path, "type_vocab_size", 2);
+  c.hidden_act = config_string(cfg, path, "hidden_act", family == Family::kAlbert ? "gelu_new" : "gelu");
+  c.activation = activation_of(c.hidden_act, path, "hidden_act");
+  if (c.activation == HiddenAct::kSilu) throw CheckpointError(path + ": unsupported hidden_act 'silu'");
+  c.layer_norm_eps = eps_of(cfg, path, "layer_norm_eps", 1e-12);
+  f.pad_token_id = non_negative(cfg, path, "pad_token_id", family == Family::kRoberta ? 1 : 0);
+  if (family == Family::kRoberta) {
+    f.padding_offset_positions = true;
+    if (f.pad_token_id + 2 > c.max_position_embeddings)
+      throw CheckpointError(path + ": max_position_embeddings " + std::to_string(c.max_position_embeddings) +
+                            " leaves no positions after padding_idx " + std::to_string(f.pad_token_id));
+  }
+  if (family == Family::kElectra || family == Family::kAlbert) {
+    f.embedding_size = config_int(cfg, path, "embedding_size", 128);
+  }
+  if (family == Family::kAlbert) {
+    f.num_hidden_groups = config_int(cfg, path, "num_hidden_groups", 1);
+    f.inner_group_num = config_int(cfg, path, "inner_group_num", 1);
+    if (f.num_hidden_groups > c.num_hidden_layers)
+      throw CheckpointError(path + ": num_hidden_groups " + std::to_string(f.num_hidden_groups) +
+                            " exceeds num_hidden_layers " + std::to_string(c.num_hidden_layers));
+    for (const char* key : {"net_structure_type", "gap_size", "num_memory_blocks"})
+      if (non_negative(cfg, path, key, 0) != 0)
+        throw CheckpointError(path + ": unsupported ALBERT option '" + key + "' (only 0)");
+  }
+}
+
+void read_nomic(const JsonValue& cfg, const std::string& path, BertConfig& c) {
+  FamilyConfig& f = c.family;
+  f.family = Family::kNomicBert;
+  c.hidden_size = config_int(cfg, path, "n_embd");
+  c.num_attention_heads = config_int(cfg, path, "n_head");
+  c.num_hidden_layers = config_int(cfg, path, "n_layer");
+  require_divisible(c, path);
+  const JsonValue* inner = cfg.find("n_inner");
+  int width = (inner && !inner->is_null()) ? config_int(cfg, path, "n_inner") : 4 * c.hidden_size;
+  c.hidden_act = config_string(cfg, path, "activation_function", "gelu");
+  const std::string& act = c.hidden_act;
+  if (act == "swiglu" || act == "geglu" || act == "glu") {
+    f.gated_ffn = true;
+    width = (width + 255) / 256 * 256;  // NomciBertGatedMLP rounds its width up to a multiple of 256
+    c.activation = act == "swiglu" ? HiddenAct::kSilu : act == "geglu" ? HiddenAct::kGelu : HiddenAct::kSigmoid;
+  } else if (act == "gelu" || act == "gelu_new" || act == "gelu_fast" || act == "gelu_pytorch_tanh") {
+    c.activation = HiddenAct::kGelu;  // NomicBertMLP applies F.gelu (erf) for every gelu spelling
+  } else {
+    throw CheckpointError(path + ": unsupported activation_function '" + act +
+                          "' (swiglu, geglu, glu, gelu, gelu_new, gelu_fast or gelu_pytorch_tanh)");
+  }
+  c.intermediate_size = width;
+  const int multiple = config_int(cfg, path, "pad_vocab_size_multiple", 1);
+  c.vocab_size = (config_int(cfg, path, "vocab_size") + multiple - 1) / multiple * multiple;
+  c.type_vocab_size = non_negative(cfg, path, "type_vocab_size", 2);
+  c.layer_norm_eps = eps_of(cfg, path, "layer_norm_epsilon", 1e-5);
+  f.pad_token_id = non_negative(cfg, path, "pad_token_id", 0);
+  f.attention_bias = config_bool(cfg, path, "qkv_proj_bias", true);
+  f.mlp_in_bias = config_bool(cfg, path, "mlp_fc1_bias", true);
+  f.mlp_out_bias = config_bool(cfg, path, "mlp_fc2_bias", true);
+  for (const char* key : {"prenorm", "causal", "use_rms_norm", "parallel_block", "rotary_head_dim"})
+    if (config_bool(cfg, path, key, false))
+      throw CheckpointError(path + ": unsupported nomic-bert option '" + key + "' (only false)");
+  if (const JsonValue* sb = cfg.find("rotary_emb_scale_base"); sb && !sb->is_null())
+    throw CheckpointError(path + ": unsupported 'rotary_emb_scale_base' (xPos; only null)");
+  const JsonValue* frac_v = cfg.find("rotary_emb_fraction");
+  const double frac = (frac_v && frac_v->is_number()) ? frac_v->as_double() : 0.0;
+  const int head_dim = c.hidden_size / c.num_attention_heads;
+  if (frac > 0) {
+    f.has_position_embeddings = false;
+    f.rotary_dims = static_cast<int>(head_dim * frac);
+    if (frac > 1 || f.rotary_dims % 2 != 0 || f.rotary_dims < 2)
+      throw CheckpointError(path + ": rotary_emb_fraction " + std::to_string(frac) + " gives " +
+                            std::to_string(f.rotary_dims) + " rotary dims of head dim " + std::to_string(head_dim) +
+                            " (an even number >= 2 needed)");
+    f.rotary_theta = config_positive(cfg, path, "rotary_emb_base", 10000.0);
+    f.rotary_interleaved = config_bool(cfg, path, "rotary_emb_interleaved", false);
+    f.rotary_ntk_factor = config_positive(cfg, path, "rotary_scaling_factor", 0.0);
+    f.rotary_ntk_max_trained = config_int(cfg, path, "max_trained_positions", 2048);
+    c.max_position_embeddings = config_int(cfg, path, "n_positions", 8192);
+  } else {
+    c.max_position_embeddings = config_int(cfg, path, "n_positions");
+  }
+}
+
+void read_modernbert(const JsonValue& cfg, const std::string& path, BertConfig& c) {
+  FamilyConfig& f = c.family;
+  f.family = Family::kModernBert;
+  read_bert_shape(cfg, path, 8192, c);
+  c.type_vocab_size = 0;
+  c.hidden_act = config_string(cfg, path, "hidden_activation", "gelu");
+  c.activation = activation_of(c.hidden_act, path, "hidden_activation");
+  c.layer_norm_eps = eps_of(cfg, path, "norm_eps", 1e-5);
+  f.has_position_embeddings = false;
+  f.pre_norm = true;
+  f.gated_ffn = true;
+  f.pad_token_id = non_negative(cfg, path, "pad_token_id", 50283);
+  f.attention_bias = config_bool(cfg, path, "attention_bias", false);
+  f.mlp_in_bias = f.mlp_out_bias = config_bool(cfg, path, "mlp_bias", false);
+  f.norm_bias = config_bool(cfg, path, "norm_bias", false);
+  f.classifier_bias = config_bool(cfg, path, "classifier_bias", false);
+  f.classifier_activation = config_string(cfg, path, "classifier_activation", "gelu");
+  f.head_activation = activation_of(f.classifier_activation, path, "classifier_activation");
+  const std::string pooling = config_string(cfg, path, "classifier_pooling", "cls");
+  if (pooling != "cls" && pooling != "mean")
+    throw CheckpointError(path + ": unsupported classifier_pooling '" + pooling + "' (cls or mean)");
+  f.classifier_mean_pooling = pooling == "mean";
+  f.local_attention = config_int(cfg, path, "local_attention", 128);
+  f.rotary_dims = c.hidden_size / c.num_attention_heads;
+  if (f.rotary_dims % 2) throw CheckpointError(path + ": ModernBERT head dim must be even for rotary embeddings");
+  const int L = c.num_hidden_layers;
+  f.sliding_layers.assign(L, false);
+  const JsonValue* types = cfg.find("layer_types");
+  const int every = config_int(cfg, path, "global_attn_every_n_layers", 3);
+  if (types && !types->is_null()) {
+    if (!types->is_array() || static_cast<int>(types->size()) != L)
+      throw CheckpointError(path + ": 'layer_types' must be an array of " + std::to_string(L) + " strings");
+    for (int l = 0; l < L; ++l) {
+      const JsonValue& t = (*types)[l];
+      const std::string s = t.is_string() ? t.as_string() : "";
+      if (s != "full_attention" && s != "sliding_attention")
+        throw CheckpointError(path + ": 'layer_types' entry " + std::to_string(l) +
+                              " must be \"full_attention\" or \"sliding_attention\"");
+      f.sliding_layers[l] = s == "sliding_attention";
+      // newer transformers still apply global_attn_every_n_layers to the flash-attention window
+      if (cfg.find("global_attn_every_n_layers") && f.sliding_layers[l] != (l % every != 0))
+        throw CheckpointError(path + ": 'layer_types' entry " + std::to_string(l) +
+                              " disagrees with global_attn_every_n_layers " + std::to_string(every));
+    }
+  } else {
+    for (int l = 0; l < L; ++l) f.sliding_layers[l] = l % every != 0;
+  }
+  f.rotary_theta = config_positive(cfg, path, "global_rope_theta", 160000.0);
+  f.rotary_local_theta = config_positive(cfg, path, "local_rope_theta", 10000.0);
+  if (const JsonValue* rp = cfg.find("rope_parameters"); rp && !rp->is_null()) {
+    if (!rp->is_object()) throw CheckpointError(path + ": 'rope_parameters' must be an object");
+    for (const char* part : {"full_attention", "sliding_attention"}) {
+      const JsonValue* p = rp->find(part);
+      if (!p || p->is_null()) continue;
+      if (!p->is_object()) throw CheckpointError(path + ": 'rope_parameters." + part + "' must be an object");
+      const std::string where = path + ": rope_parameters." + part;
+      if (config_string(*p, where, "rope_type", "default") != "default")
+        throw CheckpointError(where + ": unsupported rope_type (only default)");
+      double& theta = std::string(part) == "full_attention" ? f.rotary_theta : f.rotary_local_theta;
+      theta = config_positive(*p, where, "rope_theta", theta);
+    }
+  }
+  if (const JsonValue* rs = cfg.find("rope_scaling"); rs && !rs->is_null())
+    throw CheckpointError(path + ": unsupported 'rope_scaling' (only null)");
+}
+
+}  // namespace
+
+bool read_family_config(const JsonValue& cfg, const std::string& path, BertConfig& c) {
+  const std::string& t = c.model_type;
+  if (t == "roberta" || t == "xlm-roberta" || t == "camembert") {
+    read_bert_like(cfg, path, Family::kRoberta, c);
+  } else if (t == "electra") {
+    read_bert_like(cfg, path, Family::kElectra, c);
+  } else if (t == "albert") {
+    read_bert_like(cfg, path, Family::kAlbert, c);
+  } else if (t == "nomic_bert") {
+    read_nomic(cfg, path, c);
+  } else if (t == "modernbert") {
+    read_modernbert(cfg, path, c);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace convert
+}  // namespace edgebert
