@@ -16,8 +16,8 @@ namespace kernels {
 //   acc[i,d]   = sum_j pq[i,j] * v[j,d]                                  (exact, int32)
 //   context    = clamp(round_half_even(acc * v_scale / (sum_j pq[i,j] * context_scale)) + zp, -128, 127)
 // If every key is masked, every context row is context_zero_point.
-// Implementations differ only in exp (<= ~1 ulp), float summation order and FMA use, so results
-// agree except where a value lands within rounding noise of a .5 tie (then off by one). A row's
+// Every implementation computes the same bytes: the int32 sums are exact and the float steps
+// are the same IEEE operations in the same order (no fused multiply-adds, see numerics.h). A row's
 // result does not depend on which other rows are computed with it (see AttentionS8Kernel).
 //
 // Two steps, so that the query rows of one head can be shared among threads:
@@ -57,7 +57,7 @@ constexpr size_t attention_s8_scores_floats(size_t rows, size_t n) { return rows
 constexpr size_t attention_s8_probs_bytes(size_t rows, size_t n) { return rows * n; }
 // Packed K and V of one head (every implementation's layout fits).
 constexpr size_t attention_s8_packed_bytes(size_t n, size_t head_dim) {
-  return (n + 4) * head_dim + (n + 8) * (head_dim + 4) + 4 * (n + 8) + 128;
+  return (n + 4) * head_dim + (n + 16) * (head_dim + 8) + 256;
 }
 
 // Keys that are attended (key_mask[j] != 0; all n without a mask). Every implementation's pack
@@ -82,13 +82,15 @@ extern const AttentionS8Kernel kAttentionS8Avx2;  // requires cpu_has_avx2_fma()
 // The AVX2 kernel with vpdpbusd for Q.K^T and P.V; bit-identical results.
 extern const AttentionS8Kernel kAttentionS8Avx512Vnni;  // requires cpu_has_avx512vnni()
 extern const AttentionS8Kernel kAttentionS8AvxVnni;     // requires cpu_has_avxvnni()
+// 512-bit: 16 keys per Q.K^T vector and 16 channels per P.V vector, zmm vpdpbusd; same bytes.
+extern const AttentionS8Kernel kAttentionS8Avx512;  // requires cpu_has_avx512()
 #endif
 #if defined(__aarch64__)
 extern const AttentionS8Kernel kAttentionS8Neon;     // any ARMv8-A core
 extern const AttentionS8Kernel kAttentionS8NeonDot;  // requires cpu_has_neon_dot()
 #endif
 
-const AttentionS8Kernel& attention_s8_kernel();  // the best implementation for this CPU
+const AttentionS8Kernel& attention_s8_kernel();  // kernel_table().attention_s8 (dispatch.h)
 
 // Whole head in one call: pack, then rows [0, n) (scratch for n rows).
 void attention_head_s8_with(const AttentionS8Kernel& kernel, const AttentionHeadS8& args);
@@ -98,6 +100,7 @@ void attention_head_s8_portable(const AttentionHeadS8& args);
 void attention_head_s8_avx2(const AttentionHeadS8& args);
 void attention_head_s8_avx512vnni(const AttentionHeadS8& args);
 void attention_head_s8_avxvnni(const AttentionHeadS8& args);
+void attention_head_s8_avx512(const AttentionHeadS8& args);
 #endif
 #if defined(__aarch64__)
 void attention_head_s8_neon(const AttentionHeadS8& args);

@@ -1,10 +1,11 @@
 // LayerNorm (float) and LayerNorm fused with int8 quantization: portable implementations and the
-// dispatchers. Row statistics use 16 fixed partial sums combined in the same order as the AVX2
-// path (two 8-lane accumulators), so both paths agree to the last bit or so.
+// dispatchers. Row statistics use 16 fixed partial sums (lane l takes columns c with c % 16 == l),
+// combined as combine16() does; every vector variant keeps that order and uses no fused
+// multiply-add, so all of them give the same bytes as this code.
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/cpu_features.h"
+#include "kernels/dispatch.h"
 #include "kernels/layernorm.h"
 #include "kernels/numerics.h"
 
@@ -88,24 +89,12 @@ void layernorm_quantize_s8_portable(float* x_inout, const float* gamma, const fl
 
 void layernorm_f32(const float* x, const float* gamma, const float* beta, float eps, size_t rows, size_t cols,
                    float* y) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx2_fma()) {
-    layernorm_f32_avx2(x, gamma, beta, eps, rows, cols, y);
-    return;
-  }
-#endif
-  layernorm_f32_portable(x, gamma, beta, eps, rows, cols, y);
+  kernel_table().layernorm_f32(x, gamma, beta, eps, rows, cols, y);
 }
 
 void layernorm_quantize_s8(float* x_inout, const float* gamma, const float* beta, float eps, size_t rows,
                            size_t cols, const float* inv_factors, float scale, int32_t zero_point, int8_t* y) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx2_fma()) {
-    layernorm_quantize_s8_avx2(x_inout, gamma, beta, eps, rows, cols, inv_factors, scale, zero_point, y);
-    return;
-  }
-#endif
-  layernorm_quantize_s8_portable(x_inout, gamma, beta, eps, rows, cols, inv_factors, scale, zero_point, y);
+  kernel_table().layernorm_quantize_s8(x_inout, gamma, beta, eps, rows, cols, inv_factors, scale, zero_point, y);
 }
 
 }  // namespace kernels

@@ -1,6 +1,7 @@
 // Shared numeric recipes of the kernels: the constants and the scalar (auto-vectorizable) math
-// that the portable kernels use and that the AVX2 kernels mirror lane by lane, so that both
-// paths agree up to last-bit differences (FMA, summation order).
+// that the portable kernels use and that the vector kernels (AVX2, AVX-512, NEON) mirror lane by
+// lane, operation for operation (a * b + c is always two roundings: the kernels are compiled with
+// -ffp-contract=off and no variant uses a fused multiply-add), so every path gives the same bits.
 //
 // Everything here has internal linkage (static inline) and uses compiler builtins instead of
 // <cmath> inline functions: this header is also included by the *_avx2.cpp files, and an
