@@ -22,8 +22,10 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "unit/kernel_cases.h"
 
 namespace kn = edgebert::kernels;
+using namespace kernel_cases;
 
 // ---------------------------------------------------------------------------------------------
 // Global allocation counter (counts only while armed).
@@ -132,65 +134,6 @@ struct Buf {
 // ---------------------------------------------------------------------------------------------
 // References (double precision, written independently of the kernels).
 
-int8_t ref_quant(double v, int32_t zp) {  // v already divided by the scale
-  if (std::isnan(v)) return -128;
-  double r = std::nearbyint(std::min(std::max(v, -1e9), 1e9)) + zp;  // half to even
-  r = std::min(127.0, std::max(-128.0, r));
-  return static_cast<int8_t>(r);
-}
-
-struct S8Case {
-  int n, hd;
-  int heads = 3, head = 1;  // layout: rows of 3*hidden, hidden = heads*hd
-  std::vector<int8_t> qkv;
-  std::vector<uint8_t> mask;  // empty = no mask
-  float q_scale, k_scale, v_scale, ctx_scale;
-  int32_t ctx_zp;
-  size_t hidden() const { return static_cast<size_t>(heads) * hd; }
-  size_t stride() const { return 3 * hidden(); }
-  const int8_t* q() const { return qkv.data() + head * hd; }
-  const int8_t* k() const { return qkv.data() + hidden() + head * hd; }
-  const int8_t* v() const { return qkv.data() + 2 * hidden() + head * hd; }
-};
-
-std::vector<int8_t> ref_attention_s8(const S8Case& c) {
-  const int n = c.n, hd = c.hd;
-  std::vector<int8_t> out(static_cast<size_t>(n) * hd);
-  const size_t st = c.stride();
-  const double sscale = double(c.q_scale) * double(c.k_scale) / std::sqrt(double(hd));
-  std::vector<double> s(n);
-  std::vector<int> pq(n);
-  for (int i = 0; i < n; ++i) {
-    bool any = false;
-    double mx = -std::numeric_limits<double>::infinity();
-    for (int j = 0; j < n; ++j) {
-      if (!c.mask.empty() && !c.mask[j]) continue;
-      any = true;
-      long long acc = 0;
-      for (int d = 0; d < hd; ++d) acc += int(c.q()[i * st + d]) * int(c.k()[j * st + d]);
-      s[j] = double(acc) * sscale;
-      mx = std::max(mx, s[j]);
-    }
-    if (!any) {
-      for (int d = 0; d < hd; ++d) out[size_t(i) * hd + d] = ref_quant(0.0, c.ctx_zp);
-      continue;
-    }
-    // unnormalized exponentials in units of 1/127 of the row maximum, normalized by their sum
-    long long prob_sum = 0;
-    for (int j = 0; j < n; ++j) {
-      pq[j] = (c.mask.empty() || c.mask[j]) ? int(std::nearbyint(std::exp(s[j] - mx) * 127.0)) : 0;
-      prob_sum += pq[j];
-    }
-    for (int d = 0; d < hd; ++d) {
-      long long acc = 0;
-      for (int j = 0; j < n; ++j) acc += pq[j] * int(c.v()[j * st + d]);
-      const double x = double(acc) * double(c.v_scale) / double(prob_sum);
-      out[size_t(i) * hd + d] = ref_quant(x / c.ctx_scale, c.ctx_zp);
-    }
-  }
-  return out;
-}
-
 struct F32Case {
   int n, hd;
   int heads = 3, head = 2;
@@ -248,69 +191,12 @@ void ref_layernorm(const float* x, const float* g, const float* b, double eps, s
 double ref_gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 double ref_gelu_tail(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }  // accurate for x << 0
 
-// ---------------------------------------------------------------------------------------------
-// Case builders
-
-S8Case make_s8_case(std::mt19937& rng, int n, int hd, const char* mask_kind, float score_std, int32_t zp) {
-  S8Case c;
-  c.n = n;
-  c.hd = hd;
-  c.qkv.resize(size_t(n) * c.stride());
-  std::uniform_int_distribution<int> u8(-128, 127);
-  for (auto& x : c.qkv) x = static_cast<int8_t>(u8(rng));
-  // std of an int8 dot product over hd uniform entries ~ sqrt(hd) * 5461; the 1/sqrt(hd) in the
-  // score scale cancels the sqrt(hd).
-  const float qk = std::sqrt(score_std / 5461.0f);
-  c.q_scale = qk;
-  c.k_scale = qk * 1.3f;
-  c.v_scale = 0.02f;
-  c.ctx_scale = 0.02f * 0.35f;
-  c.ctx_zp = zp;
-  std::string mk = mask_kind;
-  if (mk == "random") {
-    c.mask.resize(n);
-    std::bernoulli_distribution keep(0.7);
-    for (auto& m : c.mask) m = keep(rng) ? 1 : 0;
-    c.mask[rng() % n] = 1;
-  } else if (mk == "trailing") {
-    c.mask.assign(n, 1);
-    for (int j = (n * 2) / 3 + 1; j < n; ++j) c.mask[j] = 0;
-  } else if (mk == "all_masked") {
-    c.mask.assign(n, 0);
-  } else if (mk == "one_valid") {
-    c.mask.assign(n, 0);
-    c.mask[n / 2] = 1;
-  }
-  return c;
-}
-
 }  // namespace
 
 namespace {
 
 using S8Fn = void (*)(const kn::AttentionHeadS8&);
 using F32Fn = void (*)(const kn::AttentionHeadF32&);
-
-// A head of case c: context row i at ctx + i * ctx_stride; scratch left for the caller.
-kn::AttentionHeadS8 s8_args(const S8Case& c, int8_t* packed, int8_t* ctx, size_t ctx_stride) {
-  kn::AttentionHeadS8 a{};
-  a.q = c.q();
-  a.k = c.k();
-  a.v = c.v();
-  a.qkv_stride = c.stride();
-  a.n = c.n;
-  a.head_dim = c.hd;
-  a.q_scale = c.q_scale;
-  a.k_scale = c.k_scale;
-  a.v_scale = c.v_scale;
-  a.key_mask = c.mask.empty() ? nullptr : c.mask.data();
-  a.packed = packed;
-  a.context = ctx;
-  a.context_stride = ctx_stride;
-  a.context_scale = c.ctx_scale;
-  a.context_zero_point = c.ctx_zp;
-  return a;
-}
 
 // Runs an int8 attention kernel with exactly-sized scratch (plus guard zones) and returns the
 // head's context [n, hd]; checks that nothing outside the head's slice / the scratch is written
@@ -1067,23 +953,9 @@ TEST_CASE("attention_head_s8 timing (informational)", "[kernels][timing]") {
     Buf<uint8_t> probs(n * n);
     Buf<int8_t> packed(kn::attention_s8_packed_bytes(n, hd));
     std::vector<int8_t> ctx(n * c.hidden());
-    kn::AttentionHeadS8 a{};
-    a.q = c.q();
-    a.k = c.k();
-    a.v = c.v();
-    a.qkv_stride = c.stride();
-    a.n = c.n;
-    a.head_dim = c.hd;
-    a.q_scale = c.q_scale;
-    a.k_scale = c.k_scale;
-    a.v_scale = c.v_scale;
+    kn::AttentionHeadS8 a = s8_args(c, packed.ptr, ctx.data() + c.head * hd, c.hidden());
     a.scores = scores.ptr;
     a.probs = probs.ptr;
-    a.packed = packed.ptr;
-    a.context = ctx.data() + c.head * hd;
-    a.context_stride = c.hidden();
-    a.context_scale = c.ctx_scale;
-    a.context_zero_point = 0;
     const int iters = sh.n <= 128 ? 200 : 20;
     const double tp = time_us(kn::attention_head_s8_portable, a, iters);
     std::ostringstream msg;

@@ -26,7 +26,8 @@ const KernelTable kPortable = {"portable",
                                apply_lut_s8_portable,
                                gelu_f32_portable,
                                attention_rows_f32_portable,
-                               &kAttentionS8Portable};
+                               &kAttentionS8Portable,
+                               gated_s8_portable};
 
 #if defined(__x86_64__) || defined(__i386__)
 // AVX2 element-wise kernels with one of the 256-bit int8 attention cores.
@@ -40,7 +41,8 @@ constexpr KernelTable avx2_table(const char* name, const AttentionS8Kernel* atte
           apply_lut_s8_avx2,
           gelu_f32_avx2,
           attention_rows_f32_avx2,
-          attention};
+          attention,
+          gated_s8_portable};
 }
 const KernelTable kAvx2 = avx2_table("avx2", &kAttentionS8Avx2);
 const KernelTable kAvxVnni = avx2_table("avxvnni", &kAttentionS8AvxVnni);
@@ -56,7 +58,8 @@ constexpr KernelTable avx512_table(const char* name, void (*lut)(int8_t*, size_t
           lut,
           gelu_f32_avx2,
           attention_rows_f32_avx2,
-          &kAttentionS8Avx512};
+          &kAttentionS8Avx512,
+          gated_s8_avx512};
 }
 const KernelTable kAvx512 = avx512_table("avx512", apply_lut_s8_avx512);
 const KernelTable kAvx512Vbmi = avx512_table("avx512vbmi", apply_lut_s8_avx512vbmi);
@@ -73,7 +76,8 @@ constexpr KernelTable neon_table(const char* name, const AttentionS8Kernel* atte
           apply_lut_s8_neon,
           gelu_f32_portable,
           attention_rows_f32_portable,
-          attention};
+          attention,
+          gated_s8_portable};
 }
 const KernelTable kNeon = neon_table("neon", &kAttentionS8Neon);
 const KernelTable kNeonDot = neon_table("neon_dot", &kAttentionS8NeonDot);

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "kernels/attention.h"
+#include "kernels/gated.h"
 
 namespace edgebert {
 namespace kernels {
@@ -34,6 +35,7 @@ struct KernelTable {
   void (*gelu_f32)(float* x, size_t count);
   void (*attention_rows_f32)(const AttentionHeadF32& args, int row_begin, int row_end);
   const AttentionS8Kernel* attention_s8;
+  void (*gated_s8)(const GatedArgs& args);
 };
 
 // The active table (the best this CPU runs, or the override).

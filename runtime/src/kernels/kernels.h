@@ -8,9 +8,12 @@
 
 #include "kernels/activation.h"
 #include "kernels/attention.h"
+#include "kernels/attention_window.h"
 #include "kernels/cpu_features.h"
 #include "kernels/dispatch.h"
+#include "kernels/gated.h"
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
 #include "kernels/pooling.h"
 #include "kernels/quantize.h"
+#include "kernels/rope.h"

@@ -57,7 +57,11 @@ void layernorm_f32_portable(const float* x, const float* gamma, const float* bet
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
     const RowStats st = row_stats(xr, cols, eps);
-    for (size_t c = 0; c < cols; ++c) yr[c] = (xr[c] - st.mean) * st.rstd * gamma[c] + beta[c];
+    if (beta == nullptr) {
+      for (size_t c = 0; c < cols; ++c) yr[c] = (xr[c] - st.mean) * st.rstd * gamma[c];
+    } else {
+      for (size_t c = 0; c < cols; ++c) yr[c] = (xr[c] - st.mean) * st.rstd * gamma[c] + beta[c];
+    }
   }
 }
 
@@ -71,18 +75,16 @@ void layernorm_quantize_s8_portable(float* x_inout, const float* gamma, const fl
     float* xr = x_inout + r * cols;
     int8_t* yr = y + r * cols;
     const RowStats st = row_stats(xr, cols, eps);
-    if (inv_factors == nullptr) {
-      for (size_t c = 0; c < cols; ++c) {
-        const float v = (xr[c] - st.mean) * st.rstd * gamma[c] + beta[c];
-        xr[c] = v;
-        yr[c] = detail::quantize_value_s8(v * inv, lo, hi, zero_point);
-      }
+    if (beta == nullptr) {  // no bias: the values as layernorm_f32 computes them without one
+      for (size_t c = 0; c < cols; ++c) xr[c] = (xr[c] - st.mean) * st.rstd * gamma[c];
     } else {
-      for (size_t c = 0; c < cols; ++c) {
-        const float v = (xr[c] - st.mean) * st.rstd * gamma[c] + beta[c];
-        xr[c] = v;
-        yr[c] = detail::quantize_value_s8((v * inv_factors[c]) * inv, lo, hi, zero_point);
-      }
+      for (size_t c = 0; c < cols; ++c) xr[c] = (xr[c] - st.mean) * st.rstd * gamma[c] + beta[c];
+    }
+    if (inv_factors == nullptr) {
+      for (size_t c = 0; c < cols; ++c) yr[c] = detail::quantize_value_s8(xr[c] * inv, lo, hi, zero_point);
+    } else {
+      for (size_t c = 0; c < cols; ++c)
+        yr[c] = detail::quantize_value_s8((xr[c] * inv_factors[c]) * inv, lo, hi, zero_point);
     }
   }
 }

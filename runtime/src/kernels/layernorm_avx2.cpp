@@ -54,9 +54,17 @@ static RowStats row_stats(const float* x, size_t cols, float eps) {
   return {mean, _mm256_set1_ps(1.0f / __builtin_sqrtf(var + eps))};
 }
 
+// ((x - mean) * rstd) * gamma + beta (beta == nullptr: no bias).
 static inline __m256 ln_apply(__m256 x, const RowStats& st, const float* gamma, const float* beta) {
-  return avx2::madd(_mm256_mul_ps(_mm256_sub_ps(x, st.mean), st.rstd), _mm256_loadu_ps(gamma),
-                    _mm256_loadu_ps(beta));
+  const __m256 v = _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(x, st.mean), st.rstd), _mm256_loadu_ps(gamma));
+  return beta != nullptr ? _mm256_add_ps(v, _mm256_loadu_ps(beta)) : v;
+}
+// The same on the lanes of m (x, gamma and beta read with maskload).
+static inline __m256 ln_apply_masked(const float* x, __m256i m, const RowStats& st, const float* gamma,
+                                     const float* beta) {
+  const __m256 v = _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_maskload_ps(x, m), st.mean), st.rstd),
+                                 _mm256_maskload_ps(gamma, m));
+  return beta != nullptr ? _mm256_add_ps(v, _mm256_maskload_ps(beta, m)) : v;
 }
 
 }  // namespace
@@ -69,11 +77,10 @@ void layernorm_f32_avx2(const float* x, const float* gamma, const float* beta, f
     float* yr = y + r * cols;
     const RowStats st = row_stats(xr, cols, eps);
     size_t c = 0;
-    for (; c + 8 <= cols; c += 8) _mm256_storeu_ps(yr + c, ln_apply(_mm256_loadu_ps(xr + c), st, gamma + c, beta + c));
+    for (; c + 8 <= cols; c += 8) _mm256_storeu_ps(yr + c, ln_apply(_mm256_loadu_ps(xr + c), st, gamma + c, beta != nullptr ? beta + c : nullptr));
     if (c < cols) {
       const __m256i m = avx2::tail_mask(cols - c);
-      const __m256 v = avx2::madd(_mm256_mul_ps(_mm256_sub_ps(_mm256_maskload_ps(xr + c, m), st.mean), st.rstd),
-                                  _mm256_maskload_ps(gamma + c, m), _mm256_maskload_ps(beta + c, m));
+      const __m256 v = ln_apply_masked(xr + c, m, st, gamma + c, beta != nullptr ? beta + c : nullptr);
       _mm256_maskstore_ps(yr + c, m, v);
     }
   }
@@ -96,7 +103,7 @@ void layernorm_quantize_s8_avx2(float* x_inout, const float* gamma, const float*
     for (; c + 32 <= cols; c += 32) {
       __m256 v[4];
       for (int t = 0; t < 4; ++t) {
-        v[t] = ln_apply(_mm256_loadu_ps(xr + c + 8 * t), st, gamma + c + 8 * t, beta + c + 8 * t);
+        v[t] = ln_apply(_mm256_loadu_ps(xr + c + 8 * t), st, gamma + c + 8 * t, beta != nullptr ? beta + c + 8 * t : nullptr);
         _mm256_storeu_ps(xr + c + 8 * t, v[t]);
         v[t] = f != nullptr ? _mm256_mul_ps(_mm256_mul_ps(v[t], _mm256_loadu_ps(f + c + 8 * t)), inv)
                             : _mm256_mul_ps(v[t], inv);
@@ -104,15 +111,14 @@ void layernorm_quantize_s8_avx2(float* x_inout, const float* gamma, const float*
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(yr + c), avx2::quantize32_ps(v[0], v[1], v[2], v[3], lo, hi, zp));
     }
     for (; c + 8 <= cols; c += 8) {
-      __m256 v = ln_apply(_mm256_loadu_ps(xr + c), st, gamma + c, beta + c);
+      __m256 v = ln_apply(_mm256_loadu_ps(xr + c), st, gamma + c, beta != nullptr ? beta + c : nullptr);
       _mm256_storeu_ps(xr + c, v);
       v = f != nullptr ? _mm256_mul_ps(_mm256_mul_ps(v, _mm256_loadu_ps(f + c)), inv) : _mm256_mul_ps(v, inv);
       _mm_storel_epi64(reinterpret_cast<__m128i*>(yr + c), avx2::quantize8_ps(v, lo, hi, zp));
     }
     if (c < cols) {
       const __m256i m = avx2::tail_mask(cols - c);
-      __m256 v = avx2::madd(_mm256_mul_ps(_mm256_sub_ps(_mm256_maskload_ps(xr + c, m), st.mean), st.rstd),
-                            _mm256_maskload_ps(gamma + c, m), _mm256_maskload_ps(beta + c, m));
+      __m256 v = ln_apply_masked(xr + c, m, st, gamma + c, beta != nullptr ? beta + c : nullptr);
       _mm256_maskstore_ps(xr + c, m, v);
       v = f != nullptr ? _mm256_mul_ps(_mm256_mul_ps(v, _mm256_maskload_ps(f + c, m)), inv) : _mm256_mul_ps(v, inv);
       alignas(16) int8_t tmp[16];

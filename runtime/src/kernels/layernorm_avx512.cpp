@@ -42,11 +42,14 @@ RowStats row_stats(const float* x, size_t cols, float eps) {
   return {mean, _mm512_set1_ps(1.0f / __builtin_sqrtf(var + eps))};
 }
 
-// ((x - mean) * rstd) * gamma + beta on the lanes of m.
+// ((x - mean) * rstd) * gamma + beta on the lanes of m (beta == nullptr: no bias).
 inline __m512 ln_apply(const float* x, const float* gamma, const float* beta, __mmask16 m, const RowStats& st) {
-  const __m512 xv = _mm512_maskz_loadu_ps(m, x);
-  return avx512::madd(_mm512_mul_ps(_mm512_sub_ps(xv, st.mean), st.rstd), _mm512_maskz_loadu_ps(m, gamma),
-                      _mm512_maskz_loadu_ps(m, beta));
+  const bool full = m == 0xFFFF;
+  const __m512 xv = full ? _mm512_loadu_ps(x) : _mm512_maskz_loadu_ps(m, x);
+  const __m512 gv = full ? _mm512_loadu_ps(gamma) : _mm512_maskz_loadu_ps(m, gamma);
+  const __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(xv, st.mean), st.rstd), gv);
+  if (beta == nullptr) return v;
+  return _mm512_add_ps(v, full ? _mm512_loadu_ps(beta) : _mm512_maskz_loadu_ps(m, beta));
 }
 
 }  // namespace
@@ -58,9 +61,12 @@ void layernorm_f32_avx512(const float* x, const float* gamma, const float* beta,
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
     const RowStats st = row_stats(xr, cols, eps);
-    for (size_t c = 0; c < cols; c += 16) {
+    size_t c = 0;
+    for (; c + 16 <= cols; c += 16)
+      _mm512_storeu_ps(yr + c, ln_apply(xr + c, gamma + c, beta != nullptr ? beta + c : nullptr, 0xFFFF, st));
+    if (c < cols) {
       const __mmask16 m = avx512::tail_mask16(cols - c);
-      _mm512_mask_storeu_ps(yr + c, m, ln_apply(xr + c, gamma + c, beta + c, m, st));
+      _mm512_mask_storeu_ps(yr + c, m, ln_apply(xr + c, gamma + c, beta != nullptr ? beta + c : nullptr, m, st));
     }
   }
 }
@@ -77,9 +83,22 @@ void layernorm_quantize_s8_avx512(float* x_inout, const float* gamma, const floa
     float* xr = x_inout + r * cols;
     int8_t* yr = y + r * cols;
     const RowStats st = row_stats(xr, cols, eps);
-    for (size_t c = 0; c < cols; c += 16) {
+    const float* be = beta;
+    size_t c = 0;
+    for (; c + 64 <= cols; c += 64) {  // full vectors, 64 bytes of output at a time
+      __m512i q[4];
+      for (int t = 0; t < 4; ++t) {
+        const size_t cc = c + 16 * t;
+        __m512 v = ln_apply(xr + cc, gamma + cc, be != nullptr ? be + cc : nullptr, 0xFFFF, st);
+        _mm512_storeu_ps(xr + cc, v);
+        if (inv_factors != nullptr) v = _mm512_mul_ps(v, _mm512_loadu_ps(inv_factors + cc));
+        q[t] = avx512::quantize16_epi32(_mm512_mul_ps(v, inv), lo, hi, zp);
+      }
+      _mm512_storeu_si512(yr + c, avx512::pack64_epi32(q[0], q[1], q[2], q[3]));
+    }
+    for (; c < cols; c += 16) {
       const __mmask16 m = avx512::tail_mask16(cols - c);
-      __m512 v = ln_apply(xr + c, gamma + c, beta + c, m, st);
+      __m512 v = ln_apply(xr + c, gamma + c, be != nullptr ? be + c : nullptr, m, st);
       _mm512_mask_storeu_ps(xr + c, m, v);
       if (inv_factors != nullptr) v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(m, inv_factors + c));
       _mm_mask_storeu_epi8(yr + c, m, avx512::quantize16_ps(_mm512_mul_ps(v, inv), lo, hi, zp));

@@ -24,13 +24,11 @@ void quantize_span(const float* x, const float* f, size_t count, float inv_f, in
   size_t i = 0;
   if (f == nullptr) {
     for (; i + 64 <= count; i += 64) {
-      const __m128i a = avx512::quantize16_ps(_mm512_mul_ps(_mm512_loadu_ps(x + i), inv), lo, hi, zp);
-      const __m128i b = avx512::quantize16_ps(_mm512_mul_ps(_mm512_loadu_ps(x + i + 16), inv), lo, hi, zp);
-      const __m128i c = avx512::quantize16_ps(_mm512_mul_ps(_mm512_loadu_ps(x + i + 32), inv), lo, hi, zp);
-      const __m128i d = avx512::quantize16_ps(_mm512_mul_ps(_mm512_loadu_ps(x + i + 48), inv), lo, hi, zp);
-      const __m256i ab = _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
-      const __m256i cd = _mm256_inserti128_si256(_mm256_castsi128_si256(c), d, 1);
-      _mm512_storeu_si512(y + i, _mm512_inserti64x4(_mm512_castsi256_si512(ab), cd, 1));
+      const __m512i a = avx512::quantize16_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + i), inv), lo, hi, zp);
+      const __m512i b = avx512::quantize16_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + i + 16), inv), lo, hi, zp);
+      const __m512i c = avx512::quantize16_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + i + 32), inv), lo, hi, zp);
+      const __m512i d = avx512::quantize16_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + i + 48), inv), lo, hi, zp);
+      _mm512_storeu_si512(y + i, avx512::pack64_epi32(a, b, c, d));
     }
     for (; i < count; i += 16) {
       const __mmask16 m = avx512::tail_mask16(count - i);
@@ -38,6 +36,14 @@ void quantize_span(const float* x, const float* f, size_t count, float inv_f, in
       _mm_mask_storeu_epi8(y + i, m, avx512::quantize16_ps(v, lo, hi, zp));
     }
   } else {
+    for (; i + 64 <= count; i += 64) {
+      __m512i q[4];
+      for (int t = 0; t < 4; ++t) {
+        const __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_loadu_ps(x + i + 16 * t), _mm512_loadu_ps(f + i + 16 * t)), inv);
+        q[t] = avx512::quantize16_epi32(v, lo, hi, zp);
+      }
+      _mm512_storeu_si512(y + i, avx512::pack64_epi32(q[0], q[1], q[2], q[3]));
+    }
     for (; i < count; i += 16) {
       const __mmask16 m = avx512::tail_mask16(count - i);
       const __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, f + i)), inv);
@@ -68,7 +74,15 @@ void residual_dequant_add_s8_avx512(float* hidden, const int8_t* y, size_t rows,
   for (size_t r = 0; r < rows; ++r) {
     float* h = hidden + r * cols;
     const int8_t* yr = y + r * cols;
-    for (size_t c = 0; c < cols; c += 16) {
+    size_t c = 0;
+    for (; c + 32 <= cols; c += 32) {
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yr + c));
+      const __m512 v0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(b)), zp));
+      const __m512 v1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(b, 1)), zp));
+      _mm512_storeu_ps(h + c, avx512::madd(v0, _mm512_loadu_ps(scales + c), _mm512_loadu_ps(h + c)));
+      _mm512_storeu_ps(h + c + 16, avx512::madd(v1, _mm512_loadu_ps(scales + c + 16), _mm512_loadu_ps(h + c + 16)));
+    }
+    for (; c < cols; c += 16) {
       const __mmask16 m = avx512::tail_mask16(cols - c);
       const __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, yr + c)), zp));
       const __m512 sum = avx512::madd(v, _mm512_maskz_loadu_ps(m, scales + c), _mm512_maskz_loadu_ps(m, h + c));

@@ -39,6 +39,19 @@ static inline __m128i quantize16_ps(__m512 v, __m512 lo, __m512 hi, __m512i zp) 
   return _mm512_cvtsepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), zp));
 }
 
+
+// Four vectors of 16 int32 (already in [-128, 127]) -> 64 bytes in order (vpackssdw + vpacksswb
+// work within 128-bit lanes; one dword permute puts the lanes back in order). Faster than four
+// vpmovsdb on AMD cores.
+static inline __m512i pack64_epi32(__m512i a, __m512i b, __m512i c, __m512i d) {
+  const __m512i abcd = _mm512_packs_epi16(_mm512_packs_epi32(a, b), _mm512_packs_epi32(c, d));
+  return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), abcd);
+}
+// quantize16_ps's int32 step (before the narrowing to bytes).
+static inline __m512i quantize16_epi32(__m512 v, __m512 lo, __m512 hi, __m512i zp) {
+  return _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, lo), hi)), zp);
+}
+
 // Sum of the 16 lanes in the order of the portable combine16(): v[l] = a[l] + a[l + 8], then
 // ((v0 + v4) + (v2 + v6)) + ((v1 + v5) + (v3 + v7)).
 static inline float combine16_ps(__m512 a) {
