@@ -162,27 +162,24 @@ __attribute__((noinline)) void qk_block(const uint8_t* q, size_t qs, const int8_
   }
 }
 
-// s[j] <- exp(s[j] - m) for j < len.
-void softmax_exp_pass(float* s, int len, float m) {
+// out[j] = round_half_even(min(exp(s[j] - m) * pm, 127)) for j < len (pm = 127, see
+// numerics.h), in one pass; returns the sum of the quantized values.
+int32_t softmax_quantize_row(const float* s, int len, float m, float pm, uint8_t* out) {
   const __m512 vm = _mm512_set1_ps(m);
-  int j = 0;
-  for (; j + 16 <= len; j += 16) _mm512_storeu_ps(s + j, avx512::exp_ps(_mm512_sub_ps(_mm512_loadu_ps(s + j), vm)));
-  if (j < len) {
-    const __mmask16 k = avx512::tail_mask16(static_cast<size_t>(len - j));
-    _mm512_mask_storeu_ps(s + j, k, avx512::exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, s + j), vm)));
-  }
-}
-
-// out[j] = round_half_even(min(s[j] * pm, 127)) (s holds the exps, pm = 127, see numerics.h);
-// returns the sum of the quantized values.
-int32_t softmax_quantize_pass(const float* s, int len, float pm, uint8_t* out) {
   const __m512 vpm = _mm512_set1_ps(pm);
   const __m512 top = _mm512_set1_ps(detail::kAttentionProbLevels);
   __m512i sum = _mm512_setzero_si512();
-  for (int j = 0; j < len; j += 16) {
+  int j = 0;
+  for (; j + 16 <= len; j += 16) {
+    const __m512 e = avx512::exp_ps(_mm512_sub_ps(_mm512_loadu_ps(s + j), vm));
+    const __m512i q = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(e, vpm), top));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm512_cvtusepi32_epi8(q));
+    sum = _mm512_add_epi32(sum, q);
+  }
+  if (j < len) {
     const __mmask16 k = avx512::tail_mask16(static_cast<size_t>(len - j));
-    const __m512 v = _mm512_min_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, s + j), vpm), top);
-    const __m512i q = _mm512_maskz_cvtps_epi32(k, v);
+    const __m512 e = avx512::exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, s + j), vm));
+    const __m512i q = _mm512_maskz_cvtps_epi32(k, _mm512_min_ps(_mm512_mul_ps(e, vpm), top));
     _mm_mask_storeu_epi8(out + j, k, _mm512_cvtusepi32_epi8(q));
     sum = _mm512_add_epi32(sum, q);
   }
@@ -336,8 +333,8 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
       const int rr = r < rows ? r : 0;
       uint8_t* prow = a.probs + static_cast<size_t>(i0 - row_begin + rr) * n;
       if (r < rows) {
-        softmax_exp_pass(srow[r], nvalid, _mm512_reduce_max_ps(vmax[r]));
-        const int32_t prob_sum = softmax_quantize_pass(srow[r], nvalid, detail::attention_prob_multiplier(), prow);
+        const int32_t prob_sum = softmax_quantize_row(srow[r], nvalid, _mm512_reduce_max_ps(vmax[r]),
+                                                      detail::attention_prob_multiplier(), prow);
         out_mult[r] = detail::attention_context_multiplier(a.v_scale, a.context_scale, prob_sum);
       }
       pv.prow[r] = prow;
