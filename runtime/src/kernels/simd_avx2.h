@@ -1,6 +1,6 @@
 // AVX2 vector math shared by the *_avx2.cpp kernels: exp and GELU with the same recipes
-// (constants, range reduction, polynomials, operation for operation: no fused multiply-adds) as
-// the scalar versions in numerics.h, so they give the same bits lane by lane.
+// (constants, range reduction, polynomials, operation for operation: fused multiply-adds exactly
+// where numerics.h has fused_madd) as the scalar versions, so they give the same bits lane by lane.
 // Include only from files compiled with -mavx2 -mfma. Everything is static inline (internal
 // linkage), see numerics.h for why.
 #pragma once
@@ -20,28 +20,29 @@ namespace edgebert {
 namespace kernels {
 namespace avx2 {
 
-// a * b + c rounded twice, as the portable code computes it (never a fused multiply-add: the
-// kernels are compiled with -ffp-contract=off so that no variant fuses what another does not).
+// a * b + c rounded twice, as the portable code computes it outside fused_madd (the kernels are
+// compiled with -ffp-contract=off so that no variant fuses what another does not).
 static inline __m256 madd(__m256 a, __m256 b, __m256 c) { return _mm256_add_ps(_mm256_mul_ps(a, b), c); }
 
 // exp(hi + lo), see detail::exp_hilo. kHasLo = false skips the lo term (plain exp).
+// exp(hi + lo), see detail::exp_hilo (fused multiply-adds where the recipe has them).
 template <bool kHasLo>
 static inline __m256 exp_impl(__m256 hi, __m256 lo) {
   const __m256 x = _mm256_min_ps(hi, _mm256_set1_ps(detail::kExpHi));
   const __m256 xc = _mm256_max_ps(x, _mm256_set1_ps(detail::kExpLo));
   const __m256 magic = _mm256_set1_ps(detail::kExpMagic);
-  const __m256 z = madd(kHasLo ? _mm256_add_ps(xc, lo) : xc, _mm256_set1_ps(detail::kLog2e), magic);
+  const __m256 z = _mm256_fmadd_ps(kHasLo ? _mm256_add_ps(xc, lo) : xc, _mm256_set1_ps(detail::kLog2e), magic);
   const __m256 nf = _mm256_sub_ps(z, magic);
-  __m256 r = _mm256_sub_ps(xc, _mm256_mul_ps(nf, _mm256_set1_ps(detail::kLn2Hi)));
-  r = _mm256_sub_ps(r, _mm256_mul_ps(nf, _mm256_set1_ps(detail::kLn2Lo)));
+  __m256 r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(detail::kLn2Hi), xc);
+  r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(detail::kLn2Lo), r);
   if (kHasLo) r = _mm256_add_ps(r, lo);
   __m256 p = _mm256_set1_ps(detail::kExpP6);
-  p = madd(p, r, _mm256_set1_ps(detail::kExpP5));
-  p = madd(p, r, _mm256_set1_ps(detail::kExpP4));
-  p = madd(p, r, _mm256_set1_ps(detail::kExpP3));
-  p = madd(p, r, _mm256_set1_ps(detail::kExpP2));
-  p = madd(p, r, _mm256_set1_ps(detail::kExpP1));
-  p = madd(p, r, _mm256_set1_ps(detail::kExpP0));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(detail::kExpP5));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(detail::kExpP4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(detail::kExpP3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(detail::kExpP2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(detail::kExpP1));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(detail::kExpP0));
   const __m256i pow2n = _mm256_add_epi32(_mm256_slli_epi32(_mm256_castps_si256(z), 23),
                                          _mm256_set1_epi32(static_cast<int32_t>(detail::kExpBias)));
   const __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(pow2n));

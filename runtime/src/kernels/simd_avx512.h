@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // AVX-512 (F/BW/DQ/VL) vector helpers shared by the *_avx512*.cpp kernels: tail masks, the
 // float -> int8 quantization step and the exp recipe of numerics.h on 16 lanes, operation for
-// operation as the portable code (no fused multiply-adds), so every lane gives the portable bits.
+// operation as the portable code (fused multiply-adds exactly where it has fused_madd), so every
+// lane gives the portable bits.
 // Include only from files compiled with the AVX-512 flags. Everything is static inline.
 #pragma once
 
@@ -62,22 +63,22 @@ static inline float combine16_ps(__m512 a) {
   return _mm_cvtss_f32(s);
 }
 
-// exp(x), see detail::exp_approx.
+// exp(x), see detail::exp_approx (fused multiply-adds as there).
 static inline __m512 exp_ps(__m512 x_in) {
   const __m512 x = _mm512_min_ps(x_in, _mm512_set1_ps(detail::kExpHi));
   const __m512 xc = _mm512_max_ps(x, _mm512_set1_ps(detail::kExpLo));
   const __m512 magic = _mm512_set1_ps(detail::kExpMagic);
-  const __m512 z = madd(xc, _mm512_set1_ps(detail::kLog2e), magic);
+  const __m512 z = _mm512_fmadd_ps(xc, _mm512_set1_ps(detail::kLog2e), magic);
   const __m512 nf = _mm512_sub_ps(z, magic);
-  __m512 r = _mm512_sub_ps(xc, _mm512_mul_ps(nf, _mm512_set1_ps(detail::kLn2Hi)));
-  r = _mm512_sub_ps(r, _mm512_mul_ps(nf, _mm512_set1_ps(detail::kLn2Lo)));
+  __m512 r = _mm512_fnmadd_ps(nf, _mm512_set1_ps(detail::kLn2Hi), xc);
+  r = _mm512_fnmadd_ps(nf, _mm512_set1_ps(detail::kLn2Lo), r);
   __m512 p = _mm512_set1_ps(detail::kExpP6);
-  p = madd(p, r, _mm512_set1_ps(detail::kExpP5));
-  p = madd(p, r, _mm512_set1_ps(detail::kExpP4));
-  p = madd(p, r, _mm512_set1_ps(detail::kExpP3));
-  p = madd(p, r, _mm512_set1_ps(detail::kExpP2));
-  p = madd(p, r, _mm512_set1_ps(detail::kExpP1));
-  p = madd(p, r, _mm512_set1_ps(detail::kExpP0));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(detail::kExpP5));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(detail::kExpP4));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(detail::kExpP3));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(detail::kExpP2));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(detail::kExpP1));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(detail::kExpP0));
   const __m512i pow2n = _mm512_add_epi32(_mm512_slli_epi32(_mm512_castps_si512(z), 23),
                                          _mm512_set1_epi32(static_cast<int32_t>(detail::kExpBias)));
   const __m512 y = _mm512_mul_ps(p, _mm512_castsi512_ps(pow2n));
