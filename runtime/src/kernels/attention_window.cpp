@@ -53,10 +53,19 @@ void attention_s8_rows_window_portable(const AttentionHeadS8& a, int window, int
       prob_sum += p[j];
     }
     const float out_mult = detail::attention_context_multiplier(a.v_scale, a.context_scale, prob_sum);
-    for (int d = 0; d < hd; ++d) {
-      int32_t acc = 0;
-      for (int j = j0; j < j1; ++j) acc += static_cast<int32_t>(p[j - j0]) * static_cast<int32_t>(a.v[static_cast<size_t>(j) * stride + d]);
-      ctx[d] = detail::quantize_value_s8(static_cast<float>(acc) * out_mult, lo, hi, zp);
+    constexpr int kChunk = 256;  // channels per pass: acc stays in registers / L1
+    int32_t acc[kChunk];
+    for (int d0 = 0; d0 < hd; d0 += kChunk) {
+      const int cnt = hd - d0 < kChunk ? hd - d0 : kChunk;
+      for (int d = 0; d < cnt; ++d) acc[d] = 0;
+      for (int j = j0; j < j1; ++j) {  // V rows in order (auto-vectorized widening multiply-adds)
+        const int32_t pj = p[j - j0];
+        if (pj == 0) continue;
+        const int8_t* vj = a.v + static_cast<size_t>(j) * stride + d0;
+        for (int d = 0; d < cnt; ++d) acc[d] += pj * static_cast<int32_t>(vj[d]);
+      }
+      for (int d = 0; d < cnt; ++d)
+        ctx[d0 + d] = detail::quantize_value_s8(static_cast<float>(acc[d]) * out_mult, lo, hi, zp);
     }
   }
 }
