@@ -108,12 +108,8 @@ static void attention_s8_rows_portable(const AttentionHeadS8& a, int row_begin, 
   const int n = a.n, hd = a.head_dim;
   if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
   const int32_t zp = a.context_zero_point;
-  const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
   if (attention_valid_keys(a.key_mask, n) == 0) {
-    for (int i = row_begin; i < row_end; ++i) {
-      int8_t* c = a.context + static_cast<size_t>(i) * a.context_stride;
-      for (int d = 0; d < hd; ++d) c[d] = zp8;
-    }
+    attention_s8_fill_zero_point(a, row_begin, row_end);
     return;
   }
   const size_t stride = a.qkv_stride;

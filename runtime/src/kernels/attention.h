@@ -52,21 +52,33 @@ struct AttentionHeadS8 {
 constexpr int kAttentionMaxHeadDimAvx2 = 1024;
 constexpr int kAttentionMaxHeadDimNeon = 1024;
 
-// Scratch sizes the caller must provide for `rows` query rows of a head of n tokens.
-constexpr size_t attention_s8_scores_floats(size_t rows, size_t n) { return rows * n; }
-constexpr size_t attention_s8_probs_bytes(size_t rows, size_t n) { return rows * n; }
+// Scratch sizes the caller must provide for `rows` query rows of a head of n tokens. The inline
+// helpers of this header are static: it is included by files compiled for AVX2 / AVX-512, and an
+// out-of-line copy of a shared inline function compiled with those flags must never be what the
+// linker keeps for the portable code (see numerics.h).
+static constexpr size_t attention_s8_scores_floats(size_t rows, size_t n) { return rows * n; }
+static constexpr size_t attention_s8_probs_bytes(size_t rows, size_t n) { return rows * n; }
 // Packed K and V of one head (every implementation's layout fits).
-constexpr size_t attention_s8_packed_bytes(size_t n, size_t head_dim) {
+static constexpr size_t attention_s8_packed_bytes(size_t n, size_t head_dim) {
   return (n + 4) * head_dim + (n + 16) * (head_dim + 8) + 256;
 }
 
 // Keys that are attended (key_mask[j] != 0; all n without a mask). Every implementation's pack
 // and rows steps derive their layout from it.
-inline int attention_valid_keys(const uint8_t* key_mask, int n) {
+static inline int attention_valid_keys(const uint8_t* key_mask, int n) {
   if (key_mask == nullptr) return n;
   int valid = 0;
   for (int j = 0; j < n; ++j) valid += key_mask[j] != 0;
   return valid;
+}
+
+// Context rows [row_begin, row_end) when every key is masked: the context zero point (clamped to
+// int8) in every channel.
+static inline void attention_s8_fill_zero_point(const AttentionHeadS8& a, int row_begin, int row_end) {
+  const int32_t zp = a.context_zero_point;
+  const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
+  for (int i = row_begin; i < row_end; ++i)
+    for (int d = 0; d < a.head_dim; ++d) a.context[static_cast<size_t>(i) * a.context_stride + d] = zp8;
 }
 
 // One implementation: its pack and rows steps share a private layout of `packed`.

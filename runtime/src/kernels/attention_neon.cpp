@@ -271,9 +271,7 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   const uint8_t* mask = a.key_mask;
   const int nvalid = attention_valid_keys(a.key_mask, a.n);
   if (nvalid == 0) {
-    const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
-    for (int i = row_begin; i < row_end; ++i)
-      std::memset(a.context + static_cast<size_t>(i) * a.context_stride, zp8, row_bytes);
+    attention_s8_fill_zero_point(a, row_begin, row_end);
     return;
   }
   const int ngroups = nvalid / 4, vrem = nvalid % 4;

@@ -17,7 +17,6 @@ void attention_s8_rows_window_portable(const AttentionHeadS8& a, int window, int
   if (n <= 0 || hd <= 0 || row_begin >= row_end || window < 0) return;
   const size_t stride = a.qkv_stride;
   const int32_t zp = a.context_zero_point;
-  const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
   const float score_scale = detail::attention_score_scale(a.q_scale, a.k_scale, hd);
   const float lo = -128.0f - static_cast<float>(zp), hi = 127.0f - static_cast<float>(zp);
   for (int i = row_begin; i < row_end; ++i) {
@@ -42,7 +41,7 @@ void attention_s8_rows_window_portable(const AttentionHeadS8& a, int window, int
       ++valid;
     }
     if (valid == 0) {
-      for (int d = 0; d < hd; ++d) ctx[d] = zp8;
+      attention_s8_fill_zero_point(a, i, i + 1);
       continue;
     }
     int32_t prob_sum = 0;

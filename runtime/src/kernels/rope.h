@@ -23,7 +23,7 @@ enum class RopeForm : int { kRotateHalf = 0, kInterleaved = 1 };
 // cos/sin table for positions [0, max_positions): table[(p * (rotary_dim / 2) + i) * 2 + {0, 1}]
 // = {cos, sin}(p * base^(-2i / rotary_dim)); rotary_dim even. 2 * max_positions * (rotary_dim / 2)
 // floats.
-constexpr size_t rope_table_floats(size_t max_positions, size_t rotary_dim) {
+static constexpr size_t rope_table_floats(size_t max_positions, size_t rotary_dim) {
   return max_positions * (rotary_dim / 2) * 2;
 }
 void build_rope_table(double base, int rotary_dim, int max_positions, float* table);
