@@ -265,6 +265,10 @@ std::vector<float> run_f32(const F32Case& c, F32Fn fn) {
   return out;
 }
 
+bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
 struct DiffStats {
   int max_abs = 0;
   size_t differing = 0, total = 0;
@@ -560,6 +564,7 @@ TEST_CASE("attention_head_f32 matches a double reference", "[kernels][attention]
         for (size_t i = 0; i < ref.size(); ++i) ea = std::max(ea, std::abs(avx[i] - ref[i]) / (1.0 + std::abs(ref[i])));
         CHECK(ea < 1e-5);
         worst_avx = std::max(worst_avx, ea);
+        CHECK(same_bytes(avx, port));  // the same operations in the same order
       }
 #endif
       if (std::string(mk) == "all_masked")
@@ -571,9 +576,6 @@ TEST_CASE("attention_head_f32 matches a double reference", "[kernels][attention]
 
 // =============================================================================================
 namespace {
-bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 // Column counts with every tail length of 8- and 16-lane vectors, plus random ones.
 std::vector<size_t> col_counts(std::mt19937& rng) {
   std::vector<size_t> v = {1, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 768};

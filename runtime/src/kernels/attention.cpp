@@ -67,7 +67,7 @@ float dot_f32(const float* a, const float* b, int len) {
   for (; d + 8 <= len; d += 8)
     for (int l = 0; l < 8; ++l) acc[l] += a[d + l] * b[d + l];
   for (int l = 0; d < len; ++d, ++l) acc[l] += a[d] * b[d];
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));  // = AVX2's hadd tree
 }
 
 float row_max(const float* s, int len) {
@@ -96,7 +96,7 @@ float exp_row(float* s, int len, float m) {
     s[j] = e;
     acc[l] += e;
   }
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));  // = avx2::hsum_ps
 }
 
 }  // namespace

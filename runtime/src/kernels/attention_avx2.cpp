@@ -590,32 +590,32 @@ static inline __m256 qk_dot_f32_2x4(const float* q0, const float* q1, const floa
   for (; d + 8 <= hd; d += 8) {
     const __m256 a0 = _mm256_loadu_ps(q0 + d), a1 = _mm256_loadu_ps(q1 + d);
     __m256 b = _mm256_loadu_ps(k0 + d);
-    c00 = _mm256_fmadd_ps(a0, b, c00);
-    c10 = _mm256_fmadd_ps(a1, b, c10);
+    c00 = avx2::madd(a0, b, c00);
+    c10 = avx2::madd(a1, b, c10);
     b = _mm256_loadu_ps(k1 + d);
-    c01 = _mm256_fmadd_ps(a0, b, c01);
-    c11 = _mm256_fmadd_ps(a1, b, c11);
+    c01 = avx2::madd(a0, b, c01);
+    c11 = avx2::madd(a1, b, c11);
     b = _mm256_loadu_ps(k2 + d);
-    c02 = _mm256_fmadd_ps(a0, b, c02);
-    c12 = _mm256_fmadd_ps(a1, b, c12);
+    c02 = avx2::madd(a0, b, c02);
+    c12 = avx2::madd(a1, b, c12);
     b = _mm256_loadu_ps(k3 + d);
-    c03 = _mm256_fmadd_ps(a0, b, c03);
-    c13 = _mm256_fmadd_ps(a1, b, c13);
+    c03 = avx2::madd(a0, b, c03);
+    c13 = avx2::madd(a1, b, c13);
   }
   if (d < hd) {
     const __m256 a0 = _mm256_maskload_ps(q0 + d, tail), a1 = _mm256_maskload_ps(q1 + d, tail);
     __m256 b = _mm256_maskload_ps(k0 + d, tail);
-    c00 = _mm256_fmadd_ps(a0, b, c00);
-    c10 = _mm256_fmadd_ps(a1, b, c10);
+    c00 = avx2::madd(a0, b, c00);
+    c10 = avx2::madd(a1, b, c10);
     b = _mm256_maskload_ps(k1 + d, tail);
-    c01 = _mm256_fmadd_ps(a0, b, c01);
-    c11 = _mm256_fmadd_ps(a1, b, c11);
+    c01 = avx2::madd(a0, b, c01);
+    c11 = avx2::madd(a1, b, c11);
     b = _mm256_maskload_ps(k2 + d, tail);
-    c02 = _mm256_fmadd_ps(a0, b, c02);
-    c12 = _mm256_fmadd_ps(a1, b, c12);
+    c02 = avx2::madd(a0, b, c02);
+    c12 = avx2::madd(a1, b, c12);
     b = _mm256_maskload_ps(k3 + d, tail);
-    c03 = _mm256_fmadd_ps(a0, b, c03);
-    c13 = _mm256_fmadd_ps(a1, b, c13);
+    c03 = avx2::madd(a0, b, c03);
+    c13 = avx2::madd(a1, b, c13);
   }
   const __m256 g0 = _mm256_hadd_ps(_mm256_hadd_ps(c00, c01), _mm256_hadd_ps(c02, c03));
   const __m256 g1 = _mm256_hadd_ps(_mm256_hadd_ps(c10, c11), _mm256_hadd_ps(c12, c13));
@@ -718,17 +718,17 @@ void attention_rows_f32_avx2(const AttentionHeadF32& a, int row_begin, int row_e
         const __m256 v0 = loadf_masked(vp, cnt, m0);
         const __m256 v1 = loadf_masked(vp + 8, cnt - 8, m1);
         __m256 p = _mm256_broadcast_ss(srow[0] + j);
-        a00 = _mm256_fmadd_ps(p, v0, a00);
-        a01 = _mm256_fmadd_ps(p, v1, a01);
+        a00 = avx2::madd(p, v0, a00);
+        a01 = avx2::madd(p, v1, a01);
         p = _mm256_broadcast_ss(srow[1] + j);
-        a10 = _mm256_fmadd_ps(p, v0, a10);
-        a11 = _mm256_fmadd_ps(p, v1, a11);
+        a10 = avx2::madd(p, v0, a10);
+        a11 = avx2::madd(p, v1, a11);
         p = _mm256_broadcast_ss(srow[2] + j);
-        a20 = _mm256_fmadd_ps(p, v0, a20);
-        a21 = _mm256_fmadd_ps(p, v1, a21);
+        a20 = avx2::madd(p, v0, a20);
+        a21 = avx2::madd(p, v1, a21);
         p = _mm256_broadcast_ss(srow[3] + j);
-        a30 = _mm256_fmadd_ps(p, v0, a30);
-        a31 = _mm256_fmadd_ps(p, v1, a31);
+        a30 = avx2::madd(p, v0, a30);
+        a31 = avx2::madd(p, v1, a31);
       }
       const __m256 res[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
       for (int r = 0; r < rows; ++r) {
