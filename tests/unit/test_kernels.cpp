@@ -22,8 +22,10 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "unit/kernel_cases.h"
 
 namespace kn = edgebert::kernels;
+using namespace kernel_cases;
 
 // ---------------------------------------------------------------------------------------------
 // Global allocation counter (counts only while armed).
@@ -109,41 +111,6 @@ void warn_no_avx2() {
 }
 
 
-#if defined(__x86_64__) || defined(__i386__)
-// The VNNI builds of the AVX2 attention kernel this CPU can run (each must equal AVX2 bit for bit).
-struct X86S8 {
-  const char* name;
-  void (*fn)(const kn::AttentionHeadS8&);
-};
-std::vector<X86S8> vnni_s8_kernels() {
-  std::vector<X86S8> v;
-  if (kn::cpu_has_avx512vnni()) v.push_back({"avx512vnni", kn::attention_head_s8_avx512vnni});
-  if (kn::cpu_has_avxvnni()) v.push_back({"avxvnni", kn::attention_head_s8_avxvnni});
-  return v;
-}
-#endif
-#if defined(__aarch64__)
-// The NEON kernels to compare with the portable ones: the plain ARMv8-A one always, the
-// dot-product one when the CPU has it (under qemu: QEMU_CPU=max yes, cortex-a53 no).
-struct NeonS8 {
-  const char* name;
-  void (*fn)(const kn::AttentionHeadS8&);
-};
-std::vector<NeonS8> neon_s8_kernels() {
-  std::vector<NeonS8> v = {{"neon", kn::attention_head_s8_neon}};
-  if (kn::cpu_has_neon_dot()) {
-    v.push_back({"neon_dot", kn::attention_head_s8_neon_dot});
-  } else {
-    static bool once = false;
-    if (!once) {
-      once = true;
-      WARN("CPU lacks the dot-product instructions: attention_head_s8_neon_dot not tested");
-    }
-  }
-  return v;
-}
-#endif
-
 // 64-byte aligned buffer with a guard zone after the requested size.
 template <typename T>
 struct Buf {
@@ -166,65 +133,6 @@ struct Buf {
 
 // ---------------------------------------------------------------------------------------------
 // References (double precision, written independently of the kernels).
-
-int8_t ref_quant(double v, int32_t zp) {  // v already divided by the scale
-  if (std::isnan(v)) return -128;
-  double r = std::nearbyint(std::min(std::max(v, -1e9), 1e9)) + zp;  // half to even
-  r = std::min(127.0, std::max(-128.0, r));
-  return static_cast<int8_t>(r);
-}
-
-struct S8Case {
-  int n, hd;
-  int heads = 3, head = 1;  // layout: rows of 3*hidden, hidden = heads*hd
-  std::vector<int8_t> qkv;
-  std::vector<uint8_t> mask;  // empty = no mask
-  float q_scale, k_scale, v_scale, ctx_scale;
-  int32_t ctx_zp;
-  size_t hidden() const { return static_cast<size_t>(heads) * hd; }
-  size_t stride() const { return 3 * hidden(); }
-  const int8_t* q() const { return qkv.data() + head * hd; }
-  const int8_t* k() const { return qkv.data() + hidden() + head * hd; }
-  const int8_t* v() const { return qkv.data() + 2 * hidden() + head * hd; }
-};
-
-std::vector<int8_t> ref_attention_s8(const S8Case& c) {
-  const int n = c.n, hd = c.hd;
-  std::vector<int8_t> out(static_cast<size_t>(n) * hd);
-  const size_t st = c.stride();
-  const double sscale = double(c.q_scale) * double(c.k_scale) / std::sqrt(double(hd));
-  std::vector<double> s(n);
-  std::vector<int> pq(n);
-  for (int i = 0; i < n; ++i) {
-    bool any = false;
-    double mx = -std::numeric_limits<double>::infinity();
-    for (int j = 0; j < n; ++j) {
-      if (!c.mask.empty() && !c.mask[j]) continue;
-      any = true;
-      long long acc = 0;
-      for (int d = 0; d < hd; ++d) acc += int(c.q()[i * st + d]) * int(c.k()[j * st + d]);
-      s[j] = double(acc) * sscale;
-      mx = std::max(mx, s[j]);
-    }
-    if (!any) {
-      for (int d = 0; d < hd; ++d) out[size_t(i) * hd + d] = ref_quant(0.0, c.ctx_zp);
-      continue;
-    }
-    // unnormalized exponentials in units of 1/127 of the row maximum, normalized by their sum
-    long long prob_sum = 0;
-    for (int j = 0; j < n; ++j) {
-      pq[j] = (c.mask.empty() || c.mask[j]) ? int(std::nearbyint(std::exp(s[j] - mx) * 127.0)) : 0;
-      prob_sum += pq[j];
-    }
-    for (int d = 0; d < hd; ++d) {
-      long long acc = 0;
-      for (int j = 0; j < n; ++j) acc += pq[j] * int(c.v()[j * st + d]);
-      const double x = double(acc) * double(c.v_scale) / double(prob_sum);
-      out[size_t(i) * hd + d] = ref_quant(x / c.ctx_scale, c.ctx_zp);
-    }
-  }
-  return out;
-}
 
 struct F32Case {
   int n, hd;
@@ -283,42 +191,6 @@ void ref_layernorm(const float* x, const float* g, const float* b, double eps, s
 double ref_gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 double ref_gelu_tail(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }  // accurate for x << 0
 
-// ---------------------------------------------------------------------------------------------
-// Case builders
-
-S8Case make_s8_case(std::mt19937& rng, int n, int hd, const char* mask_kind, float score_std, int32_t zp) {
-  S8Case c;
-  c.n = n;
-  c.hd = hd;
-  c.qkv.resize(size_t(n) * c.stride());
-  std::uniform_int_distribution<int> u8(-128, 127);
-  for (auto& x : c.qkv) x = static_cast<int8_t>(u8(rng));
-  // std of an int8 dot product over hd uniform entries ~ sqrt(hd) * 5461; the 1/sqrt(hd) in the
-  // score scale cancels the sqrt(hd).
-  const float qk = std::sqrt(score_std / 5461.0f);
-  c.q_scale = qk;
-  c.k_scale = qk * 1.3f;
-  c.v_scale = 0.02f;
-  c.ctx_scale = 0.02f * 0.35f;
-  c.ctx_zp = zp;
-  std::string mk = mask_kind;
-  if (mk == "random") {
-    c.mask.resize(n);
-    std::bernoulli_distribution keep(0.7);
-    for (auto& m : c.mask) m = keep(rng) ? 1 : 0;
-    c.mask[rng() % n] = 1;
-  } else if (mk == "trailing") {
-    c.mask.assign(n, 1);
-    for (int j = (n * 2) / 3 + 1; j < n; ++j) c.mask[j] = 0;
-  } else if (mk == "all_masked") {
-    c.mask.assign(n, 0);
-  } else if (mk == "one_valid") {
-    c.mask.assign(n, 0);
-    c.mask[n / 2] = 1;
-  }
-  return c;
-}
-
 }  // namespace
 
 namespace {
@@ -326,31 +198,11 @@ namespace {
 using S8Fn = void (*)(const kn::AttentionHeadS8&);
 using F32Fn = void (*)(const kn::AttentionHeadF32&);
 
-// A head of case c: context row i at ctx + i * ctx_stride; scratch left for the caller.
-kn::AttentionHeadS8 s8_args(const S8Case& c, int8_t* packed, int8_t* ctx, size_t ctx_stride) {
-  kn::AttentionHeadS8 a{};
-  a.q = c.q();
-  a.k = c.k();
-  a.v = c.v();
-  a.qkv_stride = c.stride();
-  a.n = c.n;
-  a.head_dim = c.hd;
-  a.q_scale = c.q_scale;
-  a.k_scale = c.k_scale;
-  a.v_scale = c.v_scale;
-  a.key_mask = c.mask.empty() ? nullptr : c.mask.data();
-  a.packed = packed;
-  a.context = ctx;
-  a.context_stride = ctx_stride;
-  a.context_scale = c.ctx_scale;
-  a.context_zero_point = c.ctx_zp;
-  return a;
-}
-
 // Runs an int8 attention kernel with exactly-sized scratch (plus guard zones) and returns the
 // head's context [n, hd]; checks that nothing outside the head's slice / the scratch is written
 // and that the kernel allocates nothing.
-std::vector<int8_t> run_s8(const S8Case& c, S8Fn fn, std::vector<uint8_t>* probs_out = nullptr) {
+template <typename Fn>
+std::vector<int8_t> run_s8(const S8Case& c, Fn fn, std::vector<uint8_t>* probs_out = nullptr) {
   const size_t n = size_t(c.n), hd = size_t(c.hd), hidden = c.hidden();
   Buf<float> scores(n * n);
   Buf<uint8_t> probs(n * n);
@@ -413,6 +265,10 @@ std::vector<float> run_f32(const F32Case& c, F32Fn fn) {
   return out;
 }
 
+bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
 struct DiffStats {
   int max_abs = 0;
   size_t differing = 0, total = 0;
@@ -434,8 +290,37 @@ struct Shape {
 
 }  // namespace
 
+// Every int8 implementation this CPU can run, as pack + rows steps.
+std::vector<const kn::AttentionS8Kernel*> s8_kernels_here() {
+  std::vector<const kn::AttentionS8Kernel*> v = {&kn::kAttentionS8Portable};
+#if defined(__x86_64__) || defined(__i386__)
+  if (kn::cpu_has_avx2_fma()) v.push_back(&kn::kAttentionS8Avx2);
+  if (kn::cpu_has_avx512vnni()) v.push_back(&kn::kAttentionS8Avx512Vnni);
+  if (kn::cpu_has_avxvnni()) v.push_back(&kn::kAttentionS8AvxVnni);
+  if (kn::cpu_has_avx512()) v.push_back(&kn::kAttentionS8Avx512);
+#endif
+#if defined(__aarch64__)
+  v.push_back(&kn::kAttentionS8Neon);
+  if (kn::cpu_has_neon_dot()) v.push_back(&kn::kAttentionS8NeonDot);
+#endif
+  return v;
+}
+
+// Every kernel table this CPU can run (dispatch.h), portable first.
+std::vector<const kn::KernelTable*> tables_here() {
+  const kn::KernelTable* t[kn::kMaxKernelTables];
+  const int count = kn::supported_kernel_tables(t);
+  return std::vector<const kn::KernelTable*>(t, t + count);
+}
+
+// The whole head with one implementation.
+struct WithKernel {
+  const kn::AttentionS8Kernel* k;
+  void operator()(const kn::AttentionHeadS8& a) const { kn::attention_head_s8_with(*k, a); }
+};
+
 // =============================================================================================
-TEST_CASE("attention_head_s8 matches the reference and AVX2 matches portable", "[kernels][attention]") {
+TEST_CASE("attention_head_s8 matches the reference and every variant gives the portable bytes", "[kernels][attention]") {
   std::mt19937 rng(1234);
   std::vector<Shape> shapes;
   for (int n : {1, 2, 7, 33, 128})
@@ -449,15 +334,14 @@ TEST_CASE("attention_head_s8 matches the reference and AVX2 matches portable", "
   shapes.push_back({17, 63});
   shapes.push_back({4, 1});
   shapes.push_back({3, 1030});  // above kAttentionMaxHeadDimAvx2: AVX2 entry falls back to portable
+  shapes.push_back({47, 80});   // 512-bit paths: a partial last channel tile of 32, key block tails
+  shapes.push_back({31, 48});
+  shapes.push_back({65, 96});
+  for (int t = 0; t < 6; ++t) shapes.push_back({1 + int(rng() % 90), 1 + int(rng() % 130)});  // random
   const char* masks[] = {"none", "random", "trailing", "all_masked", "one_valid"};
-  size_t ref_diff = 0, ref_total = 0, avx_diff = 0;
-  int worst_ref = 0, worst_avx = 0;
-  [[maybe_unused]] size_t vnni_runs = 0;
-#if defined(__aarch64__)
-  size_t neon_diff = 0, neon_total = 0;
-  int worst_neon = 0;
-  std::set<std::string> neon_names;
-#endif
+  size_t ref_diff = 0, ref_total = 0, variant_runs = 0;
+  int worst_ref = 0;
+  std::set<std::string> names;
   for (const Shape& sh : shapes) {
     for (const char* mk : masks) {
       for (float score_std : {2.0f, 12.0f}) {
@@ -477,67 +361,30 @@ TEST_CASE("attention_head_s8 matches the reference and AVX2 matches portable", "
         if (std::string(mk) == "all_masked") {
           for (int8_t x : port) CHECK(int(x) == zp);
         }
-#if defined(__x86_64__) || defined(__i386__)
-        if (have_avx2()) {
-          std::vector<uint8_t> avx_probs;
-          const auto avx = run_s8(c, kn::attention_head_s8_avx2, &avx_probs);
-          const DiffStats da = compare_s8(avx, port);
-          if (c.mask.empty()) {  // without a mask both paths keep row i's probabilities at i*n
-            int worst_p = 0;
-            for (size_t t = 0; t < avx_probs.size(); ++t)
-              worst_p = std::max(worst_p, std::abs(int(avx_probs[t]) - int(port_probs[t])));
-            CHECK(worst_p <= 1);
-          }
-          CHECK(da.max_abs <= 1);
-          avx_diff += da.differing;
-          worst_avx = std::max(worst_avx, da.max_abs);
-          CHECK(compare_s8(avx, ref).max_abs <= 1);
-          for (const X86S8& k : vnni_s8_kernels()) {
-            INFO(k.name);
-            std::vector<uint8_t> vnni_probs;
-            CHECK(run_s8(c, k.fn, &vnni_probs) == avx);
-            CHECK(vnni_probs == avx_probs);
-            ++vnni_runs;
-          }
+        for (const kn::AttentionS8Kernel* k : s8_kernels_here()) {
+          if (k == &kn::kAttentionS8Portable) continue;
+          INFO(k->name);
+          std::vector<uint8_t> probs;
+          CHECK(run_s8(c, WithKernel{k}, &probs) == port);  // the same bytes
+          if (c.mask.empty()) CHECK(probs == port_probs);   // both keep row i's probabilities at i*n
+          ++variant_runs;
+          names.insert(k->name);
         }
-#endif
-#if defined(__aarch64__)
-        for (const NeonS8& k : neon_s8_kernels()) {
-          INFO(k.name);
-          std::vector<uint8_t> neon_probs;
-          const auto out = run_s8(c, k.fn, &neon_probs);
-          const DiffStats dn = compare_s8(out, port);
-          if (c.mask.empty()) {  // without a mask both paths keep row i's probabilities at i*n
-            int worst_p = 0;
-            for (size_t t = 0; t < neon_probs.size(); ++t)
-              worst_p = std::max(worst_p, std::abs(int(neon_probs[t]) - int(port_probs[t])));
-            CHECK(worst_p <= 1);
-          }
-          CHECK(dn.max_abs <= 1);
-          neon_diff += dn.differing;
-          neon_total += dn.total;
-          worst_neon = std::max(worst_neon, dn.max_abs);
-          CHECK(compare_s8(out, ref).max_abs <= 1);
-          neon_names.insert(k.name);
-        }
-#endif
       }
     }
   }
   std::cout << "[attention_s8] portable vs double reference: " << ref_diff << " of " << ref_total
-            << " outputs off by <= " << worst_ref << "; AVX2 vs portable: " << avx_diff << " off by <= " << worst_avx
-            << "\n";
+            << " outputs off by <= " << worst_ref << "; identical bytes from ";
+  for (const auto& nm : names) std::cout << nm << " ";
+  std::cout << "in " << variant_runs << " runs\n";
   // Off-by-one only at rounding ties: must be rare.
   CHECK(ref_diff * 200 < ref_total);
 #if defined(__x86_64__) || defined(__i386__)
-  std::cout << "[attention_s8] VNNI kernels bit-identical to AVX2 in " << vnni_runs << " runs\n";
-  if (have_avx2() && kn::cpu_has_avx512vnni()) CHECK(vnni_runs > 0);
+  if (kn::cpu_has_avx2_fma()) CHECK(names.count("avx2") == 1);
+  if (kn::cpu_has_avx512()) CHECK(names.count("avx512") == 1);
 #endif
 #if defined(__aarch64__)
-  std::cout << "[attention_s8] NEON (";
-  for (const auto& nm : neon_names) std::cout << nm << " ";
-  std::cout << ") vs portable: " << neon_diff << " of " << neon_total << " outputs off by <= " << worst_neon << "\n";
-  CHECK(neon_diff * 200 < neon_total);
+  CHECK(names.count("neon") == 1);
 #endif
 }
 
@@ -554,22 +401,10 @@ TEST_CASE("attention_head_s8 extreme inputs (-128 everywhere, saturation)", "[ke
       const auto ref = ref_attention_s8(c);
       const auto port = run_s8(c, kn::attention_head_s8_portable);
       CHECK(compare_s8(port, ref).max_abs <= 1);
-#if defined(__x86_64__) || defined(__i386__)
-      if (have_avx2()) {
-        const auto avx = run_s8(c, kn::attention_head_s8_avx2);
-        CHECK(compare_s8(avx, ref).max_abs <= 1);
-        CHECK(compare_s8(avx, port).max_abs == 0);
-        for (const X86S8& k : vnni_s8_kernels()) CHECK(run_s8(c, k.fn) == avx);
+      for (const kn::AttentionS8Kernel* k : s8_kernels_here()) {
+        INFO(k->name);
+        CHECK(run_s8(c, WithKernel{k}) == port);
       }
-#endif
-#if defined(__aarch64__)
-      for (const NeonS8& k : neon_s8_kernels()) {
-        INFO(k.name);
-        const auto out = run_s8(c, k.fn);
-        CHECK(compare_s8(out, ref).max_abs <= 1);
-        CHECK(compare_s8(out, port).max_abs == 0);
-      }
-#endif
       // huge context scale: everything rounds to the zero point; tiny: saturates
       for (float cs : {1e6f, 1e-6f}) {
         c.ctx_scale = cs;
@@ -579,21 +414,6 @@ TEST_CASE("attention_head_s8 extreme inputs (-128 everywhere, saturation)", "[ke
       }
     }
   }
-}
-
-// Every int8 implementation this CPU can run, as pack + rows steps.
-std::vector<const kn::AttentionS8Kernel*> s8_kernels_here() {
-  std::vector<const kn::AttentionS8Kernel*> v = {&kn::kAttentionS8Portable};
-#if defined(__x86_64__) || defined(__i386__)
-  if (kn::cpu_has_avx2_fma()) v.push_back(&kn::kAttentionS8Avx2);
-  if (kn::cpu_has_avx512vnni()) v.push_back(&kn::kAttentionS8Avx512Vnni);
-  if (kn::cpu_has_avxvnni()) v.push_back(&kn::kAttentionS8AvxVnni);
-#endif
-#if defined(__aarch64__)
-  v.push_back(&kn::kAttentionS8Neon);
-  if (kn::cpu_has_neon_dot()) v.push_back(&kn::kAttentionS8NeonDot);
-#endif
-  return v;
 }
 
 // The query-row split: one pack, then rows in tiles of random sizes in random order, each tile
@@ -744,6 +564,7 @@ TEST_CASE("attention_head_f32 matches a double reference", "[kernels][attention]
         for (size_t i = 0; i < ref.size(); ++i) ea = std::max(ea, std::abs(avx[i] - ref[i]) / (1.0 + std::abs(ref[i])));
         CHECK(ea < 1e-5);
         worst_avx = std::max(worst_avx, ea);
+        CHECK(same_bytes(avx, port));  // the same operations in the same order
       }
 #endif
       if (std::string(mk) == "all_masked")
@@ -754,13 +575,23 @@ TEST_CASE("attention_head_f32 matches a double reference", "[kernels][attention]
 }
 
 // =============================================================================================
-TEST_CASE("layernorm_f32 and layernorm_quantize_s8", "[kernels][layernorm]") {
+namespace {
+// Column counts with every tail length of 8- and 16-lane vectors, plus random ones.
+std::vector<size_t> col_counts(std::mt19937& rng) {
+  std::vector<size_t> v = {1, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 768};
+  for (int t = 0; t < 6; ++t) v.push_back(1 + rng() % 1100);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("layernorm_f32 and layernorm_quantize_s8: reference, and every variant gives the portable bytes",
+          "[kernels][layernorm]") {
   std::mt19937 rng(5);
   std::normal_distribution<float> nd(0.0f, 1.0f);
-  const size_t col_set[] = {1, 7, 8, 16, 17, 33, 100, 768};
   double worst_f = 0;
-  for (size_t cols : col_set) {
-    const size_t rows = 5;
+  size_t variant_runs = 0;
+  for (size_t cols : col_counts(rng)) {
+    const size_t rows = 1 + rng() % 5;
     std::vector<float> x(rows * cols), g(cols), b(cols), f(cols);
     for (size_t i = 0; i < x.size(); ++i) x[i] = 3.0f + nd(rng);
     for (size_t c = 0; c < cols; c += 37) x[c] *= 60.0f;  // outlier channels, nonzero mean
@@ -772,7 +603,7 @@ TEST_CASE("layernorm_f32 and layernorm_quantize_s8", "[kernels][layernorm]") {
     const float eps = 1e-12f;
     std::vector<double> ref;
     ref_layernorm(x.data(), g.data(), b.data(), eps, rows, cols, ref);
-    INFO("cols=" << cols);
+    INFO("rows=" << rows << " cols=" << cols);
 
     auto check_float = [&](const std::vector<float>& y) {
       double e = 0;
@@ -780,50 +611,62 @@ TEST_CASE("layernorm_f32 and layernorm_quantize_s8", "[kernels][layernorm]") {
       CHECK(e < 1e-5);
       worst_f = std::max(worst_f, e);
     };
-    using LnFn = void (*)(const float*, const float*, const float*, float, size_t, size_t, float*);
-    using LnqFn = void (*)(float*, const float*, const float*, float, size_t, size_t, const float*, float, int32_t,
-                           int8_t*);
-    std::vector<std::pair<LnFn, LnqFn>> impls = {{kn::layernorm_f32_portable, kn::layernorm_quantize_s8_portable},
-                                                 {kn::layernorm_f32, kn::layernorm_quantize_s8}};
-#if defined(__x86_64__) || defined(__i386__)
-    if (have_avx2()) impls.push_back({kn::layernorm_f32_avx2, kn::layernorm_quantize_s8_avx2});
-#endif
-    std::vector<std::vector<int8_t>> quant_results;
-    for (auto& im : impls) {
-      std::vector<float> y(rows * cols);
+    // portable against the double reference
+    std::vector<float> yp(rows * cols);
+    kn::layernorm_f32_portable(x.data(), g.data(), b.data(), eps, rows, cols, yp.data());
+    check_float(yp);
+    std::vector<std::vector<float>> xq_port;
+    std::vector<std::vector<int8_t>> q_port;
+    const float scale = 0.03f;
+    const int32_t zp = -3;
+    for (const float* fac : {static_cast<const float*>(nullptr), static_cast<const float*>(f.data())}) {
+      std::vector<float> xx = x;
+      std::vector<int8_t> q(rows * cols);
+      kn::layernorm_quantize_s8_portable(xx.data(), g.data(), b.data(), eps, rows, cols, fac, scale, zp, q.data());
+      CHECK(same_bytes(xx, yp));
+      int worst_q = 0;
+      for (size_t i = 0; i < rows * cols; ++i) {
+        const double v = ref[i] * (fac ? fac[i % cols] : 1.0) / scale;
+        worst_q = std::max(worst_q, std::abs(int(q[i]) - int(ref_quant(v, zp))));
+      }
+      CHECK(worst_q <= 1);
+      xq_port.push_back(xx);
+      q_port.push_back(q);
+    }
+    // every variant (and the dispatcher): the portable bytes, in place too, nothing past the end
+    for (const kn::KernelTable* t : tables_here()) {
+      INFO(t->name);
+      std::vector<float> y(rows * cols + 16, 555.0f);
       AllocWatch w;
-      im.first(x.data(), g.data(), b.data(), eps, rows, cols, y.data());
+      t->layernorm_f32(x.data(), g.data(), b.data(), eps, rows, cols, y.data());
       CHECK(w.stop() == 0);
-      check_float(y);
-      std::vector<float> inplace = x;  // in place
-      im.first(inplace.data(), g.data(), b.data(), eps, rows, cols, inplace.data());
-      check_float(inplace);
-
+      for (size_t i = rows * cols; i < y.size(); ++i) CHECK(y[i] == 555.0f);
+      y.resize(rows * cols);
+      CHECK(same_bytes(y, yp));
+      std::vector<float> inplace = x;
+      t->layernorm_f32(inplace.data(), g.data(), b.data(), eps, rows, cols, inplace.data());
+      CHECK(same_bytes(inplace, yp));
+      int k = 0;
       for (const float* fac : {static_cast<const float*>(nullptr), static_cast<const float*>(f.data())}) {
-        const float scale = 0.03f;
-        const int32_t zp = -3;
         std::vector<float> xx = x;
         std::vector<int8_t> q(rows * cols + 16, 99);
         AllocWatch w2;
-        im.second(xx.data(), g.data(), b.data(), eps, rows, cols, fac, scale, zp, q.data());
+        t->layernorm_quantize_s8(xx.data(), g.data(), b.data(), eps, rows, cols, fac, scale, zp, q.data());
         CHECK(w2.stop() == 0);
-        check_float(xx);
-        int worst_q = 0;
-        for (size_t i = 0; i < rows * cols; ++i) {
-          const double v = ref[i] * (fac ? fac[i % cols] : 1.0) / scale;
-          worst_q = std::max(worst_q, std::abs(int(q[i]) - int(ref_quant(v, zp))));
-        }
-        CHECK(worst_q <= 1);
         for (size_t i = rows * cols; i < q.size(); ++i) CHECK(q[i] == 99);
         q.resize(rows * cols);
-        quant_results.push_back(q);
+        CHECK(same_bytes(xx, xq_port[k]));
+        CHECK(q == q_port[k]);
+        ++k;
       }
+      ++variant_runs;
     }
-    // all implementations agree to within 1 (ties only)
-    for (size_t k = 2; k < quant_results.size(); ++k)
-      CHECK(compare_s8(quant_results[k], quant_results[k % 2]).max_abs <= 1);
+    std::vector<float> yd(rows * cols);
+    kn::layernorm_f32(x.data(), g.data(), b.data(), eps, rows, cols, yd.data());
+    CHECK(same_bytes(yd, yp));
   }
-  std::cout << "[layernorm] max error vs double: " << worst_f << "\n";
+  std::cout << "[layernorm] max error vs double: " << worst_f << "; " << variant_runs
+            << " variant runs with the portable bytes\n";
 }
 
 // =============================================================================================
@@ -835,16 +678,13 @@ TEST_CASE("quantize_s8, quantize_s8_per_channel, residual_dequant_add_s8", "[ker
     // scale 0.5: 0.25 -> 0.5 -> 0 (even), 0.75 -> 1.5 -> 2, 1.25 -> 2.5 -> 2, 63.5 -> 127, -64 -> -128
     const size_t cnt = sizeof(x) / sizeof(x[0]);
     int8_t y[cnt];
-    kn::quantize_s8_portable(x, cnt, 0.5f, 0, y);
-    for (size_t i = 0; i < cnt; ++i) CHECK(int(y[i]) == int(expect[i]));
-    kn::quantize_s8(x, cnt, 0.5f, 0, y);
-    for (size_t i = 0; i < cnt; ++i) CHECK(int(y[i]) == int(expect[i]));
-#if defined(__x86_64__) || defined(__i386__)
-    if (have_avx2()) {
-      kn::quantize_s8_avx2(x, cnt, 0.5f, 0, y);
+    for (const kn::KernelTable* t : tables_here()) {
+      INFO(t->name);
+      t->quantize_s8(x, cnt, 0.5f, 0, y);
       for (size_t i = 0; i < cnt; ++i) CHECK(int(y[i]) == int(expect[i]));
     }
-#endif
+    kn::quantize_s8(x, cnt, 0.5f, 0, y);
+    for (size_t i = 0; i < cnt; ++i) CHECK(int(y[i]) == int(expect[i]));
     // zero point shifts after rounding and clamps: 1.5 + 10 -> 12, 1e6 -> 127
     kn::quantize_s8_portable(x, cnt, 0.5f, 10, y);
     CHECK(int(y[1]) == 12);
@@ -853,70 +693,60 @@ TEST_CASE("quantize_s8, quantize_s8_per_channel, residual_dequant_add_s8", "[ker
   }
   std::mt19937 rng(11);
   std::normal_distribution<float> nd(0.0f, 1.0f);
-  for (size_t cols : {1, 5, 8, 31, 32, 33, 768}) {
-    const size_t rows = 3;
+  for (size_t cols : col_counts(rng)) {
+    const size_t rows = 1 + rng() % 4;
     std::vector<float> x(rows * cols), f(cols), s(cols);
     for (auto& v : x) v = 2.0f * nd(rng);
     for (size_t c = 0; c < cols; ++c) {
       f[c] = std::exp(0.7f * nd(rng));
       s[c] = 0.01f * std::exp(0.5f * nd(rng));
     }
-    INFO("cols=" << cols);
+    INFO("rows=" << rows << " cols=" << cols);
     const float scale = 0.021f;
     const int32_t zp = 4;
-    // per tensor
-    std::vector<int8_t> yp(rows * cols), yd(rows * cols);
-    {
-      AllocWatch w;
-      kn::quantize_s8_portable(x.data(), x.size(), scale, zp, yp.data());
-      kn::quantize_s8(x.data(), x.size(), scale, zp, yd.data());
-      CHECK(w.stop() == 0);
-    }
-    for (size_t i = 0; i < x.size(); ++i) CHECK(std::abs(int(yp[i]) - int(ref_quant(double(x[i]) / scale, zp))) <= 1);
-    CHECK(compare_s8(yp, yd).max_abs == 0);
-    // per channel
-    std::vector<int8_t> cp(rows * cols), cd(rows * cols), cn(rows * cols);
-    {
-      AllocWatch w;
-      kn::quantize_s8_per_channel_portable(x.data(), rows, cols, f.data(), scale, zp, cp.data());
-      kn::quantize_s8_per_channel(x.data(), rows, cols, f.data(), scale, zp, cd.data());
-      kn::quantize_s8_per_channel(x.data(), rows, cols, nullptr, scale, zp, cn.data());
-      CHECK(w.stop() == 0);
-    }
-    for (size_t i = 0; i < x.size(); ++i)
+    // portable against the reference
+    std::vector<int8_t> yp(rows * cols), cp(rows * cols);
+    kn::quantize_s8_portable(x.data(), x.size(), scale, zp, yp.data());
+    kn::quantize_s8_per_channel_portable(x.data(), rows, cols, f.data(), scale, zp, cp.data());
+    for (size_t i = 0; i < x.size(); ++i) {
+      CHECK(std::abs(int(yp[i]) - int(ref_quant(double(x[i]) / scale, zp))) <= 1);
       CHECK(std::abs(int(cp[i]) - int(ref_quant(double(x[i]) * f[i % cols] / scale, zp))) <= 1);
-    CHECK(compare_s8(cp, cd).max_abs == 0);
-    CHECK(compare_s8(cn, yp).max_abs == 0);
-    // residual add
+    }
     std::vector<int8_t> q(rows * cols);
     std::uniform_int_distribution<int> u8(-128, 127);
     for (auto& v : q) v = int8_t(u8(rng));
-    std::vector<float> hp = x, hd = x;
-    {
-      AllocWatch w;
-      kn::residual_dequant_add_s8_portable(hp.data(), q.data(), rows, cols, s.data(), -2);
-      kn::residual_dequant_add_s8(hd.data(), q.data(), rows, cols, s.data(), -2);
-      CHECK(w.stop() == 0);
-    }
+    std::vector<float> hp = x;
+    kn::residual_dequant_add_s8_portable(hp.data(), q.data(), rows, cols, s.data(), -2);
     for (size_t i = 0; i < x.size(); ++i) {
       const double r = double(x[i]) + (int(q[i]) + 2) * double(s[i % cols]);
       CHECK(std::abs(hp[i] - r) <= 1e-6 * (1 + std::abs(r)));
-      CHECK(std::abs(hd[i] - r) <= 1e-6 * (1 + std::abs(r)));
     }
-#if defined(__x86_64__) || defined(__i386__)
-    if (have_avx2()) {
-      std::vector<int8_t> ya(rows * cols), ca(rows * cols);
-      std::vector<float> ha = x;
+    // every variant: the portable bytes, nothing written past the end, no allocation
+    for (const kn::KernelTable* t : tables_here()) {
+      INFO(t->name);
+      std::vector<int8_t> y(rows * cols + 80, 99), c(rows * cols + 80, 99), cn(rows * cols + 80, 99);
+      std::vector<float> h = x;
+      h.resize(rows * cols + 16, 555.0f);
       AllocWatch w;
-      kn::quantize_s8_avx2(x.data(), x.size(), scale, zp, ya.data());
-      kn::quantize_s8_per_channel_avx2(x.data(), rows, cols, f.data(), scale, zp, ca.data());
-      kn::residual_dequant_add_s8_avx2(ha.data(), q.data(), rows, cols, s.data(), -2);
+      t->quantize_s8(x.data(), x.size(), scale, zp, y.data());
+      t->quantize_s8_per_channel(x.data(), rows, cols, f.data(), scale, zp, c.data());
+      t->quantize_s8_per_channel(x.data(), rows, cols, nullptr, scale, zp, cn.data());
+      t->residual_dequant_add_s8(h.data(), q.data(), rows, cols, s.data(), -2);
       CHECK(w.stop() == 0);
-      CHECK(compare_s8(ya, yp).max_abs == 0);
-      CHECK(compare_s8(ca, cp).max_abs == 0);
-      for (size_t i = 0; i < x.size(); ++i) CHECK(std::abs(ha[i] - hp[i]) <= 1e-6f * (1 + std::abs(hp[i])));
+      for (size_t i = rows * cols; i < y.size(); ++i) CHECK((y[i] == 99 && c[i] == 99 && cn[i] == 99));
+      for (size_t i = rows * cols; i < h.size(); ++i) CHECK(h[i] == 555.0f);
+      y.resize(rows * cols);
+      c.resize(rows * cols);
+      cn.resize(rows * cols);
+      h.resize(rows * cols);
+      CHECK(y == yp);
+      CHECK(c == cp);
+      CHECK(cn == yp);
+      CHECK(same_bytes(h, hp));
     }
-#endif
+    std::vector<int8_t> yd(rows * cols);
+    kn::quantize_s8(x.data(), x.size(), scale, zp, yd.data());
+    CHECK(yd == yp);
   }
 }
 
@@ -940,36 +770,37 @@ TEST_CASE("GELU lookup table is exact and apply_lut_s8 matches", "[kernels][gelu
       CHECK(int(lut[uint8_t(int8_t(q))]) == int(expect));
     }
   }
-  // apply: random table, every byte value, odd lengths
+  // apply: random table, every byte value, odd lengths; every variant and both AVX-512 lookups
+  using LutFn = void (*)(int8_t*, size_t, const int8_t*);
+  std::vector<std::pair<std::string, LutFn>> fns = {{"dispatch", kn::apply_lut_s8}};
+  for (const kn::KernelTable* t : tables_here()) fns.push_back({t->name, t->apply_lut_s8});
+#if defined(__x86_64__) || defined(__i386__)
+  if (kn::cpu_has_avx512()) fns.push_back({"avx512 (vpshufb)", kn::apply_lut_s8_avx512});
+  if (kn::cpu_has_avx512vbmi()) fns.push_back({"avx512vbmi", kn::apply_lut_s8_avx512vbmi});
+#endif
+#if defined(__aarch64__)
+  fns.push_back({"neon", kn::apply_lut_s8_neon});
+#endif
   std::mt19937 rng(3);
   int8_t lut[256];
   for (auto& v : lut) v = int8_t(rng());
-  for (size_t len : {0, 1, 15, 31, 32, 33, 256, 1000}) {
+  for (size_t len : {0, 1, 15, 31, 32, 33, 63, 64, 65, 127, 128, 129, 256, 1000, 3071}) {
     std::vector<int8_t> x(len);
     for (size_t i = 0; i < len; ++i) x[i] = int8_t(len == 256 ? i : rng());
-    std::vector<int8_t> a = x, b = x;
-    AllocWatch w;
+    std::vector<int8_t> a = x;
     kn::apply_lut_s8_portable(a.data(), len, lut);
-    kn::apply_lut_s8(b.data(), len, lut);
-    CHECK(w.stop() == 0);
-    for (size_t i = 0; i < len; ++i) {
-      CHECK(a[i] == lut[uint8_t(x[i])]);
-      CHECK(b[i] == a[i]);
+    for (size_t i = 0; i < len; ++i) CHECK(a[i] == lut[uint8_t(x[i])]);
+    for (const auto& fn : fns) {
+      INFO(fn.first << " len=" << len);
+      std::vector<int8_t> b = x;
+      b.resize(len + 80, 99);
+      AllocWatch w;
+      fn.second(b.data(), len, lut);
+      CHECK(w.stop() == 0);
+      for (size_t i = len; i < b.size(); ++i) CHECK(b[i] == 99);
+      b.resize(len);
+      CHECK(b == a);
     }
-#if defined(__x86_64__) || defined(__i386__)
-    if (have_avx2()) {
-      std::vector<int8_t> c = x;
-      kn::apply_lut_s8_avx2(c.data(), len, lut);
-      for (size_t i = 0; i < len; ++i) CHECK(c[i] == a[i]);
-    }
-#endif
-#if defined(__aarch64__)
-    {
-      std::vector<int8_t> c = x;
-      kn::apply_lut_s8_neon(c.data(), len, lut);
-      for (size_t i = 0; i < len; ++i) CHECK(c[i] == a[i]);
-    }
-#endif
   }
 }
 
@@ -1000,17 +831,48 @@ TEST_CASE("gelu_f32 accuracy", "[kernels][gelu]") {
   kn::gelu_f32(yd.data(), yd.size());
   CHECK(w.stop() == 0);
   check(yp, "portable");
-  check(yd, "dispatch");
-#if defined(__x86_64__) || defined(__i386__)
-  if (have_avx2()) {
-    std::vector<float> ya = xs;
-    kn::gelu_f32_avx2(ya.data(), ya.size() - 3);  // odd length: masked tail
-    ya[ya.size() - 3] = yp[ya.size() - 3];
-    ya[ya.size() - 2] = yp[ya.size() - 2];
-    ya[ya.size() - 1] = yp[ya.size() - 1];
-    check(ya, "avx2");
+  CHECK(same_bytes(yd, yp));
+  for (const kn::KernelTable* t : tables_here()) {  // the portable bytes; odd length: tails
+    INFO(t->name);
+    std::vector<float> y = xs;
+    t->gelu_f32(y.data(), y.size() - 3);
+    for (size_t i = y.size() - 3; i < y.size(); ++i) CHECK(y[i] == xs[i]);
+    for (size_t i = y.size() - 3; i < y.size(); ++i) y[i] = yp[i];
+    CHECK(same_bytes(y, yp));
   }
+}
+
+// =============================================================================================
+TEST_CASE("kernel dispatch: one table per process, the best this CPU runs; the test override",
+          "[kernels][dispatch]") {
+  const std::vector<const kn::KernelTable*> tables = tables_here();
+  REQUIRE(!tables.empty());
+  CHECK(std::string(tables.front()->name) == "portable");
+  const char* env = std::getenv("EDGEBERT_KERNELS");
+  const kn::KernelTable* forced = env != nullptr ? kn::find_kernel_table(env) : nullptr;
+  CHECK(&kn::kernel_table() == (forced != nullptr ? forced : tables.back()));
+  std::cout << "[dispatch] tables here:";
+  for (const kn::KernelTable* t : tables) std::cout << " " << t->name;
+  std::cout << "; chosen: " << kn::kernel_table().name << "\n";
+#if defined(__x86_64__) || defined(__i386__)
+  if (kn::cpu_has_avx512() && forced == nullptr) CHECK(kn::kernel_table().attention_s8 == &kn::kAttentionS8Avx512);
 #endif
+  CHECK(kn::find_kernel_table("no-such-variant") == nullptr);
+  for (const kn::KernelTable* t : tables) {
+    CHECK(kn::find_kernel_table(t->name) == t);
+    kn::set_kernel_table_for_testing(t);
+    CHECK(&kn::kernel_table() == t);
+    CHECK(&kn::attention_s8_kernel() == t->attention_s8);
+    // the dispatchers call the forced table's kernels
+    int8_t lut[256];
+    for (int b = 0; b < 256; ++b) lut[b] = int8_t(255 - b);
+    int8_t v[70];
+    for (int i = 0; i < 70; ++i) v[i] = int8_t(i * 3);
+    kn::apply_lut_s8(v, 70, lut);
+    for (int i = 0; i < 70; ++i) CHECK(v[i] == int8_t(255 - uint8_t(int8_t(i * 3))));
+  }
+  kn::set_kernel_table_for_testing(nullptr);
+  CHECK(&kn::kernel_table() == (forced != nullptr ? forced : tables.back()));
 }
 
 // =============================================================================================
@@ -1031,6 +893,8 @@ TEST_CASE("kernel sources use no heap containers or allocation calls", "[kernels
     const bool src = name.rfind(".cpp") == name.size() - 4 || name.rfind(".h") == name.size() - 2;
     if (!src) continue;
     ++files;
+    // The CPU is tested once per process in dispatch.cpp: no other kernel file asks per call.
+    const bool may_test_cpu = name == "dispatch.cpp" || name.rfind("cpu_features", 0) == 0;
     std::ifstream in(e.path());
     std::string line;
     int ln = 0;
@@ -1038,12 +902,16 @@ TEST_CASE("kernel sources use no heap containers or allocation calls", "[kernels
       ++ln;
       const size_t cm = line.find("//");
       if (cm != std::string::npos) line.resize(cm);
+      INFO(name << ":" << ln << ": " << line);
       for (const char* b : banned) {
         const size_t pos = line.find(b);
         if (pos == std::string::npos) continue;
         const bool word_start = pos == 0 || !(std::isalnum(static_cast<unsigned char>(line[pos - 1])) || line[pos - 1] == '_');
-        INFO(name << ":" << ln << ": " << line);
         CHECK_FALSE(word_start);
+      }
+      if (!may_test_cpu) {
+        CHECK(line.find("cpu_has_") == std::string::npos);
+        CHECK(line.find("__builtin_cpu_supports") == std::string::npos);
       }
     }
   }
@@ -1054,7 +922,7 @@ TEST_CASE("kernel sources use no heap containers or allocation calls", "[kernels
 TEST_CASE("attention_head_s8 timing (informational)", "[kernels][timing]") {
   std::mt19937 rng(42);
   // best of 5 rounds of up to `iters` calls, each round capped at ~60 ms (slow builds stay quick)
-  auto time_us = [](S8Fn fn, const kn::AttentionHeadS8& a, int iters) {
+  auto time_us = [](auto fn, const kn::AttentionHeadS8& a, int iters) {
     using clock = std::chrono::steady_clock;
     fn(a);  // warm up
     double best = 1e300;
@@ -1077,40 +945,18 @@ TEST_CASE("attention_head_s8 timing (informational)", "[kernels][timing]") {
     Buf<uint8_t> probs(n * n);
     Buf<int8_t> packed(kn::attention_s8_packed_bytes(n, hd));
     std::vector<int8_t> ctx(n * c.hidden());
-    kn::AttentionHeadS8 a{};
-    a.q = c.q();
-    a.k = c.k();
-    a.v = c.v();
-    a.qkv_stride = c.stride();
-    a.n = c.n;
-    a.head_dim = c.hd;
-    a.q_scale = c.q_scale;
-    a.k_scale = c.k_scale;
-    a.v_scale = c.v_scale;
+    kn::AttentionHeadS8 a = s8_args(c, packed.ptr, ctx.data() + c.head * hd, c.hidden());
     a.scores = scores.ptr;
     a.probs = probs.ptr;
-    a.packed = packed.ptr;
-    a.context = ctx.data() + c.head * hd;
-    a.context_stride = c.hidden();
-    a.context_scale = c.ctx_scale;
-    a.context_zero_point = 0;
     const int iters = sh.n <= 128 ? 200 : 20;
     const double tp = time_us(kn::attention_head_s8_portable, a, iters);
     std::ostringstream msg;
     msg << "attention_head_s8 n=" << sh.n << " head_dim=" << sh.hd << ": portable " << tp << " us";
-#if defined(__x86_64__) || defined(__i386__)
-    if (have_avx2()) {
-      const double ta = time_us(kn::attention_head_s8_avx2, a, iters * 5);
-      msg << ", avx2 " << ta << " us, speedup " << tp / ta << "x";
-      for (const X86S8& k : vnni_s8_kernels()) msg << ", " << k.name << " " << time_us(k.fn, a, iters * 5) << " us";
+    for (const kn::AttentionS8Kernel* k : s8_kernels_here()) {
+      if (k == &kn::kAttentionS8Portable) continue;
+      const double t = time_us(WithKernel{k}, a, iters * 5);
+      msg << ", " << k->name << " " << t << " us (" << tp / t << "x)";
     }
-#endif
-#if defined(__aarch64__)
-    for (const NeonS8& k : neon_s8_kernels()) {
-      const double tn = time_us(k.fn, a, iters * 5);
-      msg << ", " << k.name << " " << tn << " us, speedup " << tp / tn << "x";
-    }
-#endif
     std::cout << "[timing] " << msg.str() << "\n";
     WARN(msg.str());
   }

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "kernels/attention.h"
-#include "kernels/cpu_features.h"
+#include "kernels/dispatch.h"
 #include "kernels/numerics.h"
 
 namespace edgebert {
@@ -67,7 +67,7 @@ float dot_f32(const float* a, const float* b, int len) {
   for (; d + 8 <= len; d += 8)
     for (int l = 0; l < 8; ++l) acc[l] += a[d + l] * b[d + l];
   for (int l = 0; d < len; ++d, ++l) acc[l] += a[d] * b[d];
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));  // = AVX2's hadd tree
 }
 
 float row_max(const float* s, int len) {
@@ -96,7 +96,7 @@ float exp_row(float* s, int len, float m) {
     s[j] = e;
     acc[l] += e;
   }
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));  // = avx2::hsum_ps
 }
 
 }  // namespace
@@ -108,12 +108,8 @@ static void attention_s8_rows_portable(const AttentionHeadS8& a, int row_begin, 
   const int n = a.n, hd = a.head_dim;
   if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
   const int32_t zp = a.context_zero_point;
-  const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
   if (attention_valid_keys(a.key_mask, n) == 0) {
-    for (int i = row_begin; i < row_end; ++i) {
-      int8_t* c = a.context + static_cast<size_t>(i) * a.context_stride;
-      for (int d = 0; d < hd; ++d) c[d] = zp8;
-    }
+    attention_s8_fill_zero_point(a, row_begin, row_end);
     return;
   }
   const size_t stride = a.qkv_stride;
@@ -197,23 +193,7 @@ void attention_rows_f32_portable(const AttentionHeadF32& a, int row_begin, int r
 const AttentionS8Kernel kAttentionS8Portable = {"portable", attention_s8_pack_portable, attention_s8_rows_portable};
 
 // ---------------------------------------------------------------------------------------------
-namespace {
-const AttentionS8Kernel& pick_attention_s8_kernel() {
-#if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx512vnni()) return kAttentionS8Avx512Vnni;
-  if (cpu_has_avxvnni()) return kAttentionS8AvxVnni;
-  if (cpu_has_avx2_fma()) return kAttentionS8Avx2;
-#elif defined(__aarch64__)
-  return cpu_has_neon_dot() ? kAttentionS8NeonDot : kAttentionS8Neon;
-#endif
-  return kAttentionS8Portable;
-}
-}  // namespace
-
-const AttentionS8Kernel& attention_s8_kernel() {
-  static const AttentionS8Kernel& chosen = pick_attention_s8_kernel();  // once per process, no heap
-  return chosen;
-}
+const AttentionS8Kernel& attention_s8_kernel() { return *kernel_table().attention_s8; }
 
 void attention_head_s8_with(const AttentionS8Kernel& kernel, const AttentionHeadS8& args) {
   kernel.pack(args);
@@ -223,6 +203,7 @@ void attention_head_s8_with(const AttentionS8Kernel& kernel, const AttentionHead
 void attention_head_s8(const AttentionHeadS8& args) { attention_head_s8_with(attention_s8_kernel(), args); }
 void attention_head_s8_portable(const AttentionHeadS8& args) { attention_head_s8_with(kAttentionS8Portable, args); }
 #if defined(__x86_64__) || defined(__i386__)
+void attention_head_s8_avx512(const AttentionHeadS8& args) { attention_head_s8_with(kAttentionS8Avx512, args); }
 void attention_head_s8_avx2(const AttentionHeadS8& args) { attention_head_s8_with(kAttentionS8Avx2, args); }
 void attention_head_s8_avx512vnni(const AttentionHeadS8& args) { attention_head_s8_with(kAttentionS8Avx512Vnni, args); }
 void attention_head_s8_avxvnni(const AttentionHeadS8& args) { attention_head_s8_with(kAttentionS8AvxVnni, args); }
@@ -233,13 +214,7 @@ void attention_head_s8_neon_dot(const AttentionHeadS8& args) { attention_head_s8
 #endif
 
 void attention_rows_f32(const AttentionHeadF32& args, int row_begin, int row_end) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx2_fma()) {
-    attention_rows_f32_avx2(args, row_begin, row_end);
-    return;
-  }
-#endif
-  attention_rows_f32_portable(args, row_begin, row_end);
+  kernel_table().attention_rows_f32(args, row_begin, row_end);
 }
 
 void attention_head_f32(const AttentionHeadF32& args) { attention_rows_f32(args, 0, args.n); }

@@ -16,8 +16,8 @@ namespace kernels {
 //   acc[i,d]   = sum_j pq[i,j] * v[j,d]                                  (exact, int32)
 //   context    = clamp(round_half_even(acc * v_scale / (sum_j pq[i,j] * context_scale)) + zp, -128, 127)
 // If every key is masked, every context row is context_zero_point.
-// Implementations differ only in exp (<= ~1 ulp), float summation order and FMA use, so results
-// agree except where a value lands within rounding noise of a .5 tie (then off by one). A row's
+// Every implementation computes the same bytes: the int32 sums are exact and the float steps
+// are the same IEEE operations in the same order (no fused multiply-adds, see numerics.h). A row's
 // result does not depend on which other rows are computed with it (see AttentionS8Kernel).
 //
 // Two steps, so that the query rows of one head can be shared among threads:
@@ -52,21 +52,33 @@ struct AttentionHeadS8 {
 constexpr int kAttentionMaxHeadDimAvx2 = 1024;
 constexpr int kAttentionMaxHeadDimNeon = 1024;
 
-// Scratch sizes the caller must provide for `rows` query rows of a head of n tokens.
-constexpr size_t attention_s8_scores_floats(size_t rows, size_t n) { return rows * n; }
-constexpr size_t attention_s8_probs_bytes(size_t rows, size_t n) { return rows * n; }
+// Scratch sizes the caller must provide for `rows` query rows of a head of n tokens. The inline
+// helpers of this header are static: it is included by files compiled for AVX2 / AVX-512, and an
+// out-of-line copy of a shared inline function compiled with those flags must never be what the
+// linker keeps for the portable code (see numerics.h).
+static constexpr size_t attention_s8_scores_floats(size_t rows, size_t n) { return rows * n; }
+static constexpr size_t attention_s8_probs_bytes(size_t rows, size_t n) { return rows * n; }
 // Packed K and V of one head (every implementation's layout fits).
-constexpr size_t attention_s8_packed_bytes(size_t n, size_t head_dim) {
-  return (n + 4) * head_dim + (n + 8) * (head_dim + 4) + 4 * (n + 8) + 128;
+static constexpr size_t attention_s8_packed_bytes(size_t n, size_t head_dim) {
+  return (n + 4) * head_dim + (n + 16) * (head_dim + 8) + 256;
 }
 
 // Keys that are attended (key_mask[j] != 0; all n without a mask). Every implementation's pack
 // and rows steps derive their layout from it.
-inline int attention_valid_keys(const uint8_t* key_mask, int n) {
+static inline int attention_valid_keys(const uint8_t* key_mask, int n) {
   if (key_mask == nullptr) return n;
   int valid = 0;
   for (int j = 0; j < n; ++j) valid += key_mask[j] != 0;
   return valid;
+}
+
+// Context rows [row_begin, row_end) when every key is masked: the context zero point (clamped to
+// int8) in every channel.
+static inline void attention_s8_fill_zero_point(const AttentionHeadS8& a, int row_begin, int row_end) {
+  const int32_t zp = a.context_zero_point;
+  const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
+  for (int i = row_begin; i < row_end; ++i)
+    for (int d = 0; d < a.head_dim; ++d) a.context[static_cast<size_t>(i) * a.context_stride + d] = zp8;
 }
 
 // One implementation: its pack and rows steps share a private layout of `packed`.
@@ -82,13 +94,15 @@ extern const AttentionS8Kernel kAttentionS8Avx2;  // requires cpu_has_avx2_fma()
 // The AVX2 kernel with vpdpbusd for Q.K^T and P.V; bit-identical results.
 extern const AttentionS8Kernel kAttentionS8Avx512Vnni;  // requires cpu_has_avx512vnni()
 extern const AttentionS8Kernel kAttentionS8AvxVnni;     // requires cpu_has_avxvnni()
+// 512-bit: 16 keys per Q.K^T vector and 16 channels per P.V vector, zmm vpdpbusd; same bytes.
+extern const AttentionS8Kernel kAttentionS8Avx512;  // requires cpu_has_avx512()
 #endif
 #if defined(__aarch64__)
 extern const AttentionS8Kernel kAttentionS8Neon;     // any ARMv8-A core
 extern const AttentionS8Kernel kAttentionS8NeonDot;  // requires cpu_has_neon_dot()
 #endif
 
-const AttentionS8Kernel& attention_s8_kernel();  // the best implementation for this CPU
+const AttentionS8Kernel& attention_s8_kernel();  // kernel_table().attention_s8 (dispatch.h)
 
 // Whole head in one call: pack, then rows [0, n) (scratch for n rows).
 void attention_head_s8_with(const AttentionS8Kernel& kernel, const AttentionHeadS8& args);
@@ -98,6 +112,7 @@ void attention_head_s8_portable(const AttentionHeadS8& args);
 void attention_head_s8_avx2(const AttentionHeadS8& args);
 void attention_head_s8_avx512vnni(const AttentionHeadS8& args);
 void attention_head_s8_avxvnni(const AttentionHeadS8& args);
+void attention_head_s8_avx512(const AttentionHeadS8& args);
 #endif
 #if defined(__aarch64__)
 void attention_head_s8_neon(const AttentionHeadS8& args);

@@ -24,6 +24,7 @@
 #include <cstring>
 
 #include "kernels/attention.h"
+#include "kernels/attention_pack_x86.h"
 #include "kernels/numerics.h"
 #include "kernels/simd_avx2.h"
 
@@ -44,65 +45,13 @@ namespace {
 
 constexpr int kMaxHd = kAttentionMaxHeadDimAvx2;
 
-static inline __m128i load16_or_zero(const int8_t* p) {
-  return p != nullptr ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)) : _mm_setzero_si128();
-}
-
-// Interleaves 16 channels of 4 rows into 64 bytes [d][row].
-static inline void interleave4x16(__m128i a, __m128i b, __m128i c, __m128i d, int8_t* dst) {
-  const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
-  const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 0), _mm_unpacklo_epi16(ab_lo, cd_lo));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16), _mm_unpackhi_epi16(ab_lo, cd_lo));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 32), _mm_unpacklo_epi16(ab_hi, cd_hi));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 48), _mm_unpackhi_epi16(ab_hi, cd_hi));
-}
-
-// Packs rows r[0..3] (nullptr = zero row) of `len` bytes into dst[d*4 + t] = r[t][d].
-static void pack_group4(const int8_t* const r[4], int len, int8_t* dst) {
-  int d = 0;
-  for (; d + 16 <= len; d += 16) {
-    interleave4x16(load16_or_zero(r[0] ? r[0] + d : nullptr), load16_or_zero(r[1] ? r[1] + d : nullptr),
-                   load16_or_zero(r[2] ? r[2] + d : nullptr), load16_or_zero(r[3] ? r[3] + d : nullptr),
-                   dst + 4 * d);
-  }
-  if (d < len) {
-    const int rem = len - d;
-    alignas(16) int8_t tmp[4][16];
-    std::memset(tmp, 0, sizeof tmp);
-    for (int t = 0; t < 4; ++t)
-      if (r[t] != nullptr) std::memcpy(tmp[t], r[t] + d, static_cast<size_t>(rem));
-    alignas(16) int8_t out[64];
-    interleave4x16(_mm_load_si128(reinterpret_cast<const __m128i*>(tmp[0])),
-                   _mm_load_si128(reinterpret_cast<const __m128i*>(tmp[1])),
-                   _mm_load_si128(reinterpret_cast<const __m128i*>(tmp[2])),
-                   _mm_load_si128(reinterpret_cast<const __m128i*>(tmp[3])), out);
-    std::memcpy(dst + 4 * d, out, static_cast<size_t>(4 * rem));
-  }
-}
-
-// Channels [d, d + 16) of 8 rows (nullptr = zero row; channels >= hd read as zero).
-static inline void load_rows8x16(const int8_t* const r[8], int hd, int d, __m128i a[8]) {
-  const bool full = d + 16 <= hd;
-  alignas(16) int8_t tmp[8][16];
-  if (!full) std::memset(tmp, 0, sizeof tmp);
-  for (int t = 0; t < 8; ++t) {
-    if (full) {
-      a[t] = load16_or_zero(r[t] ? r[t] + d : nullptr);
-    } else {
-      if (r[t] != nullptr) std::memcpy(tmp[t], r[t] + d, static_cast<size_t>(hd - d));
-      a[t] = _mm_load_si128(reinterpret_cast<const __m128i*>(tmp[t]));
-    }
-  }
-}
-
 // Packs 8 key rows r[0..7] (nullptr = zero row) of hd bytes as [pair][row][2] + odd channel [row].
 static void pack_kblock8(const int8_t* const r[8], int hd, int8_t* dst) {
   const int npairs = hd / 2;
   for (int c = 0; 8 * c < npairs; ++c) {
     const int d = 16 * c;
     __m128i a[8];
-    load_rows8x16(r, hd, d, a);
+    x86pack::load_rows16(r, 8, hd, d, a);
     // 8x8 transpose of 16-bit elements (one element = one channel pair of one key)
     const __m128i t0 = _mm_unpacklo_epi16(a[0], a[1]), t1 = _mm_unpackhi_epi16(a[0], a[1]);
     const __m128i t2 = _mm_unpacklo_epi16(a[2], a[3]), t3 = _mm_unpackhi_epi16(a[2], a[3]);
@@ -122,11 +71,6 @@ static void pack_kblock8(const int8_t* const r[8], int hd, int8_t* dst) {
     for (int t = 0; t < 8; ++t) dst[16 * npairs + t] = r[t] != nullptr ? r[t][hd - 1] : 0;
 }
 
-static inline int32_t load_i32(const void* p) {
-  int32_t w;
-  std::memcpy(&w, p, 4);
-  return w;
-}
 
 // Scaled scores of 4 rows x NB blocks of 8 keys: srow[r][j0 + 8b + t] = acc[r][b][t] * scale for
 // the first `kc_last` keys of the last block (all 8 of the others); vmax[r] = running max of what
@@ -192,16 +136,16 @@ __attribute__((noinline)) static void qk_block(const int16_t* q, size_t qs, cons
     const __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kb0 + 16 * p)));
     __m256i b1 = b0;
     if (NB == 2) b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kb1 + 16 * p)));
-    __m256i a = _mm256_set1_epi32(load_i32(q0 + 2 * p));
+    __m256i a = _mm256_set1_epi32(x86pack::load_i32(q0 + 2 * p));
     c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(a, b0));
     if (NB == 2) c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(a, b1));
-    a = _mm256_set1_epi32(load_i32(q1 + 2 * p));
+    a = _mm256_set1_epi32(x86pack::load_i32(q1 + 2 * p));
     c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(a, b0));
     if (NB == 2) c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(a, b1));
-    a = _mm256_set1_epi32(load_i32(q2 + 2 * p));
+    a = _mm256_set1_epi32(x86pack::load_i32(q2 + 2 * p));
     c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(a, b0));
     if (NB == 2) c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(a, b1));
-    a = _mm256_set1_epi32(load_i32(q3 + 2 * p));
+    a = _mm256_set1_epi32(x86pack::load_i32(q3 + 2 * p));
     c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(a, b0));
     if (NB == 2) c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(a, b1));
   }
@@ -296,10 +240,10 @@ __attribute__((noinline)) static void pv_4x16(const uint8_t* p0, const uint8_t* 
   for (int g = 0; g < ngroups; ++g, vp += gstride) {
     const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vp));
     const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vp + 32));
-    EB_PV_STEP(0, load_i32(p0 + 4 * g))
-    EB_PV_STEP(1, load_i32(p1 + 4 * g))
-    EB_PV_STEP(2, load_i32(p2 + 4 * g))
-    EB_PV_STEP(3, load_i32(p3 + 4 * g))
+    EB_PV_STEP(0, x86pack::load_i32(p0 + 4 * g))
+    EB_PV_STEP(1, x86pack::load_i32(p1 + 4 * g))
+    EB_PV_STEP(2, x86pack::load_i32(p2 + 4 * g))
+    EB_PV_STEP(3, x86pack::load_i32(p3 + 4 * g))
   }
   acc[0][0] = acc00;
   acc[0][1] = acc01;
@@ -375,7 +319,7 @@ static void pack_kblock8_dot4(const int8_t* const r[8], int hd, int8_t* dst) {
   for (int c = 0; 4 * c < nquads; ++c) {
     const int d = 16 * c;
     __m128i a[8];
-    load_rows8x16(r, hd, d, a);
+    x86pack::load_rows16(r, 8, hd, d, a);
     // 4x4 transposes of 32-bit elements (one element = one channel quad of one key)
     __m128i o[2][4];
     for (int h = 0; h < 2; ++h) {
@@ -415,16 +359,16 @@ __attribute__((noinline)) static void qk_block_dot4(const uint8_t* q, size_t qs,
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(k0 + 32 * p));
     __m256i b1 = b0;
     if (NB == 2) b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(k1 + 32 * p));
-    __m256i a = _mm256_set1_epi32(load_i32(q0 + 4 * p));
+    __m256i a = _mm256_set1_epi32(x86pack::load_i32(q0 + 4 * p));
     c00 = EB_QK_DOT4(c00, a, b0);
     if (NB == 2) c01 = EB_QK_DOT4(c01, a, b1);
-    a = _mm256_set1_epi32(load_i32(q1 + 4 * p));
+    a = _mm256_set1_epi32(x86pack::load_i32(q1 + 4 * p));
     c10 = EB_QK_DOT4(c10, a, b0);
     if (NB == 2) c11 = EB_QK_DOT4(c11, a, b1);
-    a = _mm256_set1_epi32(load_i32(q2 + 4 * p));
+    a = _mm256_set1_epi32(x86pack::load_i32(q2 + 4 * p));
     c20 = EB_QK_DOT4(c20, a, b0);
     if (NB == 2) c21 = EB_QK_DOT4(c21, a, b1);
-    a = _mm256_set1_epi32(load_i32(q3 + 4 * p));
+    a = _mm256_set1_epi32(x86pack::load_i32(q3 + 4 * p));
     c30 = EB_QK_DOT4(c30, a, b0);
     if (NB == 2) c31 = EB_QK_DOT4(c31, a, b1);
   }
@@ -488,13 +432,13 @@ static void pack_s8(const AttentionHeadS8& a) {
     vg[nv++] = a.v + static_cast<size_t>(j) * stride;
     kg[nk++] = a.k + static_cast<size_t>(j) * stride;
     if (nv == 4) {
-      pack_group4(vg, hd, p.v + static_cast<size_t>(g++) * gbytes);
+      x86pack::pack_group4(vg, hd, p.v + static_cast<size_t>(g++) * gbytes);
       nv = 0;
       for (auto& r : vg) r = nullptr;
     }
     if (nk == 8) flush_k();
   }
-  if (nv > 0) pack_group4(vg, hd, p.v + static_cast<size_t>(g++) * gbytes);
+  if (nv > 0) x86pack::pack_group4(vg, hd, p.v + static_cast<size_t>(g++) * gbytes);
   std::memset(p.v + static_cast<size_t>(g) * gbytes, 0, 64);  // read (and discarded) by the last channel tile
   if (nk > 0) flush_k();
 }
@@ -511,9 +455,7 @@ static void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   const size_t row_bytes = static_cast<size_t>(hd);
   const int nvalid = attention_valid_keys(a.key_mask, a.n);
   if (nvalid == 0) {
-    const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
-    for (int i = row_begin; i < row_end; ++i)
-      std::memset(a.context + static_cast<size_t>(i) * a.context_stride, zp8, row_bytes);
+    attention_s8_fill_zero_point(a, row_begin, row_end);
     return;
   }
   const PackedKv pk = packed_layout(a, nvalid);
@@ -648,32 +590,32 @@ static inline __m256 qk_dot_f32_2x4(const float* q0, const float* q1, const floa
   for (; d + 8 <= hd; d += 8) {
     const __m256 a0 = _mm256_loadu_ps(q0 + d), a1 = _mm256_loadu_ps(q1 + d);
     __m256 b = _mm256_loadu_ps(k0 + d);
-    c00 = _mm256_fmadd_ps(a0, b, c00);
-    c10 = _mm256_fmadd_ps(a1, b, c10);
+    c00 = avx2::madd(a0, b, c00);
+    c10 = avx2::madd(a1, b, c10);
     b = _mm256_loadu_ps(k1 + d);
-    c01 = _mm256_fmadd_ps(a0, b, c01);
-    c11 = _mm256_fmadd_ps(a1, b, c11);
+    c01 = avx2::madd(a0, b, c01);
+    c11 = avx2::madd(a1, b, c11);
     b = _mm256_loadu_ps(k2 + d);
-    c02 = _mm256_fmadd_ps(a0, b, c02);
-    c12 = _mm256_fmadd_ps(a1, b, c12);
+    c02 = avx2::madd(a0, b, c02);
+    c12 = avx2::madd(a1, b, c12);
     b = _mm256_loadu_ps(k3 + d);
-    c03 = _mm256_fmadd_ps(a0, b, c03);
-    c13 = _mm256_fmadd_ps(a1, b, c13);
+    c03 = avx2::madd(a0, b, c03);
+    c13 = avx2::madd(a1, b, c13);
   }
   if (d < hd) {
     const __m256 a0 = _mm256_maskload_ps(q0 + d, tail), a1 = _mm256_maskload_ps(q1 + d, tail);
     __m256 b = _mm256_maskload_ps(k0 + d, tail);
-    c00 = _mm256_fmadd_ps(a0, b, c00);
-    c10 = _mm256_fmadd_ps(a1, b, c10);
+    c00 = avx2::madd(a0, b, c00);
+    c10 = avx2::madd(a1, b, c10);
     b = _mm256_maskload_ps(k1 + d, tail);
-    c01 = _mm256_fmadd_ps(a0, b, c01);
-    c11 = _mm256_fmadd_ps(a1, b, c11);
+    c01 = avx2::madd(a0, b, c01);
+    c11 = avx2::madd(a1, b, c11);
     b = _mm256_maskload_ps(k2 + d, tail);
-    c02 = _mm256_fmadd_ps(a0, b, c02);
-    c12 = _mm256_fmadd_ps(a1, b, c12);
+    c02 = avx2::madd(a0, b, c02);
+    c12 = avx2::madd(a1, b, c12);
     b = _mm256_maskload_ps(k3 + d, tail);
-    c03 = _mm256_fmadd_ps(a0, b, c03);
-    c13 = _mm256_fmadd_ps(a1, b, c13);
+    c03 = avx2::madd(a0, b, c03);
+    c13 = avx2::madd(a1, b, c13);
   }
   const __m256 g0 = _mm256_hadd_ps(_mm256_hadd_ps(c00, c01), _mm256_hadd_ps(c02, c03));
   const __m256 g1 = _mm256_hadd_ps(_mm256_hadd_ps(c10, c11), _mm256_hadd_ps(c12, c13));
@@ -776,17 +718,17 @@ void attention_rows_f32_avx2(const AttentionHeadF32& a, int row_begin, int row_e
         const __m256 v0 = loadf_masked(vp, cnt, m0);
         const __m256 v1 = loadf_masked(vp + 8, cnt - 8, m1);
         __m256 p = _mm256_broadcast_ss(srow[0] + j);
-        a00 = _mm256_fmadd_ps(p, v0, a00);
-        a01 = _mm256_fmadd_ps(p, v1, a01);
+        a00 = avx2::madd(p, v0, a00);
+        a01 = avx2::madd(p, v1, a01);
         p = _mm256_broadcast_ss(srow[1] + j);
-        a10 = _mm256_fmadd_ps(p, v0, a10);
-        a11 = _mm256_fmadd_ps(p, v1, a11);
+        a10 = avx2::madd(p, v0, a10);
+        a11 = avx2::madd(p, v1, a11);
         p = _mm256_broadcast_ss(srow[2] + j);
-        a20 = _mm256_fmadd_ps(p, v0, a20);
-        a21 = _mm256_fmadd_ps(p, v1, a21);
+        a20 = avx2::madd(p, v0, a20);
+        a21 = avx2::madd(p, v1, a21);
         p = _mm256_broadcast_ss(srow[3] + j);
-        a30 = _mm256_fmadd_ps(p, v0, a30);
-        a31 = _mm256_fmadd_ps(p, v1, a31);
+        a30 = avx2::madd(p, v0, a30);
+        a31 = avx2::madd(p, v1, a31);
       }
       const __m256 res[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
       for (int r = 0; r < rows; ++r) {

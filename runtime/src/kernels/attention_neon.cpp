@@ -4,9 +4,8 @@
 //
 // Same recipe as attention_head_s8_portable (see attention.h and numerics.h), operation for
 // operation: the int32 dot products are exact, the float steps (score scaling, exp, probability
-// and context quantization) are the same IEEE operations without fused multiply-adds, so with GCC
-// both paths give identical bytes (other compilers may contract the portable code's a * b + c:
-// then a value on a rounding tie can differ by one).
+// and context quantization) are the same IEEE operations (fused multiply-adds in the exp, as
+// numerics.h's fused_madd; nothing else fused: -ffp-contract=off), so both give identical bytes.
 //
 // Layout (per call):
 //   * only valid keys are used, in order (masked keys cost nothing): scores and probabilities of
@@ -150,7 +149,8 @@ __attribute__((noinline)) static void pv_4x8_plain(const uint8_t* const p[4], co
   }
 }
 
-// ---- float steps, lane for lane the scalar recipes of numerics.h (no FMA)
+// ---- float steps, lane for lane the scalar recipes of numerics.h (fused multiply-adds exactly
+// where they have fused_madd: the exp)
 
 // detail::exp_approx(x) for x that is not NaN.
 static inline float32x4_t exp_ps(float32x4_t x_in) {
@@ -158,18 +158,17 @@ static inline float32x4_t exp_ps(float32x4_t x_in) {
   const float32x4_t x = vminq_f32(x_in, vdupq_n_f32(kExpHi));
   const float32x4_t xc = vmaxq_f32(x, vdupq_n_f32(kExpLo));
   const float32x4_t magic = vdupq_n_f32(kExpMagic);
-  const float32x4_t z = vaddq_f32(vmulq_f32(xc, vdupq_n_f32(kLog2e)), magic);
+  const float32x4_t z = vfmaq_f32(magic, xc, vdupq_n_f32(kLog2e));
   const float32x4_t nf = vsubq_f32(z, magic);
   const uint32x4_t pow2n = vaddq_u32(vshlq_n_u32(vreinterpretq_u32_f32(z), 23), vdupq_n_u32(kExpBias));
-  const float32x4_t r =
-      vsubq_f32(vsubq_f32(xc, vmulq_f32(nf, vdupq_n_f32(kLn2Hi))), vmulq_f32(nf, vdupq_n_f32(kLn2Lo)));
+  const float32x4_t r = vfmsq_f32(vfmsq_f32(xc, nf, vdupq_n_f32(kLn2Hi)), nf, vdupq_n_f32(kLn2Lo));
   float32x4_t p = vdupq_n_f32(kExpP6);
-  p = vaddq_f32(vmulq_f32(p, r), vdupq_n_f32(kExpP5));
-  p = vaddq_f32(vmulq_f32(p, r), vdupq_n_f32(kExpP4));
-  p = vaddq_f32(vmulq_f32(p, r), vdupq_n_f32(kExpP3));
-  p = vaddq_f32(vmulq_f32(p, r), vdupq_n_f32(kExpP2));
-  p = vaddq_f32(vmulq_f32(p, r), vdupq_n_f32(kExpP1));
-  p = vaddq_f32(vmulq_f32(p, r), vdupq_n_f32(kExpP0));
+  p = vfmaq_f32(vdupq_n_f32(kExpP5), p, r);
+  p = vfmaq_f32(vdupq_n_f32(kExpP4), p, r);
+  p = vfmaq_f32(vdupq_n_f32(kExpP3), p, r);
+  p = vfmaq_f32(vdupq_n_f32(kExpP2), p, r);
+  p = vfmaq_f32(vdupq_n_f32(kExpP1), p, r);
+  p = vfmaq_f32(vdupq_n_f32(kExpP0), p, r);
   const float32x4_t y = vmulq_f32(p, vreinterpretq_f32_u32(pow2n));
   return vbslq_f32(vcgeq_f32(x, vdupq_n_f32(kExpLo)), y, vdupq_n_f32(0.0f));
 }
@@ -272,9 +271,7 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   const uint8_t* mask = a.key_mask;
   const int nvalid = attention_valid_keys(a.key_mask, a.n);
   if (nvalid == 0) {
-    const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
-    for (int i = row_begin; i < row_end; ++i)
-      std::memset(a.context + static_cast<size_t>(i) * a.context_stride, zp8, row_bytes);
+    attention_s8_fill_zero_point(a, row_begin, row_end);
     return;
   }
   const int ngroups = nvalid / 4, vrem = nvalid % 4;

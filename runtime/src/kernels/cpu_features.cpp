@@ -29,7 +29,13 @@ bool detect_avx2_fma() {
 bool detect_x86(const char* which) {
 #if defined(__x86_64__) || defined(__i386__)
   if (!detect_avx2_fma()) return false;
-  if (which[3] == '5') return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+  const bool avx512vnni = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+  if (which[0] == 'z') {  // "zmm": every AVX-512 subset the 512-bit kernels use
+    return avx512vnni && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq");
+  }
+  if (which[0] == 'v') return detect_x86("zmm") && __builtin_cpu_supports("avx512vbmi");  // "vbmi"
+  if (which[3] == '5') return avx512vnni;
   // AVX-VNNI: CPUID.(EAX=7, ECX=1):EAX bit 4 (read directly: clang before 16 has no "avxvnni"
   // for __builtin_cpu_supports; the OS's AVX state support is covered by the AVX2 check above).
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -67,6 +73,16 @@ bool cpu_has_avx512vnni() {
 
 bool cpu_has_avxvnni() {
   static const bool has = detect_x86("avxvnni");
+  return has;
+}
+
+bool cpu_has_avx512() {
+  static const bool has = detect_x86("zmm");
+  return has;
+}
+
+bool cpu_has_avx512vbmi() {
+  static const bool has = detect_x86("vbmi");
   return has;
 }
 

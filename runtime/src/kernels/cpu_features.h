@@ -11,6 +11,10 @@ bool cpu_has_avx2_fma();
 bool cpu_has_avx512vnni();
 // AVX2+FMA plus AVX-VNNI (VEX vpdpbusd): *_avxvnni kernels. Both false on non-x86 builds.
 bool cpu_has_avxvnni();
+// AVX-512 F, BW, DQ, VL and VNNI (with AVX2+FMA): the 512-bit *_avx512 kernels.
+bool cpu_has_avx512();
+// cpu_has_avx512() plus AVX512-VBMI (vpermb / vpermi2b): the *_avx512vbmi kernels.
+bool cpu_has_avx512vbmi();
 
 // True on aarch64 cores with the dot-product instructions (sdot/udot, HWCAP_ASIMDDP), i.e. the
 // *_neon_dot kernels may run. Always false elsewhere. Thread-safe; computed once.

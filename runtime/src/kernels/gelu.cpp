@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/cpu_features.h"
+#include "kernels/dispatch.h"
 #include "kernels/gelu.h"
 #include "kernels/numerics.h"
 
@@ -33,28 +33,9 @@ void gelu_f32_portable(float* x, size_t count) {
   for (size_t i = 0; i < count; ++i) x[i] = detail::gelu_scalar(x[i]);
 }
 
-void apply_lut_s8(int8_t* x, size_t count, const int8_t lut[256]) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx2_fma()) {
-    apply_lut_s8_avx2(x, count, lut);
-    return;
-  }
-#elif defined(__aarch64__)
-  apply_lut_s8_neon(x, count, lut);
-  return;
-#endif
-  apply_lut_s8_portable(x, count, lut);
-}
+void apply_lut_s8(int8_t* x, size_t count, const int8_t lut[256]) { kernel_table().apply_lut_s8(x, count, lut); }
 
-void gelu_f32(float* x, size_t count) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx2_fma()) {
-    gelu_f32_avx2(x, count);
-    return;
-  }
-#endif
-  gelu_f32_portable(x, count);
-}
+void gelu_f32(float* x, size_t count) { kernel_table().gelu_f32(x, count); }
 
 }  // namespace kernels
 }  // namespace edgebert

@@ -24,6 +24,10 @@ void gelu_f32_portable(float* x, size_t count);
 #if defined(__x86_64__) || defined(__i386__)
 void apply_lut_s8_avx2(int8_t* x, size_t count, const int8_t lut[256]);
 void gelu_f32_avx2(float* x, size_t count);
+// AVX-512BW (cpu_has_avx512()): the vpshufb cascade on 64 bytes at a time.
+void apply_lut_s8_avx512(int8_t* x, size_t count, const int8_t lut[256]);
+// AVX512-VBMI (cpu_has_avx512vbmi()): two vpermi2b 128-entry lookups and a select by the top bit.
+void apply_lut_s8_avx512vbmi(int8_t* x, size_t count, const int8_t lut[256]);
 #endif
 #if defined(__aarch64__)
 void apply_lut_s8_neon(int8_t* x, size_t count, const int8_t lut[256]);

@@ -1,10 +1,11 @@
 // LayerNorm (float) and LayerNorm fused with int8 quantization: portable implementations and the
-// dispatchers. Row statistics use 16 fixed partial sums combined in the same order as the AVX2
-// path (two 8-lane accumulators), so both paths agree to the last bit or so.
+// dispatchers. Row statistics use 16 fixed partial sums (lane l takes columns c with c % 16 == l),
+// combined as combine16() does; every vector variant keeps that order and uses no fused
+// multiply-add, so all of them give the same bytes as this code.
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/cpu_features.h"
+#include "kernels/dispatch.h"
 #include "kernels/layernorm.h"
 #include "kernels/numerics.h"
 
@@ -56,7 +57,11 @@ void layernorm_f32_portable(const float* x, const float* gamma, const float* bet
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
     const RowStats st = row_stats(xr, cols, eps);
-    for (size_t c = 0; c < cols; ++c) yr[c] = (xr[c] - st.mean) * st.rstd * gamma[c] + beta[c];
+    if (beta == nullptr) {
+      for (size_t c = 0; c < cols; ++c) yr[c] = (xr[c] - st.mean) * st.rstd * gamma[c];
+    } else {
+      for (size_t c = 0; c < cols; ++c) yr[c] = (xr[c] - st.mean) * st.rstd * gamma[c] + beta[c];
+    }
   }
 }
 
@@ -70,42 +75,28 @@ void layernorm_quantize_s8_portable(float* x_inout, const float* gamma, const fl
     float* xr = x_inout + r * cols;
     int8_t* yr = y + r * cols;
     const RowStats st = row_stats(xr, cols, eps);
-    if (inv_factors == nullptr) {
-      for (size_t c = 0; c < cols; ++c) {
-        const float v = (xr[c] - st.mean) * st.rstd * gamma[c] + beta[c];
-        xr[c] = v;
-        yr[c] = detail::quantize_value_s8(v * inv, lo, hi, zero_point);
-      }
+    if (beta == nullptr) {  // no bias: the values as layernorm_f32 computes them without one
+      for (size_t c = 0; c < cols; ++c) xr[c] = (xr[c] - st.mean) * st.rstd * gamma[c];
     } else {
-      for (size_t c = 0; c < cols; ++c) {
-        const float v = (xr[c] - st.mean) * st.rstd * gamma[c] + beta[c];
-        xr[c] = v;
-        yr[c] = detail::quantize_value_s8((v * inv_factors[c]) * inv, lo, hi, zero_point);
-      }
+      for (size_t c = 0; c < cols; ++c) xr[c] = (xr[c] - st.mean) * st.rstd * gamma[c] + beta[c];
+    }
+    if (inv_factors == nullptr) {
+      for (size_t c = 0; c < cols; ++c) yr[c] = detail::quantize_value_s8(xr[c] * inv, lo, hi, zero_point);
+    } else {
+      for (size_t c = 0; c < cols; ++c)
+        yr[c] = detail::quantize_value_s8((xr[c] * inv_factors[c]) * inv, lo, hi, zero_point);
     }
   }
 }
 
 void layernorm_f32(const float* x, const float* gamma, const float* beta, float eps, size_t rows, size_t cols,
                    float* y) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx2_fma()) {
-    layernorm_f32_avx2(x, gamma, beta, eps, rows, cols, y);
-    return;
-  }
-#endif
-  layernorm_f32_portable(x, gamma, beta, eps, rows, cols, y);
+  kernel_table().layernorm_f32(x, gamma, beta, eps, rows, cols, y);
 }
 
 void layernorm_quantize_s8(float* x_inout, const float* gamma, const float* beta, float eps, size_t rows,
                            size_t cols, const float* inv_factors, float scale, int32_t zero_point, int8_t* y) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx2_fma()) {
-    layernorm_quantize_s8_avx2(x_inout, gamma, beta, eps, rows, cols, inv_factors, scale, zero_point, y);
-    return;
-  }
-#endif
-  layernorm_quantize_s8_portable(x_inout, gamma, beta, eps, rows, cols, inv_factors, scale, zero_point, y);
+  kernel_table().layernorm_quantize_s8(x_inout, gamma, beta, eps, rows, cols, inv_factors, scale, zero_point, y);
 }
 
 }  // namespace kernels

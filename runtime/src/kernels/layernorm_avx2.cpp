@@ -1,5 +1,6 @@
 // LayerNorm (float) and LayerNorm fused with int8 quantization, AVX2 implementations. Same
-// statistics order as the portable code (16 partial sums = two 8-lane accumulators).
+// statistics order as the portable code (16 partial sums = two 8-lane accumulators) and the same
+// operations (no fused multiply-add): the same bytes.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -40,22 +41,30 @@ static RowStats row_stats(const float* x, size_t cols, float eps) {
   for (c = 0; c + 16 <= cols; c += 16) {
     const __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(x + c), mean);
     const __m256 d1 = _mm256_sub_ps(_mm256_loadu_ps(x + c + 8), mean);
-    a0 = _mm256_fmadd_ps(d0, d0, a0);
-    a1 = _mm256_fmadd_ps(d1, d1, a1);
+    a0 = avx2::madd(d0, d0, a0);
+    a1 = avx2::madd(d1, d1, a1);
   }
   if (rem > 0) {
     const __m256 d0 = _mm256_and_ps(_mm256_sub_ps(_mm256_maskload_ps(x + c, m0), mean), _mm256_castsi256_ps(m0));
     const __m256 d1 = _mm256_and_ps(_mm256_sub_ps(_mm256_maskload_ps(x + c + 8, m1), mean), _mm256_castsi256_ps(m1));
-    a0 = _mm256_fmadd_ps(d0, d0, a0);
-    a1 = _mm256_fmadd_ps(d1, d1, a1);
+    a0 = avx2::madd(d0, d0, a0);
+    a1 = avx2::madd(d1, d1, a1);
   }
   const float var = avx2::hsum_ps(_mm256_add_ps(a0, a1)) / static_cast<float>(cols);
   return {mean, _mm256_set1_ps(1.0f / __builtin_sqrtf(var + eps))};
 }
 
+// ((x - mean) * rstd) * gamma + beta (beta == nullptr: no bias).
 static inline __m256 ln_apply(__m256 x, const RowStats& st, const float* gamma, const float* beta) {
-  return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_sub_ps(x, st.mean), st.rstd), _mm256_loadu_ps(gamma),
-                         _mm256_loadu_ps(beta));
+  const __m256 v = _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(x, st.mean), st.rstd), _mm256_loadu_ps(gamma));
+  return beta != nullptr ? _mm256_add_ps(v, _mm256_loadu_ps(beta)) : v;
+}
+// The same on the lanes of m (x, gamma and beta read with maskload).
+static inline __m256 ln_apply_masked(const float* x, __m256i m, const RowStats& st, const float* gamma,
+                                     const float* beta) {
+  const __m256 v = _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_maskload_ps(x, m), st.mean), st.rstd),
+                                 _mm256_maskload_ps(gamma, m));
+  return beta != nullptr ? _mm256_add_ps(v, _mm256_maskload_ps(beta, m)) : v;
 }
 
 }  // namespace
@@ -68,11 +77,10 @@ void layernorm_f32_avx2(const float* x, const float* gamma, const float* beta, f
     float* yr = y + r * cols;
     const RowStats st = row_stats(xr, cols, eps);
     size_t c = 0;
-    for (; c + 8 <= cols; c += 8) _mm256_storeu_ps(yr + c, ln_apply(_mm256_loadu_ps(xr + c), st, gamma + c, beta + c));
+    for (; c + 8 <= cols; c += 8) _mm256_storeu_ps(yr + c, ln_apply(_mm256_loadu_ps(xr + c), st, gamma + c, beta != nullptr ? beta + c : nullptr));
     if (c < cols) {
       const __m256i m = avx2::tail_mask(cols - c);
-      const __m256 v = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_maskload_ps(xr + c, m), st.mean), st.rstd),
-                                       _mm256_maskload_ps(gamma + c, m), _mm256_maskload_ps(beta + c, m));
+      const __m256 v = ln_apply_masked(xr + c, m, st, gamma + c, beta != nullptr ? beta + c : nullptr);
       _mm256_maskstore_ps(yr + c, m, v);
     }
   }
@@ -95,7 +103,7 @@ void layernorm_quantize_s8_avx2(float* x_inout, const float* gamma, const float*
     for (; c + 32 <= cols; c += 32) {
       __m256 v[4];
       for (int t = 0; t < 4; ++t) {
-        v[t] = ln_apply(_mm256_loadu_ps(xr + c + 8 * t), st, gamma + c + 8 * t, beta + c + 8 * t);
+        v[t] = ln_apply(_mm256_loadu_ps(xr + c + 8 * t), st, gamma + c + 8 * t, beta != nullptr ? beta + c + 8 * t : nullptr);
         _mm256_storeu_ps(xr + c + 8 * t, v[t]);
         v[t] = f != nullptr ? _mm256_mul_ps(_mm256_mul_ps(v[t], _mm256_loadu_ps(f + c + 8 * t)), inv)
                             : _mm256_mul_ps(v[t], inv);
@@ -103,15 +111,14 @@ void layernorm_quantize_s8_avx2(float* x_inout, const float* gamma, const float*
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(yr + c), avx2::quantize32_ps(v[0], v[1], v[2], v[3], lo, hi, zp));
     }
     for (; c + 8 <= cols; c += 8) {
-      __m256 v = ln_apply(_mm256_loadu_ps(xr + c), st, gamma + c, beta + c);
+      __m256 v = ln_apply(_mm256_loadu_ps(xr + c), st, gamma + c, beta != nullptr ? beta + c : nullptr);
       _mm256_storeu_ps(xr + c, v);
       v = f != nullptr ? _mm256_mul_ps(_mm256_mul_ps(v, _mm256_loadu_ps(f + c)), inv) : _mm256_mul_ps(v, inv);
       _mm_storel_epi64(reinterpret_cast<__m128i*>(yr + c), avx2::quantize8_ps(v, lo, hi, zp));
     }
     if (c < cols) {
       const __m256i m = avx2::tail_mask(cols - c);
-      __m256 v = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_maskload_ps(xr + c, m), st.mean), st.rstd),
-                                 _mm256_maskload_ps(gamma + c, m), _mm256_maskload_ps(beta + c, m));
+      __m256 v = ln_apply_masked(xr + c, m, st, gamma + c, beta != nullptr ? beta + c : nullptr);
       _mm256_maskstore_ps(xr + c, m, v);
       v = f != nullptr ? _mm256_mul_ps(_mm256_mul_ps(v, _mm256_maskload_ps(f + c, m)), inv) : _mm256_mul_ps(v, inv);
       alignas(16) int8_t tmp[16];

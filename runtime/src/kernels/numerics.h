@@ -1,6 +1,9 @@
 // Shared numeric recipes of the kernels: the constants and the scalar (auto-vectorizable) math
-// that the portable kernels use and that the AVX2 kernels mirror lane by lane, so that both
-// paths agree up to last-bit differences (FMA, summation order).
+// that the portable kernels use and that the vector kernels (AVX2, AVX-512, NEON) mirror lane by
+// lane, operation for operation, so every path gives the same bits. A multiply-add is fused
+// (one rounding) exactly where the recipe says so (fused_madd: the exp); everywhere else a * b + c
+// is two roundings: the kernels are compiled with -ffp-contract=off, so no compiler fuses on its
+// own, and no variant fuses what the portable code does not.
 //
 // Everything here has internal linkage (static inline) and uses compiler builtins instead of
 // <cmath> inline functions: this header is also included by the *_avx2.cpp files, and an
@@ -101,6 +104,12 @@ constexpr float kExpP5 = 8.37595854e-03f;
 constexpr float kExpP6 = 1.39421481e-03f;
 constexpr uint32_t kExpBias = 127u << 23;
 
+// a * b + c with one rounding (fused multiply-add): the exp recipe below uses it for every
+// multiply-add, as the vector variants' vfmadd / vfmaq do. On x86 the portable code is built
+// without FMA instructions, so this is libm's (correct, slower) fmaf there; a portable build for
+// an FMA-capable target computes it in one instruction.
+static inline float fused_madd(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+
 // exp(hi + lo) where |lo| is small next to hi (lo joins after the range reduction).
 static inline float exp_hilo(float hi, float lo) {
   const float x = clamp_hi(hi, kExpHi);
@@ -109,18 +118,18 @@ static inline float exp_hilo(float hi, float lo) {
   const float nf = __builtin_nearbyintf((xc + lo) * kLog2e);
   const uint32_t pow2n = (static_cast<uint32_t>(static_cast<int32_t>(nf)) << 23) + kExpBias;
 #else
-  const float z = (xc + lo) * kLog2e + kExpMagic;  // low mantissa bits of z hold n
+  const float z = fused_madd(xc + lo, kLog2e, kExpMagic);  // low mantissa bits of z hold n
   const float nf = z - kExpMagic;
   const uint32_t pow2n = (static_cast<uint32_t>(float_to_bits(z)) << 23) + kExpBias;
 #endif
-  const float r = ((xc - nf * kLn2Hi) - nf * kLn2Lo) + lo;
+  const float r = fused_madd(-nf, kLn2Lo, fused_madd(-nf, kLn2Hi, xc)) + lo;
   float p = kExpP6;
-  p = p * r + kExpP5;
-  p = p * r + kExpP4;
-  p = p * r + kExpP3;
-  p = p * r + kExpP2;
-  p = p * r + kExpP1;
-  p = p * r + kExpP0;
+  p = fused_madd(p, r, kExpP5);
+  p = fused_madd(p, r, kExpP4);
+  p = fused_madd(p, r, kExpP3);
+  p = fused_madd(p, r, kExpP2);
+  p = fused_madd(p, r, kExpP1);
+  p = fused_madd(p, r, kExpP0);
   const float y = p * bits_to_float(static_cast<int32_t>(pow2n));
   return select_f(x >= kExpLo, y, 0.0f);  // also maps -inf (and NaN) to 0
 }

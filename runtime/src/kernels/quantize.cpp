@@ -2,7 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/cpu_features.h"
+#include "kernels/dispatch.h"
 #include "kernels/numerics.h"
 #include "kernels/quantize.h"
 
@@ -42,35 +42,17 @@ void residual_dequant_add_s8_portable(float* hidden, const int8_t* y, size_t row
 }
 
 void quantize_s8(const float* x, size_t count, float scale, int32_t zero_point, int8_t* y) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx2_fma()) {
-    quantize_s8_avx2(x, count, scale, zero_point, y);
-    return;
-  }
-#endif
-  quantize_s8_portable(x, count, scale, zero_point, y);
+  kernel_table().quantize_s8(x, count, scale, zero_point, y);
 }
 
 void quantize_s8_per_channel(const float* x, size_t rows, size_t cols, const float* inv_factors, float scale,
                              int32_t zero_point, int8_t* y) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx2_fma()) {
-    quantize_s8_per_channel_avx2(x, rows, cols, inv_factors, scale, zero_point, y);
-    return;
-  }
-#endif
-  quantize_s8_per_channel_portable(x, rows, cols, inv_factors, scale, zero_point, y);
+  kernel_table().quantize_s8_per_channel(x, rows, cols, inv_factors, scale, zero_point, y);
 }
 
 void residual_dequant_add_s8(float* hidden, const int8_t* y, size_t rows, size_t cols, const float* scales,
                              int32_t zero_point) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx2_fma()) {
-    residual_dequant_add_s8_avx2(hidden, y, rows, cols, scales, zero_point);
-    return;
-  }
-#endif
-  residual_dequant_add_s8_portable(hidden, y, rows, cols, scales, zero_point);
+  kernel_table().residual_dequant_add_s8(hidden, y, rows, cols, scales, zero_point);
 }
 
 }  // namespace kernels

@@ -34,6 +34,13 @@ void quantize_s8_per_channel_avx2(const float* x, size_t rows, size_t cols,
                                   int8_t* y);
 void residual_dequant_add_s8_avx2(float* hidden, const int8_t* y, size_t rows, size_t cols,
                                   const float* scales, int32_t zero_point);
+// AVX-512 F/BW/DQ/VL (cpu_has_avx512()); same bytes as portable.
+void quantize_s8_avx512(const float* x, size_t count, float scale, int32_t zero_point, int8_t* y);
+void quantize_s8_per_channel_avx512(const float* x, size_t rows, size_t cols,
+                                    const float* inv_factors, float scale, int32_t zero_point,
+                                    int8_t* y);
+void residual_dequant_add_s8_avx512(float* hidden, const int8_t* y, size_t rows, size_t cols,
+                                    const float* scales, int32_t zero_point);
 #endif
 
 }  // namespace kernels

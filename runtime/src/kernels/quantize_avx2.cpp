@@ -82,13 +82,13 @@ void residual_dequant_add_s8_avx2(float* hidden, const int8_t* y, size_t rows, s
       const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(yr + c));
       const __m256 v0 = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_cvtepi8_epi32(b), zp));
       const __m256 v1 = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)), zp));
-      _mm256_storeu_ps(h + c, _mm256_fmadd_ps(v0, _mm256_loadu_ps(scales + c), _mm256_loadu_ps(h + c)));
-      _mm256_storeu_ps(h + c + 8, _mm256_fmadd_ps(v1, _mm256_loadu_ps(scales + c + 8), _mm256_loadu_ps(h + c + 8)));
+      _mm256_storeu_ps(h + c, avx2::madd(v0, _mm256_loadu_ps(scales + c), _mm256_loadu_ps(h + c)));
+      _mm256_storeu_ps(h + c + 8, avx2::madd(v1, _mm256_loadu_ps(scales + c + 8), _mm256_loadu_ps(h + c + 8)));
     }
     for (; c + 8 <= cols; c += 8) {
       const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(yr + c));
       const __m256 v = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_cvtepi8_epi32(b), zp));
-      _mm256_storeu_ps(h + c, _mm256_fmadd_ps(v, _mm256_loadu_ps(scales + c), _mm256_loadu_ps(h + c)));
+      _mm256_storeu_ps(h + c, avx2::madd(v, _mm256_loadu_ps(scales + c), _mm256_loadu_ps(h + c)));
     }
     if (c < cols) {
       const size_t rem = cols - c;
@@ -98,7 +98,7 @@ void residual_dequant_add_s8_avx2(float* hidden, const int8_t* y, size_t rows, s
       const __m256 v = _mm256_cvtepi32_ps(
           _mm256_sub_epi32(_mm256_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(tmp))), zp));
       _mm256_maskstore_ps(h + c, m,
-                          _mm256_fmadd_ps(v, _mm256_maskload_ps(scales + c, m), _mm256_maskload_ps(h + c, m)));
+                          avx2::madd(v, _mm256_maskload_ps(scales + c, m), _mm256_maskload_ps(h + c, m)));
     }
   }
 }

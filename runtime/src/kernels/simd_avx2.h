@@ -1,5 +1,6 @@
-// AVX2/FMA vector math shared by the *_avx2.cpp kernels: exp and GELU with the same recipes
-// (constants, range reduction, polynomials) as the scalar versions in numerics.h.
+// AVX2 vector math shared by the *_avx2.cpp kernels: exp and GELU with the same recipes
+// (constants, range reduction, polynomials, operation for operation: fused multiply-adds exactly
+// where numerics.h has fused_madd) as the scalar versions, so they give the same bits lane by lane.
 // Include only from files compiled with -mavx2 -mfma. Everything is static inline (internal
 // linkage), see numerics.h for why.
 #pragma once
@@ -19,7 +20,12 @@ namespace edgebert {
 namespace kernels {
 namespace avx2 {
 
+// a * b + c rounded twice, as the portable code computes it outside fused_madd (the kernels are
+// compiled with -ffp-contract=off so that no variant fuses what another does not).
+static inline __m256 madd(__m256 a, __m256 b, __m256 c) { return _mm256_add_ps(_mm256_mul_ps(a, b), c); }
+
 // exp(hi + lo), see detail::exp_hilo. kHasLo = false skips the lo term (plain exp).
+// exp(hi + lo), see detail::exp_hilo (fused multiply-adds where the recipe has them).
 template <bool kHasLo>
 static inline __m256 exp_impl(__m256 hi, __m256 lo) {
   const __m256 x = _mm256_min_ps(hi, _mm256_set1_ps(detail::kExpHi));
@@ -52,28 +58,28 @@ static inline __m256 gelu_ps(__m256 x) {
   const __m256 t = _mm256_mul_ps(ax, _mm256_set1_ps(detail::kInvSqrt2));
   const __m256 t2 = _mm256_mul_ps(t, t);
   __m256 e = _mm256_set1_ps(detail::kErfE8);
-  e = _mm256_fmadd_ps(e, t2, _mm256_set1_ps(detail::kErfE7));
-  e = _mm256_fmadd_ps(e, t2, _mm256_set1_ps(detail::kErfE6));
-  e = _mm256_fmadd_ps(e, t2, _mm256_set1_ps(detail::kErfE5));
-  e = _mm256_fmadd_ps(e, t2, _mm256_set1_ps(detail::kErfE4));
-  e = _mm256_fmadd_ps(e, t2, _mm256_set1_ps(detail::kErfE3));
-  e = _mm256_fmadd_ps(e, t2, _mm256_set1_ps(detail::kErfE2));
-  e = _mm256_fmadd_ps(e, t2, _mm256_set1_ps(detail::kErfE1));
-  e = _mm256_fmadd_ps(e, t2, _mm256_set1_ps(detail::kErfE0));
-  const __m256 erfc_small = _mm256_fnmadd_ps(t, e, _mm256_set1_ps(1.0f));
+  e = madd(e, t2, _mm256_set1_ps(detail::kErfE7));
+  e = madd(e, t2, _mm256_set1_ps(detail::kErfE6));
+  e = madd(e, t2, _mm256_set1_ps(detail::kErfE5));
+  e = madd(e, t2, _mm256_set1_ps(detail::kErfE4));
+  e = madd(e, t2, _mm256_set1_ps(detail::kErfE3));
+  e = madd(e, t2, _mm256_set1_ps(detail::kErfE2));
+  e = madd(e, t2, _mm256_set1_ps(detail::kErfE1));
+  e = madd(e, t2, _mm256_set1_ps(detail::kErfE0));
+  const __m256 erfc_small = _mm256_sub_ps(_mm256_set1_ps(1.0f), _mm256_mul_ps(t, e));
 
   const __m256 rcp = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(t, _mm256_set1_ps(2.0f)));
   const __m256 w = _mm256_mul_ps(_mm256_sub_ps(t, _mm256_set1_ps(3.5f)), rcp);
   __m256 h = _mm256_set1_ps(detail::kErfcH9);
-  h = _mm256_fmadd_ps(h, w, _mm256_set1_ps(detail::kErfcH8));
-  h = _mm256_fmadd_ps(h, w, _mm256_set1_ps(detail::kErfcH7));
-  h = _mm256_fmadd_ps(h, w, _mm256_set1_ps(detail::kErfcH6));
-  h = _mm256_fmadd_ps(h, w, _mm256_set1_ps(detail::kErfcH5));
-  h = _mm256_fmadd_ps(h, w, _mm256_set1_ps(detail::kErfcH4));
-  h = _mm256_fmadd_ps(h, w, _mm256_set1_ps(detail::kErfcH3));
-  h = _mm256_fmadd_ps(h, w, _mm256_set1_ps(detail::kErfcH2));
-  h = _mm256_fmadd_ps(h, w, _mm256_set1_ps(detail::kErfcH1));
-  h = _mm256_fmadd_ps(h, w, _mm256_set1_ps(detail::kErfcH0));
+  h = madd(h, w, _mm256_set1_ps(detail::kErfcH8));
+  h = madd(h, w, _mm256_set1_ps(detail::kErfcH7));
+  h = madd(h, w, _mm256_set1_ps(detail::kErfcH6));
+  h = madd(h, w, _mm256_set1_ps(detail::kErfcH5));
+  h = madd(h, w, _mm256_set1_ps(detail::kErfcH4));
+  h = madd(h, w, _mm256_set1_ps(detail::kErfcH3));
+  h = madd(h, w, _mm256_set1_ps(detail::kErfcH2));
+  h = madd(h, w, _mm256_set1_ps(detail::kErfcH1));
+  h = madd(h, w, _mm256_set1_ps(detail::kErfcH0));
   const __m256 xh = _mm256_and_ps(ax, _mm256_castsi256_ps(_mm256_set1_epi32(detail::kHeadMask)));
   const __m256 half = _mm256_set1_ps(0.5f);
   const __m256 sq_hi = _mm256_mul_ps(half, _mm256_mul_ps(xh, xh));

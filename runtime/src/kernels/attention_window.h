@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+// Int8 attention with a sliding-window mask, for the model families of issue 18 (Longformer /
+// BigBird-style local attention, Mistral-style windows; nothing calls it yet): query row i
+// attends only to the keys j in [i - window, i + window] (and, of those, the ones key_mask
+// keeps), with the numerics of attention.h, so window >= n gives attention_head_s8's bytes. The
+// work grows with n x (2 window + 1), not n^2: each row reads only its window's keys, in place (no
+// pack step). Scratch as attention.h's rows(): row i's scores and probabilities at offset
+// (i - row_begin) * n (only the window's 2 window + 1 entries are used). Rows are independent, so
+// threads may compute different rows of a head at once.
+#pragma once
+
+#include "kernels/attention.h"
+
+namespace edgebert {
+namespace kernels {
+
+void attention_s8_rows_window(const AttentionHeadS8& args, int window, int row_begin, int row_end);
+void attention_s8_rows_window_portable(const AttentionHeadS8& args, int window, int row_begin, int row_end);
+
+}  // namespace kernels
+}  // namespace edgebert

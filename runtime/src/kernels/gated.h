@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Gated FFN activations (GeGLU, SwiGLU) for the model families of issue 18 (nothing calls them
+// yet): the FFN-up GEMM writes [rows, 2I] int8 (gate in columns [0, I), up in [I, 2I)), and the
+// down GEMM reads y[r, c] = quantize(act(gate[r, c]) * up[r, c]), [rows, I] int8.
+// act of an int8 gate takes 256 values: gate_table[uint8_t(q)] = act((q - gate_zp) * gate_scale)
+// is computed once per layer in double and stored as float; per element the kernel computes
+//   y = quantize((gate_table[g] * (float(u - up_zp) * up_scale)) * (1 / out_scale)) + out_zp
+// (two products, no fused multiply-add, round half to even, clamped), so every variant gives the
+// same bytes. Two inputs per output: a 256-entry int8 table (as for GELU) cannot do it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace edgebert {
+namespace kernels {
+
+enum class GateKind : int { kGeglu = 0, kSwiglu = 1, kGegluTanh = 2 };
+
+// act(x): GeGLU = x * Phi(x) (erf GELU), SwiGLU = x * sigmoid(x) (SiLU), GeGLU-tanh = tanh GELU.
+double gate_activation_ref(GateKind kind, double x);
+void build_gate_table_f32(GateKind kind, float gate_scale, int32_t gate_zp, float gate_table[256]);
+
+struct GatedArgs {
+  const int8_t* x;   // rows of x_stride bytes: gate at [0, inter), up at [inter, 2 * inter)
+  size_t x_stride;   // >= 2 * inter
+  size_t rows;
+  size_t inter;      // I
+  const float* gate_table;  // build_gate_table_f32
+  float up_scale;
+  int32_t up_zp;
+  float out_scale;
+  int32_t out_zp;
+  int8_t* y;         // rows of y_stride bytes, inter of them written
+  size_t y_stride;
+};
+
+void gated_s8(const GatedArgs& args);
+void gated_s8_portable(const GatedArgs& args);
+#if defined(__x86_64__) || defined(__i386__)
+void gated_s8_avx512(const GatedArgs& args);  // cpu_has_avx512()
+#endif
+
+}  // namespace kernels
+}  // namespace edgebert

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// Rotary position embedding: the cos/sin table and the kernels (portable only, see rope.h).
+#include "kernels/rope.h"
+
+#include <cmath>
+
+#include "kernels/numerics.h"
+
+namespace edgebert {
+namespace kernels {
+
+void build_rope_table(double base, int rotary_dim, int max_positions, float* table) {
+  const int half = rotary_dim / 2;
+  for (int p = 0; p < max_positions; ++p) {
+    for (int i = 0; i < half; ++i) {
+      const double t = static_cast<double>(p) * std::pow(base, -2.0 * i / rotary_dim);
+      table[(static_cast<size_t>(p) * half + i) * 2] = static_cast<float>(std::cos(t));
+      table[(static_cast<size_t>(p) * half + i) * 2 + 1] = static_cast<float>(std::sin(t));
+    }
+  }
+}
+
+namespace {
+
+// Channel of the first / second element of pair i.
+inline int pair_a(RopeForm form, int i) { return form == RopeForm::kRotateHalf ? i : 2 * i; }
+inline int pair_b(RopeForm form, int i, int half) { return form == RopeForm::kRotateHalf ? i + half : 2 * i + 1; }
+
+// Calls f(head_pointer_offset, cos_sin) for every head of every row.
+template <typename T, typename F>
+void for_each_head(const RopeArgs& a, T* x, F f) {
+  const int half = a.rotary_dim / 2;
+  for (size_t r = 0; r < a.rows; ++r) {
+    const size_t pos = a.positions != nullptr ? static_cast<size_t>(a.positions[r]) : r;
+    const float* cs = a.table + pos * static_cast<size_t>(half) * 2;
+    for (int h = 0; h < a.heads; ++h) f(x + r * a.stride + a.first + static_cast<size_t>(h) * a.head_dim, cs);
+  }
+}
+
+}  // namespace
+
+void rope_f32_portable(const RopeArgs& a, float* x) {
+  const int half = a.rotary_dim / 2;
+  for_each_head(a, x, [&](float* hx, const float* cs) {
+    for (int i = 0; i < half; ++i) {
+      const int ia = pair_a(a.form, i), ib = pair_b(a.form, i, half);
+      const float c = cs[2 * i], s = cs[2 * i + 1];
+      const float va = hx[ia], vb = hx[ib];
+      hx[ia] = va * c - vb * s;
+      hx[ib] = vb * c + va * s;
+    }
+  });
+}
+
+void rope_s8_portable(const RopeArgs& a, float in_scale, float out_scale, int8_t* x) {
+  const int half = a.rotary_dim / 2;
+  const float inv = 1.0f / out_scale;
+  for_each_head(a, x, [&](int8_t* hx, const float* cs) {
+    for (int i = 0; i < half; ++i) {
+      const int ia = pair_a(a.form, i), ib = pair_b(a.form, i, half);
+      const float c = cs[2 * i], s = cs[2 * i + 1];
+      const float va = static_cast<float>(hx[ia]) * in_scale, vb = static_cast<float>(hx[ib]) * in_scale;
+      hx[ia] = detail::quantize_value_s8((va * c - vb * s) * inv, -128.0f, 127.0f, 0);
+      hx[ib] = detail::quantize_value_s8((vb * c + va * s) * inv, -128.0f, 127.0f, 0);
+    }
+    // channels past rotary_dim keep their value: requantize them when the scales differ
+    if (in_scale != out_scale)
+      for (int d = a.rotary_dim; d < a.head_dim; ++d)
+        hx[d] = detail::quantize_value_s8((static_cast<float>(hx[d]) * in_scale) * inv, -128.0f, 127.0f, 0);
+  });
+}
+
+void rope_f32(const RopeArgs& args, float* x) { rope_f32_portable(args, x); }
+void rope_s8(const RopeArgs& args, float in_scale, float out_scale, int8_t* x) {
+  rope_s8_portable(args, in_scale, out_scale, x);
+}
+
+}  // namespace kernels
+}  // namespace edgebert

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: Apache-2.0
+// Unit tests for the kernels the model families of issue 18 need (nothing calls them yet):
+// rotary position embedding (both pairings, float and int8), gated FFN activations (GeGLU,
+// SwiGLU) from an [n, 2I] int8 GEMM output, LayerNorm without bias, and int8 attention with a
+// sliding-window mask. Each against a double-precision reference written here, and every vector
+// variant against the portable bytes.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/attention_window.h"
+#include "kernels/kernels.h"
+#include "kernels/rope.h"
+#include "unit/kernel_cases.h"
+
+namespace kn = edgebert::kernels;
+using namespace kernel_cases;
+
+namespace {
+
+std::vector<const kn::KernelTable*> tables_here() {
+  const kn::KernelTable* t[kn::kMaxKernelTables];
+  return std::vector<const kn::KernelTable*>(t, t + kn::supported_kernel_tables(t));
+}
+
+// Pair i of a head: the two channels (see rope.h).
+std::pair<int, int> rope_pair(kn::RopeForm form, int i, int rotary_dim) {
+  return form == kn::RopeForm::kRotateHalf ? std::make_pair(i, i + rotary_dim / 2) : std::make_pair(2 * i, 2 * i + 1);
+}
+
+}  // namespace
+
+TEST_CASE("rope: both pairings, float and int8, against a double reference", "[kernels][rope]") {
+  std::mt19937 rng(18);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  size_t s8_total = 0, s8_off = 0;
+  double worst_f = 0, worst_pre = 0;
+  struct Shape {
+    int heads, head_dim, rotary_dim;
+  };
+  for (const Shape sh : {Shape{2, 64, 64}, Shape{3, 32, 16}, Shape{1, 10, 10}, Shape{2, 80, 20}}) {
+    for (kn::RopeForm form : {kn::RopeForm::kRotateHalf, kn::RopeForm::kInterleaved}) {
+      const size_t rows = 1 + rng() % 40, hidden = size_t(sh.heads) * sh.head_dim, stride = 3 * hidden;
+      const int max_pos = 600;
+      const double base = 10000.0;
+      std::vector<float> table(kn::rope_table_floats(max_pos, sh.rotary_dim));
+      kn::build_rope_table(base, sh.rotary_dim, max_pos, table.data());
+      std::vector<int32_t> pos(rows);
+      for (auto& p : pos) p = int32_t(rng() % max_pos);
+      kn::RopeArgs a{rows, stride, hidden, sh.heads, sh.head_dim, sh.rotary_dim, form, pos.data(), table.data()};
+      INFO("heads=" << sh.heads << " hd=" << sh.head_dim << " rd=" << sh.rotary_dim << " form=" << int(form));
+      // float: the key part of a QKV buffer; everything else untouched
+      std::vector<float> x(rows * stride);
+      for (auto& v : x) v = nd(rng);
+      std::vector<float> y = x;
+      kn::rope_f32(a, y.data());
+      std::vector<double> ref(x.begin(), x.end());
+      for (size_t r = 0; r < rows; ++r)
+        for (int h = 0; h < sh.heads; ++h)
+          for (int i = 0; i < sh.rotary_dim / 2; ++i) {
+            const auto pr = rope_pair(form, i, sh.rotary_dim);
+            const size_t o = r * stride + hidden + size_t(h) * sh.head_dim;
+            const double t = double(pos[r]) * std::pow(base, -2.0 * i / sh.rotary_dim);
+            ref[o + pr.first] = x[o + pr.first] * std::cos(t) - x[o + pr.second] * std::sin(t);
+            ref[o + pr.second] = x[o + pr.second] * std::cos(t) + x[o + pr.first] * std::sin(t);
+          }
+      for (size_t k = 0; k < x.size(); ++k) worst_f = std::max(worst_f, std::abs(y[k] - ref[k]));
+      CHECK(worst_f < 1e-5);
+      // int8 (symmetric scales; out_scale a bit larger: rotation can grow a channel by sqrt 2)
+      const float in_scale = 0.02f, out_scale = 0.025f;
+      std::vector<int8_t> q(rows * stride);
+      for (auto& v : q) v = int8_t(rng());
+      std::vector<int8_t> qy = q;
+      kn::rope_s8(a, in_scale, out_scale, qy.data());
+      std::vector<int8_t> qp = q;
+      kn::rope_s8_portable(a, in_scale, out_scale, qp.data());
+      CHECK(qy == qp);
+      for (size_t r = 0; r < rows; ++r)
+        for (size_t col = 0; col < stride; ++col) {
+          const size_t k = r * stride + col;
+          const bool in_keys = col >= hidden && col < 2 * hidden;
+          if (!in_keys) {
+            CHECK(qy[k] == q[k]);
+            continue;
+          }
+          const int h = int((col - hidden) / sh.head_dim), d = int((col - hidden) % sh.head_dim);
+          const size_t o = r * stride + hidden + size_t(h) * sh.head_dim;
+          double v = q[k] * double(in_scale);
+          for (int i = 0; i < sh.rotary_dim / 2; ++i) {
+            const auto pr = rope_pair(form, i, sh.rotary_dim);
+            const double t = double(pos[r]) * std::pow(base, -2.0 * i / sh.rotary_dim);
+            const double va = q[o + pr.first] * double(in_scale), vb = q[o + pr.second] * double(in_scale);
+            if (d == pr.first) v = va * std::cos(t) - vb * std::sin(t);
+            if (d == pr.second) v = vb * std::cos(t) + va * std::sin(t);
+          }
+          const int e = std::abs(int(qy[k]) - int(ref_quant(v / out_scale, 0)));
+          CHECK(e <= 1);
+          s8_off += e != 0;
+          ++s8_total;
+          worst_pre = std::max(worst_pre, std::abs(v / out_scale - std::nearbyint(v / out_scale)));
+        }
+    }
+  }
+  std::cout << "[rope] float max abs error vs double " << worst_f << "; int8: " << s8_off << " of " << s8_total
+            << " outputs off by one vs double (rounding ties)\n";
+  CHECK(s8_off * 1000 < s8_total);
+}
+
+TEST_CASE("gated activations (GeGLU, SwiGLU) from an [n, 2I] int8 GEMM output", "[kernels][gated]") {
+  std::mt19937 rng(19);
+  size_t total = 0, off = 0, variant_runs = 0;
+  for (kn::GateKind kind : {kn::GateKind::kGeglu, kn::GateKind::kSwiglu, kn::GateKind::kGegluTanh}) {
+    for (size_t inter : {1, 15, 16, 17, 63, 64, 100, 257}) {
+      const size_t rows = 1 + rng() % 6, x_stride = 2 * inter + rng() % 5, y_stride = inter + rng() % 3;
+      std::vector<int8_t> x(rows * x_stride);
+      for (auto& v : x) v = int8_t(rng());
+      const float gate_scale = 0.03f, up_scale = 0.02f, out_scale = 0.015f;
+      const int32_t gate_zp = -5, up_zp = 3, out_zp = 7;
+      float table[256];
+      kn::build_gate_table_f32(kind, gate_scale, gate_zp, table);
+      kn::GatedArgs a{x.data(), x_stride, rows, inter, table, up_scale, up_zp, out_scale, out_zp, nullptr, y_stride};
+      INFO("kind=" << int(kind) << " rows=" << rows << " inter=" << inter);
+      std::vector<int8_t> yp(rows * y_stride, 99);
+      a.y = yp.data();
+      kn::gated_s8_portable(a);
+      for (size_t r = 0; r < rows; ++r)
+        for (size_t c = 0; c < y_stride; ++c) {
+          const int8_t got = yp[r * y_stride + c];
+          if (c >= inter) {
+            CHECK(got == 99);
+            continue;
+          }
+          const double g = (x[r * x_stride + c] - gate_zp) * double(gate_scale);
+          const double u = (x[r * x_stride + inter + c] - up_zp) * double(up_scale);
+          double act = 0.5 * g * std::erfc(-g / std::sqrt(2.0));
+          if (kind == kn::GateKind::kSwiglu) act = g / (1.0 + std::exp(-g));
+          if (kind == kn::GateKind::kGegluTanh)
+            act = 0.5 * g * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)));
+          const int e = std::abs(int(got) - int(ref_quant(act * u / out_scale, out_zp)));
+          CHECK(e <= 1);
+          off += e != 0;
+          ++total;
+        }
+      for (const kn::KernelTable* t : tables_here()) {
+        INFO(t->name);
+        std::vector<int8_t> y(rows * y_stride, 99);
+        a.y = y.data();
+        t->gated_s8(a);
+        CHECK(y == yp);
+        ++variant_runs;
+      }
+    }
+  }
+  std::cout << "[gated] " << off << " of " << total << " outputs off by one vs double; " << variant_runs
+            << " variant runs with the portable bytes\n";
+  CHECK(off * 500 < total);
+}
+
+TEST_CASE("layernorm without bias", "[kernels][layernorm]") {
+  std::mt19937 rng(20);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (size_t cols : {1, 15, 16, 17, 64, 65, 130, 768}) {
+    const size_t rows = 3;
+    std::vector<float> x(rows * cols), g(cols), f(cols);
+    for (auto& v : x) v = 1.0f + 2.0f * nd(rng);
+    for (size_t c = 0; c < cols; ++c) {
+      g[c] = 1.0f + 0.3f * nd(rng);
+      f[c] = std::exp(0.3f * nd(rng));
+    }
+    INFO("cols=" << cols);
+    std::vector<float> yp(rows * cols);
+    kn::layernorm_f32_portable(x.data(), g.data(), nullptr, 1e-5f, rows, cols, yp.data());
+    for (size_t r = 0; r < rows; ++r) {
+      double mean = 0, var = 0;
+      for (size_t c = 0; c < cols; ++c) mean += x[r * cols + c];
+      mean /= double(cols);
+      for (size_t c = 0; c < cols; ++c) var += (x[r * cols + c] - mean) * (x[r * cols + c] - mean);
+      var /= double(cols);
+      for (size_t c = 0; c < cols; ++c) {
+        const double ref = (x[r * cols + c] - mean) / std::sqrt(var + 1e-5) * g[c];
+        CHECK(std::abs(yp[r * cols + c] - ref) < 1e-5 * (1 + std::abs(ref)));
+      }
+    }
+    std::vector<float> xq = x;
+    std::vector<int8_t> qp(rows * cols);
+    kn::layernorm_quantize_s8_portable(xq.data(), g.data(), nullptr, 1e-5f, rows, cols, f.data(), 0.02f, 1, qp.data());
+    CHECK(std::memcmp(xq.data(), yp.data(), yp.size() * sizeof(float)) == 0);
+    for (size_t i = 0; i < qp.size(); ++i) CHECK(std::abs(int(qp[i]) - int(ref_quant(yp[i] * f[i % cols] / 0.02, 1))) <= 1);
+    for (const kn::KernelTable* t : tables_here()) {
+      INFO(t->name);
+      std::vector<float> y(rows * cols), xx = x;
+      std::vector<int8_t> q(rows * cols);
+      t->layernorm_f32(x.data(), g.data(), nullptr, 1e-5f, rows, cols, y.data());
+      t->layernorm_quantize_s8(xx.data(), g.data(), nullptr, 1e-5f, rows, cols, f.data(), 0.02f, 1, q.data());
+      CHECK(std::memcmp(y.data(), yp.data(), yp.size() * sizeof(float)) == 0);
+      CHECK(std::memcmp(xx.data(), yp.data(), yp.size() * sizeof(float)) == 0);
+      CHECK(q == qp);
+    }
+  }
+}
+
+TEST_CASE("int8 attention with a sliding window: reference, full-window bytes, row tiles", "[kernels][attention]") {
+  std::mt19937 rng(21);
+  size_t total = 0, off = 0;
+  struct Shape {
+    int n, hd;
+  };
+  for (const Shape sh : {Shape{1, 16}, Shape{9, 24}, Shape{40, 64}, Shape{77, 33}, Shape{130, 64}}) {
+    for (const char* mk : {"none", "random", "trailing", "one_valid"}) {
+      const S8Case c = make_s8_case(rng, sh.n, sh.hd, mk, 6.0f, -3);
+      const size_t n = size_t(c.n), hd = size_t(c.hd);
+      std::vector<float> scores(n * n);
+      std::vector<uint8_t> probs(n * n);
+      for (int window : {0, 1, 5, 16, sh.n}) {
+        INFO("n=" << sh.n << " hd=" << sh.hd << " mask=" << mk << " window=" << window);
+        std::vector<int8_t> out(n * hd, 0x5A);
+        kn::AttentionHeadS8 a = s8_args(c, nullptr, out.data(), hd);
+        a.scores = scores.data();
+        a.probs = probs.data();
+        kn::attention_s8_rows_window(a, window, 0, c.n);
+        const std::vector<int8_t> ref = ref_attention_s8(c, window);
+        for (size_t i = 0; i < out.size(); ++i) {
+          const int e = std::abs(int(out[i]) - int(ref[i]));
+          CHECK(e <= 1);
+          off += e != 0;
+          ++total;
+        }
+        if (window >= sh.n) {  // the whole head: attention_head_s8's bytes
+          std::vector<int8_t> full(n * hd);
+          std::vector<int8_t> packed(kn::attention_s8_packed_bytes(n, hd) + 64);
+          kn::AttentionHeadS8 f = s8_args(c, packed.data(), full.data(), hd);
+          f.scores = scores.data();
+          f.probs = probs.data();
+          kn::attention_head_s8_portable(f);
+          CHECK(full == out);
+        }
+        // row tiles with their own scratch give the same bytes
+        std::vector<int8_t> tiled(n * hd, 0x5A);
+        a.context = tiled.data();
+        for (int r0 = 0; r0 < c.n; r0 += 7) {
+          const int r1 = std::min(c.n, r0 + 7);
+          std::vector<float> ts(size_t(r1 - r0) * n);
+          std::vector<uint8_t> tp(size_t(r1 - r0) * n);
+          a.scores = ts.data();
+          a.probs = tp.data();
+          kn::attention_s8_rows_window(a, window, r0, r1);
+        }
+        CHECK(tiled == out);
+      }
+    }
+  }
+  std::cout << "[attention_window] " << off << " of " << total << " outputs off by one vs double\n";
+  CHECK(off * 200 < total);
+}
