@@ -14,9 +14,12 @@ from setuptools import setup
 from setuptools.dist import Distribution
 
 try:
-    from wheel.bdist_wheel import bdist_wheel
-except ImportError:  # wheel missing: setuptools reports it when a wheel is asked for
-    bdist_wheel = None
+    from setuptools.command.bdist_wheel import bdist_wheel  # setuptools >= 70.1 (Debian 13)
+except ImportError:
+    try:
+        from wheel.bdist_wheel import bdist_wheel  # older setuptools (Debian 12: 66)
+    except ImportError:  # wheel missing: setuptools reports it when a wheel is asked for
+        bdist_wheel = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 for needed in ("libedgebert.so", "_version.py"):
