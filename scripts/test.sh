@@ -5,8 +5,9 @@
 # cross-builds for aarch64 (whole suite under qemu) and armv7 (a subset) with scripts/arm/test_arm.sh,
 # then builds and runs the suite in a cached Debian 13 root against its XNNPACK (2024 API), x86-64
 # and aarch64 under qemu (scripts/debian13/test_debian13.sh; --no-arm skips its aarch64 part too).
-# Reliability stages (scripts/reliability/, docs/reliability.md): each libFuzzer target for 60 s,
-# the ThreadSanitizer build of the multi-threaded tests, and a short soak.
+# Reliability stages (scripts/reliability/, docs/reliability.md): a clang build of every target
+# (as Android/iOS compile it) in which each libFuzzer target then runs for 60 s, the
+# ThreadSanitizer build of the multi-threaded tests, and a short soak.
 # Usage: scripts/test.sh [--no-sanitize] [--no-arm] [--no-debian13] [--no-fuzz] [--no-tsan] [--no-soak]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,7 +53,7 @@ if [ $FUZZ -eq 1 ] || [ $TSAN -eq 1 ]; then
   "$ROOT/scripts/install_deps.sh" --reliability
 fi
 if [ $FUZZ -eq 1 ]; then
-  echo "== libFuzzer targets, 60 s each (clang, ASan + UBSan)"
+  echo "== clang build of every target; libFuzzer targets, 60 s each (clang, ASan + UBSan)"
   "$ROOT/scripts/reliability/fuzz.sh" 60 "$ROOT/build/fuzz"
 fi
 if [ $TSAN -eq 1 ]; then
