@@ -28,7 +28,7 @@ mkdir -p "$WORK/run"
 wheel=$("$HERE/build_wheel.sh" "$PYTHON" "$LIB" "$VERSION" "$WORK/wheel" | tail -1)
 t_wheel=$SECONDS
 "$PYTHON" -m venv --system-site-packages "$WORK/venv"
-PIP_DISABLE_PIP_VERSION_CHECK=1 "$WORK/venv/bin/python" -m pip install --quiet --no-index \
+PIP_DISABLE_PIP_VERSION_CHECK=1 "$WORK/venv/bin/python" -m pip install --quiet --no-index --no-cache-dir \
   --no-build-isolation "$wheel"
 t_install=$SECONDS
 echo "[python_wheel] $(basename "$wheel"): built in $((t_wheel - t0)) s, venv + install $((t_install - t_wheel)) s"
