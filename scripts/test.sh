@@ -5,14 +5,16 @@
 # cross-builds for aarch64 (whole suite under qemu) and armv7 (a subset) with scripts/arm/test_arm.sh,
 # then builds and runs the suite in a cached Debian 13 root against its XNNPACK (2024 API), x86-64
 # and aarch64 under qemu (scripts/debian13/test_debian13.sh; --no-arm skips its aarch64 part too).
+# A clang build of every target, as Android/iOS compile it (scripts/check_clang_build.sh).
 # Reliability stages (scripts/reliability/, docs/reliability.md): each libFuzzer target for 60 s,
 # the ThreadSanitizer build of the multi-threaded tests, and a short soak.
-# Usage: scripts/test.sh [--no-sanitize] [--no-arm] [--no-debian13] [--no-fuzz] [--no-tsan] [--no-soak]
+# Usage: scripts/test.sh [--no-sanitize] [--no-clang] [--no-arm] [--no-debian13] [--no-fuzz] [--no-tsan] [--no-soak]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 JOBS=$(nproc)
 SANITIZE=1
+CLANG=1
 ARM=1
 DEBIAN13=1
 FUZZ=1
@@ -21,12 +23,13 @@ SOAK=1
 for arg in "$@"; do
   case "$arg" in
     --no-sanitize) SANITIZE=0 ;;
+    --no-clang) CLANG=0 ;;
     --no-arm) ARM=0 ;;
     --no-debian13) DEBIAN13=0 ;;
     --no-fuzz) FUZZ=0 ;;
     --no-tsan) TSAN=0 ;;
     --no-soak) SOAK=0 ;;
-    *) echo "usage: $0 [--no-sanitize] [--no-arm] [--no-debian13] [--no-fuzz] [--no-tsan] [--no-soak]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--no-sanitize] [--no-clang] [--no-arm] [--no-debian13] [--no-fuzz] [--no-tsan] [--no-soak]" >&2; exit 2 ;;
   esac
 done
 "$ROOT/scripts/install_deps.sh"
@@ -48,8 +51,12 @@ if [ $SANITIZE -eq 1 ]; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     run_suite "$ROOT/build/sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGEBERT_SANITIZE=ON
 fi
-if [ $FUZZ -eq 1 ] || [ $TSAN -eq 1 ]; then
+if [ $CLANG -eq 1 ] || [ $FUZZ -eq 1 ] || [ $TSAN -eq 1 ]; then
   "$ROOT/scripts/install_deps.sh" --reliability
+fi
+if [ $CLANG -eq 1 ]; then
+  echo "== clang build of every target (as Android and iOS builds compile it)"
+  "$ROOT/scripts/check_clang_build.sh" "$ROOT/build/clang"
 fi
 if [ $FUZZ -eq 1 ]; then
   echo "== libFuzzer targets, 60 s each (clang, ASan + UBSan)"

@@ -68,7 +68,7 @@ int usage() {
 int main(int argc, char** argv) {
   std::string model_path;
   long runs = 10000, threads = 2, max_len = 0, inputs = 0, seed = 1;
-  for (int i = 1; i < argc; ++i) {
+  for (int i = 1; i < argc; i += 2) {  // every option takes a value
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     bool ok = v != nullptr;
@@ -80,7 +80,6 @@ int main(int argc, char** argv) {
     else if (a == "--seed") ok = parse_int(v, 0, UINT32_MAX, &seed);
     else return usage();
     if (!ok) return usage();
-    ++i;
   }
   if (model_path.empty()) return usage();
 

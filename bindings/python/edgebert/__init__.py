@@ -4,7 +4,9 @@
     with edgebert.Model("model.ebm") as model, model.session(threads=2) as session:
         out = session.run(text="hello world")       # {"last_hidden_state": array, ...}
 
-The library is found through EDGEBERT_LIBRARY, next to this package, or in the system.
+The library is the one bundled in the package (an installed wheel), else EDGEBERT_LIBRARY, else
+one next to the package or in the system. __version__ is the wheel's version (CMake's project
+version, which version() of its bundled library equals); None in a source checkout.
 """
 
 from ._errors import Error, Status
@@ -13,7 +15,12 @@ from ._types import ModelInfo, Output, Span, Task, TokenLabel
 from .model import Model
 from .session import Session
 
-__all__ = ["Error", "Model", "ModelInfo", "Output", "Session", "Span", "Status", "Task", "TokenLabel", "version"]
+try:
+    from ._version import __version__  # written by build_wheel.sh
+except ImportError:  # a source checkout (PYTHONPATH=bindings/python): no wheel version
+    __version__ = None
+
+__all__ = ["Error", "Model", "ModelInfo", "Output", "Session", "Span", "Status", "Task", "TokenLabel", "__version__", "version"]
 
 
 def version():

@@ -1,7 +1,9 @@
 """Finds and loads libedgebert.so and declares the C API's signatures for ctypes.
 
-Search order: the EDGEBERT_LIBRARY environment variable (a file path), a libedgebert.so* next
-to the package (inside it or in the folder that holds it), then the system's library path.
+Search order: the libedgebert.so bundled inside the package (an installed wheel carries the
+library it was built with), then the EDGEBERT_LIBRARY environment variable (a file path: how a
+source checkout is used), then a libedgebert.so* in the folder that holds the package, then the
+system's library path.
 Functions the loaded library lacks (an older build) are reported as edgebert.Error when used.
 """
 
@@ -66,13 +68,14 @@ _SIGNATURES = {
 
 
 def _candidates():
+    here = os.path.dirname(os.path.abspath(__file__))
+    bundled = os.path.join(here, "libedgebert.so")
+    if os.path.exists(bundled):
+        return [bundled]  # the wheel's own build: its Python code and library match
     env = os.environ.get("EDGEBERT_LIBRARY")
     if env:
         return [env]  # an explicit choice is never silently replaced by another library
-    here = os.path.dirname(os.path.abspath(__file__))
-    found = []
-    for folder in (here, os.path.dirname(here)):
-        found += sorted(glob.glob(os.path.join(folder, "libedgebert.so*")))
+    found = sorted(glob.glob(os.path.join(os.path.dirname(here), "libedgebert.so*")))
     system = ctypes.util.find_library("edgebert")
     found += [system] if system else []
     return found + ["libedgebert.so.0", "libedgebert.so"]

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
+# The package under test: this checkout's (bindings/python), or with EDGEBERT_TEST_INSTALLED=1
+# the one installed in this Python (the wheel test, test_wheel.sh).
+if not os.environ.get("EDGEBERT_TEST_INSTALLED"):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
 def data_dir():

@@ -13,7 +13,8 @@
 // (4 rows x 16 channels per micro-kernel), so a block's scores and probabilities stay in L1.
 // P.V uses vpmaddubsw on (pq[j], pq[j+1]) x (v[j,d], v[j+1,d]); the pair sum cannot saturate
 // because pq[j] <= 127 (see numerics.h), so |sum| <= 2 * 127 * 128 = 32512 < 32767.
-// Stack use: about 5 KB (the block's query rows).
+// Stack use: about 8.3 KB in the rows step (the block's 4 query rows, each kMaxHd + 16 int16:
+// 8320 bytes whatever the head size), under 200 bytes in the pack step.
 // attention_avx512vnni.cpp / attention_avxvnni.cpp compile this file again with EB_DOT4 (acc + the
 // dot product of 4 u8 x s8 byte pairs into int32, exact) as one vpdpbusd, EB_QK_DOT4 (use it for
 // Q.K^T too) and their own kernel name; the float part is compiled only here.

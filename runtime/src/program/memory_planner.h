@@ -11,7 +11,7 @@
 namespace edgebert {
 
 struct BufferRequest {
-  std::string name;       // e.g. "layer3.qkv", "layer0.scores"
+  std::string name;       // e.g. "layer3.qkv", "layer3.scores"
   size_t bytes = 0;       // size at the session's maximum sequence length
   int first_op = 0;       // inclusive op-index interval over which the buffer is live
   int last_op = 0;        // (first_op <= last_op)
