@@ -197,11 +197,16 @@ TEST_CASE("eb_session_answer on a pair that fits is the golden best span", "[c_a
 
 TEST_CASE("eb_session_answer over windows equals the best span of independently built windows", "[c_api][qa][answer]") {
   const std::string question = "who was rude?";
-  std::string context;
-  for (int i = 0; i < 4; ++i)
-    context += "The Hotelxyz was clean, but the staff was RUDEST. The movie was great and the acting was goodish! ";
-  context.pop_back();
+  std::string plain, spaced;  // single spaces; tabs, newlines, runs of spaces and accents
+  for (int i = 0; i < 4; ++i) {
+    plain += "The Hotelxyz was clean, but the staff was RUDEST. The movie was great and the acting was goodish! ";
+    spaced += "The H\xc3\xb4telxyz\twas clean,\n\nbut the   staff was RUD\xc3\x89ST.\r\nThe movie was great and the "
+              "acting was goodish!  ";
+  }
+  plain.pop_back();
+  for (const std::string* cp : {&plain, &spaced})
   for (const char* kind : {"fp32", "int8"}) {
+    const std::string& context = *cp;
     Loaded whole("task_bert_qa", kind, 128);  // tokenizes the whole context at once
     REQUIRE(eb_session_run_text(whole.s.s, question.c_str()) == EB_OK);
     const int32_t* p = nullptr;
@@ -219,7 +224,7 @@ TEST_CASE("eb_session_answer over windows equals the best span of independently 
     Loaded l("task_bert_qa", kind, max_len);
     bool any_mid_word_start = false;
     for (int stride : {0, 2, 5, -1}) {
-      INFO(kind << " stride " << stride);
+      INFO(kind << " stride " << stride << (cp == &plain ? "" : ", spaced context"));
       const size_t overlap = stride < 0 ? std::min<size_t>(128, window / 2) : static_cast<size_t>(stride);
       // independent: windows of the whole context's tokens, each run on its ids
       eb_span best{};
