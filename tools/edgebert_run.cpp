@@ -287,9 +287,10 @@ int main(int argc, char** argv) {
   }
   std::printf("time: init %.1f ms, run %.2f ms (%ld thread%s)\n", init_ms, run_ms, threads, threads == 1 ? "" : "s");
 
-  for (const auto& [name, path] : dumps) {
-    // (init-capture: clang before 16 cannot capture a structured binding, a C++20 feature)
-    const auto o = std::find_if(std::begin(kOutputs), std::end(kOutputs), [&n = name](const Output& x) { return n == x.name; });
+  for (const auto& dump : dumps) {
+    const std::string& name = dump.first;
+    const std::string& path = dump.second;  // (clang < 16 cannot capture structured bindings)
+    const auto o = std::find_if(std::begin(kOutputs), std::end(kOutputs), [&](const Output& x) { return name == x.name; });
     const float* data = nullptr;
     s = eb_session_get_output(session, o->which, &data, shape, &rank);
     if (s != EB_OK) {

@@ -714,6 +714,20 @@ eb_status Session::best_span(int max_tokens, eb_span* out) {
   return EB_OK;
 }
 
+size_t Session::tokenize_context(std::string_view context, size_t from, size_t need) {
+  // Tokenizes a prefix of context[from, end) that ends before ASCII whitespace (no word crosses
+  // it, so its tokens are the first tokens of the whole rest) and holds at least `need` tokens,
+  // or the whole rest: each window reads about its own bytes, not the rest of a long context.
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  for (size_t guess = 8 * need + 64;; guess *= 2) {
+    size_t cut = guess < context.size() - from ? from + guess : context.size();
+    while (cut < context.size() && !is_space(context[cut])) ++cut;
+    const size_t tokens = text_.encode(context.substr(from, cut - from), context_ids_.data(), context_spans_.data(),
+                                       context_words_.data(), need);
+    if (tokens >= need || cut == context.size()) return tokens;
+  }
+}
+
 eb_status Session::answer(const char* question, const char* context, int max_answer_tokens, int doc_stride,
                           eb_span* out, int32_t* out_windows) {
   state_ = RunState();
@@ -749,12 +763,11 @@ eb_status Session::answer(const char* question, const char* context, int max_ans
   for (size_t start = 0;; start += step) {
     // the tokens from the cursor to the window's end, and the one after it (the next window may
     // start there)
-    const size_t skip = start - cursor_token;
-    if (skip + window + 1 > context_ids_.size())
+    const size_t skip = start - cursor_token, need = skip + window + 1;
+    if (need > context_ids_.size())
       return fail(EB_ERROR_BACKEND, "a word of the context is longer than %zu tokens", context_ids_.size() - window - 1);
-    const size_t rest = text_.encode(ctx.substr(cursor_byte), context_ids_.data(), context_spans_.data(),
-                                     context_words_.data(), skip + window + 1);
-    if (rest != total - cursor_token)
+    const size_t rest = tokenize_context(ctx, cursor_byte, need);
+    if (cursor_token + rest > total || (rest < need && rest != total - cursor_token))
       return fail(EB_ERROR_BACKEND, "the context re-tokenized from byte %zu gave %zu tokens, not %zu", cursor_byte, rest,
                   total - cursor_token);
     const size_t win = std::min(window, total - start);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <pthreadpool.h>
@@ -166,6 +167,9 @@ class Session {
   // The hook after an op that announces the hidden states; when the hook rewrote them,
   // re-quantizes them into the op's int8 output for the next GEMM.
   void call_hook(const BoundOp& b, size_t n);
+  // answer(): tokenizes the context from byte `from` (a word start) into the context buffers, at
+  // least `need` tokens (fewer only at the end of the context); returns how many it found.
+  size_t tokenize_context(std::string_view context, size_t from, size_t need);
   // Best span over the context tokens (segment 1) of the current run, or false.
   bool best_span_in_run(size_t max_len, eb_span* out) const;
 

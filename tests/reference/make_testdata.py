@@ -237,6 +237,63 @@ def _text_case(pair):
     return (np.array(ids, np.int64), np.ones(n, np.int64), np.array(types, np.int64), offs, first, last)
 
 
+# Long-context QA (eb_session_answer): the question TEXT_A over a context of several sentences,
+# run by sessions of QA_WINDOW_MAX_LEN positions in windows of the context's tokens as
+# HuggingFace's overflowing tokens do (starts 0, W - stride, 2 (W - stride), ... until a window
+# reaches the end; W = max_len - len(question) - 3), one golden line per stride (-1: the default
+# min(128, W // 2)).
+QA_LONG_CONTEXT = " ".join(["The Hotel was clean, but the staff was RUDE. The movie was REALLY good, and the acting "
+                            "was great!"] * 3)
+QA_WINDOW_MAX_LEN = 24
+QA_WINDOW_STRIDES = (0, 2, 5, -1)
+QA_WINDOW_MAX_ANSWER_TOKENS = 30
+
+
+def _long_context_goldens(model, ldir):
+    """Writes question.txt, context.txt and windows.txt ("MAX_LEN STRIDE WINDOWS START END BEGIN
+    END SCORE MARGIN MAX_TOKENS" per stride: the best span over every window's spans, START/END
+    in the tokens of its window's run, BEGIN/END bytes in the context, MARGIN to the second best
+    span of all windows)."""
+    sp = mc.special_ids(mt.VOCAB)
+    q_ids, _ = _tokenize(TEXT_A)
+    c_ids, c_sp = _tokenize(QA_LONG_CONTEXT)
+    window = QA_WINDOW_MAX_LEN - len(q_ids) - 3
+    assert len(c_ids) > 3 * window
+    os.makedirs(ldir)
+    with open(os.path.join(ldir, "question.txt"), "wb") as f:
+        f.write(TEXT_A.encode())
+    with open(os.path.join(ldir, "context.txt"), "wb") as f:
+        f.write(QA_LONG_CONTEXT.encode())
+    lines = []
+    for stride in QA_WINDOW_STRIDES:
+        overlap = min(128, window // 2) if stride < 0 else stride
+        spans = []  # (score, window index, i, j, begin, end)
+        start, windows = 0, 0
+        while True:
+            part = c_ids[start:start + window]
+            ids = np.array([sp["cls"]] + q_ids + [sp["sep"]] + part + [sp["sep"]], np.int64)
+            types = np.array([0] * (len(q_ids) + 2) + [1] * (len(part) + 1), np.int64)
+            res = tasks_numpy.run(model, ids, types, np.ones(len(ids), np.int64))
+            first = len(q_ids) + 2
+            for i in range(first, first + len(part)):
+                for j in range(i, min(first + len(part), i + QA_WINDOW_MAX_ANSWER_TOKENS)):
+                    score = float(res["start_logits"][i] + res["end_logits"][j])
+                    spans.append((score, windows, i, j, c_sp[start + i - first][0], c_sp[start + j - first][1]))
+            windows += 1
+            if start + window >= len(c_ids):
+                break
+            start += window - overlap
+        # the first of equal scores wins (earliest window, then earliest start and end)
+        spans.sort(key=lambda t: (-t[0], t[1], t[2], t[3]))
+        best = spans[0]
+        margin = best[0] - spans[1][0]
+        lines.append("%d %d %d %d %d %d %d %.9g %.9g %d\n" % (QA_WINDOW_MAX_LEN, stride, windows, best[2], best[3],
+                                                             best[4], best[5], best[0], margin,
+                                                             QA_WINDOW_MAX_ANSWER_TOKENS))
+    with open(os.path.join(ldir, "windows.txt"), "w", encoding="ascii", newline="\n") as f:
+        f.writelines(lines)
+
+
 def build_task_model(out_dir, name):
     mdir = os.path.join(out_dir, name)
     mt.make_task_model(mdir, name)
@@ -279,6 +336,8 @@ def build_task_model(out_dir, name):
                 with open(os.path.join(cdir, "answer.txt"), "wb") as f:
                     f.write(TEXT_B.encode()[b:e])
         lines.append("%s %s %s %d\n" % (name, task, case, len(ids)))
+    if task == "question_answering":
+        _long_context_goldens(model, os.path.join(mdir, "long_context"))
     return lines
 
 

@@ -7,7 +7,7 @@
 //   equals the best span over windows computed here independently: the whole context tokenized
 //   once (by a session long enough for it), windows of its tokens as HuggingFace's overflowing
 //   tokens (starts 0, W - stride, ...), each window run with run_ids and searched over the same
-//   logits.
+//   logits; and on the numpy reference's own windows and logits (make_testdata.py long_context).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -197,11 +197,16 @@ TEST_CASE("eb_session_answer on a pair that fits is the golden best span", "[c_a
 
 TEST_CASE("eb_session_answer over windows equals the best span of independently built windows", "[c_api][qa][answer]") {
   const std::string question = "who was rude?";
-  std::string context;
-  for (int i = 0; i < 4; ++i)
-    context += "The Hotelxyz was clean, but the staff was RUDEST. The movie was great and the acting was goodish! ";
-  context.pop_back();
+  std::string plain, spaced;  // single spaces; tabs, newlines, runs of spaces and accents
+  for (int i = 0; i < 4; ++i) {
+    plain += "The Hotelxyz was clean, but the staff was RUDEST. The movie was great and the acting was goodish! ";
+    spaced += "The H\xc3\xb4telxyz\twas clean,\n\nbut the   staff was RUD\xc3\x89ST.\r\nThe movie was great and the "
+              "acting was goodish!  ";
+  }
+  plain.pop_back();
+  for (const std::string* cp : {&plain, &spaced})
   for (const char* kind : {"fp32", "int8"}) {
+    const std::string& context = *cp;
     Loaded whole("task_bert_qa", kind, 128);  // tokenizes the whole context at once
     REQUIRE(eb_session_run_text(whole.s.s, question.c_str()) == EB_OK);
     const int32_t* p = nullptr;
@@ -219,7 +224,7 @@ TEST_CASE("eb_session_answer over windows equals the best span of independently 
     Loaded l("task_bert_qa", kind, max_len);
     bool any_mid_word_start = false;
     for (int stride : {0, 2, 5, -1}) {
-      INFO(kind << " stride " << stride);
+      INFO(kind << " stride " << stride << (cp == &plain ? "" : ", spaced context"));
       const size_t overlap = stride < 0 ? std::min<size_t>(128, window / 2) : static_cast<size_t>(stride);
       // independent: windows of the whole context's tokens, each run on its ids
       eb_span best{};
@@ -277,5 +282,32 @@ TEST_CASE("eb_session_answer over windows equals the best span of independently 
     eb_span span;
     CHECK(eb_session_answer(l.s.s, question.c_str(), context.c_str(), 30, static_cast<int>(window), &span, nullptr) ==
           EB_ERROR_INVALID_ARGUMENT);
+  }
+}
+
+TEST_CASE("eb_session_answer over windows equals the numpy reference's best span over its windows", "[c_api][qa][answer]") {
+  for (const char* model : {"task_bert_qa", "task_distil_qa"}) {
+    const std::string dir = testdata_dir() + "/" + model + "/long_context/";
+    const std::string question = slurp(dir + "question.txt"), context = slurp(dir + "context.txt");
+    std::istringstream lines(slurp(dir + "windows.txt"));
+    int max_len = 0, stride = 0, windows = 0, start = 0, end = 0, begin_byte = 0, end_byte = 0, max_tokens = 0;
+    double score = 0, margin = 0;
+    int checked = 0;
+    while (lines >> max_len >> stride >> windows >> start >> end >> begin_byte >> end_byte >> score >> margin >> max_tokens) {
+      INFO(model << " stride " << stride);
+      REQUIRE(margin > 1e-3);  // far above the fp32 model's logit error
+      Loaded l(model, "fp32", max_len);
+      eb_span span;
+      int32_t got_windows = 0;
+      REQUIRE(eb_session_answer(l.s.s, question.c_str(), context.c_str(), max_tokens, stride, &span, &got_windows) == EB_OK);
+      CHECK(got_windows == windows);
+      CHECK(span.start_token == start);
+      CHECK(span.end_token == end);
+      CHECK(span.begin_byte == begin_byte);
+      CHECK(span.end_byte == end_byte);
+      CHECK(span.score == Approx(score).margin(1e-3));
+      ++checked;
+    }
+    CHECK(checked == 4);
   }
 }
