@@ -105,6 +105,13 @@ bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, st
       if (error) *error = std::string(l.name) + ": GEMM key " + std::to_string(gemm_key) + " outside the packed-weight store";
       return false;
     }
+    // the key must always name this GEMM: its name (a stable pointer into the model) and shape
+    const uint64_t tag = (static_cast<uint64_t>(reinterpret_cast<uintptr_t>(l.name)) * 0x9E3779B97F4A7C15ULL) ^
+                         (uint64_t(l.in) << 40) ^ (uint64_t(l.out) << 16) ^ (l.int8 ? 2u : 0u) ^ (float_output_ ? 1u : 0u);
+    if (!store->claim_key(gemm_key, tag)) {
+      if (error) *error = std::string(l.name) + ": GEMM key " + std::to_string(gemm_key) + " belongs to another GEMM";
+      return false;
+    }
     key_lock = std::unique_lock<std::mutex>(*m);
     cache = static_cast<xnn_weights_cache_t>(store->provider(gemm_key));
   }

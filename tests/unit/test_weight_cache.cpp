@@ -541,3 +541,103 @@ TEST_CASE("without a weights-cache API the store reports it and operators pack t
 }
 
 #endif
+
+namespace {
+
+// last_hidden_state of case `name` of h192_3x64 with one session of `m`.
+std::vector<float> run_case(eb_model* m, const edgebert::test::Case& c) {
+  edgebert::test::SessionHandle s;
+  char err[512];
+  REQUIRE(eb_session_create(m, nullptr, &s.s, err, sizeof err) == EB_OK);
+  REQUIRE(eb_session_run_ids(s.s, c.ids.data(), c.types.data(), c.mask.data(), c.ids.size()) == EB_OK);
+  const float* h = nullptr;
+  int64_t shape[2] = {0, 0};
+  REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_LAST_HIDDEN_STATE, &h, shape, nullptr) == EB_OK);
+  return std::vector<float>(h, h + shape[0] * shape[1]);
+}
+
+}  // namespace
+
+TEST_CASE("C API: load options, weight cache state, model memory", "[weight_cache][c_api]") {
+  using edgebert::test::ModelHandle;
+  const std::string model = edgebert::test::ebm_path("h192_3x64", "int8");
+  const edgebert::test::Case c = edgebert::test::read_case("h192_3x64", "len7");
+  char err[512];
+  eb_load_options o;
+  eb_load_options_init(&o);
+  CHECK(o.weight_cache_path == nullptr);
+  o.reserved[2] = 1;
+  {
+    ModelHandle m;
+    CHECK(eb_model_load_file_with_options(model.c_str(), &o, &m.m, err, sizeof err) == EB_ERROR_INVALID_ARGUMENT);
+    CHECK(m.m == nullptr);
+  }
+  eb_load_options_init(&o);
+
+  ModelHandle plain;
+  REQUIRE(eb_model_load_file(model.c_str(), &plain.m, err, sizeof err) == EB_OK);
+  eb_weight_cache_state state;
+  const char* message = nullptr;
+  REQUIRE(eb_model_get_weight_cache(plain.m, &state, &message) == EB_OK);
+  CHECK(state == EB_WEIGHT_CACHE_NONE);
+  const std::vector<float> ref = run_case(plain.m, c);
+  // the independent reference: numpy's float model (int8 error stays small on this model)
+  REQUIRE(ref.size() == c.hidden.size());
+  CHECK(edgebert::test::cosine(ref.data(), c.hidden.data(), ref.size()) > 0.99);
+  size_t packed = 0, file_bytes = 0;
+  REQUIRE(eb_model_get_memory(plain.m, &packed, &file_bytes) == EB_OK);
+  struct stat st;
+  REQUIRE(stat(model.c_str(), &st) == 0);
+  CHECK(file_bytes == size_t(st.st_size));
+  if (PackedWeights::supported()) {
+    CHECK(packed > 0);  // the first session packed into the model's store
+    const std::vector<float> second = run_case(plain.m, c);
+    size_t again = 0;
+    REQUIRE(eb_model_get_memory(plain.m, &again, nullptr) == EB_OK);
+    CHECK(again == packed);  // a second session added no packed copy
+    CHECK(second == ref);
+  } else {
+    CHECK(packed == 0);
+  }
+
+  const std::string path = temp_dir() + "/c_api.ebwc";
+  std::remove(path.c_str());
+  o.weight_cache_path = path.c_str();
+  for (eb_weight_cache_state expect : {EB_WEIGHT_CACHE_CREATED, EB_WEIGHT_CACHE_LOADED}) {
+    ModelHandle m;
+    REQUIRE(eb_model_load_file_with_options(model.c_str(), &o, &m.m, err, sizeof err) == EB_OK);
+    REQUIRE(eb_model_get_weight_cache(m.m, &state, &message) == EB_OK);
+    INFO(message);
+    if (PackedWeights::supported()) {
+      CHECK(state == expect);
+      size_t p = 0;
+      REQUIRE(eb_model_get_memory(m.m, &p, nullptr) == EB_OK);
+      CHECK(p == packed);
+    } else {
+      CHECK(state == EB_WEIGHT_CACHE_UNAVAILABLE);
+      CHECK(std::string(message).find("2022") != std::string::npos);
+    }
+    CHECK(run_case(m.m, c) == ref);  // bit-identical with and without the cache
+  }
+  // from caller memory too
+  {
+    edgebert::test::AlignedBuffer buf(edgebert::test::read_bytes(model));
+    ModelHandle m;
+    REQUIRE(eb_model_load_memory_with_options(buf.data, buf.size, &o, &m.m, err, sizeof err) == EB_OK);
+    REQUIRE(eb_model_get_weight_cache(m.m, &state, &message) == EB_OK);
+    CHECK(state == (PackedWeights::supported() ? EB_WEIGHT_CACHE_LOADED : EB_WEIGHT_CACHE_UNAVAILABLE));
+    CHECK(run_case(m.m, c) == ref);
+  }
+  // an unwritable cache path: the model loads without it, and says why
+  o.weight_cache_path = "/dev/null/cache.ebwc";
+  {
+    ModelHandle m;
+    REQUIRE(eb_model_load_file_with_options(model.c_str(), &o, &m.m, err, sizeof err) == EB_OK);
+    REQUIRE(eb_model_get_weight_cache(m.m, &state, &message) == EB_OK);
+    CHECK(state == EB_WEIGHT_CACHE_UNAVAILABLE);
+    CHECK(std::string(message).size() > 0);
+    CHECK(run_case(m.m, c) == ref);
+  }
+  CHECK(eb_model_get_weight_cache(nullptr, &state, &message) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(eb_model_get_memory(nullptr, &packed, nullptr) == EB_ERROR_INVALID_ARGUMENT);
+}

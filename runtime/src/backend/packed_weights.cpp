@@ -140,7 +140,10 @@ Result<std::unique_ptr<PackedWeights>> PackedWeights::create(size_t gemm_count) 
   s->slots_.reset(new (std::nothrow) Slot[gemm_count * kSlotsPerGemm]);
   s->providers_.reset(new (std::nothrow) GemmProvider[gemm_count]);
   s->mutexes_.reset(new (std::nothrow) std::mutex[gemm_count]);
-  if (!s->slots_ || !s->providers_ || !s->mutexes_) return Status(EB_ERROR_OUT_OF_MEMORY, "out of memory");
+  s->tags_.reset(new (std::nothrow) std::atomic<uint64_t>[gemm_count]);
+  if (s->tags_)
+    for (size_t i = 0; i < gemm_count; ++i) s->tags_[i].store(0);
+  if (!s->slots_ || !s->providers_ || !s->mutexes_ || !s->tags_) return Status(EB_ERROR_OUT_OF_MEMORY, "out of memory");
   for (size_t i = 0; i < gemm_count; ++i) {
     GemmProvider& g = s->providers_[i];
     g.store = s.get();
@@ -185,6 +188,13 @@ void* PackedWeights::provider(size_t gemm) {
 }
 
 std::mutex* PackedWeights::creation_mutex(size_t gemm) { return gemm < gemm_count_ ? &mutexes_[gemm] : nullptr; }
+
+bool PackedWeights::claim_key(size_t gemm, uint64_t tag) {
+  if (gemm >= gemm_count_) return false;
+  if (tag == 0) tag = 1;
+  uint64_t expected = 0;
+  return tags_[gemm].compare_exchange_strong(expected, tag) || expected == tag;
+}
 
 bool PackedWeights::last_creation_ok(size_t gemm) const { return gemm < gemm_count_ && providers_[gemm].last_ok; }
 

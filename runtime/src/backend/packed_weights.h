@@ -76,6 +76,11 @@ class PackedWeights {
   // are in the store (false if the table of that key was full or space could not be reserved).
   bool last_creation_ok(size_t gemm) const;
 
+  // Ties GEMM key `gemm` to one GEMM (a tag naming it, e.g. its weight's name and shape): the first
+  // call claims the key, later ones must give the same tag. False for a key out of range or a
+  // different tag (a caller that numbered its GEMMs differently).
+  bool claim_key(size_t gemm, uint64_t tag);
+
   // Operators alive that read this store (XnnGemm counts itself in and out).
   void attach() { users_.fetch_add(1); }
   void detach() { users_.fetch_sub(1); }
@@ -113,6 +118,7 @@ class PackedWeights {
   std::unique_ptr<Slot[]> slots_;               // gemm_count * kSlotsPerGemm
   std::unique_ptr<GemmProvider[]> providers_;   // one per GEMM key
   std::unique_ptr<std::mutex[]> mutexes_;       // one per GEMM key
+  std::unique_ptr<std::atomic<uint64_t>[]> tags_;  // one per GEMM key (0: not claimed yet)
   std::vector<std::shared_ptr<const void>> mappings_;
   std::atomic<size_t> users_{0};
   std::atomic<size_t> heap_bytes_{0}, mapped_bytes_{0}, entries_{0}, packs_{0}, hits_{0};
