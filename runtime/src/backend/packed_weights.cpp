@@ -6,6 +6,9 @@
 // with offset_to_addr at every reshape and check is_finalized at every setup.
 #include "backend/packed_weights.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -32,11 +35,28 @@ struct PackedWeights::GemmProvider {
   size_t gemm = 0;
   // Space handed out by reserve_space and not yet inserted (creation of this key is serialized).
   void* pending = nullptr;
+  size_t pending_size = 0;
   bool last_ok = true;
 };
 
 namespace {
 constexpr size_t kNotFound = SIZE_MAX;  // XNNPACK's XNN_CACHE_NOT_FOUND
+
+// Packed weights get pages of their own (not malloc's heap), so that freeing them after the cache
+// file replaced them really returns the memory; page-aligned, so also kAlignment-aligned.
+size_t mapped_length(size_t n) {
+  const long p = sysconf(_SC_PAGESIZE);
+  const size_t page = p > 0 ? static_cast<size_t>(p) : 4096;
+  return (n + page - 1) / page * page;
+}
+[[maybe_unused]] void* allocate_packed(size_t n) {
+  if (n == 0 || n > SIZE_MAX / 2) return nullptr;
+  void* p = mmap(nullptr, mapped_length(n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+void free_packed(void* p, size_t n) {
+  if (p) munmap(p, mapped_length(n));
+}
 }  // namespace
 
 #if EDGEBERT_XNN_SHARED_WEIGHTS
@@ -65,38 +85,42 @@ struct PackedWeightsCallbacks {
     if (i != kNotFound) g->store->hits_.fetch_add(1);
     return i;
   }
+  static void drop_pending(PackedWeights::GemmProvider* g) {
+    free_packed(g->pending, g->pending_size);
+    g->pending = nullptr;
+    g->pending_size = 0;
+  }
   static void* reserve_space(void* context, size_t n) {
     auto* g = static_cast<PackedWeights::GemmProvider*>(context);
-    std::free(g->pending);
-    g->pending = nullptr;
-    void* p = nullptr;
-    if (n == 0 || posix_memalign(&p, PackedWeights::kAlignment, n) != 0) {
+    drop_pending(g);
+    void* p = allocate_packed(n);
+    if (!p) {
       g->last_ok = false;
       return nullptr;
     }
     g->pending = p;
+    g->pending_size = n;
     return p;
   }
   static size_t look_up_or_insert(void* context, const xnn_weights_cache_look_up_key* key, void* ptr, size_t size) {
     auto* g = static_cast<PackedWeights::GemmProvider*>(context);
     const size_t found = find(g, key);
     if (found != kNotFound) {
-      if (ptr == g->pending) {
-        std::free(g->pending);
-        g->pending = nullptr;
-      }
+      if (ptr == g->pending) drop_pending(g);
       return found;
     }
     void* bytes = ptr;
-    if (ptr != g->pending || ptr == nullptr) {  // not space we reserved: keep our own copy
-      bytes = nullptr;
-      if (!ptr || size == 0 || posix_memalign(&bytes, PackedWeights::kAlignment, size) != 0) {
+    if (ptr == nullptr || ptr != g->pending || size > g->pending_size) {  // not space we reserved: copy it
+      bytes = ptr && size ? allocate_packed(size) : nullptr;
+      if (!bytes) {
         g->last_ok = false;
         return kNotFound;
       }
       std::memcpy(bytes, ptr, size);
     } else {
+      size = g->pending_size;  // the whole reservation is the entry (XNNPACK passes the same size)
       g->pending = nullptr;
+      g->pending_size = 0;
     }
     PackedWeights::Slot* s = slots(g);
     for (size_t i = 0; i < PackedWeights::kSlotsPerGemm; ++i) {
@@ -111,7 +135,7 @@ struct PackedWeightsCallbacks {
       g->store->packs_.fetch_add(1);
       return i;
     }
-    std::free(bytes);  // every slot of this key taken: XnnGemm::create sees last_ok == false
+    free_packed(bytes, size);  // every slot of this key taken: XnnGemm::create sees last_ok == false
     g->last_ok = false;
     return kNotFound;
   }
@@ -165,13 +189,13 @@ Result<std::unique_ptr<PackedWeights>> PackedWeights::create(size_t gemm_count) 
 PackedWeights::~PackedWeights() {
   release_heap();
   if (providers_)
-    for (size_t i = 0; i < gemm_count_; ++i) std::free(providers_[i].pending);
+    for (size_t i = 0; i < gemm_count_; ++i) free_packed(providers_[i].pending, providers_[i].pending_size);
 }
 
 void PackedWeights::release_heap() {
   if (!slots_) return;
   for (size_t i = 0; i < gemm_count_ * kSlotsPerGemm; ++i) {
-    std::free(slots_[i].heap);
+    free_packed(slots_[i].heap, slots_[i].size);
     slots_[i].heap = nullptr;
   }
 }
@@ -270,7 +294,7 @@ Status PackedWeights::replace_with_mapped(const std::vector<Entry>& mapped, std:
       if (s.heap) {
         heap_bytes_.fetch_sub(s.size);
         mapped_bytes_.fetch_add(s.size);
-        std::free(s.heap);
+        free_packed(s.heap, s.size);
         s.heap = nullptr;
       }
     }
