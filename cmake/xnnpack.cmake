@@ -108,7 +108,9 @@ int main() { return probe(); }
 # Fields upstream added later (the structs are zero-initialised, so they only need to be known).
 check_cxx_source_compiles([[
 #include <xnnpack.h>
-int main() { xnn_weights_cache_look_up_key k{}; return static_cast<int>(sizeof(k.fingerprint_id)); }
+#include <cstdint>
+// an integer we can compare next to the seed (anything else is left alone)
+int main() { xnn_weights_cache_look_up_key k{}; return static_cast<int>(static_cast<uint64_t>(k.fingerprint_id)); }
 ]] EDGEBERT_XNN_CACHE_KEY_HAS_FINGERPRINT)
 check_cxx_source_compiles([[
 #include <xnnpack.h>
