@@ -377,12 +377,6 @@ int bench_one(const Options& o) {
       std::fprintf(stderr, "edgebert-bench: error: %s\n", err.c_str());
       return 1;
     }
-    std::printf("sessions: %ld on %ld threads each: %.0f tokens/s together (%zu runs in %.1f ms); medians", o.sessions,
-                o.threads, cr.runs * o.seq_len / (cr.wall_ms / 1000.0), cr.runs, cr.wall_ms);
-    for (double m : cr.median_ms) std::printf(" %.3f", m);
-    std::printf(" ms\n  second session: created in %.1f ms, %+ld KiB anonymous memory (packed weights %zu bytes)\n",
-                create_ms[0], anon_kib[1] - anon_kib[0], packed_bytes());
-    std::printf("heap allocations during the concurrent runs: %ld\n", cr.allocations);
   }
   const LatencyStats& L = r.latency;
   std::printf("latency (seq %ld, %zu runs, %ld warmup): min %.3f  median %.3f  mean %.3f  p90 %.3f  p99 %.3f  max %.3f ms\n",
@@ -398,6 +392,14 @@ int bench_one(const Options& o) {
                             : "this session's own copy",
               lm.file_bytes, r.rss_kib, r.rss_anon_kib, peak_rss_kib());
   std::printf("heap allocations during timed runs: %ld\n", r.allocations);
+  if (o.sessions > 1) {
+    std::printf("sessions: %ld on %ld threads each: %.0f tokens/s together (%zu runs in %.1f ms); medians", o.sessions,
+                o.threads, cr.runs * o.seq_len / (cr.wall_ms / 1000.0), cr.runs, cr.wall_ms);
+    for (double m : cr.median_ms) std::printf(" %.3f", m);
+    std::printf(" ms\n  second session: created in %.1f ms, %+ld KiB anonymous memory (packed weights %zu bytes)\n",
+                create_ms[0], anon_kib[1] - anon_kib[0], packed_bytes());
+    std::printf("heap allocations during the concurrent runs: %ld\n", cr.allocations);
+  }
   if (o.op_profile) {
     double total = 0;
     for (double v : r.op_ms) total += v;
