@@ -31,6 +31,7 @@
 #include "converter/synthetic_model.h"
 #include "json_writer.h"
 #include "model.h"
+#include "program/program.h"
 #include "session.h"
 #include "tool_common.h"
 
@@ -307,15 +308,17 @@ int bench_one(const Options& o) {
     return 1;
   }
   const double load_ms = ms_since(t0);
-  // The model's shared packed weights: mapped from / packed into the cache file, or empty (the
-  // first session fills it).
+  // The model's program with its shared packed weights: mapped from / packed into the cache file,
+  // or an empty store the first session fills.
   const auto tw = Clock::now();
-  auto prepared = Session::prepare_shared_weights(*lm.model, o.cache_path);
-  if (!prepared) {
-    std::fprintf(stderr, "edgebert-bench: error: %s\n", prepared.status().message().c_str());
+  Result<std::shared_ptr<const Program>> built =
+      Program::build(*lm.model, XnnGemm::int8_float_output_supported(), o.cache_path);
+  if (!built) {
+    std::fprintf(stderr, "edgebert-bench: error: %s\n", built.status().message().c_str());
     return 1;
   }
-  ModelWeights weights = prepared.take();
+  const std::shared_ptr<const Program> program = built.take();
+  const ModelWeights& weights = program->weights();
   const double weights_ms = ms_since(tw);
   if (!o.cache_path.empty())
     std::fprintf(stderr, "weight cache: %s%s%s\n", cache_state_name(weights.state), weights.message.empty() ? "" : ": ",
@@ -324,7 +327,6 @@ int bench_one(const Options& o) {
   SessionOptions so;
   so.threads = static_cast<int>(o.threads);
   so.max_seq_len = static_cast<int>(o.seq_len);
-  so.packed_weights = weights.store.get();
   std::vector<std::unique_ptr<Session>> more;  // --sessions: sessions 2..N
   std::unique_ptr<Session> s;
   if (o.seq_len > lm.model->config.max_position) {
@@ -332,9 +334,13 @@ int bench_one(const Options& o) {
                  lm.model->config.max_position);
     return 1;
   }
-  if (Session::create(*lm.model, so, &s, &err) != EB_OK) {
-    std::fprintf(stderr, "edgebert-bench: error: %s\n", err.c_str());
-    return 1;
+  {
+    Result<std::unique_ptr<Session>> made = Session::create(program, so);
+    if (!made) {
+      std::fprintf(stderr, "edgebert-bench: error: %s\n", made.status().message().c_str());
+      return 1;
+    }
+    s = made.take();
   }
   const double session_ms = ms_since(t1);
   const double init_ms = load_ms + weights_ms + session_ms;
@@ -346,7 +352,7 @@ int bench_one(const Options& o) {
               lm.description.c_str(), lm.model->int8 ? "int8" : "fp32", lm.model->is_distilbert ? "DistilBERT " : "",
               task_name(lm.model->task), c.layers, c.hidden, c.heads, c.head_dim(), c.intermediate, c.vocab);
   std::printf("machine: %s\n  features: %s\n  threads: %ld\n", cpu.c_str(), features.c_str(), o.threads);
-  std::printf("init: %.1f ms (%s %.1f ms + packed weights %.1f ms [weight cache: %s] + session %.1f ms)\n", init_ms,
+  std::printf("init: %.1f ms (%s %.1f ms + program and packed weights %.1f ms [weight cache: %s] + session %.1f ms)\n", init_ms,
               o.synthetic.empty() ? "load" : "build+convert+load", load_ms, weights_ms, cache_state_name(weights.state),
               session_ms);
   RunResult r;
@@ -362,13 +368,13 @@ int bench_one(const Options& o) {
   if (o.sessions > 1) {
     for (long i = 1; i < o.sessions; ++i) {
       const auto tc = Clock::now();
-      std::unique_ptr<Session> extra;
-      if (Session::create(*lm.model, so, &extra, &err) != EB_OK) {
-        std::fprintf(stderr, "edgebert-bench: error: session %ld: %s\n", i + 1, err.c_str());
+      Result<std::unique_ptr<Session>> extra = Session::create(program, so);
+      if (!extra) {
+        std::fprintf(stderr, "edgebert-bench: error: session %ld: %s\n", i + 1, extra.status().message().c_str());
         return 1;
       }
       create_ms.push_back(ms_since(tc));
-      more.push_back(std::move(extra));
+      more.push_back(extra.take());
       anon_kib.push_back(current_rss_anon_kib());
     }
     std::vector<Session*> all{s.get()};

@@ -74,9 +74,9 @@ struct EvalModel {
   std::string label, method;
   void* memory = nullptr;
   std::unique_ptr<Model> model;
-  ModelWeights weights;  // shared packed weights (and the weight cache file, --weight-cache)
+  std::shared_ptr<const Program> program;  // with the shared packed weights (--weight-cache)
   ~EvalModel() {
-    weights = ModelWeights();
+    program.reset();
     model.reset();
     std::free(memory);
   }
@@ -406,17 +406,18 @@ int main(int argc, char** argv) {
     total_tokens += in.n;
   }
 
-  // ---- shared packed weights (the int8 models' weight cache files)
+  // ---- programs with shared packed weights (the int8 models' weight cache files)
   for (size_t i = 0; i < models.size(); ++i) {
     const std::string path =
         cache_path.empty() ? std::string() : i == 0 ? cache_path : cache_path + "." + std::to_string(i + 1);
-    auto w = Session::prepare_shared_weights(*models[i]->model, path);
-    if (!w) return die(models[i]->label + ": " + w.status().message());
-    models[i]->weights = w.take();
+    auto p = Program::build(*models[i]->model, XnnGemm::int8_float_output_supported(), path);
+    if (!p) return die(models[i]->label + ": " + p.status().message());
+    models[i]->program = p.take();
     static const char* const kStates[] = {"none", "loaded", "created", "unavailable"};
+    const ModelWeights& w = models[i]->program->weights();
     if (!path.empty())
-      std::fprintf(stderr, "%s: weight cache %s%s%s\n", models[i]->label.c_str(), kStates[models[i]->weights.state],
-                   models[i]->weights.message.empty() ? "" : ": ", models[i]->weights.message.c_str());
+      std::fprintf(stderr, "%s: weight cache %s%s%s\n", models[i]->label.c_str(), kStates[w.state],
+                   w.message.empty() ? "" : ": ", w.message.c_str());
   }
 
   // ---- sessions
@@ -427,9 +428,9 @@ int main(int argc, char** argv) {
   if (Session::create(*ref.model, so, &ref_s, &err) != EB_OK) return die(ref.label + ": " + err);
   std::vector<std::unique_ptr<Session>> sess(models.size());
   for (size_t i = 0; i < models.size(); ++i) {
-    SessionOptions mo = so;
-    mo.packed_weights = models[i]->weights.store.get();
-    if (Session::create(*models[i]->model, mo, &sess[i], &err) != EB_OK) return die(models[i]->label + ": " + err);
+    auto made = Session::create(models[i]->program, so);
+    if (!made) return die(models[i]->label + ": " + made.status().message());
+    sess[i] = made.take();
   }
 
   const int S = 1 + 2 * cfg.layers;
