@@ -40,7 +40,7 @@ struct PackedWeights::GemmProvider {
 };
 
 namespace {
-constexpr size_t kNotFound = SIZE_MAX;  // XNNPACK's XNN_CACHE_NOT_FOUND
+[[maybe_unused]] constexpr size_t kNotFound = SIZE_MAX;  // XNNPACK's XNN_CACHE_NOT_FOUND
 
 // Packed weights get pages of their own (not malloc's heap), so that freeing them after the cache
 // file replaced them really returns the memory; page-aligned, so also kAlignment-aligned.
