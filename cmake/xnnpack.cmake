@@ -1,7 +1,9 @@
 # cmake/xnnpack.cmake: where XNNPACK (with pthreadpool and cpuinfo) comes from, and which of its
 # two API generations the header offers. Sets XNNPACK_INCLUDE_DIR, XNNPACK_LIBRARY,
 # PTHREADPOOL_LIBRARY, CPUINFO_LIBRARY (paths or targets) and EDGEBERT_XNN_API (2022 or 2024,
-# also a compile definition).
+# also a compile definition), and what the weight cache needs: EDGEBERT_XNN_HAS_WEIGHTS_CACHE (our
+# own xnn_weights_cache_provider can be passed to operators), EDGEBERT_XNN_HAS_BUILD_IDENTIFIER
+# and the provider/key fields later XNNPACK versions added.
 #   2022: Debian 12's 0.0~git20220216: xnn_create_* + xnn_setup_*, per-channel int8 GEMMs as
 #         qc8 1x1 convolutions.
 #   2024: Debian 13's 0.0~git20241108 and upstream: xnn_create_* + xnn_reshape_* + xnn_setup_*,
@@ -79,6 +81,41 @@ int probe() {
 }
 int main() { return probe(); }
 ]] EDGEBERT_XNN_HAS_QD8_F32_QC8W)
+# The weights-cache provider (2024-01+): operators ask it for packed weights (look_up,
+# reserve_space, look_up_or_insert, is_finalized, offset_to_addr, delete_cache), so packed weights
+# can be shared and mapped from a file (runtime/src/backend/packed_weights.h).
+check_cxx_source_compiles([[
+#include <xnnpack.h>
+static size_t look_up(void*, const xnn_weights_cache_look_up_key* k) { return k->seed + (k->kernel != k->bias); }
+int probe() {
+  xnn_weights_cache_provider p{};
+  p.look_up = look_up;
+  xnn_weights_cache_t cache = &p;
+  auto create = &xnn_create_fully_connected_nc_qs8_qc8w;
+  return cache->reserve_space != nullptr || cache->look_up_or_insert != nullptr || cache->is_finalized != nullptr ||
+         cache->offset_to_addr != nullptr || cache->delete_cache != nullptr || create == nullptr;
+}
+int main() { return probe(); }
+]] EDGEBERT_XNN_HAS_WEIGHTS_CACHE_PROVIDER)
+check_cxx_source_compiles([[
+#include <xnnpack.h>
+int probe() {
+  const void* data = xnn_experimental_get_build_identifier_data();
+  return data != nullptr && xnn_experimental_get_build_identifier_size() > 0;
+}
+int main() { return probe(); }
+]] EDGEBERT_XNN_HAS_BUILD_IDENTIFIER)
+# Fields upstream added later (the structs are zero-initialised, so they only need to be known).
+check_cxx_source_compiles([[
+#include <xnnpack.h>
+#include <cstdint>
+// an integer we can compare next to the seed (anything else is left alone)
+int main() { xnn_weights_cache_look_up_key k{}; return static_cast<int>(static_cast<uint64_t>(k.fingerprint_id)); }
+]] EDGEBERT_XNN_CACHE_KEY_HAS_FINGERPRINT)
+check_cxx_source_compiles([[
+#include <xnnpack.h>
+int main() { xnn_weights_cache_provider p{}; return static_cast<int>(sizeof(p.alias_data)); }
+]] EDGEBERT_XNN_CACHE_PROVIDER_HAS_ALIAS_DATA)
 set(CMAKE_TRY_COMPILE_TARGET_TYPE ${EB_SAVED_TRY_TYPE})
 unset(CMAKE_REQUIRED_INCLUDES)
 unset(CMAKE_REQUIRED_QUIET)
@@ -95,4 +132,22 @@ add_compile_definitions(EDGEBERT_XNN_API=${EDGEBERT_XNN_API})
 if(EDGEBERT_XNN_HAS_QD8_F32_QC8W)
   add_compile_definitions(EDGEBERT_XNN_HAS_QD8=1)
 endif()
-message(STATUS "XNNPACK API generation: ${EDGEBERT_XNN_API} (${XNNPACK_INCLUDE_DIR})")
+if(EDGEBERT_XNN_API EQUAL 2024 AND EDGEBERT_XNN_HAS_WEIGHTS_CACHE_PROVIDER)
+  add_compile_definitions(EDGEBERT_XNN_HAS_WEIGHTS_CACHE=1)
+  set(eb_cache_note "weights-cache provider: yes")
+else()
+  set(eb_cache_note "weights-cache provider: no (sessions pack their own weights)")
+endif()
+if(EDGEBERT_XNN_HAS_BUILD_IDENTIFIER)
+  add_compile_definitions(EDGEBERT_XNN_HAS_BUILD_IDENTIFIER=1)
+  string(APPEND eb_cache_note ", build identifier: yes")
+endif()
+if(EDGEBERT_XNN_CACHE_KEY_HAS_FINGERPRINT)
+  add_compile_definitions(EDGEBERT_XNN_CACHE_KEY_HAS_FINGERPRINT=1)
+  string(APPEND eb_cache_note ", key fingerprint_id")
+endif()
+if(EDGEBERT_XNN_CACHE_PROVIDER_HAS_ALIAS_DATA)
+  add_compile_definitions(EDGEBERT_XNN_CACHE_PROVIDER_HAS_ALIAS_DATA=1)
+  string(APPEND eb_cache_note ", provider alias_data")
+endif()
+message(STATUS "XNNPACK API generation: ${EDGEBERT_XNN_API} (${XNNPACK_INCLUDE_DIR}); ${eb_cache_note}")

@@ -1,5 +1,6 @@
 // model_writer.cpp: FlatBuffer construction for the .ebm format (see schemas/edgebert.fbs),
-// schema_version 2: model type, FFN activation, task head, labels and sentence pooling.
+// schema_version 3: model type, FFN activation, task head, labels and sentence pooling (2), and the
+// content id (3): 16 bytes of content_hash128 over the finished buffer with the id still zero.
 #include "converter/model_writer.h"
 
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "content_hash.h"
 #include "edgebert_generated.h"
 
 namespace edgebert::convert {
@@ -245,9 +247,13 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
                                         cm.calibration_tokens, cm.calibration_method.c_str());
   auto producer = b.CreateString(std::string("edgebert-convert ") + EDGEBERT_VERSION_STRING);
 
+  const uint8_t zero_id[16] = {};
+  auto content_id = b.CreateVector(zero_id, sizeof zero_id);  // filled in once the buffer is finished
+
   b.ForceDefaults(true);  // always store schema_version, so readers (and tests) see it explicitly
   fb::ModelBuilder mb(b);
-  mb.add_schema_version(family_fields ? kFamilySchemaVersion : 2);
+  mb.add_schema_version(family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
+  mb.add_content_id(content_id);
   mb.add_producer(producer);
   mb.add_config(config);
   mb.add_precision(cm.int8 ? fb::Precision::INT8 : fb::Precision::FP32);
@@ -272,6 +278,11 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
                                             : fb::HeadInput::CLS);
   }
   fb::FinishModelBuffer(b, mb.Finish());
+  // The content id names what was written: a hash of the whole buffer (id bytes zero), so the
+  // runtime's weight cache file can be keyed by it without hashing the model at every load.
+  const ContentId id = content_hash128(b.GetBufferPointer(), b.GetSize());
+  flatbuffers::Vector<uint8_t>* stored = fb::GetMutableModel(b.GetBufferPointer())->mutable_content_id();
+  for (size_t i = 0; i < id.size(); ++i) stored->Mutate(static_cast<flatbuffers::uoffset_t>(i), id[i]);
   return b.Release();
 }
 

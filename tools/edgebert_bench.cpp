@@ -1,6 +1,9 @@
 // edgebert-bench: the on-device benchmark.
 //   edgebert-bench (--model MODEL.ebm | --synthetic SPEC [--fp32]) --seq-len N [--threads N]
 //                  [--warmup N] [--runs N] [--min-secs S] [--op-profile] [--json PATH]
+//                  [--weight-cache PATH] [--sessions N]
+// --weight-cache: the model's packed weights mapped from (or packed into) PATH; --sessions N: N
+// sessions share the model, each on its own thread (with --threads workers), run at once.
 //   edgebert-bench --head-sweep SPEC [--seq-lens 32,128,384] [--threads N] [--runs N]
 //                  [--markdown PATH] [--json PATH]
 // SPEC: hidden=768,heads=12,layers=12,intermediate=3072[,vocab=..,max_position=..,labels=..,seed=..]
@@ -9,6 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cpuinfo.h>
@@ -18,6 +22,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "alloc_counter.h"
@@ -26,6 +31,7 @@
 #include "converter/synthetic_model.h"
 #include "json_writer.h"
 #include "model.h"
+#include "program/program.h"
 #include "session.h"
 #include "tool_common.h"
 
@@ -38,7 +44,8 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   std::string model_path, synthetic, head_sweep, json_path, markdown_path;
   bool fp32 = false, op_profile = false;
-  long seq_len = 128, threads = 1, warmup = 3, runs = 20;
+  std::string cache_path;
+  long seq_len = 128, threads = 1, warmup = 3, runs = 20, sessions = 1;
   double min_secs = 0;
   std::vector<int32_t> seq_lens = {32, 128, 384};
 };
@@ -47,6 +54,7 @@ int usage(FILE* f, int rc) {
   std::fprintf(f,
                "usage: edgebert-bench (--model MODEL.ebm | --synthetic SPEC [--fp32]) --seq-len N [--threads N]\n"
                "                      [--warmup N] [--runs N] [--min-secs S] [--op-profile] [--json PATH]\n"
+               "                      [--weight-cache PATH] [--sessions N]\n"
                "       edgebert-bench --head-sweep SPEC [--seq-lens 32,128,384] [--threads N] [--runs N]\n"
                "                      [--markdown PATH] [--json PATH]\n"
                "SPEC: hidden=768,heads=12,layers=12,intermediate=3072[,vocab=N,max_position=N,labels=N,seed=N]\n");
@@ -55,17 +63,21 @@ int usage(FILE* f, int rc) {
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-// Resident memory now (VmRSS), KiB; 0 if unavailable.
-long current_rss_kib() {
+// A line of /proc/self/status ("VmRSS", "RssAnon", "RssFile") in KiB; 0 if unavailable.
+long status_kib(const char* key) {
   FILE* f = std::fopen("/proc/self/status", "r");
   if (!f) return 0;
   char line[256];
   long kib = 0;
+  const size_t k = std::strlen(key);
   while (std::fgets(line, sizeof line, f))
-    if (std::sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+    if (std::strncmp(line, key, k) == 0 && line[k] == ':' && std::sscanf(line + k + 1, "%ld", &kib) == 1) break;
   std::fclose(f);
   return kib;
 }
+// Resident memory now (VmRSS), and its dirty anonymous part (RssAnon), KiB.
+long current_rss_kib() { return status_kib("VmRSS"); }
+long current_rss_anon_kib() { return status_kib("RssAnon"); }
 
 long peak_rss_kib() {
   struct rusage ru;
@@ -139,7 +151,9 @@ struct RunResult {
   std::vector<double> samples_ms;
   double gemm_only_median_ms = 0;
   long allocations = 0;
+  double first_run_ms = 0;  // the very first run of the session (cold caches, page faults)
   long rss_kib = 0;  // resident memory right after the timed runs
+  long rss_anon_kib = 0;
   std::vector<double> op_ms;  // per OpKind, per run
   std::vector<std::vector<double>> layer_op_ms;
 };
@@ -159,8 +173,11 @@ bool measure(Session& s, size_t n, const Options& o, bool op_profile, bool progr
     if (s.model().has_embeddings) return s.run_ids(ids.data(), nullptr, nullptr, n);
     return s.run_embeddings(embeddings.data(), nullptr, n);
   };
-  for (long i = 0; i < std::max(1L, o.warmup); ++i)
+  for (long i = 0; i < std::max(1L, o.warmup); ++i) {
+    const auto t0 = Clock::now();
     if (run() != EB_OK) return *error = s.last_error(), false;
+    if (i == 0) out->first_run_ms = ms_since(t0);
+  }
 
   const size_t cap = 1 << 20;
   std::vector<double> samples;
@@ -184,6 +201,7 @@ bool measure(Session& s, size_t n, const Options& o, bool op_profile, bool progr
   }
   out->allocations = alloc_counter_stop();
   out->rss_kib = current_rss_kib();
+  out->rss_anon_kib = current_rss_anon_kib();
   if (progress && std::chrono::duration<double>(Clock::now() - start).count() > 3.0) std::fprintf(stderr, "\n");
   out->latency = compute_stats(samples);
   out->samples_ms = samples;
@@ -216,6 +234,70 @@ bool measure(Session& s, size_t n, const Options& o, bool op_profile, bool progr
   return true;
 }
 
+// N sessions of one model, each on its own thread, running at once after a common start.
+struct ConcurrentResult {
+  double wall_ms = 0;
+  size_t runs = 0;  // over all sessions
+  std::vector<double> median_ms;
+  long allocations = 0;
+};
+
+bool measure_concurrent(const std::vector<Session*>& sessions, size_t n, const Options& o, ConcurrentResult* out,
+                        std::string* error) {
+  const ModelConfig& c = sessions[0]->model().config;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int32_t> id(std::min(1000, c.vocab - 1), c.vocab - 1);
+  std::vector<int32_t> ids(n);
+  for (auto& x : ids) x = id(rng);
+  std::vector<float> embeddings;
+  if (!sessions[0]->model().has_embeddings) embeddings.assign(n * c.hidden, 0.1f);
+  const size_t count = sessions.size();
+  std::vector<std::vector<double>> samples(count, std::vector<double>(static_cast<size_t>(o.runs)));
+  std::vector<int> failed(count, 0);
+  std::atomic<size_t> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < count; ++t)
+    threads.emplace_back([&, t] {
+      Session& s = *sessions[t];
+      auto run = [&] {
+        if (s.model().has_embeddings) return s.run_ids(ids.data(), nullptr, nullptr, n);
+        return s.run_embeddings(embeddings.data(), nullptr, n);
+      };
+      for (long i = 0; i < std::max(1L, o.warmup); ++i) failed[t] |= run() != EB_OK;
+      ready.fetch_add(1);
+      while (!go.load()) std::this_thread::yield();
+      for (double& ms : samples[t]) {
+        const auto t0 = Clock::now();
+        failed[t] |= run() != EB_OK;
+        ms = ms_since(t0);
+      }
+    });
+  while (ready.load() < count) std::this_thread::yield();
+  alloc_counter_start();
+  const auto start = Clock::now();
+  go.store(true);
+  for (std::thread& t : threads) t.join();
+  out->wall_ms = ms_since(start);
+  out->allocations = alloc_counter_stop();
+  for (size_t t = 0; t < count; ++t) {
+    if (failed[t]) return *error = std::string("session ") + std::to_string(t) + ": " + sessions[t]->last_error(), false;
+    out->median_ms.push_back(compute_stats(samples[t]).median);
+    out->runs += samples[t].size();
+  }
+  return true;
+}
+
+const char* cache_state_name(eb_weight_cache_state s) {
+  switch (s) {
+    case EB_WEIGHT_CACHE_NONE: return "none";
+    case EB_WEIGHT_CACHE_LOADED: return "loaded";
+    case EB_WEIGHT_CACHE_CREATED: return "created";
+    case EB_WEIGHT_CACHE_UNAVAILABLE: return "unavailable";
+  }
+  return "?";
+}
+
 int bench_one(const Options& o) {
   std::string features, err;
   const std::string cpu = cpu_description(&features);
@@ -226,33 +308,81 @@ int bench_one(const Options& o) {
     return 1;
   }
   const double load_ms = ms_since(t0);
+  // The model's program with its shared packed weights: mapped from / packed into the cache file,
+  // or an empty store the first session fills.
+  const auto tw = Clock::now();
+  Result<std::shared_ptr<const Program>> built =
+      Program::build(*lm.model, XnnGemm::int8_float_output_supported(), o.cache_path);
+  if (!built) {
+    std::fprintf(stderr, "edgebert-bench: error: %s\n", built.status().message().c_str());
+    return 1;
+  }
+  const std::shared_ptr<const Program> program = built.take();
+  const ModelWeights& weights = program->weights();
+  const double weights_ms = ms_since(tw);
+  if (!o.cache_path.empty())
+    std::fprintf(stderr, "weight cache: %s%s%s\n", cache_state_name(weights.state), weights.message.empty() ? "" : ": ",
+                 weights.message.c_str());
   const auto t1 = Clock::now();
   SessionOptions so;
   so.threads = static_cast<int>(o.threads);
   so.max_seq_len = static_cast<int>(o.seq_len);
+  std::vector<std::unique_ptr<Session>> more;  // --sessions: sessions 2..N
   std::unique_ptr<Session> s;
   if (o.seq_len > lm.model->config.max_position) {
     std::fprintf(stderr, "edgebert-bench: error: --seq-len %ld exceeds the model's maximum %d\n", o.seq_len,
                  lm.model->config.max_position);
     return 1;
   }
-  if (Session::create(*lm.model, so, &s, &err) != EB_OK) {
-    std::fprintf(stderr, "edgebert-bench: error: %s\n", err.c_str());
-    return 1;
+  {
+    Result<std::unique_ptr<Session>> made = Session::create(program, so);
+    if (!made) {
+      std::fprintf(stderr, "edgebert-bench: error: %s\n", made.status().message().c_str());
+      return 1;
+    }
+    s = made.take();
   }
   const double session_ms = ms_since(t1);
+  const double init_ms = load_ms + weights_ms + session_ms;
+  const long anon_after_first_kib = current_rss_anon_kib();
+  auto packed_bytes = [&] { return weights.store ? weights.packed_bytes() : s->packed_weight_bytes(); };
   const ModelConfig& c = lm.model->config;
   std::printf("edgebert-bench %s\n", EDGEBERT_VERSION_STRING);
   std::printf("model: %s\n  %s, %s%s, %d layers, hidden %d, %d heads x %d, intermediate %d, vocab %d\n",
               lm.description.c_str(), lm.model->int8 ? "int8" : "fp32", lm.model->is_distilbert ? "DistilBERT " : "",
               task_name(lm.model->task), c.layers, c.hidden, c.heads, c.head_dim(), c.intermediate, c.vocab);
   std::printf("machine: %s\n  features: %s\n  threads: %ld\n", cpu.c_str(), features.c_str(), o.threads);
-  std::printf("init: %.1f ms (%s %.1f ms + session %.1f ms)\n", load_ms + session_ms,
-              o.synthetic.empty() ? "load" : "build+convert+load", load_ms, session_ms);
+  std::printf("init: %.1f ms (%s %.1f ms + program and packed weights %.1f ms [weight cache: %s] + session %.1f ms)\n", init_ms,
+              o.synthetic.empty() ? "load" : "build+convert+load", load_ms, weights_ms, cache_state_name(weights.state),
+              session_ms);
   RunResult r;
   if (!measure(*s, static_cast<size_t>(o.seq_len), o, o.op_profile, true, &r, &err)) {
     std::fprintf(stderr, "edgebert-bench: error: %s\n", err.c_str());
     return 1;
+  }
+  std::printf("first run: %.3f ms (init + first run %.1f ms)\n", r.first_run_ms, init_ms + r.first_run_ms);
+  // --sessions N: N - 1 more sessions on the same model, then all N at once on N threads
+  std::vector<double> create_ms;
+  std::vector<long> anon_kib{anon_after_first_kib};
+  ConcurrentResult cr;
+  if (o.sessions > 1) {
+    for (long i = 1; i < o.sessions; ++i) {
+      const auto tc = Clock::now();
+      Result<std::unique_ptr<Session>> extra = Session::create(program, so);
+      if (!extra) {
+        std::fprintf(stderr, "edgebert-bench: error: session %ld: %s\n", i + 1, extra.status().message().c_str());
+        return 1;
+      }
+      create_ms.push_back(ms_since(tc));
+      more.push_back(extra.take());
+      anon_kib.push_back(current_rss_anon_kib());
+    }
+    std::vector<Session*> all{s.get()};
+    for (auto& m : more) all.push_back(m.get());
+    if (!measure_concurrent(all, static_cast<size_t>(o.seq_len), o, &cr, &err)) {
+      std::fprintf(stderr, "edgebert-bench: error: %s\n", err.c_str());
+      return 1;
+    }
   }
   const LatencyStats& L = r.latency;
   std::printf("latency (seq %ld, %zu runs, %ld warmup): min %.3f  median %.3f  mean %.3f  p90 %.3f  p99 %.3f  max %.3f ms\n",
@@ -261,10 +391,21 @@ int bench_one(const Options& o) {
   std::printf("XNNPACK GEMMs alone: %.3f ms median -> end-to-end is %.2fx the GEMM floor (non-GEMM overhead %.1f%%)\n",
               r.gemm_only_median_ms, L.median / r.gemm_only_median_ms,
               100.0 * (L.median - r.gemm_only_median_ms) / L.median);
-  std::printf("memory: arena %zu bytes (planned) vs %zu naive sum of buffers; packed weights %zu bytes; "
-              "model file %zu bytes; RSS %ld KiB (peak %ld KiB)\n",
-              s->arena_bytes(), s->naive_bytes(), s->packed_weight_bytes(), lm.file_bytes, r.rss_kib, peak_rss_kib());
+  std::printf("memory: arena %zu bytes (planned) vs %zu naive sum of buffers; packed weights %zu bytes (%s); "
+              "model file %zu bytes; RSS %ld KiB (anonymous %ld KiB, peak %ld KiB)\n",
+              s->arena_bytes(), s->naive_bytes(), packed_bytes(),
+              weights.store ? (weights.store->mapped_bytes() ? "mapped from the weight cache file" : "shared by the sessions")
+                            : "this session's own copy",
+              lm.file_bytes, r.rss_kib, r.rss_anon_kib, peak_rss_kib());
   std::printf("heap allocations during timed runs: %ld\n", r.allocations);
+  if (o.sessions > 1) {
+    std::printf("sessions: %ld on %ld threads each: %.0f tokens/s together (%zu runs in %.1f ms); medians", o.sessions,
+                o.threads, cr.runs * o.seq_len / (cr.wall_ms / 1000.0), cr.runs, cr.wall_ms);
+    for (double m : cr.median_ms) std::printf(" %.3f", m);
+    std::printf(" ms\n  second session: created in %.1f ms, %+ld KiB anonymous memory (packed weights %zu bytes)\n",
+                create_ms[0], anon_kib[1] - anon_kib[0], packed_bytes());
+    std::printf("heap allocations during the concurrent runs: %ld\n", cr.allocations);
+  }
   if (o.op_profile) {
     double total = 0;
     for (double v : r.op_ms) total += v;
@@ -298,7 +439,18 @@ int bench_one(const Options& o) {
         .end_object();
     j.begin_object("machine").value("cpu", cpu).value("features", features).value("threads", static_cast<int>(o.threads)).end_object();
     j.value("seq_len", static_cast<int>(o.seq_len));
-    j.value("init_ms", load_ms + session_ms);
+    j.value("init_ms", init_ms);
+    j.value("first_run_ms", r.first_run_ms);
+    j.begin_object("init")
+        .value("load_ms", load_ms)
+        .value("packed_weights_ms", weights_ms)
+        .value("session_ms", session_ms)
+        .value("first_run_ms", r.first_run_ms)
+        .value("init_plus_first_run_ms", init_ms + r.first_run_ms)
+        .value("weight_cache", cache_state_name(weights.state))
+        .value("weight_cache_path", o.cache_path)
+        .value("weight_cache_message", weights.message)
+        .end_object();
     j.begin_object("latency_ms")
         .value("runs", L.count)
         .value("warmup", static_cast<int>(o.warmup))
@@ -318,11 +470,33 @@ int bench_one(const Options& o) {
     j.begin_object("memory")
         .value("arena_bytes", s->arena_bytes())
         .value("naive_bytes", s->naive_bytes())
-        .value("packed_weight_bytes", s->packed_weight_bytes())
+        .value("packed_weight_bytes", packed_bytes())
+        .value("packed_weight_bytes_mapped", weights.store ? weights.store->mapped_bytes() : size_t(0))
         .value("model_file_bytes", lm.file_bytes)
         .value("rss_bytes", static_cast<long long>(r.rss_kib) * 1024)
+        .value("rss_anon_bytes", static_cast<long long>(r.rss_anon_kib) * 1024)
         .value("peak_rss_bytes", static_cast<long long>(peak_rss_kib()) * 1024)
         .end_object();
+    if (o.sessions > 1) {
+      j.begin_object("sessions")
+          .value("count", static_cast<int>(o.sessions))
+          .value("threads_per_session", static_cast<int>(o.threads))
+          .value("runs", cr.runs)
+          .value("wall_ms", cr.wall_ms)
+          .value("tokens_per_second", cr.runs * o.seq_len / (cr.wall_ms / 1000.0))
+          .value("allocations_during_runs", static_cast<long long>(cr.allocations));
+      j.begin_array("median_ms");
+      for (double m : cr.median_ms) j.value(nullptr, m);
+      j.end_array();
+      j.begin_array("create_ms");
+      for (double m : create_ms) j.value(nullptr, m);
+      j.end_array();
+      j.begin_array("rss_anon_bytes_after_each_session");
+      for (long k : anon_kib) j.value(nullptr, static_cast<long long>(k) * 1024);
+      j.end_array();
+      j.value("second_session_anon_bytes", static_cast<long long>(anon_kib[1] - anon_kib[0]) * 1024);
+      j.end_object();
+    }
     j.value("allocations_during_runs", static_cast<long long>(r.allocations));
     j.value("task", task_name(lm.model->task));
     if (o.op_profile) {
@@ -338,7 +512,7 @@ int bench_one(const Options& o) {
       return 1;
     }
   }
-  return r.allocations == 0 ? 0 : 3;
+  return r.allocations == 0 && cr.allocations == 0 ? 0 : 3;
 }
 
 int head_sweep(const Options& o) {
@@ -474,6 +648,8 @@ int main(int argc, char** argv) {
     else if (a == "--synthetic") o.synthetic = v;
     else if (a == "--head-sweep") o.head_sweep = v;
     else if (a == "--json") o.json_path = v;
+    else if (a == "--weight-cache") o.cache_path = v;
+    else if (a == "--sessions") ok = parse_int(v, 1, 64, &o.sessions);
     else if (a == "--markdown") o.markdown_path = v;
     else if (a == "--seq-len") ok = parse_int(v, 1, 1 << 16, &o.seq_len);
     else if (a == "--threads") ok = parse_int(v, 1, 256, &o.threads);

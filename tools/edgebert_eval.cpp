@@ -50,6 +50,8 @@ void usage(FILE* f) {
       "                      --synthetic SPEC [--schemes LIST])\n"
       "                     (--text FILE | --ids FILE | --embeds FILE.safetensors | --random-ids N)\n"
       "                     [--threads N] [--exclude-top K] [--max-inputs N] [--max-seq-len N] [--per-input] [--worst N]\n"
+      "                     [--weight-cache PATH]\n"
+      "  --weight-cache PATH  packed weights of the (first) --model kept in PATH; further models use PATH.2, PATH.3 ...\n"
       "  --schemes LIST   int8 schemes to convert and compare (default auto,minmax,per-tensor)\n"
       "  --exclude-top K  ordinary dimensions = all but the K with the largest RMS (default 3)\n"
       "  --per-input      also print one row per input\n"
@@ -72,7 +74,9 @@ struct EvalModel {
   std::string label, method;
   void* memory = nullptr;
   std::unique_ptr<Model> model;
+  std::shared_ptr<const Program> program;  // with the shared packed weights (--weight-cache)
   ~EvalModel() {
+    program.reset();
     model.reset();
     std::free(memory);
   }
@@ -204,7 +208,7 @@ bool read_lines(const std::string& path, std::vector<std::string>* lines, std::s
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string reference_path, checkpoint, synthetic, text_file, ids_file, embeds_file, calibration;
+  std::string reference_path, checkpoint, synthetic, text_file, ids_file, embeds_file, calibration, cache_path;
   std::vector<std::string> model_paths;
   std::string schemes = "auto,minmax,per-tensor";
   long threads = 1, exclude_top = 3, max_inputs = 1 << 20, max_len = 0, random_ids = 0, worst_n = 0;
@@ -227,6 +231,7 @@ int main(int argc, char** argv) {
     using edgebert::tools::parse_int;
     if (a == "--reference") reference_path = v;
     else if (a == "--model") model_paths.push_back(v);
+    else if (a == "--weight-cache") cache_path = v;
     else if (a == "--checkpoint") checkpoint = v;
     else if (a == "--synthetic") synthetic = v;
     else if (a == "--schemes") schemes = v;
@@ -401,6 +406,20 @@ int main(int argc, char** argv) {
     total_tokens += in.n;
   }
 
+  // ---- programs with shared packed weights (the int8 models' weight cache files)
+  for (size_t i = 0; i < models.size(); ++i) {
+    const std::string path =
+        cache_path.empty() ? std::string() : i == 0 ? cache_path : cache_path + "." + std::to_string(i + 1);
+    auto p = Program::build(*models[i]->model, XnnGemm::int8_float_output_supported(), path);
+    if (!p) return die(models[i]->label + ": " + p.status().message());
+    models[i]->program = p.take();
+    static const char* const kStates[] = {"none", "loaded", "created", "unavailable"};
+    const ModelWeights& w = models[i]->program->weights();
+    if (!path.empty())
+      std::fprintf(stderr, "%s: weight cache %s%s%s\n", models[i]->label.c_str(), kStates[w.state],
+                   w.message.empty() ? "" : ": ", w.message.c_str());
+  }
+
   // ---- sessions
   SessionOptions so;
   so.threads = static_cast<int>(threads);
@@ -408,8 +427,11 @@ int main(int argc, char** argv) {
   std::unique_ptr<Session> ref_s;
   if (Session::create(*ref.model, so, &ref_s, &err) != EB_OK) return die(ref.label + ": " + err);
   std::vector<std::unique_ptr<Session>> sess(models.size());
-  for (size_t i = 0; i < models.size(); ++i)
-    if (Session::create(*models[i]->model, so, &sess[i], &err) != EB_OK) return die(models[i]->label + ": " + err);
+  for (size_t i = 0; i < models.size(); ++i) {
+    auto made = Session::create(models[i]->program, so);
+    if (!made) return die(models[i]->label + ": " + made.status().message());
+    sess[i] = made.take();
+  }
 
   const int S = 1 + 2 * cfg.layers;
   HookState hs;

@@ -1,7 +1,8 @@
 // edgebert-run: runs one input through a model and prints a short summary and the task's result.
 //   edgebert-run --model MODEL.ebm (--text "..." [--text-pair "..."] | --ids "101 7592 102" | --embeds PATH |
 //                --question "..." --context "..." [--max-answer-len N] [--stride N])
-//                [--types "0 0 1"] [--mask "1 1 0"] [--threads N] [--max-seq-len N] [--dump NAME=PATH]...
+//                [--types "0 0 1"] [--mask "1 1 0"] [--threads N] [--max-seq-len N] [--weight-cache PATH]
+//                [--dump NAME=PATH]...
 // NAME is last_hidden_state (float32 [seq, hidden]), pooler_output (float32 [hidden]), logits
 // (float32 [labels]), sentence_embedding ([hidden]), start_logits / end_logits ([seq]) or
 // token_logits ([seq, labels]); raw little-endian, written atomically. Everything goes through
@@ -25,7 +26,8 @@ void usage(FILE* f) {
                "usage: edgebert-run --model MODEL.ebm (--text \"...\" [--text-pair \"...\"] | --ids \"101 7592 102\" |\n"
                "                    --embeds PATH | --question \"...\" --context \"...\" [--max-answer-len N] [--stride N])\n"
                "                    [--types \"0 0 1\"] [--mask \"1 1 0\"] [--threads N] [--max-seq-len N]\n"
-               "                    [--dump NAME=PATH]...\n"
+               "                    [--weight-cache PATH] [--dump NAME=PATH]...\n"
+               "  --weight-cache PATH: packed weights kept in PATH (written by the first run, mapped by the next)\n"
                "  --types, --mask: token type ids and attention mask (1 = token, 0 = padding) for --ids\n"
                "  --text-pair: second segment ([CLS] text [SEP] pair [SEP], token types 0 then 1)\n"
                "  --question/--context: extractive QA (prints 'answer: TEXT'); a context longer than the\n"
@@ -121,7 +123,7 @@ int answer_question(eb_session* s, const std::string& question, const std::strin
 
 int main(int argc, char** argv) {
   using namespace edgebert::tools;
-  std::string model_path, text, text_pair, ids_arg, embeds_path, types_arg, mask_arg, question, context;
+  std::string model_path, text, text_pair, ids_arg, embeds_path, types_arg, mask_arg, question, context, cache_path;
   bool have_text = false, have_pair = false, have_ids = false, have_embeds = false, have_q = false, have_c = false;
   long threads = 1, max_len = 0, max_answer = 30, stride = -1;
   std::vector<std::pair<std::string, std::string>> dumps;
@@ -135,13 +137,14 @@ int main(int argc, char** argv) {
     }
     static const char* const kFlags[] = {"--model", "--text", "--text-pair", "--ids", "--embeds", "--threads",
                                          "--max-seq-len", "--dump", "--types", "--mask", "--question", "--context",
-                                         "--max-answer-len", "--stride"};
+                                         "--max-answer-len", "--stride", "--weight-cache"};
     if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }) == std::end(kFlags)) {
       usage(stderr);
       return die("unknown argument '" + a + "'") + 1;
     }
     if (!(v = value())) return die(a + " needs a value") + 1;
     if (a == "--model") model_path = v;
+    if (a == "--weight-cache") cache_path = v;
     if (a == "--text") text = v, have_text = true;
     if (a == "--text-pair") text_pair = v, have_pair = true;
     if (a == "--question") question = v, have_q = true;
@@ -177,8 +180,18 @@ int main(int argc, char** argv) {
   char err[1024];
   eb_model* model = nullptr;
   auto t0 = std::chrono::steady_clock::now();
-  eb_status s = eb_model_load_file(model_path.c_str(), &model, err, sizeof err);
+  eb_load_options load_options;
+  eb_load_options_init(&load_options);
+  load_options.weight_cache_path = cache_path.c_str();
+  eb_status s = eb_model_load_file_with_options(model_path.c_str(), &load_options, &model, err, sizeof err);
   if (s != EB_OK) return die(std::string(eb_status_string(s)) + ": " + err);
+  if (!cache_path.empty()) {
+    eb_weight_cache_state cache_state = EB_WEIGHT_CACHE_NONE;
+    const char* cache_message = "";
+    eb_model_get_weight_cache(model, &cache_state, &cache_message);
+    static const char* const kStates[] = {"none", "loaded", "created", "unavailable"};
+    std::fprintf(stderr, "weight cache: %s%s%s\n", kStates[cache_state], *cache_message ? ": " : "", cache_message);
+  }
   eb_model_info info;
   eb_model_get_info(model, &info);
   eb_session_options opt;

@@ -43,10 +43,28 @@ eb_status guarded(char* err, size_t err_size, F&& f) {
   }
 }
 
-// Builds the model's program and wraps both (the model load's last step).
-eb_status make_model(std::unique_ptr<edgebert::Model> m, eb_model** out_model, char* error, size_t error_size) {
+bool options_valid(const eb_load_options* o, char* error, size_t error_size) {
+  if (!o) return true;
+  for (int32_t r : o->reserved)
+    if (r != 0) {
+      write_error(error, error_size, "eb_load_options.reserved must be 0 (use eb_load_options_init)");
+      return false;
+    }
+  return true;
+}
+
+// Builds the model's program (with its shared packed weights: mapped from or written to the
+// weight cache file when the options name one) and wraps both (the model load's last step).
+eb_status make_model(std::unique_ptr<edgebert::Model> m, const eb_load_options* o, eb_model** out_model, char* error,
+                     size_t error_size) {
+  std::string msg;
+  if (!edgebert::xnn_ready(&msg)) {
+    write_error(error, error_size, msg);
+    return EB_ERROR_BACKEND;
+  }
+  const std::string cache_path = o && o->weight_cache_path ? o->weight_cache_path : "";
   edgebert::Result<std::shared_ptr<const edgebert::Program>> program =
-      edgebert::Program::build(*m, edgebert::XnnGemm::int8_float_output_supported());
+      edgebert::Program::build(*m, edgebert::XnnGemm::int8_float_output_supported(), cache_path);
   if (!program.is_ok()) {
     write_error(error, error_size, program.status().message());
     return program.status().code();
@@ -77,12 +95,22 @@ const char* eb_status_string(eb_status s) {
   return "unknown status";
 }
 
+void eb_load_options_init(eb_load_options* options) {
+  if (options) *options = eb_load_options{};
+}
+
 eb_status eb_model_load_file(const char* path, eb_model** out_model, char* error, size_t error_size) {
+  return eb_model_load_file_with_options(path, nullptr, out_model, error, error_size);
+}
+
+eb_status eb_model_load_file_with_options(const char* path, const eb_load_options* options, eb_model** out_model,
+                                          char* error, size_t error_size) {
   if (out_model) *out_model = nullptr;
   if (!path || !out_model) {
     write_error(error, error_size, "path and out_model must not be NULL");
     return EB_ERROR_INVALID_ARGUMENT;
   }
+  if (!options_valid(options, error, error_size)) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(error, error_size, [&]() -> eb_status {
     std::string msg;
     std::unique_ptr<edgebert::Model> m;
@@ -91,12 +119,18 @@ eb_status eb_model_load_file(const char* path, eb_model** out_model, char* error
       write_error(error, error_size, msg);
       return s;
     }
-    return make_model(std::move(m), out_model, error, error_size);
+    return make_model(std::move(m), options, out_model, error, error_size);
   });
 }
 
 eb_status eb_model_load_memory(const void* data, size_t size, eb_model** out_model, char* error, size_t error_size) {
+  return eb_model_load_memory_with_options(data, size, nullptr, out_model, error, error_size);
+}
+
+eb_status eb_model_load_memory_with_options(const void* data, size_t size, const eb_load_options* options,
+                                            eb_model** out_model, char* error, size_t error_size) {
   if (out_model) *out_model = nullptr;
+  if (!options_valid(options, error, error_size)) return EB_ERROR_INVALID_ARGUMENT;
   if (!data || !out_model) {
     write_error(error, error_size, "data and out_model must not be NULL");
     return EB_ERROR_INVALID_ARGUMENT;
@@ -113,8 +147,26 @@ eb_status eb_model_load_memory(const void* data, size_t size, eb_model** out_mod
       write_error(error, error_size, msg);
       return s;
     }
-    return make_model(std::move(m), out_model, error, error_size);
+    return make_model(std::move(m), options, out_model, error, error_size);
   });
+}
+
+eb_status eb_model_get_weight_cache(const eb_model* model, eb_weight_cache_state* out_state, const char** out_message) {
+  if (out_state) *out_state = EB_WEIGHT_CACHE_NONE;
+  if (out_message) *out_message = "";
+  if (!model) return EB_ERROR_INVALID_ARGUMENT;
+  if (out_state) *out_state = model->program->weights().state;
+  if (out_message) *out_message = model->program->weights().message.c_str();
+  return EB_OK;
+}
+
+eb_status eb_model_get_memory(const eb_model* model, size_t* packed_weight_bytes, size_t* model_file_bytes) {
+  if (packed_weight_bytes) *packed_weight_bytes = 0;
+  if (model_file_bytes) *model_file_bytes = 0;
+  if (!model) return EB_ERROR_INVALID_ARGUMENT;
+  if (packed_weight_bytes) *packed_weight_bytes = model->program->weights().packed_bytes();
+  if (model_file_bytes) *model_file_bytes = model->impl->file_size;
+  return EB_OK;
 }
 
 eb_status eb_model_get_info(const eb_model* model, eb_model_info* info) {

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -449,6 +450,12 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
     m->has_vocab = true;
   }
   if (fm->calibration() && fm->calibration()->source()) m->calibration_source = fm->calibration()->source()->str();
+  if (const auto* id = fm->content_id()) {
+    if (id->size() != m->content_id.size())
+      return c.fail("content_id has " + std::to_string(id->size()) + " bytes, expected 16"), c.status;
+    std::copy(id->begin(), id->end(), m->content_id.begin());
+    m->has_content_id = true;
+  }
   *out = std::move(m);
   return EB_OK;
 }

@@ -10,12 +10,13 @@
 #include <string_view>
 #include <vector>
 
+#include "content_hash.h"
 #include "edgebert/edgebert.h"
 #include "tokenizer/wordpiece_tokenizer.h"
 
 namespace edgebert {
 
-constexpr uint32_t kSchemaVersion = 2;  // newest schema this runtime reads (1 and 2 are accepted)
+constexpr uint32_t kSchemaVersion = 3;  // newest schema this runtime reads (1, 2 and 3 are accepted)
 
 // FFN activation (schema Activation). kGelu is the exact erf form.
 enum class Activation : int { kGelu = 0, kRelu = 1, kGeluTanh = 2 };
@@ -117,6 +118,13 @@ class Model {
   std::string calibration_source;
   size_t file_size = 0;
   const uint8_t* buffer = nullptr;  // the verified FlatBuffer (for edgebert-inspect)
+  // The converter's content id (schema 3), or none in older files.
+  bool has_content_id = false;
+  ContentId content_id{};
+  // content_id, or for files without one a hash of the whole file (reads every byte).
+  ContentId content_id_or_hash() const {
+    return has_content_id ? content_id : content_hash128(buffer, file_size);
+  }
 
  private:
   Model() = default;

@@ -216,12 +216,16 @@ size_t Session::estimate_packed_bytes() const {
 
 Status Session::create_gemms() {
   const size_t xnn_before = xnn_bytes_allocated();
+  // The program's shared packed weights: GEMM key k is the k-th GEMM op (Program::build).
+  PackedWeights* store = program_->packed_weights();
+  const size_t shared_before = store ? store->packed_bytes() : 0;
+  size_t gemm_key = 0;
   for (BoundOp& b : ops_) {
     if (!b.op->is_gemm()) continue;
     gemms_.push_back(std::make_unique<XnnGemm>());
     b.gemm = gemms_.back().get();
     std::string why;
-    if (!b.gemm->create(*b.op->linear, b.op->float_output, static_cast<size_t>(max_n_), &why))
+    if (!b.gemm->create(*b.op->linear, b.op->float_output, static_cast<size_t>(max_n_), &why, store, gemm_key++))
       return Status(EB_ERROR_BACKEND, why);
     model_.release_weight_pages(*b.op->linear);
   }
@@ -229,7 +233,8 @@ Status Session::create_gemms() {
   for (BoundOp& b : ops_)
     if (b.gemm && !b.op->per_token && !b.gemm->setup(1, b.in[0], b.out[0], pool_))
       return Status(EB_ERROR_BACKEND, std::string("XNNPACK setup failed (") + b.op->linear->name + ")");
-  packed_bytes_ = xnn_bytes_allocated() - xnn_before;
+  // this session's own packed copies (2022 API), plus what it packed into the shared store
+  packed_bytes_ = xnn_bytes_allocated() - xnn_before + (store ? store->packed_bytes() - shared_before : 0);
   return Status::ok();
 }
 

@@ -82,13 +82,46 @@ size_t xnn_bytes_allocated() { return g_xnn_bytes.load(); }
 
 XnnGemm::~XnnGemm() {
   if (op_) xnn_delete_operator(op_);
+  if (store_) store_->detach();
 }
 
 bool XnnGemm::int8_float_output_supported() { return EDGEBERT_XNN_FLOAT_OUTPUT != 0; }
 
-bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, std::string* error) {
+bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, std::string* error,
+                     PackedWeights* store, size_t gemm_key) {
+  if (op_) {
+    if (error) *error = std::string(l.name) + ": XnnGemm created twice";
+    return false;
+  }
   int8_ = l.int8;
   float_output_ = l.int8 && float_output;
+  // The shared store: creation of one GEMM key is serialized, so concurrent sessions pack it once.
+  std::unique_lock<std::mutex> key_lock;
+#if EDGEBERT_XNN_SHARED_WEIGHTS
+  xnn_weights_cache_t cache = nullptr;
+  if (store) {
+    std::mutex* m = store->creation_mutex(gemm_key);
+    if (!m) {
+      if (error) *error = std::string(l.name) + ": GEMM key " + std::to_string(gemm_key) + " outside the packed-weight store";
+      return false;
+    }
+    // the key must always name this GEMM: its name (a stable pointer into the model) and shape
+    const uint64_t tag = (static_cast<uint64_t>(reinterpret_cast<uintptr_t>(l.name)) * 0x9E3779B97F4A7C15ULL) ^
+                         (uint64_t(l.in) << 40) ^ (uint64_t(l.out) << 16) ^ (l.int8 ? 2u : 0u) ^ (float_output_ ? 1u : 0u);
+    if (!store->claim_key(gemm_key, tag)) {
+      if (error) *error = std::string(l.name) + ": GEMM key " + std::to_string(gemm_key) + " belongs to another GEMM";
+      return false;
+    }
+    key_lock = std::unique_lock<std::mutex>(*m);
+    cache = static_cast<xnn_weights_cache_t>(store->provider(gemm_key));
+  }
+#else
+  (void)gemm_key;
+  store = nullptr;  // no weights-cache provider (2022 API): the operator packs its own copy
+#if EDGEBERT_XNN_API >= 2024
+  xnn_weights_cache_t cache = nullptr;
+#endif
+#endif
   xnn_status s;
   if (float_output_) {
 #if EDGEBERT_XNN_FLOAT_OUTPUT
@@ -101,7 +134,7 @@ bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, st
     }
     s = xnn_create_fully_connected_nc_qd8_f32_qc8w(l.in, l.out, l.in, l.out, l.weight_scales, l.weight_s8, l.bias,
                                                    -std::numeric_limits<float>::infinity(),
-                                                   std::numeric_limits<float>::infinity(), 0, nullptr, nullptr, &op_);
+                                                   std::numeric_limits<float>::infinity(), 0, nullptr, cache, &op_);
 #else
     (void)max_rows;
     if (error) *error = std::string(l.name) + ": this XNNPACK has no int8 GEMM with float output";
@@ -127,7 +160,7 @@ bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, st
     s = xnn_create_fully_connected_nc_qs8_qc8w(l.in, l.out, l.in, l.out, static_cast<int8_t>(l.input_zero_point),
                                                l.input_scale, kernel_scale.data(), l.weight_s8, bias.data(),
                                                static_cast<int8_t>(l.output_zero_point), 1.0f, -128, 127, 0, nullptr,
-                                               nullptr, &op_);
+                                               cache, &op_);
 #else
     s = xnn_create_convolution2d_nhwc_qc8(0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, l.in, l.out, l.in, l.out,
                                           static_cast<int8_t>(l.input_zero_point), l.input_scale, kernel_scale.data(),
@@ -139,7 +172,7 @@ bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, st
                                           -std::numeric_limits<float>::infinity(),
                                           std::numeric_limits<float>::infinity(), 0,
 #if EDGEBERT_XNN_API >= 2024
-                                          nullptr, nullptr,
+                                          nullptr, cache,
 #endif
                                           &op_);
   }
@@ -147,6 +180,16 @@ bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, st
     op_ = nullptr;
     if (error) *error = std::string(l.name) + ": XNNPACK operator creation failed: " + xnn_status_name(s);
     return false;
+  }
+  if (store) {
+    if (!store->last_creation_ok(gemm_key)) {
+      xnn_delete_operator(op_);
+      op_ = nullptr;
+      if (error) *error = std::string(l.name) + ": no room for its packed weights in the shared store";
+      return false;
+    }
+    store->attach();
+    store_ = store;
   }
   return true;
 }

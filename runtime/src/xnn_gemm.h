@@ -2,6 +2,8 @@
 // fully-connected, or qc8 1x1 convolutions on the 2022 API) with the output scales folded into the
 // per-channel multipliers, int8 GEMMs with float output (qd8_f32_qc8w, 2024 API only), fp32 GEMMs
 // as fully-connected operators. Created once per session; reshaped only when the row count changes.
+// With a PackedWeights store (backend/packed_weights.h) the operator's packed weights live in the
+// store, shared by every operator created for the same GEMM key (2024 API; ignored on 2022).
 #pragma once
 
 #include <cstddef>
@@ -12,6 +14,7 @@
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
+#include "backend/packed_weights.h"
 #include "model.h"
 
 // int8 GEMMs with float output: the fully-connected qd8_f32_qc8w operator with reshape, found by
@@ -44,7 +47,12 @@ class XnnGemm {
   // to XNNPACK as per-row quantization parameters (room for max_rows rows, made here), and the
   // output is the float result: input_scale * weight_scale[c] * sum((x - zp) * w) + bias[c].
   // Activations are applied by the caller.
-  bool create(const LinearView& linear, bool float_output, size_t max_rows, std::string* error);
+  // With `store` (and an XNNPACK that takes a weights-cache provider), the packed weights are
+  // looked up in / packed into the store under `gemm_key` (which GEMM of the model this is; every
+  // operator of one key must be created from the same weights and float_output), and the store
+  // must outlive this operator. Without it, or on the 2022 API, the operator packs its own copy.
+  bool create(const LinearView& linear, bool float_output, size_t max_rows, std::string* error,
+              PackedWeights* store = nullptr, size_t gemm_key = 0);
   // Binds input/output pointers and the row count. Cheap to call when nothing changed.
   bool setup(size_t rows, const void* input, void* output, pthreadpool_t pool);
   bool run(pthreadpool_t pool);
@@ -53,6 +61,7 @@ class XnnGemm {
 
  private:
   xnn_operator_t op_ = nullptr;
+  PackedWeights* store_ = nullptr;  // attached while op_ reads the store's packed weights
   bool int8_ = false;
   bool float_output_ = false;
 #if EDGEBERT_XNN_FLOAT_OUTPUT

@@ -312,7 +312,7 @@ TEST_CASE("the scheme and every range choice are recorded in the model", "[accur
     const ConvertResult r = convert_model(m, nullptr, o);
     const Loaded l = load(r);
     const fb::Model* f = l.fbm();
-    CHECK(f->schema_version() == 2);
+    CHECK(f->schema_version() == 3);
     CHECK(f->calibration()->method()->str() == scheme_method_name(scheme));
     int factors = 0, mse = 0, headroom = 0;
     for (const fb::EncoderLayer* L : *f->layers()) {

@@ -24,6 +24,7 @@
 #include "converter/converter.h"
 #include "converter/quantization.h"
 #include "converter/calibration.h"
+#include "content_hash.h"
 #include "converter/reference_bert.h"
 #include "edgebert_generated.h"
 #include "test_support.h"
@@ -135,7 +136,18 @@ TEST_CASE("a converted model reads back through the verifier with every field ch
     REQUIRE(fb::VerifyModelBuffer(v));
     CHECK(buf.size % 64 == 0);
     const fb::Model* m = fb::GetModel(buf.data);
-    CHECK(m->schema_version() == 2);
+    CHECK(m->schema_version() == 3);
+    // content id: 16 bytes, the hash of the buffer with the id bytes zero
+    REQUIRE(m->content_id());
+    REQUIRE(m->content_id()->size() == 16);
+    {
+      std::vector<uint8_t> zeroed(buf.data, buf.data + buf.size);
+      const size_t at = static_cast<size_t>(m->content_id()->data() - buf.data);
+      std::fill(zeroed.begin() + static_cast<long>(at), zeroed.begin() + static_cast<long>(at) + 16, uint8_t(0));
+      const edgebert::ContentId expect = edgebert::content_hash128(zeroed.data(), zeroed.size());
+      CHECK(std::equal(expect.begin(), expect.end(), m->content_id()->begin()));
+      CHECK(std::count(expect.begin(), expect.end(), uint8_t(0)) < 16);
+    }
     CHECK(m->task() == fb::Task::SEQUENCE_CLASSIFICATION);
     REQUIRE(m->labels());
     CHECK(m->labels()->size() == 3);
@@ -523,7 +535,7 @@ TEST_CASE("every architecture converts and reads back with its task, labels, poo
       flatbuffers::Verifier v(buf.data, buf.size);
       REQUIRE(fb::VerifyModelBuffer(v));
       const fb::Model* m = fb::GetModel(buf.data);
-      CHECK(m->schema_version() == 2);
+      CHECK(m->schema_version() == 3);
       CHECK(static_cast<int>(r.task) == static_cast<int>(e.task));
       CHECK(m->task() == e.task);
       CHECK(m->precision() == (fp32 ? fb::Precision::FP32 : fb::Precision::INT8));

@@ -343,14 +343,14 @@ TEST_CASE("family models convert (fp32) and read back with their schema-4 fields
     CHECK(m->embedding_projection());
     CHECK(m->vocab());  // WordPiece vocab.txt
   }
-  // BERT files keep their version and carry none of the family fields
+  // BERT files carry none of the family fields (version 3: 2 plus the content id)
   ConvertOptions o;
   o.input_dir = testdata_dir() + "/task_bert_qa";
   o.fp32 = true;
   o.quiet = true;
   ConvertResult r = convert_checkpoint(o);
   const fb::Model* m = fb::GetModel(r.buffer.data());
-  CHECK(m->schema_version() == 2);
+  CHECK(m->schema_version() == 3);
   CHECK_FALSE(m->config()->rotary());
   CHECK(m->config()->family() == fb::Family::BERT);
 }

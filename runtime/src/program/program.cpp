@@ -195,19 +195,26 @@ Op& ProgramBuilder::op(OpType type, OpKind profile, int layer, std::vector<int> 
   return o;
 }
 
-Result<std::shared_ptr<const Program>> ProgramBuilder::finish() {
+Result<std::shared_ptr<const Program>> ProgramBuilder::finish(const std::string& weight_cache_path) {
   EB_RETURN_IF_ERROR(program_->finish());
+  std::vector<GemmToPack> gemms;  // GEMM key k = the k-th GEMM op (Session::create_gemms)
+  for (const Op& op : program_->ops_)
+    if (op.is_gemm()) gemms.push_back({op.linear, op.float_output});
+  Result<ModelWeights> w = prepare_model_weights(*program_->model_, gemms, weight_cache_path);
+  if (!w) return w.status();
+  program_->weights_ = w.take();
   return std::shared_ptr<const Program>(std::move(program_));
 }
 
-Result<std::shared_ptr<const Program>> Program::build(const Model& model, bool float_output_gemms) {
+Result<std::shared_ptr<const Program>> Program::build(const Model& model, bool float_output_gemms,
+                                                      const std::string& weight_cache_path) {
   try {
     const ArchitectureBuilder* arch = find_architecture(model);
     if (!arch) return Status(EB_ERROR_UNSUPPORTED, "no architecture builder for this model");
     ProgramBuilder b(model, float_output_gemms);
     b.set_architecture(arch->name);
     EB_RETURN_IF_ERROR(arch->build(b).with_context(std::string(arch->name) + " builder"));
-    return b.finish();
+    return b.finish(weight_cache_path);
   } catch (const std::bad_alloc&) {
     return Status(EB_ERROR_OUT_OF_MEMORY, "out of memory while building the program");
   }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/weight_cache.h"
 #include "model.h"
 #include "program/memory_planner.h"
 #include "program/op.h"
@@ -60,9 +61,17 @@ class Program {
   // Picks the model family's builder (program/arch/registry.h) and builds the op list, the
   // buffer table and every op's constants. float_output_gemms: the backend has int8 GEMMs with
   // float output (the residual-feeding GEMMs then use them).
-  static Result<std::shared_ptr<const Program>> build(const Model& model, bool float_output_gemms);
+  // The program also owns the model's packed GEMM weights (backend/weight_cache.h), shared by every
+  // session: with `weight_cache_path` they are mapped from that file, or packed now and the file
+  // written; without it the store starts empty and the first session packs into it.
+  static Result<std::shared_ptr<const Program>> build(const Model& model, bool float_output_gemms,
+                                                      const std::string& weight_cache_path = "");
 
   const Model& model() const { return *model_; }
+  // The packed weights shared by every session (null store on the 2022 API, where each session
+  // packs its own) and what happened to the weight cache file. GEMM key k is the k-th GEMM op.
+  const ModelWeights& weights() const { return weights_; }
+  PackedWeights* packed_weights() const { return weights_.store.get(); }
   const std::vector<Op>& ops() const { return ops_; }
   const std::vector<ProgramBuffer>& buffers() const { return buffers_; }
   const char* architecture() const { return architecture_; }
@@ -88,6 +97,7 @@ class Program {
   std::vector<Op> ops_;
   std::vector<ProgramBuffer> buffers_;
   int embeddings_op_ = -1;
+  ModelWeights weights_;
 };
 
 // Collects buffers and ops while an architecture builder walks the model.
@@ -101,8 +111,9 @@ class ProgramBuilder {
   Op& op(OpType type, OpKind profile, int layer, std::vector<int> inputs, std::vector<int> outputs);
   const std::vector<Op>& ops() const { return program_->ops_; }
   const std::vector<ProgramBuffer>& buffers() const { return program_->buffers_; }
-  // Derives lifetimes and builds every op's constants; the builder is empty afterwards.
-  Result<std::shared_ptr<const Program>> finish();
+  // Derives lifetimes and builds every op's constants, then prepares the packed weights (see
+  // Program::build); the builder is empty afterwards.
+  Result<std::shared_ptr<const Program>> finish(const std::string& weight_cache_path = "");
 
  private:
   std::unique_ptr<Program> program_;

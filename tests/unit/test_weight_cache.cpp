@@ -1,0 +1,643 @@
+// SPDX-License-Identifier: Apache-2.0
+// test_weight_cache.cpp: packed weights shared through our xnn_weights_cache_provider
+// (backend/packed_weights.h) and the weight cache file (backend/weight_cache_file.h), through
+// XnnGemm on a real converted model (h192_3x64 int8: 3 layers x 4 GEMMs + the pooler):
+//   - operators of one GEMM share one copy (bytes counted), also when created on two threads;
+//   - outputs are bit-identical with and without the store and with a cache file (fresh, reloaded);
+//     the reference is the model's own int8 arithmetic in float64 (the first GEMM) and operators
+//     that pack their own copy, as before the store existed;
+//   - a reloaded file packs nothing and never reads the GEMM weights (zeroed weights, same output);
+//   - truncated, bit-flipped, garbage, wrong-content-id and wrong-build-id files are refused with a
+//     reason (and then rebuilt); an unwritable path leaves the store working from memory;
+//   - two forked processes creating one file at once both succeed and agree;
+//   - runs allocate nothing with the store.
+// On the 2022 API (Debian 12) it checks the documented "unavailable" behaviour instead.
+#include <catch2/catch.hpp>
+
+#include <pthreadpool.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "alloc_counter.h"
+#include "backend/packed_weights.h"
+#include "backend/weight_cache_file.h"
+#include "model.h"
+#include "test_support.h"
+#include "xnn_gemm.h"
+
+using edgebert::ContentId;
+using edgebert::LinearView;
+using edgebert::Model;
+using edgebert::PackedWeights;
+using edgebert::XnnGemm;
+namespace wcf = edgebert::weight_cache_file;
+
+namespace {
+
+constexpr size_t kRows = 7, kMaxRows = 32;
+
+// The model's GEMMs as the session creates them: residual-feeding ones with float output where
+// this XNNPACK has it.
+struct GemmSpec {
+  LinearView view;
+  bool float_output = false;
+};
+
+struct Fixture {
+  std::unique_ptr<Model> model;
+  std::vector<GemmSpec> gemms;
+  std::vector<std::vector<uint8_t>> inputs;  // kMaxRows rows per GEMM (int8 or float bytes)
+};
+
+const Fixture& fixture() {
+  static Fixture f = [] {
+    Fixture x;
+    std::string err;
+    REQUIRE(edgebert::xnn_ready(&err));
+    const std::string path = edgebert::test::ebm_path("h192_3x64", "int8");
+    REQUIRE(Model::load_file(path.c_str(), &x.model, &err) == EB_OK);
+    const bool fo = XnnGemm::int8_float_output_supported();
+    for (const auto& L : x.model->layers) {
+      x.gemms.push_back({L.qkv, false});
+      x.gemms.push_back({L.attention_output, fo && L.attention_output.int8});
+      x.gemms.push_back({L.intermediate, false});
+      x.gemms.push_back({L.output, fo && L.output.int8});
+    }
+    if (x.model->has_pooler) x.gemms.push_back({x.model->pooler, false});
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<int> q(-128, 127);
+    std::uniform_real_distribution<float> u(-2.f, 2.f);
+    for (const GemmSpec& g : x.gemms) {
+      const size_t n = kMaxRows * static_cast<size_t>(g.view.in);  // room for every row count used
+      std::vector<uint8_t> in(g.view.int8 ? n : n * sizeof(float));
+      if (g.view.int8) {
+        for (auto& b : in) b = static_cast<uint8_t>(static_cast<int8_t>(q(rng)));
+      } else {
+        for (size_t i = 0; i < n; ++i) {
+          const float v = u(rng);
+          std::memcpy(in.data() + i * sizeof(float), &v, sizeof v);
+        }
+      }
+      x.inputs.push_back(std::move(in));
+    }
+    return x;
+  }();
+  return f;
+}
+
+size_t output_bytes(const GemmSpec& g, size_t rows = kRows) {
+  const size_t n = rows * static_cast<size_t>(g.view.out);
+  return g.view.int8 && !g.float_output ? n : n * sizeof(float);
+}
+
+// One operator per GEMM of the model (GEMM key = its index), optionally through a store.
+struct OperatorSet {
+  std::vector<std::unique_ptr<XnnGemm>> ops;
+  std::vector<std::vector<uint8_t>> out;
+};
+
+std::unique_ptr<OperatorSet> make_set(PackedWeights* store, const std::vector<GemmSpec>* specs = nullptr) {
+  const Fixture& f = fixture();
+  const auto& gemms = specs ? *specs : f.gemms;
+  auto set = std::make_unique<OperatorSet>();
+  for (size_t i = 0; i < gemms.size(); ++i) {
+    auto g = std::make_unique<XnnGemm>();
+    std::string err;
+    INFO(err);
+    REQUIRE(g->create(gemms[i].view, gemms[i].float_output, kMaxRows, &err, store, i));
+    set->ops.push_back(std::move(g));
+    set->out.emplace_back(output_bytes(gemms[i], kMaxRows) + 64, uint8_t(0x5A));
+  }
+  return set;
+}
+
+// Runs every GEMM on its input; returns the outputs.
+std::vector<std::vector<uint8_t>> run_set(OperatorSet& set, pthreadpool_t pool = nullptr) {
+  const Fixture& f = fixture();
+  for (size_t i = 0; i < set.ops.size(); ++i) {
+    REQUIRE(set.ops[i]->setup(kRows, f.inputs[i].data(), set.out[i].data(), pool));
+    REQUIRE(set.ops[i]->run(pool));
+  }
+  std::vector<std::vector<uint8_t>> r;
+  for (size_t i = 0; i < set.ops.size(); ++i)
+    r.emplace_back(set.out[i].begin(), set.out[i].begin() + static_cast<long>(output_bytes(f.gemms[i])));
+  return r;
+}
+
+// Outputs of operators that pack their own copy (the path without a store).
+const std::vector<std::vector<uint8_t>>& own_copy_outputs() {
+  static const std::vector<std::vector<uint8_t>> r = [] {
+    auto set = make_set(nullptr);
+    return run_set(*set);
+  }();
+  return r;
+}
+
+std::string temp_dir() {
+  static const std::string d = [] {
+    char tmpl[] = "/tmp/eb_weight_cache_XXXXXX";
+    const char* p = mkdtemp(tmpl);
+    REQUIRE(p != nullptr);
+    return std::string(p);
+  }();
+  return d;
+}
+
+std::unique_ptr<PackedWeights> new_store() {
+  auto r = PackedWeights::create(fixture().gemms.size());
+  REQUIRE(r.is_ok());
+  return r.take();
+}
+
+#if EDGEBERT_XNN_SHARED_WEIGHTS
+std::vector<uint8_t> read_file(const std::string& path) { return edgebert::test::read_bytes(path); }
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream o(path, std::ios::binary | std::ios::trunc);
+  o.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Packs the model's GEMMs into a new store and writes `path`.
+void create_cache_file(const std::string& path, const ContentId& id) {
+  auto store = new_store();
+  { auto set = make_set(store.get()); }
+  const edgebert::Status s = wcf::write(path, id, store.get(), false);
+  INFO(s.message());
+  REQUIRE(s.is_ok());
+}
+#endif
+
+}  // namespace
+
+#if EDGEBERT_XNN_SHARED_WEIGHTS
+
+TEST_CASE("the store's first GEMM matches the model's int8 arithmetic in float64", "[weight_cache]") {
+  const Fixture& f = fixture();
+  const LinearView& v = f.gemms[0].view;  // layer 0 qkv, int8 output
+  REQUIRE(v.int8);
+  auto store = new_store();
+  auto set = make_set(store.get());
+  const auto out = run_set(*set);
+  int worst = 0;
+  const auto* x = reinterpret_cast<const int8_t*>(f.inputs[0].data());
+  for (size_t r = 0; r < kRows; ++r)
+    for (int c = 0; c < v.out; ++c) {
+      double acc = 0;
+      for (int k = 0; k < v.in; ++k)
+        acc += double(x[r * v.in + k] - v.input_zero_point) * v.weight_s8[size_t(c) * v.in + k];
+      const double y = acc * v.input_scale * v.weight_scales[c] + v.bias[c];
+      const double q = std::nearbyint(y / v.output_channel_scale(c)) + v.output_zero_point;
+      const int ref = static_cast<int>(std::min(127.0, std::max(-128.0, q)));
+      worst = std::max(worst, std::abs(int(static_cast<int8_t>(out[0][r * v.out + c])) - ref));
+    }
+  CHECK(worst <= 1);  // XNNPACK's fixed-point requantization vs float64 rounding
+}
+
+TEST_CASE("operators of one GEMM share one packed copy", "[weight_cache]") {
+  const Fixture& f = fixture();
+  const size_t n = f.gemms.size();
+  auto store = new_store();
+  const size_t xnn0 = edgebert::xnn_bytes_allocated();
+  auto a = make_set(store.get());
+  const size_t xnn_a = edgebert::xnn_bytes_allocated() - xnn0;
+  CHECK(store->packs() == n);
+  CHECK(store->entry_count() == n);
+  CHECK(store->hits() == 0);
+  const size_t packed = store->packed_bytes();
+  // at least every weight byte once (int8: 1 byte, fp32: 4 bytes per weight)
+  size_t weights = 0;
+  for (const GemmSpec& g : f.gemms) weights += size_t(g.view.in) * g.view.out * (g.view.int8 ? 1 : 4);
+  CHECK(packed >= weights);
+  CHECK(packed < weights + weights / 4);
+  CHECK(store->heap_bytes() == packed);
+  CHECK(xnn_a < packed / 10);  // XNNPACK's own allocations are the operator structs, not the weights
+
+  // an own-copy set holds about the same bytes through XNNPACK's allocator
+  const size_t xnn1 = edgebert::xnn_bytes_allocated();
+  auto own = make_set(nullptr);
+  const size_t xnn_own = edgebert::xnn_bytes_allocated() - xnn1;
+  CHECK(xnn_own >= packed);
+
+  const size_t xnn2 = edgebert::xnn_bytes_allocated();
+  auto b = make_set(store.get());
+  CHECK(edgebert::xnn_bytes_allocated() - xnn2 < packed / 10);
+  CHECK(store->packs() == n);  // nothing packed again
+  CHECK(store->hits() == n);
+  CHECK(store->packed_bytes() == packed);
+  CHECK(store->users() == 2 * n);
+
+  const auto& ref = own_copy_outputs();
+  CHECK(run_set(*a) == ref);
+  CHECK(run_set(*b) == ref);
+  CHECK(run_set(*own) == ref);
+  a.reset();
+  CHECK(store->users() == n);
+  CHECK(run_set(*b) == ref);  // b still reads the shared copy after a is gone
+}
+
+TEST_CASE("operators created on two threads at once pack each GEMM once", "[weight_cache]") {
+  const size_t n = fixture().gemms.size();
+  auto store = new_store();
+  std::unique_ptr<OperatorSet> sets[2];
+  std::thread t([&] { sets[1] = make_set(store.get()); });
+  sets[0] = make_set(store.get());
+  t.join();
+  REQUIRE(sets[0]);
+  REQUIRE(sets[1]);
+  CHECK(store->packs() == n);
+  CHECK(store->hits() == n);
+  {
+    pthreadpool_t pool = pthreadpool_create(2);
+    CHECK(run_set(*sets[0], pool) == own_copy_outputs());
+    CHECK(run_set(*sets[1], pool) == own_copy_outputs());
+    pthreadpool_destroy(pool);
+  }
+}
+
+TEST_CASE("runs allocate nothing with the store, in memory or mapped", "[weight_cache]") {
+  const std::string path = temp_dir() + "/noalloc.ebwc";
+  create_cache_file(path, fixture().model->content_id_or_hash());
+  for (bool mapped : {false, true}) {
+    auto store = new_store();
+    if (mapped) REQUIRE(wcf::load(path, fixture().model->content_id_or_hash(), store.get()).outcome == wcf::LoadOutcome::kLoaded);
+    auto set = make_set(store.get());
+    pthreadpool_t pool = pthreadpool_create(2);
+    const Fixture& f = fixture();
+    const size_t rows[] = {7, 32, 1, 7};
+    for (int pass = 0; pass < 2; ++pass) {
+      edgebert::tools::alloc_counter_start();
+      bool ok = true;
+      for (size_t r : rows)
+        for (size_t i = 0; i < set->ops.size(); ++i)
+          ok = ok && set->ops[i]->setup(r, f.inputs[i].data(), set->out[i].data(), pool) && set->ops[i]->run(pool);
+      const long allocations = edgebert::tools::alloc_counter_stop();
+      REQUIRE(ok);
+      INFO("mapped " << mapped << ", pass " << pass);
+      if (pass == 1) CHECK(allocations == 0);
+    }
+    pthreadpool_destroy(pool);
+  }
+}
+
+TEST_CASE("a cache file: written, remapped, reloaded; the reload packs nothing", "[weight_cache]") {
+  const Fixture& f = fixture();
+  const size_t n = f.gemms.size();
+  const ContentId id = f.model->content_id_or_hash();
+  CHECK(f.model->has_content_id);  // converted by this converter (schema 3)
+  const std::string path = temp_dir() + "/fresh.ebwc";
+  std::remove(path.c_str());
+
+  auto store = new_store();
+  CHECK(wcf::load(path, id, store.get()).outcome == wcf::LoadOutcome::kMissing);
+  { auto set = make_set(store.get()); }  // pack, then no operator is left
+  const size_t packed = store->packed_bytes();
+  REQUIRE(wcf::write(path, id, store.get(), true).is_ok());
+  CHECK(store->heap_bytes() == 0);  // the heap copies were swapped for the file's pages
+  CHECK(store->mapped_bytes() == packed);
+  CHECK(wcf::verify_payload(path).is_ok());
+  struct stat st;
+  REQUIRE(stat(path.c_str(), &st) == 0);
+  CHECK(size_t(st.st_size) >= packed);
+  CHECK(size_t(st.st_size) < packed + 64 * n + 8192);
+  {
+    auto set = make_set(store.get());
+    CHECK(run_set(*set) == own_copy_outputs());
+  }
+
+  // reload, with the GEMM weights zeroed: the file alone must give the same outputs
+  std::vector<GemmSpec> zeroed = f.gemms;
+  std::vector<std::vector<int8_t>> zeros8;
+  std::vector<std::vector<float>> zeros32;
+  for (GemmSpec& g : zeroed) {
+    const size_t count = size_t(g.view.in) * g.view.out;
+    if (g.view.int8) {
+      zeros8.emplace_back(count, int8_t(0));
+      g.view.weight_s8 = zeros8.back().data();
+    } else {
+      zeros32.emplace_back(count, 0.f);
+      g.view.weight_f32 = zeros32.back().data();
+    }
+  }
+  auto reloaded = new_store();
+  const wcf::LoadResult r = wcf::load(path, id, reloaded.get());
+  INFO(r.message);
+  REQUIRE(r.outcome == wcf::LoadOutcome::kLoaded);
+  CHECK(reloaded->mapped_bytes() == packed);
+  CHECK(reloaded->heap_bytes() == 0);
+  auto set = make_set(reloaded.get(), &zeroed);
+  CHECK(reloaded->packs() == 0);
+  CHECK(reloaded->hits() == n);
+  CHECK(run_set(*set) == own_copy_outputs());
+  // and the zeroed weights do change the output of operators that pack
+  auto packing = make_set(nullptr, &zeroed);
+  CHECK(run_set(*packing) != own_copy_outputs());
+}
+
+TEST_CASE("damaged or foreign cache files are refused with a reason, then rebuilt", "[weight_cache]") {
+  const Fixture& f = fixture();
+  const ContentId id = f.model->content_id_or_hash();
+  const std::string good = temp_dir() + "/good.ebwc";
+  create_cache_file(good, id);
+  const std::vector<uint8_t> bytes = read_file(good);
+  REQUIRE(bytes.size() > 8192);
+
+  struct Damage {
+    const char* what;
+    wcf::LoadOutcome outcome;
+    std::vector<uint8_t> file;
+  };
+  std::vector<Damage> cases;
+  cases.push_back({"empty", wcf::LoadOutcome::kCorrupt, {}});
+  cases.push_back({"truncated header", wcf::LoadOutcome::kCorrupt, std::vector<uint8_t>(bytes.begin(), bytes.begin() + 100)});
+  cases.push_back({"truncated payload", wcf::LoadOutcome::kCorrupt,
+                   std::vector<uint8_t>(bytes.begin(), bytes.begin() + static_cast<long>(bytes.size() / 2))});
+  cases.push_back({"extended", wcf::LoadOutcome::kCorrupt, bytes});
+  cases.back().file.resize(bytes.size() + 4096, 0);
+  std::mt19937 rng(5);
+  std::vector<uint8_t> garbage(bytes.size());
+  for (auto& b : garbage) b = static_cast<uint8_t>(rng());
+  cases.push_back({"garbage", wcf::LoadOutcome::kCorrupt, garbage});
+  for (size_t at : {size_t(0), size_t(13), size_t(20), size_t(30), size_t(50), size_t(117), size_t(130), size_t(150),
+                    size_t(170), size_t(250), wcf::kHeaderBytes + 5, wcf::kHeaderBytes + 12}) {
+    std::vector<uint8_t> flipped = bytes;
+    flipped[at] ^= 0x10;
+    cases.push_back({"bit flip in header or table", wcf::LoadOutcome::kCorrupt, flipped});
+  }
+  {
+    std::vector<uint8_t> other = bytes;  // a valid file of another model
+    other[wcf::kContentIdOffset] ^= 1;
+    const uint64_t c = wcf::header_checksum(other.data(), other.size());
+    for (int i = 0; i < 8; ++i) other[wcf::kChecksumOffset + i] = static_cast<uint8_t>(c >> (8 * i));
+    cases.push_back({"wrong content id", wcf::LoadOutcome::kMismatch, other});
+  }
+  {
+    std::vector<uint8_t> other = bytes;  // a valid file of another XNNPACK build
+    other[wcf::kBuildIdOffset + 3] ^= 0x40;
+    if (wcf::identity().build_id.empty()) other[wcf::kBuildIdSizeOffset] = 32;
+    const uint64_t c = wcf::header_checksum(other.data(), other.size());
+    for (int i = 0; i < 8; ++i) other[wcf::kChecksumOffset + i] = static_cast<uint8_t>(c >> (8 * i));
+    cases.push_back({"wrong build id", wcf::LoadOutcome::kMismatch, other});
+  }
+  {
+    std::vector<uint8_t> other = bytes;  // made on a CPU with other features
+    other[wcf::kCpuFeaturesOffset] ^= 0x02;
+    const uint64_t c = wcf::header_checksum(other.data(), other.size());
+    for (int i = 0; i < 8; ++i) other[wcf::kChecksumOffset + i] = static_cast<uint8_t>(c >> (8 * i));
+    cases.push_back({"other CPU", wcf::LoadOutcome::kMismatch, other});
+  }
+
+  const std::string path = temp_dir() + "/damaged.ebwc";
+  for (const Damage& d : cases) {
+    INFO(d.what);
+    write_file(path, d.file);
+    auto store = new_store();
+    const wcf::LoadResult r = wcf::load(path, id, store.get());
+    INFO(r.message);
+    CHECK(r.outcome == d.outcome);
+    CHECK(r.message.find(path) != std::string::npos);
+    CHECK(store->entry_count() == 0);  // untouched
+    // the caller rebuilds: pack, write over the damaged file, and the next load maps it
+    { auto set = make_set(store.get()); }
+    REQUIRE(wcf::write(path, id, store.get(), true).is_ok());
+    auto again = new_store();
+    CHECK(wcf::load(path, id, again.get()).outcome == wcf::LoadOutcome::kLoaded);
+    auto set = make_set(again.get());
+    CHECK(again->packs() == 0);
+    CHECK(run_set(*set) == own_copy_outputs());
+  }
+
+  // A flipped payload byte is not seen at load (by design, docs/weight-cache.md), but by
+  // verify_payload.
+  std::vector<uint8_t> payload_flip = bytes;
+  payload_flip[bytes.size() - 5000] ^= 1;
+  write_file(path, payload_flip);
+  CHECK(!wcf::verify_payload(path).is_ok());
+  CHECK(wcf::verify_payload(good).is_ok());
+}
+
+TEST_CASE("an unwritable cache path leaves the store working from memory", "[weight_cache]") {
+  const ContentId id = fixture().model->content_id_or_hash();
+  auto store = new_store();
+  { auto set = make_set(store.get()); }
+  const size_t packed = store->packed_bytes();
+  for (const std::string& path : {std::string("/dev/null/cache.ebwc"), temp_dir() + "/no/such/dir/cache.ebwc"}) {
+    const wcf::LoadResult r = wcf::load(path, id, store.get());
+    CHECK(r.outcome != wcf::LoadOutcome::kLoaded);
+    const edgebert::Status s = wcf::write(path, id, store.get(), true);
+    CHECK(!s.is_ok());
+    CHECK(s.code() == EB_ERROR_IO);
+    CHECK(s.message().find(path) != std::string::npos);
+  }
+  CHECK(store->heap_bytes() == packed);
+  auto set = make_set(store.get());
+  CHECK(store->packs() == fixture().gemms.size());
+  CHECK(run_set(*set) == own_copy_outputs());
+}
+
+TEST_CASE("two processes creating one cache file at once both succeed and agree", "[weight_cache]") {
+  const ContentId id = fixture().model->content_id_or_hash();
+  const auto& ref = own_copy_outputs();
+  const std::string path = temp_dir() + "/race.ebwc";
+  std::remove(path.c_str());
+  int go[2];
+  REQUIRE(pipe(go) == 0);
+  pid_t kids[2];
+  for (pid_t& kid : kids) {
+    kid = fork();
+    REQUIRE(kid >= 0);
+    if (kid == 0) {
+      ::close(go[1]);
+      char c;
+      if (::read(go[0], &c, 1) != 1) _exit(10);
+      auto rs = PackedWeights::create(fixture().gemms.size());
+      if (!rs.is_ok()) _exit(11);
+      auto store = rs.take();
+      const wcf::LoadResult r = wcf::load(path, id, store.get());
+      if (r.outcome != wcf::LoadOutcome::kLoaded) {
+        std::vector<std::unique_ptr<XnnGemm>> ops;
+        for (size_t i = 0; i < fixture().gemms.size(); ++i) {
+          ops.push_back(std::make_unique<XnnGemm>());
+          std::string err;
+          if (!ops.back()->create(fixture().gemms[i].view, fixture().gemms[i].float_output, kMaxRows, &err, store.get(), i))
+            _exit(12);
+        }
+        ops.clear();
+        if (!wcf::write(path, id, store.get(), true).is_ok()) _exit(13);
+      }
+      // its outputs must be the reference's
+      std::vector<std::unique_ptr<XnnGemm>> ops;
+      for (size_t i = 0; i < fixture().gemms.size(); ++i) {
+        ops.push_back(std::make_unique<XnnGemm>());
+        std::string err;
+        if (!ops.back()->create(fixture().gemms[i].view, fixture().gemms[i].float_output, kMaxRows, &err, store.get(), i))
+          _exit(14);
+        std::vector<uint8_t> out(output_bytes(fixture().gemms[i]));
+        if (!ops.back()->setup(kRows, fixture().inputs[i].data(), out.data(), nullptr) || !ops.back()->run(nullptr))
+          _exit(15);
+        if (out != ref[i]) _exit(16);
+      }
+      _exit(0);
+    }
+  }
+  ::close(go[0]);
+  const char start[2] = {'x', 'x'};
+  REQUIRE(::write(go[1], start, 2) == 2);  // both children start together
+  ::close(go[1]);
+  for (pid_t kid : kids) {
+    int status = 0;
+    REQUIRE(waitpid(kid, &status, 0) == kid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  auto store = new_store();
+  CHECK(wcf::load(path, id, store.get()).outcome == wcf::LoadOutcome::kLoaded);
+  CHECK(wcf::verify_payload(path).is_ok());
+  // no temporary file left behind
+  int leftovers = 0;
+  for (const auto& e : std::filesystem::directory_iterator(temp_dir()))
+    if (e.path().filename().string().find("race.ebwc.tmp") == 0) ++leftovers;
+  CHECK(leftovers == 0);
+}
+
+#else  // the 2022 API: no weights-cache provider
+
+TEST_CASE("without a weights-cache API the store reports it and operators pack their own copy", "[weight_cache]") {
+  CHECK_FALSE(PackedWeights::supported());
+  CHECK(std::string(PackedWeights::unsupported_reason()).find("2022") != std::string::npos);
+  auto store = new_store();
+  CHECK(store->provider(0) == nullptr);
+  const size_t xnn0 = edgebert::xnn_bytes_allocated();
+  auto a = make_set(store.get());
+  auto b = make_set(store.get());
+  const size_t held = edgebert::xnn_bytes_allocated() - xnn0;
+  size_t weights = 0;
+  for (const GemmSpec& g : fixture().gemms) weights += size_t(g.view.in) * g.view.out * (g.view.int8 ? 1 : 4);
+  CHECK(held >= 2 * weights);  // two copies
+  CHECK(store->packed_bytes() == 0);
+  CHECK(store->entry_count() == 0);
+  CHECK(run_set(*a) == own_copy_outputs());
+  CHECK(run_set(*b) == own_copy_outputs());
+  const std::string path = temp_dir() + "/unavailable.ebwc";
+  const ContentId id = fixture().model->content_id_or_hash();
+  const wcf::LoadResult r = wcf::load(path, id, store.get());
+  CHECK(r.outcome == wcf::LoadOutcome::kMismatch);
+  CHECK(r.message.find("2022") != std::string::npos);
+  const edgebert::Status s = wcf::write(path, id, store.get(), false);
+  CHECK(s.code() == EB_ERROR_UNSUPPORTED);
+  struct stat st;
+  CHECK(stat(path.c_str(), &st) != 0);  // nothing written
+}
+
+#endif
+
+namespace {
+
+// last_hidden_state of case `name` of h192_3x64 with one session of `m`.
+std::vector<float> run_case(eb_model* m, const edgebert::test::Case& c) {
+  edgebert::test::SessionHandle s;
+  char err[512];
+  REQUIRE(eb_session_create(m, nullptr, &s.s, err, sizeof err) == EB_OK);
+  REQUIRE(eb_session_run_ids(s.s, c.ids.data(), c.types.data(), c.mask.data(), c.ids.size()) == EB_OK);
+  const float* h = nullptr;
+  int64_t shape[2] = {0, 0};
+  REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_LAST_HIDDEN_STATE, &h, shape, nullptr) == EB_OK);
+  return std::vector<float>(h, h + shape[0] * shape[1]);
+}
+
+}  // namespace
+
+TEST_CASE("C API: load options, weight cache state, model memory", "[weight_cache][c_api]") {
+  using edgebert::test::ModelHandle;
+  const std::string model = edgebert::test::ebm_path("h192_3x64", "int8");
+  const edgebert::test::Case c = edgebert::test::read_case("h192_3x64", "len7");
+  char err[512];
+  eb_load_options o;
+  eb_load_options_init(&o);
+  CHECK(o.weight_cache_path == nullptr);
+  o.reserved[2] = 1;
+  {
+    ModelHandle m;
+    CHECK(eb_model_load_file_with_options(model.c_str(), &o, &m.m, err, sizeof err) == EB_ERROR_INVALID_ARGUMENT);
+    CHECK(m.m == nullptr);
+  }
+  eb_load_options_init(&o);
+
+  ModelHandle plain;
+  REQUIRE(eb_model_load_file(model.c_str(), &plain.m, err, sizeof err) == EB_OK);
+  eb_weight_cache_state state;
+  const char* message = nullptr;
+  REQUIRE(eb_model_get_weight_cache(plain.m, &state, &message) == EB_OK);
+  CHECK(state == EB_WEIGHT_CACHE_NONE);
+  const std::vector<float> ref = run_case(plain.m, c);
+  // the independent reference: numpy's float model (int8 error stays small on this model)
+  REQUIRE(ref.size() == c.hidden.size());
+  CHECK(edgebert::test::cosine(ref.data(), c.hidden.data(), ref.size()) > 0.99);
+  size_t packed = 0, file_bytes = 0;
+  REQUIRE(eb_model_get_memory(plain.m, &packed, &file_bytes) == EB_OK);
+  struct stat st;
+  REQUIRE(stat(model.c_str(), &st) == 0);
+  CHECK(file_bytes == size_t(st.st_size));
+  if (PackedWeights::supported()) {
+    CHECK(packed > 0);  // the first session packed into the model's store
+    const std::vector<float> second = run_case(plain.m, c);
+    size_t again = 0;
+    REQUIRE(eb_model_get_memory(plain.m, &again, nullptr) == EB_OK);
+    CHECK(again == packed);  // a second session added no packed copy
+    CHECK(second == ref);
+  } else {
+    CHECK(packed == 0);
+  }
+
+  const std::string path = temp_dir() + "/c_api.ebwc";
+  std::remove(path.c_str());
+  o.weight_cache_path = path.c_str();
+  for (eb_weight_cache_state expect : {EB_WEIGHT_CACHE_CREATED, EB_WEIGHT_CACHE_LOADED}) {
+    ModelHandle m;
+    REQUIRE(eb_model_load_file_with_options(model.c_str(), &o, &m.m, err, sizeof err) == EB_OK);
+    REQUIRE(eb_model_get_weight_cache(m.m, &state, &message) == EB_OK);
+    INFO(message);
+    if (PackedWeights::supported()) {
+      CHECK(state == expect);
+      size_t p = 0;
+      REQUIRE(eb_model_get_memory(m.m, &p, nullptr) == EB_OK);
+      CHECK(p == packed);
+    } else {
+      CHECK(state == EB_WEIGHT_CACHE_UNAVAILABLE);
+      CHECK(std::string(message).find("2022") != std::string::npos);
+    }
+    CHECK(run_case(m.m, c) == ref);  // bit-identical with and without the cache
+  }
+  // from caller memory too
+  {
+    edgebert::test::AlignedBuffer buf(edgebert::test::read_bytes(model));
+    ModelHandle m;
+    REQUIRE(eb_model_load_memory_with_options(buf.data, buf.size, &o, &m.m, err, sizeof err) == EB_OK);
+    REQUIRE(eb_model_get_weight_cache(m.m, &state, &message) == EB_OK);
+    CHECK(state == (PackedWeights::supported() ? EB_WEIGHT_CACHE_LOADED : EB_WEIGHT_CACHE_UNAVAILABLE));
+    CHECK(run_case(m.m, c) == ref);
+  }
+  // an unwritable cache path: the model loads without it, and says why
+  o.weight_cache_path = "/dev/null/cache.ebwc";
+  {
+    ModelHandle m;
+    REQUIRE(eb_model_load_file_with_options(model.c_str(), &o, &m.m, err, sizeof err) == EB_OK);
+    REQUIRE(eb_model_get_weight_cache(m.m, &state, &message) == EB_OK);
+    CHECK(state == EB_WEIGHT_CACHE_UNAVAILABLE);
+    CHECK(std::string(message).size() > 0);
+    CHECK(run_case(m.m, c) == ref);
+  }
+  CHECK(eb_model_get_weight_cache(nullptr, &state, &message) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(eb_model_get_memory(nullptr, &packed, nullptr) == EB_ERROR_INVALID_ARGUMENT);
+}
