@@ -45,12 +45,14 @@ final class NextAPITests: XCTestCase {
                        (try FileManager.default.attributesOfItem(atPath: NextAPITests.model)[.size] as! NSNumber).intValue)
         let api = try plain.memory().packedWeights > 0
         let first = try Model(path: NextAPITests.model, weightCachePath: cache)
-        XCTAssertEqual(try first.weightCache.state, api ? .created : .unavailable, try first.weightCache.message)
+        let created = try first.weightCache
+        XCTAssertEqual(created.state, api ? .created : .unavailable, created.message)
         XCTAssertEqual(try hidden(first), want)
         first.close()
         guard api else { return }
         let second = try Model(path: NextAPITests.model, weightCachePath: cache)
-        XCTAssertEqual(try second.weightCache.state, .loaded, try second.weightCache.message)
+        let loaded = try second.weightCache
+        XCTAssertEqual(loaded.state, .loaded, loaded.message)
         XCTAssertEqual(try hidden(second), want)
         second.close()
         let data = try Data(contentsOf: URL(fileURLWithPath: cache))
