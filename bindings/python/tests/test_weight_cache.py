@@ -16,7 +16,7 @@ from conftest import ebm_path, requires_c_function
 
 W = edgebert.WeightCacheState
 MODEL = ("h128_4x32", "int8")
-IDS = [101, 7592, 2088, 2003, 1037, 3231, 102]
+IDS = [101, 160, 140, 487, 476, 470, 102]
 
 pytestmark = [requires_c_function("eb_model_load_file_with_options"),
               requires_c_function("eb_model_get_weight_cache"), requires_c_function("eb_model_get_memory")]

@@ -59,7 +59,7 @@ def test_token_classifier_labels_words_by_first_token(testdata):
             assert w.label == m.label(int(np.argmax(logits[w.first_token])))
 
 
-def test_encoder_words_have_no_label(testdata):
+def test_words_of_other_models_have_no_label(testdata):
     with edgebert.Model(ebm_path("h128_4x32", "int8")) as m, m.session() as s:
         s.run(text=TEXT)
         assert s.words() and all(w.label is None for w in s.words())

@@ -82,7 +82,7 @@ class WordsTest {
   }
 
   @Test
-  void encoderWordsHaveNoLabelAndIdsRunsHaveNoWords() throws Throwable {
+  void otherModelsWordsHaveNoLabelAndIdsRunsHaveNoWords() throws Throwable {
     try (Model m = Model.load(TestData.ebm("h128_4x32", "int8")); Session s = m.newSession(1, 0)) {
       s.runText(TEXT);
       Support.assumeImplemented(s::words);
