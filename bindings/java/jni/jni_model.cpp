@@ -1,5 +1,6 @@
-// jni_model.cpp: native side of org.edgebert.Model (load from a file or a direct ByteBuffer,
-// info, labels, session creation, free) and NativeLibrary.version.
+// jni_model.cpp: native side of org.edgebert.Model (load from a file or a direct ByteBuffer, with
+// or without a weight cache file; info, labels, weight cache state, shared memory, session
+// creation, free) and NativeLibrary.version.
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -54,8 +55,29 @@ JNIEXPORT jlong JNICALL Java_org_edgebert_Model_nLoadFile(JNIEnv* env, jclass, j
   return wrap(env, st, m, nullptr, err);
 }
 
+// cache == null: the plain load (every library has it); else with eb_load_options.
+JNIEXPORT jlong JNICALL Java_org_edgebert_Model_nLoadFileCached(JNIEnv* env, jclass, jbyteArray path,
+                                                                 jbyteArray cache) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_model_load_file_with_options), "eb_model_load_file_with_options"))
+    return 0;
+  PinnedBytes p(env, path), c(env, cache);
+  if (!p.ok() || !c.ok()) return 0;
+  eb_load_options o;
+  eb_load_options_init(&o);
+  o.weight_cache_path = reinterpret_cast<const char*>(c.get());
+  eb_model* m = nullptr;
+  char err[kErrorSize] = "";
+  const eb_status st = eb_model_load_file_with_options(reinterpret_cast<const char*>(p.get()), &o, &m, err, sizeof err);
+  return wrap(env, st, m, nullptr, err);
+}
+
 JNIEXPORT jlong JNICALL Java_org_edgebert_Model_nLoadBuffer(JNIEnv* env, jclass, jobject buffer, jint offset,
-                                                             jint size) {
+                                                             jint size, jbyteArray cache) {
+  if (cache && missing(env, reinterpret_cast<const void*>(&eb_model_load_memory_with_options),
+                       "eb_model_load_memory_with_options"))
+    return 0;
+  PinnedBytes c(env, cache);
+  if (!c.ok()) return 0;
   auto* base = static_cast<uint8_t*>(env->GetDirectBufferAddress(buffer));
   const jlong capacity = env->GetDirectBufferCapacity(buffer);
   if (!base || capacity < 0 || offset < 0 || size < 0 || offset + static_cast<jlong>(size) > capacity) {
@@ -75,8 +97,42 @@ JNIEXPORT jlong JNICALL Java_org_edgebert_Model_nLoadBuffer(JNIEnv* env, jclass,
   }
   eb_model* m = nullptr;
   char err[kErrorSize] = "";
-  const eb_status st = eb_model_load_memory(data, static_cast<size_t>(size), &m, err, sizeof err);
+  eb_status st;
+  if (cache) {
+    eb_load_options o;
+    eb_load_options_init(&o);
+    o.weight_cache_path = reinterpret_cast<const char*>(c.get());
+    st = eb_model_load_memory_with_options(data, static_cast<size_t>(size), &o, &m, err, sizeof err);
+  } else {
+    st = eb_model_load_memory(data, static_cast<size_t>(size), &m, err, sizeof err);
+  }
   return wrap(env, st, m, owned, err);
+}
+
+// state[0] = eb_weight_cache_state; returns the message's UTF-8 bytes.
+JNIEXPORT jbyteArray JNICALL Java_org_edgebert_Model_nWeightCache(JNIEnv* env, jclass, jlong h, jintArray state) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_model_get_weight_cache), "eb_model_get_weight_cache"))
+    return nullptr;
+  eb_weight_cache_state s = EB_WEIGHT_CACHE_NONE;
+  const char* message = nullptr;
+  const eb_status st = eb_model_get_weight_cache(model_ptr(h)->model, &s, &message);
+  if (st != EB_OK) {
+    throw_status(env, st, eb_status_string(st));
+    return nullptr;
+  }
+  const jint v = static_cast<jint>(s);
+  env->SetIntArrayRegion(state, 0, 1, &v);
+  return utf8_bytes(env, message ? message : "");
+}
+
+// out = {packed weight bytes, model file bytes}
+JNIEXPORT void JNICALL Java_org_edgebert_Model_nMemory(JNIEnv* env, jclass, jlong h, jlongArray out) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_model_get_memory), "eb_model_get_memory")) return;
+  size_t packed = 0, file = 0;
+  const eb_status st = eb_model_get_memory(model_ptr(h)->model, &packed, &file);
+  if (st != EB_OK) return throw_status(env, st, eb_status_string(st));
+  const jlong v[2] = {static_cast<jlong>(packed), static_cast<jlong>(file)};
+  env->SetLongArrayRegion(out, 0, 2, v);
 }
 
 JNIEXPORT void JNICALL Java_org_edgebert_Model_nInfo(JNIEnv* env, jclass, jlong h, jintArray out) {

@@ -1,5 +1,6 @@
 // jni_session.cpp: native side of org.edgebert.Session (runs, outputs as copies or into a
-// caller's FloatBuffer without allocating, input ids, token offsets, answer spans, memory, destroy).
+// caller's FloatBuffer without allocating, input ids, token offsets, word ids and words, answer
+// spans (one pair or windows over a long context), memory, destroy).
 #include <cstring>
 
 #include "jni_support.h"
@@ -164,6 +165,57 @@ JNIEXPORT void JNICALL Java_org_edgebert_Session_nBestSpan(JNIEnv* env, jclass, 
   if (!check(env, session_ptr(h), eb_session_best_span(session_ptr(h), max_tokens, &span))) return;
   const jint v[4] = {span.start_token, span.end_token, span.begin_byte, span.end_byte};
   env->SetIntArrayRegion(ints, 0, 4, v);
+  env->SetFloatArrayRegion(score, 0, 1, &span.score);
+}
+
+JNIEXPORT jintArray JNICALL Java_org_edgebert_Session_nWordIds(JNIEnv* env, jclass, jlong h) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_get_word_ids), "eb_session_get_word_ids")) return nullptr;
+  const int32_t* ids = nullptr;
+  size_t n = 0;
+  if (!check(env, session_ptr(h), eb_session_get_word_ids(session_ptr(h), &ids, &n))) return nullptr;
+  return int_array(env, ids, n);
+}
+
+// The words of the last text run, 6 ints each: first token, last token, segment, begin byte,
+// end byte, label.
+JNIEXPORT jintArray JNICALL Java_org_edgebert_Session_nWords(JNIEnv* env, jclass, jlong h) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_get_words), "eb_session_get_words")) return nullptr;
+  const eb_word* words = nullptr;
+  size_t n = 0;
+  if (!check(env, session_ptr(h), eb_session_get_words(session_ptr(h), &words, &n))) return nullptr;
+  static_assert(sizeof(eb_word) == 6 * sizeof(int32_t), "eb_word is 6 int32 fields");
+  if (n > 0x7fffffff / 6) {
+    throw_status(env, EB_ERROR_INVALID_ARGUMENT, "too many words for a Java array");
+    return nullptr;
+  }
+  return int_array(env, reinterpret_cast<const int32_t*>(words), 6 * n);
+}
+
+// Whether the loaded library runs windows over long contexts (eb_session_answer).
+JNIEXPORT jboolean JNICALL Java_org_edgebert_Session_nHasWindowedAnswer(JNIEnv*, jclass) {
+  return eb_session_answer != nullptr ? JNI_TRUE : JNI_FALSE;
+}
+
+// ints = {start token, end token, begin byte, end byte, windows}, score[0] = score.
+JNIEXPORT void JNICALL Java_org_edgebert_Session_nAnswer(JNIEnv* env, jclass, jlong h, jbyteArray question,
+                                                         jbyteArray context, jint max_tokens, jint doc_stride,
+                                                         jintArray ints, jfloatArray score) {
+  PinnedBytes q(env, question), c(env, context);
+  if (!q.ok() || !c.ok()) return;
+  eb_session* s = session_ptr(h);
+  const char* qs = reinterpret_cast<const char*>(q.get());
+  const char* cs = reinterpret_cast<const char*>(c.get());
+  eb_span span;
+  int32_t windows = 1;
+  if (eb_session_answer) {
+    if (!check(env, s, eb_session_answer(s, qs, cs, max_tokens, doc_stride, &span, &windows))) return;
+  } else {  // an older library: one pair run (a context that does not fit is SEQUENCE_TOO_LONG)
+    if (missing(env, reinterpret_cast<const void*>(&eb_session_best_span), "eb_session_best_span")) return;
+    if (!check(env, s, eb_session_run_text_pair(s, qs, cs))) return;
+    if (!check(env, s, eb_session_best_span(s, max_tokens, &span))) return;
+  }
+  const jint v[5] = {span.start_token, span.end_token, span.begin_byte, span.end_byte, windows};
+  env->SetIntArrayRegion(ints, 0, 5, v);
   env->SetFloatArrayRegion(score, 0, 1, &span.score);
 }
 

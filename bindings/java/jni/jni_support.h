@@ -17,6 +17,18 @@ __attribute__((weak)) eb_status eb_session_get_token_offsets(const eb_session*, 
                                                              const int32_t**, size_t*);
 __attribute__((weak)) eb_status eb_session_best_span(const eb_session*, int32_t, eb_span*);
 __attribute__((weak)) eb_status eb_model_get_label(const eb_model*, int32_t, const char**);
+// Added with the shared program, weight cache, words and long-context QA (edgebert.h, 9bf212a).
+__attribute__((weak)) void eb_load_options_init(eb_load_options*);
+__attribute__((weak)) eb_status eb_model_load_file_with_options(const char*, const eb_load_options*, eb_model**,
+                                                                char*, size_t);
+__attribute__((weak)) eb_status eb_model_load_memory_with_options(const void*, size_t, const eb_load_options*,
+                                                                  eb_model**, char*, size_t);
+__attribute__((weak)) eb_status eb_model_get_weight_cache(const eb_model*, eb_weight_cache_state*, const char**);
+__attribute__((weak)) eb_status eb_model_get_memory(const eb_model*, size_t*, size_t*);
+__attribute__((weak)) eb_status eb_session_get_word_ids(const eb_session*, const int32_t**, size_t*);
+__attribute__((weak)) eb_status eb_session_get_words(const eb_session*, const eb_word**, size_t*);
+__attribute__((weak)) eb_status eb_session_answer(eb_session*, const char*, const char*, int32_t, int32_t, eb_span*,
+                                                  int32_t*);
 }
 
 namespace edgebert_jni {

@@ -11,7 +11,7 @@ version, which version() of its bundled library equals); None in a source checko
 
 from ._errors import Error, Status
 from ._library import api as _api
-from ._types import ModelInfo, Output, Span, Task, TokenLabel
+from ._types import ModelInfo, Output, Span, Task, TokenLabel, WeightCache, WeightCacheState, Word
 from .model import Model
 from .session import Session
 
@@ -20,7 +20,8 @@ try:
 except ImportError:  # a source checkout (PYTHONPATH=bindings/python): no wheel version
     __version__ = None
 
-__all__ = ["Error", "Model", "ModelInfo", "Output", "Session", "Span", "Status", "Task", "TokenLabel", "__version__", "version"]
+__all__ = ["Error", "Model", "ModelInfo", "Output", "Session", "Span", "Status", "Task", "TokenLabel", "WeightCache",
+           "WeightCacheState", "Word", "__version__", "version"]
 
 
 def version():

@@ -31,6 +31,15 @@ class SessionOptionsStruct(ctypes.Structure):
                 ("max_memory_bytes", ctypes.c_uint64)]
 
 
+class LoadOptionsStruct(ctypes.Structure):
+    _fields_ = [("weight_cache_path", ctypes.c_char_p), ("reserved", ctypes.c_int32 * 4)]
+
+
+class WordStruct(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_int32) for name in (
+        "first_token", "last_token", "segment", "begin_byte", "end_byte", "label")]
+
+
 class SpanStruct(ctypes.Structure):
     _fields_ = [("start_token", ctypes.c_int32), ("end_token", ctypes.c_int32),
                 ("begin_byte", ctypes.c_int32), ("end_byte", ctypes.c_int32),
@@ -47,6 +56,13 @@ _SIGNATURES = {
     "eb_model_get_info": (_S, [_P, ctypes.POINTER(ModelInfoStruct)]),
     "eb_model_get_label": (_S, [_P, ctypes.c_int32, ctypes.POINTER(ctypes.c_char_p)]),
     "eb_model_free": (None, [_P]),
+    "eb_load_options_init": (None, [ctypes.POINTER(LoadOptionsStruct)]),
+    "eb_model_load_file_with_options": (_S, [ctypes.c_char_p, ctypes.POINTER(LoadOptionsStruct), ctypes.POINTER(_P),
+                                             ctypes.c_char_p, ctypes.c_size_t]),
+    "eb_model_load_memory_with_options": (_S, [_P, ctypes.c_size_t, ctypes.POINTER(LoadOptionsStruct),
+                                               ctypes.POINTER(_P), ctypes.c_char_p, ctypes.c_size_t]),
+    "eb_model_get_weight_cache": (_S, [_P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_char_p)]),
+    "eb_model_get_memory": (_S, [_P, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)]),
     "eb_session_options_init": (None, [ctypes.POINTER(SessionOptionsStruct)]),
     "eb_session_create": (_S, [_P, ctypes.POINTER(SessionOptionsStruct), ctypes.POINTER(_P),
                                ctypes.c_char_p, ctypes.c_size_t]),
@@ -61,6 +77,10 @@ _SIGNATURES = {
     "eb_session_get_token_offsets": (_S, [_P, ctypes.POINTER(c_int32_p), ctypes.POINTER(c_int32_p),
                                           ctypes.POINTER(c_int32_p), ctypes.POINTER(ctypes.c_size_t)]),
     "eb_session_best_span": (_S, [_P, ctypes.c_int32, ctypes.POINTER(SpanStruct)]),
+    "eb_session_get_word_ids": (_S, [_P, ctypes.POINTER(c_int32_p), ctypes.POINTER(ctypes.c_size_t)]),
+    "eb_session_get_words": (_S, [_P, ctypes.POINTER(ctypes.POINTER(WordStruct)), ctypes.POINTER(ctypes.c_size_t)]),
+    "eb_session_answer": (_S, [_P, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32,
+                               ctypes.POINTER(SpanStruct), c_int32_p]),
     "eb_session_memory": (_S, [_P, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t),
                                ctypes.POINTER(ctypes.c_size_t)]),
     "eb_session_last_error": (ctypes.c_char_p, [_P]),

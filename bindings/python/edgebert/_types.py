@@ -1,4 +1,5 @@
-"""Plain Python views of the C API's enums and structs: Output, Task, ModelInfo, Span."""
+"""Plain Python views of the C API's enums and structs: Output, Task, ModelInfo, Span, Word,
+WeightCacheState and WeightCache."""
 
 import collections
 import enum
@@ -28,6 +29,14 @@ class Task(enum.IntEnum):
     SENTENCE_EMBEDDING = 4
 
 
+class WeightCacheState(enum.IntEnum):
+    """Same values as the C enum eb_weight_cache_state."""
+    NONE = 0         # no cache file was asked for
+    LOADED = 1       # a valid cache file is mapped: nothing was packed
+    CREATED = 2      # packed, and the cache file was written (new, or rebuilt: the message says why)
+    UNAVAILABLE = 3  # asked for but not used (no cache API in this XNNPACK, or not writable)
+
+
 INFO_FIELDS = ("hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size",
                "vocab_size", "max_position_embeddings", "type_vocab_size", "num_labels",
                "has_pooler", "has_embeddings", "has_vocab", "is_int8", "task", "is_distilbert")
@@ -38,5 +47,15 @@ ModelInfo = collections.namedtuple("ModelInfo", INFO_FIELDS)
 # One token of a token-classification run: its bytes [begin, end) in the text and its best label.
 TokenLabel = collections.namedtuple("TokenLabel", "begin end text label")
 
-# eb_span plus the answer text: context bytes [begin_byte, end_byte) decoded as UTF-8.
-Span = collections.namedtuple("Span", "start_token end_token begin_byte end_byte score text")
+# eb_span plus the answer text: context bytes [begin_byte, end_byte) decoded as UTF-8; `windows`
+# is the number of context windows Session.answer() ran (None from best_span()).
+Span = collections.namedtuple("Span", "start_token end_token begin_byte end_byte score text windows",
+                              defaults=(None,))
+
+# What happened to a model's weight cache file: a WeightCacheState and a readable reason ("" if none).
+WeightCache = collections.namedtuple("WeightCache", "state message")
+
+# A word of the last text run (eb_word): its tokens [first_token, last_token], its segment (0 =
+# text, 1 = text_pair), its bytes [begin_byte, end_byte) in that segment's text, that text, and for
+# token classifiers the name of its first token's label (None otherwise).
+Word = collections.namedtuple("Word", "first_token last_token segment begin_byte end_byte text label")

@@ -1,4 +1,5 @@
-"""edgebert.Model: a loaded .ebm model (from a file or from bytes), its info and label names."""
+"""edgebert.Model: a loaded .ebm model (from a file or from bytes, optionally with a packed-weight
+cache file), its info, label names, weight cache state and shared memory."""
 
 import ctypes
 import threading
@@ -6,8 +7,8 @@ import weakref
 
 from ._errors import Error, Status
 from ._handle import NativeHandle
-from ._library import ModelInfoStruct, SessionOptionsStruct, api
-from ._types import INFO_FIELDS, ModelInfo, Task
+from ._library import LoadOptionsStruct, ModelInfoStruct, SessionOptionsStruct, api
+from ._types import INFO_FIELDS, ModelInfo, Task, WeightCache, WeightCacheState
 
 _ERROR_SIZE = 512
 _ALIGN = 64
@@ -17,11 +18,14 @@ class Model(NativeHandle):
     """An immutable model; any number of sessions on any threads may share it.
 
     Model(path) maps the file; Model.from_bytes(data) copies data into 64-byte aligned memory the
-    model owns. close() (or leaving a `with` block) closes the model's open sessions first."""
+    model owns. With weight_cache=PATH the packed GEMM weights are kept in that file: the first
+    load writes it, later loads map it (see eb_load_options; never an error of the load, never
+    other outputs: `weight_cache` tells what happened). close() (or leaving a `with` block)
+    closes the model's open sessions first."""
 
     _kind = "model"
 
-    def __init__(self, path):
+    def __init__(self, path, weight_cache=None):
         self._lib = api()
         self._lock = threading.Lock()
         self._sessions = weakref.WeakSet()
@@ -29,17 +33,18 @@ class Model(NativeHandle):
         self._handle = None
         handle = ctypes.c_void_p()
         err = ctypes.create_string_buffer(_ERROR_SIZE)
-        try:
-            encoded = str(path).encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise Error(Status.INVALID_ARGUMENT, "model path is not valid text: %s" % e)
-        if b"\0" in encoded:
-            raise Error(Status.INVALID_ARGUMENT, "model path contains a NUL character")
-        _check_load(self._lib.eb_model_load_file(encoded, ctypes.byref(handle), err, _ERROR_SIZE), err)
+        encoded = _path_bytes(path, "model path")
+        opts = _load_options(self._lib, weight_cache)
+        if opts is None:
+            status = self._lib.eb_model_load_file(encoded, ctypes.byref(handle), err, _ERROR_SIZE)
+        else:
+            status = self._lib.eb_model_load_file_with_options(encoded, ctypes.byref(opts), ctypes.byref(handle),
+                                                               err, _ERROR_SIZE)
+        _check_load(status, err)
         self._handle = handle
 
     @classmethod
-    def from_bytes(cls, data):
+    def from_bytes(cls, data, weight_cache=None):
         """Loads a model from a bytes-like object (copied once into aligned memory)."""
         model = cls.__new__(cls)
         model._lib = api()
@@ -53,8 +58,14 @@ class Model(NativeHandle):
         model._buffer = raw
         handle = ctypes.c_void_p()
         err = ctypes.create_string_buffer(_ERROR_SIZE)
-        _check_load(model._lib.eb_model_load_memory(ctypes.addressof(raw) + offset, len(view),
-                                                    ctypes.byref(handle), err, _ERROR_SIZE), err)
+        opts = _load_options(model._lib, weight_cache)
+        address = ctypes.addressof(raw) + offset
+        if opts is None:
+            status = model._lib.eb_model_load_memory(address, len(view), ctypes.byref(handle), err, _ERROR_SIZE)
+        else:
+            status = model._lib.eb_model_load_memory_with_options(address, len(view), ctypes.byref(opts),
+                                                                  ctypes.byref(handle), err, _ERROR_SIZE)
+        _check_load(status, err)
         model._handle = handle
         return model
 
@@ -82,6 +93,28 @@ class Model(NativeHandle):
         if status != Status.OK:
             raise Error(status, "label %d: %s" % (index, _status_text(self._lib, status)))
         return name.value.decode("utf-8", errors="replace")
+
+    @property
+    def weight_cache(self):
+        """WeightCache(state, message): what happened to the weight cache file of this model."""
+        state, message = ctypes.c_int(), ctypes.c_char_p()
+        with self._lock:
+            status = self._lib.eb_model_get_weight_cache(self._ptr(), ctypes.byref(state), ctypes.byref(message))
+            if status != Status.OK:
+                raise Error(status, "eb_model_get_weight_cache: " + _status_text(self._lib, status))
+            text = message.value.decode("utf-8", errors="replace") if message.value else ""
+        known = state.value in WeightCacheState._value2member_map_
+        return WeightCache(WeightCacheState(state.value) if known else state.value, text)
+
+    def memory(self):
+        """{"packed_weight_bytes", "model_file_bytes"}: memory shared by every session of the model
+        (packed weights 0 on XNNPACK 2022, where each session packs its own)."""
+        packed, file_bytes = ctypes.c_size_t(), ctypes.c_size_t()
+        with self._lock:
+            status = self._lib.eb_model_get_memory(self._ptr(), ctypes.byref(packed), ctypes.byref(file_bytes))
+            if status != Status.OK:
+                raise Error(status, "eb_model_get_memory: " + _status_text(self._lib, status))
+        return {"packed_weight_bytes": packed.value, "model_file_bytes": file_bytes.value}
 
     @property
     def labels(self):
@@ -136,6 +169,27 @@ def _status_text(lib, status):
 def _message(err, lib, status):
     text = err.value.decode("utf-8", errors="replace")
     return text or _status_text(lib, status)
+
+
+def _path_bytes(path, what):
+    try:
+        encoded = str(path).encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise Error(Status.INVALID_ARGUMENT, "%s is not valid text: %s" % (what, e))
+    if b"\0" in encoded:
+        raise Error(Status.INVALID_ARGUMENT, "%s contains a NUL character" % what)
+    return encoded
+
+
+def _load_options(lib, weight_cache):
+    """eb_load_options for a weight cache path, or None (no options: the plain load functions,
+    which every library version has)."""
+    if weight_cache is None:
+        return None
+    opts = LoadOptionsStruct()
+    lib.eb_load_options_init(ctypes.byref(opts))
+    opts.weight_cache_path = _path_bytes(weight_cache, "weight cache path")
+    return opts
 
 
 def _check_load(status, err):

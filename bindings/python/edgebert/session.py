@@ -9,8 +9,8 @@ import numpy as np
 
 from ._errors import Error, Status
 from ._handle import NativeHandle
-from ._library import SpanStruct, c_float_p, c_int32_p
-from ._types import Output, Span, TokenLabel
+from ._library import SpanStruct, WordStruct, c_float_p, c_int32_p
+from ._types import Output, Span, TokenLabel, Word
 
 _INT32_MIN, _INT32_MAX = -2**31, 2**31 - 1
 
@@ -27,6 +27,7 @@ class Session(NativeHandle):
         self._lock = threading.Lock()
         self._hidden = hidden_size
         self._context = None  # UTF-8 bytes of the last run's context (text_pair) for spans
+        self._texts = ()  # UTF-8 bytes of the last text run's segments (text, text_pair) for words
 
     @property
     def model(self):
@@ -55,26 +56,26 @@ class Session(NativeHandle):
             handle = self._ptr()
             if text is not None:
                 a = _utf8(text, "text")
+                self._context, self._texts = None, ()
                 if text_pair is None:
-                    self._context = None
                     self._check(self._lib.eb_session_run_text(handle, a), "run_text")
+                    self._texts = (a,)
                 else:
                     b = _utf8(text_pair, "text_pair")
-                    self._context = None
                     self._check(self._lib.eb_session_run_text_pair(handle, a, b), "run_text_pair")
-                    self._context = b
+                    self._context, self._texts = b, (a, b)
             elif ids is not None:
                 ids_a = _int32_array(ids, "ids")
                 n = ids_a.shape[0]
                 types_a = None if types is None else _int32_array(types, "types", n)
                 mask_a = None if mask is None else _int32_array(mask, "mask", n)
-                self._context = None
+                self._context, self._texts = None, ()
                 self._check(self._lib.eb_session_run_ids(handle, _p(ids_a), _p(types_a), _p(mask_a), n), "run_ids")
             else:
                 emb = _float32_matrix(embeddings, self._hidden)
                 n = emb.shape[0]
                 mask_a = None if mask is None else _int32_array(mask, "mask", n)
-                self._context = None
+                self._context, self._texts = None, ()
                 self._check(self._lib.eb_session_run_embeddings(handle, emb.ctypes.data_as(c_float_p), _p(mask_a), n),
                             "run_embeddings")
             return self._outputs_locked()
@@ -139,6 +140,32 @@ class Session(NativeHandle):
                         "get_token_offsets")
             return _copy_ints(b, n.value), _copy_ints(e, n.value), _copy_ints(s, n.value)
 
+    def word_ids(self):
+        """After a text run: for each token, the index of its word within its segment (as
+        HuggingFace's word_ids()), -1 for special tokens; int32 array copy."""
+        with self._lock:
+            ptr, n = c_int32_p(), ctypes.c_size_t()
+            self._check(self._lib.eb_session_get_word_ids(self._ptr(), ctypes.byref(ptr), ctypes.byref(n)),
+                        "get_word_ids")
+            return _copy_ints(ptr, n.value)
+
+    def words(self):
+        """After a text run: its words in token order, each a Word(first_token, last_token,
+        segment, begin_byte, end_byte, text, label); label is the name of the word's first token's
+        label for token classifiers, else None."""
+        with self._lock:
+            ptr, n = ctypes.POINTER(WordStruct)(), ctypes.c_size_t()
+            self._check(self._lib.eb_session_get_words(self._ptr(), ctypes.byref(ptr), ctypes.byref(n)), "get_words")
+            raw = [ptr[i] for i in range(n.value)]
+            words = [(w.first_token, w.last_token, w.segment, w.begin_byte, w.end_byte, w.label) for w in raw]
+            texts = self._texts
+        out = []
+        for first, last, segment, begin, end, label in words:
+            data = texts[segment] if 0 <= segment < len(texts) else b""
+            text = data[begin:end].decode("utf-8", errors="replace") if 0 <= begin <= end <= len(data) else None
+            out.append(Word(first, last, segment, begin, end, text, self._model.label(label) if label >= 0 else None))
+        return out
+
     def best_span(self, max_answer_tokens=30):
         """QA models after run(text=question, text_pair=context): the best answer Span, whose
         .text is the answer exactly as written in the context."""
@@ -165,10 +192,31 @@ class Session(NativeHandle):
         logits = self._task_output(text, text_pair, "logits")
         return self._model.label(int(np.argmax(logits)))
 
-    def answer(self, question, context, max_answer_tokens=30):
-        """Extractive QA models: the best answer Span (.text as written in the context)."""
-        self._task_output(question, context, "start_logits")
-        return self.best_span(max_answer_tokens)
+    def answer(self, question, context, max_answer_tokens=30, doc_stride=-1):
+        """Extractive QA models: the best answer Span (.text as written in the context) on a
+        context of any length: (question, context) as one pair when it fits the session, else over
+        windows of the context's tokens overlapping by doc_stride tokens (< 0: min(128, window / 2)),
+        as HuggingFace's question-answering pipeline does; .windows is the number of windows run.
+        Afterwards the outputs and offsets are the last window's. (A library without
+        eb_session_answer: one pair run, so a context that does not fit is SEQUENCE_TOO_LONG.)"""
+        for name, value in (("max_answer_tokens", max_answer_tokens), ("doc_stride", doc_stride)):
+            if isinstance(value, bool) or not isinstance(value, int) or not _INT32_MIN <= value <= _INT32_MAX:
+                raise Error(Status.INVALID_ARGUMENT, "%s must be a 32-bit int" % name)
+        if not self._lib.has("eb_session_answer"):
+            self._task_output(question, context, "start_logits")
+            return self.best_span(max_answer_tokens)._replace(windows=1)
+        q, c = _utf8(question, "question"), _utf8(context, "context")
+        with self._lock:
+            span, windows = SpanStruct(), ctypes.c_int32()
+            self._context, self._texts = None, ()
+            self._check(self._lib.eb_session_answer(self._ptr(), q, c, max_answer_tokens, doc_stride,
+                                                    ctypes.byref(span), ctypes.byref(windows)), "answer")
+            self._context, self._texts = c, (q, c)
+            text = None
+            if 0 <= span.begin_byte <= span.end_byte <= len(c):
+                text = c[span.begin_byte:span.end_byte].decode("utf-8", errors="replace")
+            return Span(span.start_token, span.end_token, span.begin_byte, span.end_byte, span.score, text,
+                        windows.value)
 
     def token_labels(self, text):
         """Token classifiers: a TokenLabel(begin, end, text, label) per word piece of text (the

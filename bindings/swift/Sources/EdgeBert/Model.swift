@@ -1,4 +1,5 @@
-// Model: a loaded .ebm model (file or bytes), its info and label names; creates Sessions.
+// Model: a loaded .ebm model (file or bytes, optionally with a packed-weight cache file), its info,
+// label names, weight cache state and shared memory; creates Sessions.
 import CEdgeBert
 import Foundation
 
@@ -11,24 +12,44 @@ public final class Model: @unchecked Sendable {
     private var closing = false
     private let lock = NSLock()
 
-    /// Maps the file read-only and verifies it.
-    public init(path: String) throws {
+    /// Maps the file read-only and verifies it. With `weightCachePath` the packed GEMM weights are
+    /// kept in that file: the first load writes it, later loads map it (never a load error of its
+    /// own, never other outputs: `weightCache` says what happened).
+    public init(path: String, weightCachePath: String? = nil) throws {
         guard !path.utf8.contains(0) else { throw EdgeBertError(.invalidArgument, "path contains a NUL character") }
         var error = [CChar](repeating: 0, count: 512)
         var m: OpaquePointer?
-        let st = eb_model_load_file(path, &m, &error, error.count)
+        let st: eb_status
+        if let cache = weightCachePath {
+            let load = try TaskAPI.function("eb_model_load_file_with_options", as: TaskAPI.LoadFileWithOptions.self)
+            st = try Model.withLoadOptions(cache) { o in load(path, o, &m, &error, error.count) }
+        } else {
+            st = eb_model_load_file(path, &m, &error, error.count)
+        }
         guard st == EB_OK else { throw EdgeBertError(code: st, message: String(cString: error)) }
         handle = m
     }
 
-    /// Loads a model from bytes (copied once into 64-byte aligned memory the model owns).
-    public init(data: Data) throws {
+    /// Loads a model from bytes (copied once into 64-byte aligned memory the model owns),
+    /// optionally with a weight cache file as `init(path:weightCachePath:)`.
+    public init(data: Data, weightCachePath: String? = nil) throws {
         let size = data.count
         let memory = UnsafeMutableRawPointer.allocate(byteCount: max(size, 1), alignment: 64)
         data.copyBytes(to: memory.assumingMemoryBound(to: UInt8.self), count: size)
         var error = [CChar](repeating: 0, count: 512)
         var m: OpaquePointer?
-        let st = eb_model_load_memory(memory, size, &m, &error, error.count)
+        let st: eb_status
+        do {
+            if let cache = weightCachePath {
+                let load = try TaskAPI.function("eb_model_load_memory_with_options", as: TaskAPI.LoadMemoryWithOptions.self)
+                st = try Model.withLoadOptions(cache) { o in load(memory, size, o, &m, &error, error.count) }
+            } else {
+                st = eb_model_load_memory(memory, size, &m, &error, error.count)
+            }
+        } catch let failure {
+            memory.deallocate()
+            throw failure
+        }
         guard st == EB_OK else {
             memory.deallocate()
             throw EdgeBertError(code: st, message: String(cString: error))
@@ -38,6 +59,21 @@ public final class Model: @unchecked Sendable {
     }
 
     deinit { close() }
+
+    // eb_load_options naming `cache` (valid during body).
+    private static func withLoadOptions(_ cache: String, _ body: (UnsafePointer<eb_load_options>) -> eb_status) throws
+        -> eb_status {
+        guard !cache.utf8.contains(0) else {
+            throw EdgeBertError(.invalidArgument, "weight cache path contains a NUL character")
+        }
+        let initOptions = try TaskAPI.function("eb_load_options_init", as: TaskAPI.LoadOptionsInit.self)
+        return cache.withCString { path in
+            var o = eb_load_options()
+            initOptions(&o)
+            o.weight_cache_path = path
+            return withUnsafePointer(to: &o) { body($0) }
+        }
+    }
 
     // Runs body with the open model's handle under the lock, else throws .badState.
     private func withHandle<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
@@ -67,6 +103,34 @@ public final class Model: @unchecked Sendable {
             let st = getLabel(h, i, &name)
             guard st == EB_OK, let n = name else { throw EdgeBertError(code: st, message: "no label \(index)") }
             return String(cString: n)
+        }
+    }
+
+    /// What happened to this model's weight cache file, and why (message "" when nothing to say).
+    public var weightCache: (state: WeightCacheState, message: String) {
+        get throws {
+            let get = try TaskAPI.function("eb_model_get_weight_cache", as: TaskAPI.GetWeightCache.self)
+            return try withHandle { h in
+                var state = eb_weight_cache_state(rawValue: 0)
+                var message: UnsafePointer<CChar>?
+                let st = get(h, &state, &message)
+                guard st == EB_OK else { throw EdgeBertError(code: st, message: "") }
+                guard let s = WeightCacheState(rawValue: UInt32(state.rawValue)) else {
+                    throw EdgeBertError(.backend, "unknown weight cache state \(state.rawValue)")
+                }
+                return (s, message.map { String(cString: $0) } ?? "")
+            }
+        }
+    }
+
+    /// Memory shared by every session: packed GEMM weight bytes (0 on XNNPACK 2022) and the file size.
+    public func memory() throws -> (packedWeights: Int, modelFile: Int) {
+        let get = try TaskAPI.function("eb_model_get_memory", as: TaskAPI.GetModelMemory.self)
+        return try withHandle { h in
+            var packed = 0, file = 0
+            let st = get(h, &packed, &file)
+            guard st == EB_OK else { throw EdgeBertError(code: st, message: "") }
+            return (packed, file)
         }
     }
 

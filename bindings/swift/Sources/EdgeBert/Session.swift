@@ -8,6 +8,7 @@ public final class Session: @unchecked Sendable {
     public let model: Model  // kept alive while the session exists
     private let hiddenSize: Int
     private var context: [UInt8]?  // UTF-8 of the last pair's second text, for answer spans
+    private var texts: [[UInt8]] = []  // UTF-8 of the last text run's segments, for words
     private let lock = NSLock()
 
     init(model: Model, handle: OpaquePointer, hiddenSize: Int) {
@@ -40,7 +41,9 @@ public final class Session: @unchecked Sendable {
         let t = try Session.cText(text, "text")
         return try withHandle { h in
             context = nil
+            texts = []
             try Session.check(h, eb_session_run_text(h, t))
+            texts = [Array(text.utf8)]
             return try outputs(h)
         }
     }
@@ -52,8 +55,10 @@ public final class Session: @unchecked Sendable {
         let a = try Session.cText(text, "text"), b = try Session.cText(pair, "pair")
         return try withHandle { h in
             context = nil
+            texts = []
             try Session.check(h, runPair(h, a, b))
             context = Array(pair.utf8)
+            texts = [Array(text.utf8), Array(pair.utf8)]
             return try outputs(h)
         }
     }
@@ -66,6 +71,7 @@ public final class Session: @unchecked Sendable {
         }
         return try withHandle { h in
             context = nil
+            texts = []
             let st = ids.withUnsafeBufferPointer { i in
                 Session.optionalPointer(types) { t in
                     Session.optionalPointer(mask) { m in eb_session_run_ids(h, i.baseAddress, t, m, ids.count) }
@@ -86,6 +92,7 @@ public final class Session: @unchecked Sendable {
         if let m = mask, m.count != n { throw EdgeBertError(.invalidArgument, "mask has \(m.count) values, expected \(n)") }
         return try withHandle { h in
             context = nil
+            texts = []
             let st = embeddings.withUnsafeBufferPointer { e in
                 Session.optionalPointer(mask) { m in eb_session_run_embeddings(h, e.baseAddress, m, n) }
             }
@@ -158,6 +165,40 @@ public final class Session: @unchecked Sendable {
         }
     }
 
+    /// After a text run: each token's word index within its segment (HuggingFace's word_ids()), -1 for specials.
+    public func wordIds() throws -> [Int32] {
+        let get = try TaskAPI.function("eb_session_get_word_ids", as: TaskAPI.GetWordIds.self)
+        return try withHandle { h in
+            var ids: UnsafePointer<Int32>?
+            var n = 0
+            try Session.check(h, get(h, &ids, &n))
+            return n > 0 ? Array(UnsafeBufferPointer(start: ids, count: n)) : []
+        }
+    }
+
+    /// After a text run: its words in token order, with their text and (token classifiers) the
+    /// label of their first token.
+    public func words() throws -> [Word] {
+        let get = try TaskAPI.function("eb_session_get_words", as: TaskAPI.GetWords.self)
+        let (raw, segments) = try withHandle { h -> ([eb_word], [[UInt8]]) in
+            var words: UnsafePointer<eb_word>?
+            var n = 0
+            try Session.check(h, get(h, &words, &n))
+            return (n > 0 ? Array(UnsafeBufferPointer(start: words, count: n)) : [], texts)
+        }
+        return try raw.map { w in
+            var text: String?
+            let seg = Int(w.segment), b = Int(w.begin_byte), e = Int(w.end_byte)
+            if seg >= 0, seg < segments.count, 0 <= b, b <= e, e <= segments[seg].count {
+                text = String(decoding: segments[seg][b..<e], as: UTF8.self)
+            }
+            var label: String?
+            if w.label >= 0 { label = try model.label(Int(w.label)) }
+            return Word(firstToken: Int(w.first_token), lastToken: Int(w.last_token), segment: seg, beginByte: b,
+                        endByte: e, text: text, label: label)
+        }
+    }
+
     /// QA models after run(text: question, pair: context): the best answer span.
     public func bestSpan(maxAnswerTokens: Int = 30) throws -> Span {
         let best = try TaskAPI.function("eb_session_best_span", as: TaskAPI.BestSpan.self)
@@ -189,10 +230,39 @@ public final class Session: @unchecked Sendable {
         return try model.label(Session.argmax(logits[...]))
     }
 
-    /// Extractive QA models: the best answer span (with its text) of the question in the context.
-    public func answer(question: String, context: String, maxAnswerTokens: Int = 30) throws -> Span {
-        _ = try taskOutput(try run(text: question, pair: context), .startLogits)
-        return try bestSpan(maxAnswerTokens: maxAnswerTokens)
+    /// Extractive QA models on a context of any length: one pair run when it fits the session,
+    /// else windows of the context's tokens overlapping by `docStride` tokens (< 0: min(128,
+    /// window / 2)), as HuggingFace's question-answering pipeline does; the best span over all
+    /// windows (`windows` = how many ran). Afterwards the outputs and offsets are the last
+    /// window's. With a library older than eb_session_answer: one pair run.
+    public func answer(question: String, context: String, maxAnswerTokens: Int = 30, docStride: Int = -1) throws -> Span {
+        guard TaskAPI.has("eb_session_answer") else {
+            _ = try taskOutput(try run(text: question, pair: context), .startLogits)
+            var span = try bestSpan(maxAnswerTokens: maxAnswerTokens)
+            span.windows = 1
+            return span
+        }
+        let answer = try TaskAPI.function("eb_session_answer", as: TaskAPI.Answer.self)
+        guard let limit = Int32(exactly: maxAnswerTokens), let stride = Int32(exactly: docStride) else {
+            throw EdgeBertError(.invalidArgument, "maxAnswerTokens and docStride must fit in 32 bits")
+        }
+        let q = try Session.cText(question, "question"), c = try Session.cText(context, "context")
+        return try withHandle { h in
+            self.context = nil
+            texts = []
+            var span = eb_span()
+            var windows: Int32 = 0
+            try Session.check(h, answer(h, q, c, limit, stride, &span, &windows))
+            let bytes = Array(context.utf8)
+            self.context = bytes
+            texts = [Array(question.utf8), bytes]
+            var text: String?
+            if 0 <= span.begin_byte, span.begin_byte <= span.end_byte, Int(span.end_byte) <= bytes.count {
+                text = String(decoding: bytes[Int(span.begin_byte)..<Int(span.end_byte)], as: UTF8.self)
+            }
+            return Span(startToken: Int(span.start_token), endToken: Int(span.end_token), beginByte: Int(span.begin_byte),
+                        endByte: Int(span.end_byte), score: span.score, text: text, windows: Int(windows))
+        }
     }
 
     /// Token classifiers: each word piece of text (special tokens left out) with its best label.

@@ -1,5 +1,6 @@
-// TaskAPI: the C functions added with the task heads, looked up at run time so these bindings
-// also work (reporting .unsupported) with a libedgebert that predates them.
+// TaskAPI: the C functions added after the first C API (task heads; load options, weight cache,
+// model memory, words and long-context QA), looked up at run time so these bindings also work
+// (reporting .unsupported) with a libedgebert that predates them.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -16,7 +17,27 @@ enum TaskAPI {
     typealias BestSpan = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<eb_span>?) -> eb_status
     typealias GetLabel = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> eb_status
 
+    typealias LoadOptionsInit = @convention(c) (UnsafeMutablePointer<eb_load_options>?) -> Void
+    typealias LoadFileWithOptions = @convention(c) (UnsafePointer<CChar>?, UnsafePointer<eb_load_options>?,
+                                                    UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<CChar>?,
+                                                    Int) -> eb_status
+    typealias LoadMemoryWithOptions = @convention(c) (UnsafeRawPointer?, Int, UnsafePointer<eb_load_options>?,
+                                                      UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<CChar>?,
+                                                      Int) -> eb_status
+    typealias GetWeightCache = @convention(c) (OpaquePointer?, UnsafeMutablePointer<eb_weight_cache_state>?,
+                                               UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> eb_status
+    typealias GetModelMemory = @convention(c) (OpaquePointer?, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int>?) -> eb_status
+    typealias GetWordIds = @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafePointer<Int32>?>?,
+                                           UnsafeMutablePointer<Int>?) -> eb_status
+    typealias GetWords = @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafePointer<eb_word>?>?,
+                                         UnsafeMutablePointer<Int>?) -> eb_status
+    typealias Answer = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32, Int32,
+                                       UnsafeMutablePointer<eb_span>?, UnsafeMutablePointer<Int32>?) -> eb_status
+
     private static let process = dlopen(nil, RTLD_NOW)
+
+    /// Whether the loaded libedgebert has the C function `name`.
+    static func has(_ name: String) -> Bool { dlsym(process, name) != nil }
 
     static func function<T>(_ name: String, as type: T.Type) throws -> T {
         guard let symbol = dlsym(process, name) else {

@@ -59,6 +59,25 @@ public struct Span: Equatable, Sendable {
     public let beginByte, endByte: Int    // [beginByte, endByte) in the context's UTF-8
     public let score: Float
     public let text: String?              // the answer as written in the context
+    public var windows: Int? = nil        // context windows answer() ran (nil from bestSpan())
+}
+
+/// What happened to a model's weight cache file (eb_weight_cache_state).
+public enum WeightCacheState: UInt32, Sendable {
+    case none = 0         // no cache file was asked for
+    case loaded = 1       // a valid cache file is mapped: nothing was packed
+    case created = 2      // packed, and the file was written (new, or rebuilt: the message says why)
+    case unavailable = 3  // asked for but not used (no cache API in this XNNPACK, or not writable)
+}
+
+/// A word of the last text run (eb_word): its tokens, segment, bytes in that segment's text, the
+/// text itself, and for token classifiers the label of its first token.
+public struct Word: Equatable, Sendable {
+    public let firstToken, lastToken: Int  // inclusive
+    public let segment: Int                // 0 = text, 1 = pair
+    public let beginByte, endByte: Int     // [beginByte, endByte) in that segment's UTF-8
+    public let text: String?
+    public let label: String?
 }
 
 /// For each token of the last text run: its byte range in its text and segment (-1: special).

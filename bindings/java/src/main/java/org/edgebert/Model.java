@@ -1,4 +1,5 @@
-// Model: a loaded .ebm model (file or direct ByteBuffer), its info and label names; makes Sessions.
+// Model: a loaded .ebm model (file or direct ByteBuffer, optionally with a packed-weight cache
+// file), its info, label names, weight cache state and shared memory; makes Sessions.
 package org.edgebert;
 
 import java.nio.ByteBuffer;
@@ -34,15 +35,37 @@ public final class Model implements AutoCloseable {
   }
 
   /**
+   * Maps the model file with a packed-weight cache file at weightCachePath (null or "": none):
+   * the first load packs and writes it, later loads map it. Never a load error of its own and
+   * never other outputs: {@link #weightCache()} says what happened.
+   */
+  public static Model load(String path, String weightCachePath) {
+    if (weightCachePath == null) {
+      return load(path);
+    }
+    if (path == null) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "path is null");
+    }
+    return new Model(nLoadFileCached(Strings.cString(path, "path"), Strings.cString(weightCachePath, "weightCachePath")),
+                     null);
+  }
+
+  /**
    * Loads a model from a direct ByteBuffer (its bytes from position to limit). A 64-byte aligned
    * buffer is used in place (zero copy; it must stay unchanged until close); otherwise the bytes
    * are copied once into aligned memory the model owns.
    */
   public static Model load(ByteBuffer direct) {
+    return load(direct, null);
+  }
+
+  /** {@link #load(ByteBuffer)} with a packed-weight cache file (null: none), as {@link #load(String, String)}. */
+  public static Model load(ByteBuffer direct, String weightCachePath) {
     if (direct == null || !direct.isDirect()) {
       throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "Model.load needs a direct ByteBuffer");
     }
-    return new Model(nLoadBuffer(direct, direct.position(), direct.remaining()), direct);
+    byte[] cache = weightCachePath == null ? null : Strings.cString(weightCachePath, "weightCachePath");
+    return new Model(nLoadBuffer(direct, direct.position(), direct.remaining(), cache), direct);
   }
 
   /** Version of the native library ("MAJOR.MINOR.PATCH"). */
@@ -66,6 +89,20 @@ public final class Model implements AutoCloseable {
   /** Name of label {@code index} (the checkpoint's id2label, else "LABEL_i"). */
   public synchronized String label(int index) {
     return Strings.fromUtf8(nLabel(ptr(), index));
+  }
+
+  /** What happened to this model's weight cache file. */
+  public synchronized WeightCache weightCache() {
+    int[] state = new int[1];
+    byte[] message = nWeightCache(ptr(), state);
+    return new WeightCache(state[0], Strings.fromUtf8(message));
+  }
+
+  /** Memory shared by every session of this model. */
+  public synchronized ModelMemory memory() {
+    long[] v = new long[2];
+    nMemory(ptr(), v);
+    return new ModelMemory(v[0], v[1]);
   }
 
   /** All label names in index order (empty without labels). */
@@ -129,7 +166,10 @@ public final class Model implements AutoCloseable {
   }
 
   private static native long nLoadFile(byte[] path);
-  private static native long nLoadBuffer(ByteBuffer direct, int offset, int size);
+  private static native long nLoadFileCached(byte[] path, byte[] weightCachePath);
+  private static native long nLoadBuffer(ByteBuffer direct, int offset, int size, byte[] weightCachePath);
+  private static native byte[] nWeightCache(long model, int[] state);
+  private static native void nMemory(long model, long[] out);
   private static native void nInfo(long model, int[] out);
   private static native byte[] nLabel(long model, int index);
   private static native long nCreateSession(long model, int threads, int maxSeq, int splitSpecial, long maxMemory);

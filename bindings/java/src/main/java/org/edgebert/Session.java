@@ -14,6 +14,7 @@ public final class Session implements AutoCloseable {
   private final Model model;    // keeps the model reachable while the session is open
   private final int hiddenSize;
   private byte[] context;       // UTF-8 of the last text pair's second text (for answer spans)
+  private byte[][] texts = {};  // UTF-8 (NUL-terminated) of the last text run's segments (for words)
 
   Session(Model model, long handle, int hiddenSize) {
     this.model = model;
@@ -37,7 +38,9 @@ public final class Session implements AutoCloseable {
     byte[] a = Strings.cString(text, "text");
     long p = ptr();
     context = null;
+    texts = new byte[0][];
     nRunText(p, a);
+    texts = new byte[][] {a};
   }
 
   /** Tokenizes "[CLS] a [SEP] b [SEP]" (token types 0 then 1) and runs; for QA, a = question, b = context. */
@@ -46,8 +49,10 @@ public final class Session implements AutoCloseable {
     byte[] cb = Strings.cString(b, "second text");
     long p = ptr();
     context = null;
+    texts = new byte[0][];
     nRunTextPair(p, ca, cb);
     context = cb;
+    texts = new byte[][] {ca, cb};
   }
 
   /** Runs on token ids; types (all 0) and mask (all 1) may be null, else as long as ids. */
@@ -59,6 +64,7 @@ public final class Session implements AutoCloseable {
     checkLength(mask, ids.length, "mask");
     long p = ptr();
     context = null;
+    texts = new byte[0][];
     nRunIds(p, ids, types, mask);
   }
 
@@ -71,6 +77,7 @@ public final class Session implements AutoCloseable {
     checkLength(mask, embeddings.length / hiddenSize, "mask");
     long p = ptr();
     context = null;
+    texts = new byte[0][];
     nRunEmbeddings(p, embeddings, mask, hiddenSize);
   }
 
@@ -141,6 +148,30 @@ public final class Session implements AutoCloseable {
     return new TokenOffsets(o[0], o[1], o[2]);
   }
 
+  /** After a text run: each token's word index within its segment (HuggingFace's word_ids()), -1 for specials. */
+  public synchronized int[] wordIds() {
+    return nWordIds(ptr());
+  }
+
+  /**
+   * After a text run: its words in token order, with their text and (token classifiers) the label
+   * of their first token.
+   */
+  public synchronized Word[] words() {
+    int[] v = nWords(ptr());
+    Word[] out = new Word[v.length / 6];
+    for (int i = 0; i < out.length; i++) {
+      int first = v[6 * i], last = v[6 * i + 1], segment = v[6 * i + 2], begin = v[6 * i + 3], end = v[6 * i + 4];
+      int label = v[6 * i + 5];
+      String text = null;
+      if (0 <= segment && segment < texts.length && 0 <= begin && begin <= end && end <= texts[segment].length - 1) {
+        text = Strings.fromUtf8(texts[segment], begin, end);
+      }
+      out[i] = new Word(first, last, segment, begin, end, text, label >= 0 ? model.label(label) : null);
+    }
+    return out;
+  }
+
   /** QA models after runTextPair(question, context): the best answer (at most 30 tokens). */
   public Span bestSpan() {
     return bestSpan(30);
@@ -172,11 +203,42 @@ public final class Session implements AutoCloseable {
     return model.label(argmax(taskOutput(Output.LOGITS), 0, model.info().numLabels));
   }
 
-  /** Extractive QA models: the best answer (at most maxAnswerTokens tokens) with its text. */
-  public synchronized Span answer(String question, String context, int maxAnswerTokens) {
-    runTextPair(question, context);
-    taskOutput(Output.START_LOGITS);
-    return bestSpan(maxAnswerTokens);
+  /**
+   * Extractive QA models on a context of any length: one pair run when (question, context) fits
+   * the session, else windows of the context's tokens overlapping by docStride tokens (< 0:
+   * min(128, window / 2)), as HuggingFace's question-answering pipeline does; the best answer
+   * over all windows (at most maxAnswerTokens tokens), {@link Span#windows} = windows run.
+   * Afterwards the outputs and offsets are the last window's.
+   */
+  public synchronized Span answer(String question, String context, int maxAnswerTokens, int docStride) {
+    byte[] q = Strings.cString(question, "question");
+    byte[] c = Strings.cString(context, "context");
+    long p = ptr();
+    if (model.info().task != Task.QUESTION_ANSWERING) {
+      throw new EdgeBertException(EdgeBertException.UNSUPPORTED, "answer needs a question-answering model");
+    }
+    this.context = null;
+    texts = new byte[0][];
+    int[] ints = new int[5];
+    float[] score = new float[1];
+    nAnswer(p, q, c, maxAnswerTokens, docStride, ints, score);
+    this.context = c;
+    texts = new byte[][] {q, c};
+    String text = null;
+    if (0 <= ints[2] && ints[2] <= ints[3] && ints[3] <= c.length - 1) {
+      text = Strings.fromUtf8(c, ints[2], ints[3]);
+    }
+    return new Span(ints[0], ints[1], ints[2], ints[3], score[0], text, ints[4]);
+  }
+
+  /** Whether answer() runs windows over long contexts (false: a library older than eb_session_answer). */
+  static boolean hasWindowedAnswer() {
+    return nHasWindowedAnswer();
+  }
+
+  /** {@link #answer(String, String, int, int)} with the default stride. */
+  public Span answer(String question, String context, int maxAnswerTokens) {
+    return answer(question, context, maxAnswerTokens, -1);
   }
 
   public Span answer(String question, String context) {
@@ -253,6 +315,11 @@ public final class Session implements AutoCloseable {
   private static native int[] nInputIds(long s);
   private static native int[][] nTokenOffsets(long s);
   private static native void nBestSpan(long s, int maxAnswerTokens, int[] ints, float[] score);
+  private static native boolean nHasWindowedAnswer();
+  private static native int[] nWordIds(long s);
+  private static native int[] nWords(long s);
+  private static native void nAnswer(long s, byte[] question, byte[] context, int maxAnswerTokens, int docStride,
+                                     int[] ints, float[] score);
   private static native void nMemory(long s, long[] out);
   private static native void nDestroy(long s);
 }

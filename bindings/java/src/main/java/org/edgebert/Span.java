@@ -8,14 +8,20 @@ public final class Span {
   public final int endByte;
   public final float score;     // startLogits[startToken] + endLogits[endToken]
   public final String text;     // the answer exactly as written in the context
+  public final int windows;     // context windows Session.answer ran (1: one pair run; 0 from bestSpan)
 
   Span(int startToken, int endToken, int beginByte, int endByte, float score, String text) {
+    this(startToken, endToken, beginByte, endByte, score, text, 0);
+  }
+
+  Span(int startToken, int endToken, int beginByte, int endByte, float score, String text, int windows) {
     this.startToken = startToken;
     this.endToken = endToken;
     this.beginByte = beginByte;
     this.endByte = endByte;
     this.score = score;
     this.text = text;
+    this.windows = windows;
   }
 
   @Override
