@@ -448,6 +448,15 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
              c.status;
     m->has_vocab = true;
   }
+  if (const fb::TokenizerSpec* spec = fm->tokenizer()) {
+    const Status st = m->text_tokenizer.init(spec, k.vocab);
+    if (!st.is_ok()) return c.fail(st.message(), st.code()), c.status;
+    m->has_text_tokenizer = true;
+  } else if (m->has_vocab) {
+    const Status st = m->text_tokenizer.init_legacy(&m->tokenizer);
+    if (!st.is_ok()) return c.fail(st.message(), st.code()), c.status;
+    m->has_text_tokenizer = true;
+  }
   if (fm->calibration() && fm->calibration()->source()) m->calibration_source = fm->calibration()->source()->str();
   *out = std::move(m);
   return EB_OK;

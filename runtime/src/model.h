@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "edgebert/edgebert.h"
+#include "text/tokenizer.h"
 #include "tokenizer/wordpiece_tokenizer.h"
 
 namespace edgebert {
@@ -113,7 +114,11 @@ class Model {
   bool normalize = false;           // sentence embedding: L2-normalize after pooling
   uint32_t schema_version = 1;
   std::vector<std::string_view> vocab;
-  WordPieceTokenizer tokenizer;
+  WordPieceTokenizer tokenizer;  // the `vocab` table's BERT WordPiece (files without a TokenizerSpec)
+  // The model's own tokenizer for every kind: the TokenizerSpec pipeline when the file has one,
+  // else the WordPiece above. has_text_tokenizer: either is present.
+  text::Tokenizer text_tokenizer;
+  bool has_text_tokenizer = false;
   std::string calibration_source;
   size_t file_size = 0;
   const uint8_t* buffer = nullptr;  // the verified FlatBuffer (for edgebert-inspect)

@@ -689,11 +689,12 @@ bool WordPieceTokenizer::init(const std::vector<std::string_view>& vocab,
 
 class WordPieceTokenizer::Encoder {
  public:
-  Encoder(const WordPieceTokenizer& tok, int32_t* ids, TokenSpan* spans, size_t max_ids,
+  Encoder(const WordPieceTokenizer& tok, int32_t* ids, TokenSpan* spans, int32_t* words, size_t max_ids,
           bool match_specials)
       : tok_(tok),
         ids_(ids),
         spans_(spans),
+        words_(words),
         max_ids_(ids != nullptr ? max_ids : 0),
         match_specials_(match_specials) {}
 
@@ -703,6 +704,7 @@ class WordPieceTokenizer::Encoder {
     if (count_ < max_ids_) {
       ids_[count_] = id;
       if (spans_ != nullptr) spans_[count_] = TokenSpan{clamp(begin), clamp(end)};
+      if (words_ != nullptr) words_[count_] = current_word_;
     }
     ++count_;
   }
@@ -714,7 +716,9 @@ class WordPieceTokenizer::Encoder {
     for (size_t i = 0; i < n;) {
       if (const SpecialToken* t = special_at(s, i, n)) {
         flush_word();
+        current_word_ = word_index_++;
         emit(t->id, i, i + t->length);
+        current_word_ = -1;
         i += t->length;
         prev_cased = false;
         continue;
@@ -859,11 +863,13 @@ class WordPieceTokenizer::Encoder {
 
   void flush_word() {
     if (word_chars_ == 0) return;
+    current_word_ = word_index_++;
     if (word_chars_ > static_cast<size_t>(tok_.max_chars_per_word_)) {
       emit(tok_.unk_id_, word_begin_, word_end_);
     } else {
       wordpiece();
     }
+    current_word_ = -1;
     word_chars_ = 0;
     word_bytes_ = 0;
   }
@@ -900,6 +906,9 @@ class WordPieceTokenizer::Encoder {
   const WordPieceTokenizer& tok_;
   int32_t* ids_;
   TokenSpan* spans_;
+  int32_t* words_;
+  int32_t current_word_ = -1;  // word index of the tokens being emitted (-1: added special token)
+  int32_t word_index_ = 0;     // words seen so far
   size_t max_ids_;
   bool match_specials_;
   size_t count_ = 0;
@@ -920,8 +929,14 @@ size_t WordPieceTokenizer::encode(std::string_view text, int32_t* ids, size_t ma
 size_t WordPieceTokenizer::encode(std::string_view text, int32_t* ids, TokenSpan* spans,
                                   size_t max_ids, bool add_special_tokens,
                                   bool split_special_tokens) const {
+  return encode(text, ids, spans, nullptr, max_ids, add_special_tokens, split_special_tokens);
+}
+
+size_t WordPieceTokenizer::encode(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* words,
+                                  size_t max_ids, bool add_special_tokens,
+                                  bool split_special_tokens) const {
   if (vocab_size_ == 0) return 0;
-  Encoder encoder(*this, ids, spans, max_ids, !split_special_tokens);
+  Encoder encoder(*this, ids, spans, words, max_ids, !split_special_tokens);
   if (add_special_tokens) encoder.emit(cls_id_, 0, 0);
   encoder.run(text);
   if (add_special_tokens) encoder.emit(sep_id_, 0, 0);

@@ -69,6 +69,11 @@ class WordPieceTokenizer {
   // as plain text. Texts longer than INT32_MAX bytes give spans clamped to INT32_MAX.
   size_t encode(std::string_view text, int32_t* ids, TokenSpan* spans, size_t max_ids,
                 bool add_special_tokens, bool split_special_tokens) const;
+  // As above, plus `words` (may be null): the index of the word each token belongs to (a run of
+  // characters between whitespace, a punctuation character, a CJK ideograph or a special token
+  // written in the text, as HuggingFace's word_ids() counts them); -1 for the added [CLS]/[SEP].
+  size_t encode(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* words, size_t max_ids,
+                bool add_special_tokens, bool split_special_tokens) const;
 
   int32_t cls_id() const { return cls_id_; }
   int32_t sep_id() const { return sep_id_; }

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: Apache-2.0
+// normalizers.cpp: each normalizer produces the (character, change) list that the reference's
+// NormalizedString operations (filter, map, transform, nfd, lowercase, replace, prepend) produce,
+// and apply_changes() rewrites the buffer with the reference's alignment rule.
+#include "text/normalizers.h"
+
+#include <cstring>
+
+namespace edgebert {
+namespace text {
+namespace {
+
+// Iterates the code points of buf.
+template <class F>
+void for_each_char(const TextBuffer& buf, F&& f) {
+  const char* s = buf.bytes.data();
+  const size_t n = buf.size();
+  for (size_t i = 0; i < n;) {
+    size_t len;
+    const uint32_t c = decode_utf8(s + i, n - i, &len);
+    f(c, i, len);
+    i += len;
+  }
+}
+
+void rewrite(TextBuffer& buf, Align base, NormalizerScratch& sc, size_t initial_skip = 0) {
+  sc.tmp.clear();
+  apply_changes(buf, 0, buf.size(), sc.changes, initial_skip, base, sc.tmp);
+  std::swap(buf.bytes, sc.tmp.bytes);
+  std::swap(buf.align, sc.tmp.align);
+}
+
+// NormalizedString::filter: kept characters carry the removal of the ones after them.
+template <class Keep>
+void filter(TextBuffer& buf, Align base, NormalizerScratch& sc, Keep keep) {
+  sc.changes.clear();
+  size_t leading = 0;
+  bool any = false;
+  for_each_char(buf, [&](uint32_t c, size_t, size_t) {
+    if (keep(c)) {
+      sc.changes.push_back(Change{c, 0});
+      any = true;
+    } else if (!any) {
+      ++leading;
+    } else {
+      sc.changes.back().change -= 1;
+    }
+  });
+  rewrite(buf, base, sc, leading);
+}
+
+void lowercase(TextBuffer& buf, Align base, NormalizerScratch& sc) {
+  sc.changes.clear();
+  bool changed = false;
+  for_each_char(buf, [&](uint32_t c, size_t, size_t) {
+    if (c == 0x130) {  // the one unconditional two-character lower-case mapping
+      sc.changes.push_back(Change{'i', 0});
+      sc.changes.push_back(Change{0x307, 1});
+      changed = true;
+      return;
+    }
+    const uint32_t l = to_lower(c);
+    changed |= l != c;
+    sc.changes.push_back(Change{l, 0});
+  });
+  if (changed) rewrite(buf, base, sc);
+}
+
+// Unicode normalization segment by segment; a segment of n characters that becomes m keeps the
+// alignment of its first min(n, m) characters (extra ones are insertions, missing ones removals).
+void unicode_normalize(TextBuffer& buf, Align base, NormalizerScratch& sc, NormalForm form) {
+  sc.changes.clear();
+  sc.segment.clear();
+  bool changed = false;
+  auto flush = [&] {
+    const size_t n = sc.segment.size();
+    if (n == 0) return;
+    size_t cap = 4 * n + 16;
+    long m;
+    for (;;) {
+      if (sc.normalized.size() < cap) sc.normalized.resize(cap);
+      m = normalize_segment(sc.segment.data(), n, form, sc.normalized.data(), sc.normalized.size());
+      if (m >= 0 || cap > 64 * n + 1024) break;
+      cap *= 4;
+    }
+    if (m < 0) {  // cannot happen for valid code points; keep the text as it is
+      for (size_t i = 0; i < n; ++i) sc.changes.push_back(Change{sc.segment[i], 0});
+    } else {
+      const size_t out = static_cast<size_t>(m);
+      changed |= out != n || std::memcmp(sc.segment.data(), sc.normalized.data(), n * sizeof(uint32_t)) != 0;
+      for (size_t i = 0; i < out; ++i) {
+        int32_t change = i < n ? 0 : 1;
+        if (out < n && i + 1 == out) change = -static_cast<int32_t>(n - out);
+        sc.changes.push_back(Change{sc.normalized[i], change});
+      }
+      if (out == 0) sc.changes.push_back(Change{kSkip, static_cast<int32_t>(n)});
+    }
+    sc.segment.clear();
+  };
+  for_each_char(buf, [&](uint32_t c, size_t, size_t) {
+    if (is_normalization_boundary(c)) flush();
+    sc.segment.push_back(c);
+  });
+  flush();
+  if (changed) rewrite(buf, base, sc);
+}
+
+void bert(const Normalizer& n, TextBuffer& buf, Align base, NormalizerScratch& sc) {
+  if (n.clean_text) {
+    filter(buf, base, sc, [](uint32_t c) {
+      if (c == '\t' || c == '\n' || c == '\r') return true;
+      return !(c == 0 || c == kReplacementChar || is_other(c));
+    });
+    sc.changes.clear();
+    bool changed = false;
+    for_each_char(buf, [&](uint32_t c, size_t, size_t) {
+      const bool ws = c == '\t' || c == '\n' || c == '\r' || is_whitespace(c);
+      changed |= ws && c != ' ';
+      sc.changes.push_back(Change{ws ? ' ' : c, 0});
+    });
+    if (changed) rewrite(buf, base, sc);
+  }
+  if (n.handle_chinese_chars) {
+    sc.changes.clear();
+    bool changed = false;
+    for_each_char(buf, [&](uint32_t c, size_t, size_t) {
+      if (is_cjk_ideograph(c)) {
+        sc.changes.push_back(Change{' ', 1});
+        sc.changes.push_back(Change{c, 0});
+        sc.changes.push_back(Change{' ', 1});
+        changed = true;
+      } else {
+        sc.changes.push_back(Change{c, 0});
+      }
+    });
+    if (changed) rewrite(buf, base, sc);
+  }
+  if (n.strip_accents) {
+    unicode_normalize(buf, base, sc, NormalForm::kNFD);
+    filter(buf, base, sc, [](uint32_t c) { return !is_mark_nonspacing(c); });
+  }
+  if (n.lowercase) lowercase(buf, base, sc);
+}
+
+void strip(const Normalizer& n, TextBuffer& buf, Align base, NormalizerScratch& sc) {
+  size_t total = 0, leading = 0, trailing = 0;
+  bool in_lead = true;
+  for_each_char(buf, [&](uint32_t c, size_t, size_t) {
+    ++total;
+    if (in_lead && is_whitespace(c)) {
+      ++leading;
+    } else {
+      in_lead = false;
+    }
+    trailing = is_whitespace(c) ? trailing + 1 : 0;
+  });
+  if (!n.strip_left) leading = 0;
+  if (!n.strip_right || leading == total) trailing = 0;
+  if (leading == 0 && trailing == 0) return;
+  sc.changes.clear();
+  size_t i = 0;
+  for_each_char(buf, [&](uint32_t c, size_t, size_t) {
+    if (i >= leading && i < total - trailing) sc.changes.push_back(Change{c, 0});
+    ++i;
+  });
+  rewrite(buf, base, sc, leading);
+}
+
+void replace(const Normalizer& n, TextBuffer& buf, Align base, NormalizerScratch& sc) {
+  const std::string_view pat = n.pattern;
+  if (pat.empty()) return;
+  const char* s = buf.bytes.data();
+  const size_t size = buf.size();
+  sc.changes.clear();
+  bool changed = false;
+  auto at = [&](size_t i) { return size - i >= pat.size() && std::memcmp(s + i, pat.data(), pat.size()) == 0; };
+  for (size_t i = 0; i < size;) {
+    size_t match = 0, copies = 0;
+    while (at(i + match) && (n.min_repeat > 0 || copies == 0)) {
+      match += pat.size();
+      ++copies;
+    }
+    if (copies > 0 && copies < static_cast<size_t>(n.min_repeat)) copies = match = 0;
+    if (copies > 0) {
+      size_t chars = 0;
+      for (size_t k = 0; k < match;) {
+        size_t len;
+        decode_utf8(s + i + k, match - k, &len);
+        k += len;
+        ++chars;
+      }
+      sc.changes.push_back(Change{kSkip, static_cast<int32_t>(chars)});
+      for (size_t k = 0; k < n.content.size();) {
+        size_t len;
+        const uint32_t c = decode_utf8(n.content.data() + k, n.content.size() - k, &len);
+        sc.changes.push_back(Change{c, 1});
+        k += len;
+      }
+      i += match;
+      changed = true;
+      continue;
+    }
+    size_t len;
+    const uint32_t c = decode_utf8(s + i, size - i, &len);
+    sc.changes.push_back(Change{c, 0});
+    i += len;
+  }
+  if (changed) rewrite(buf, base, sc);
+}
+
+void prepend(const Normalizer& n, TextBuffer& buf, Align base, NormalizerScratch& sc) {
+  if (buf.size() == 0 || n.content.empty()) return;
+  sc.changes.clear();
+  bool first = true;
+  for (size_t k = 0; k < n.content.size();) {
+    size_t len;
+    const uint32_t c = decode_utf8(n.content.data() + k, n.content.size() - k, &len);
+    sc.changes.push_back(Change{c, first ? 0 : 1});
+    first = false;
+    k += len;
+  }
+  bool first_char = true;
+  for_each_char(buf, [&](uint32_t c, size_t, size_t) {
+    sc.changes.push_back(Change{c, first_char ? 1 : 0});
+    first_char = false;
+  });
+  rewrite(buf, base, sc);
+}
+
+// Appends the characters of a replacement with the changes the reference gives them: the first
+// carries (new count - old count), the i-th (i > 0) carries i.
+void push_replacement(std::string_view norm, size_t old_count, std::vector<Change>& out) {
+  size_t new_count = 0;
+  for (size_t k = 0; k < norm.size();) {
+    size_t len;
+    decode_utf8(norm.data() + k, norm.size() - k, &len);
+    k += len;
+    ++new_count;
+  }
+  size_t i = 0;
+  for (size_t k = 0; k < norm.size();) {
+    size_t len;
+    const uint32_t c = decode_utf8(norm.data() + k, norm.size() - k, &len);
+    const int32_t change = i == 0 ? static_cast<int32_t>(new_count) - static_cast<int32_t>(old_count)
+                                  : static_cast<int32_t>(i);
+    out.push_back(Change{c, change});
+    k += len;
+    ++i;
+  }
+}
+
+void precompiled(const Normalizer& n, TextBuffer& buf, Align base, NormalizerScratch& sc) {
+  const char* s = buf.bytes.data();
+  const size_t size = buf.size();
+  sc.changes.clear();
+  bool modified = false;
+  auto grapheme = [&](size_t b, size_t e) {
+    std::string_view norm;
+    if (e - b < 6 && n.charsmap.transform(std::string_view(s + b, e - b), &norm)) {
+      size_t old_count = 0;
+      for (size_t k = b; k < e;) {
+        size_t len;
+        decode_utf8(s + k, e - k, &len);
+        k += len;
+        ++old_count;
+      }
+      modified = true;
+      push_replacement(norm, old_count, sc.changes);
+      return;
+    }
+    for (size_t k = b; k < e;) {
+      size_t len;
+      const uint32_t c = decode_utf8(s + k, e - k, &len);
+      if (n.charsmap.transform(std::string_view(s + k, len), &norm)) {
+        modified = true;
+        push_replacement(norm, 1, sc.changes);
+      } else {
+        sc.changes.push_back(Change{c, 0});
+      }
+      k += len;
+    }
+  };
+  int32_t state = 0;
+  uint32_t prev = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < size;) {
+    size_t len;
+    const uint32_t c = decode_utf8(s + i, size - i, &len);
+    if (i > 0 && is_grapheme_break(prev, c, &state)) {
+      grapheme(start, i);
+      start = i;
+    }
+    prev = c;
+    i += len;
+  }
+  if (size > 0) grapheme(start, size);
+  if (modified) rewrite(buf, base, sc);
+}
+
+}  // namespace
+
+void apply_normalizer(const Normalizer& n, TextBuffer& buf, Align base, NormalizerScratch& sc) {
+  switch (n.kind) {
+    case NormalizerKind::kBert: bert(n, buf, base, sc); break;
+    case NormalizerKind::kLowercase: lowercase(buf, base, sc); break;
+    case NormalizerKind::kNFC: unicode_normalize(buf, base, sc, NormalForm::kNFC); break;
+    case NormalizerKind::kNFD: unicode_normalize(buf, base, sc, NormalForm::kNFD); break;
+    case NormalizerKind::kNFKC: unicode_normalize(buf, base, sc, NormalForm::kNFKC); break;
+    case NormalizerKind::kNFKD: unicode_normalize(buf, base, sc, NormalForm::kNFKD); break;
+    case NormalizerKind::kStripAccents: filter(buf, base, sc, [](uint32_t c) { return !is_mark(c); }); break;
+    case NormalizerKind::kStrip: strip(n, buf, base, sc); break;
+    case NormalizerKind::kReplace: replace(n, buf, base, sc); break;
+    case NormalizerKind::kPrepend: prepend(n, buf, base, sc); break;
+    case NormalizerKind::kPrecompiled: precompiled(n, buf, base, sc); break;
+  }
+}
+
+}  // namespace text
+}  // namespace edgebert
