@@ -11,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "converter/tokenizer/tokenizer_json.h"
 #include "edgebert_generated.h"
 
 namespace edgebert::convert {
@@ -245,6 +246,9 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
                                         cm.calibration_tokens, cm.calibration_method.c_str());
   auto producer = b.CreateString(std::string("edgebert-convert ") + EDGEBERT_VERSION_STRING);
 
+  Offset<fb::TokenizerSpec> tokenizer;
+  if (cm.tokenizer) tokenizer = write_tokenizer_spec(b, *cm.tokenizer);
+
   b.ForceDefaults(true);  // always store schema_version, so readers (and tests) see it explicitly
   fb::ModelBuilder mb(b);
   mb.add_schema_version(family_fields ? kFamilySchemaVersion : 2);
@@ -271,6 +275,7 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
                       : m.head_mean_pooling ? fb::HeadInput::MEAN
                                             : fb::HeadInput::CLS);
   }
+  if (!tokenizer.IsNull()) mb.add_tokenizer(tokenizer);
   fb::FinishModelBuffer(b, mb.Finish());
   return b.Release();
 }

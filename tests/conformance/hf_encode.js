@@ -5,6 +5,7 @@
 // and prints one JSON object per input in edgebert-tokenize's format, offsets converted from code
 // points to UTF-8 bytes of that input's own text.
 // Usage: node hf_encode.js TOKENIZER INPUTS.jsonl [--max-length N] [--bench]
+//        node hf_encode.js VOCAB_DIR --save-json OUT   (writes the BERT tokenizer.json it builds)
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -55,6 +56,10 @@ async function main() {
   const args = process.argv.slice(2);
   let maxLength = 0, bench = false;
   const pos = [];
+  if (args.length === 3 && args[1] === '--save-json') {
+    fs.writeFileSync(args[2], bertTokenizerJson(path.join(args[0], 'vocab.txt')));
+    return;
+  }
   for (let i = 0; i < args.length; ++i) {
     if (args[i] === '--max-length') maxLength = parseInt(args[++i], 10);
     else if (args[i] === '--bench') bench = true;
@@ -62,7 +67,7 @@ async function main() {
   }
   if (pos.length !== 2) { console.error('usage: node hf_encode.js TOKENIZER INPUTS.jsonl [--max-length N] [--bench]'); process.exit(2); }
   const tok = loadTokenizer(pos[0]);
-  if (maxLength > 0) tok.setTruncation(maxLength, { strategy: 'longest_first' });
+  if (maxLength > 0) tok.setTruncation(maxLength, { strategy: 'LongestFirst' });
   const inputs = fs.readFileSync(pos[1], 'utf8').split('\n').filter((l) => l.length).map((l) => JSON.parse(l));
   if (bench) {
     // Single-thread throughput of encodeBatch (RAYON_NUM_THREADS=1 set by the caller).

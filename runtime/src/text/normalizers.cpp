@@ -227,8 +227,11 @@ void prepend(const Normalizer& n, TextBuffer& buf, Align base, NormalizerScratch
   rewrite(buf, base, sc);
 }
 
-// Appends the characters of a replacement with the changes the reference gives them: the first
-// carries (new count - old count), the i-th (i > 0) carries i.
+// Appends the characters of a replacement of `old_count` characters: the i-th of the first
+// min(old, new) replaces the i-th old character, extra ones are insertions, and when the
+// replacement is shorter its last character removes the rest (what HuggingFace tokenizers 0.22
+// reports as offsets; its source comment says the changes are (new - old, i), which would shift
+// every alignment by one -- the measured behaviour is this one).
 void push_replacement(std::string_view norm, size_t old_count, std::vector<Change>& out) {
   size_t new_count = 0;
   for (size_t k = 0; k < norm.size();) {
@@ -241,12 +244,13 @@ void push_replacement(std::string_view norm, size_t old_count, std::vector<Chang
   for (size_t k = 0; k < norm.size();) {
     size_t len;
     const uint32_t c = decode_utf8(norm.data() + k, norm.size() - k, &len);
-    const int32_t change = i == 0 ? static_cast<int32_t>(new_count) - static_cast<int32_t>(old_count)
-                                  : static_cast<int32_t>(i);
+    int32_t change = i < old_count ? 0 : 1;
+    if (new_count < old_count && i + 1 == new_count) change = -static_cast<int32_t>(old_count - new_count);
     out.push_back(Change{c, change});
     k += len;
     ++i;
   }
+  if (new_count == 0) out.push_back(Change{kSkip, static_cast<int32_t>(old_count)});
 }
 
 void precompiled(const Normalizer& n, TextBuffer& buf, Align base, NormalizerScratch& sc) {
