@@ -12,6 +12,7 @@
 
 #include "converter/checkpoint/checkpoint_error.h"
 #include "edgebert_generated.h"
+#include "text/tokenizer.h"
 
 namespace edgebert {
 namespace convert {
@@ -633,7 +634,12 @@ TokenizerJson parse_tokenizer_json(const std::string& text, const std::string& s
   t.source = source;
   flatbuffers::FlatBufferBuilder scratch;
   Writer w(scratch, t);
-  w.write(&t.vocab_size);  // validates everything once
+  scratch.Finish(w.write(&t.vocab_size));  // validates everything once ...
+  // ... and the tables must pass the runtime's own checks (e.g. the Precompiled charsmap's trie)
+  text::Tokenizer check;
+  const Status st = check.init_from_buffer(
+      std::vector<uint8_t>(scratch.GetBufferPointer(), scratch.GetBufferPointer() + scratch.GetSize()));
+  if (!st.is_ok()) throw CheckpointError(source + ": " + st.message());
   return t;
 }
 
