@@ -96,7 +96,7 @@ async function main() {
       return seq[i] === null || seq[i] === undefined ? [0, 0] : [m[b], m[en]];
     });
     const nz = (v) => (v === undefined ? null : v);
-    lines.push(JSON.stringify({ ids: e.getIds(), type_ids: e.getTypeIds(), offsets,
+    lines.push(JSON.stringify({ ids: e.getIds(), type_ids: e.getTypeIds(), offsets, char_offsets: e.getOffsets(),
                                 word_ids: e.getWordIds().map(nz), sequence_ids: seq.map(nz) }));
   }
   process.stdout.write(lines.join('\n') + (lines.length ? '\n' : ''));

@@ -25,9 +25,9 @@ run() {  # NAME TOKENIZER INPUTS [--max-length N]
   node "$here/hf_encode.js" "$tok" "$in" "$@" >"$work/$name.hf.jsonl" || { echo "$name: hf_encode failed"; status=1; return; }
   "$tool" --tokenizer "$tok" --jsonl "$in" "$@" >"$work/$name.eb.jsonl" || { echo "$name: edgebert-tokenize failed"; status=1; return; }
   if [[ $name == bert-vocab.txt/* ]]; then
-    python3 "$here/compare.py" "$name" "$work/$name.eb.jsonl" "$work/$name.hf.jsonl" --show 0 || echo "  ($name: informational)"
+    python3 "$here/compare.py" "$name" "$work/$name.eb.jsonl" "$work/$name.hf.jsonl" --inputs "$in" --show 0 || echo "  ($name: informational)"
   else
-    python3 "$here/compare.py" "$name" "$work/$name.eb.jsonl" "$work/$name.hf.jsonl" || status=1
+    python3 "$here/compare.py" "$name" "$work/$name.eb.jsonl" "$work/$name.hf.jsonl" --inputs "$in" || status=1
   fi
 }
 tokenizers=()
@@ -43,6 +43,15 @@ if [ -f "$bert/vocab.txt" ]; then
   # BertTokenizer): its counts are printed but do not fail the test
   tokenizers+=("bert-vocab.txt=$bert")
 fi
+# variants of the shared files with the components they do not use (conformance, adversarial, pairs)
+variants=()
+if [ -f "$work/bert-tokenizer.json" ] && python3 "$here/make_variants.py" "$shared" "$work/bert-tokenizer.json" "$work/variants"; then
+  for v in "$work"/variants/*.json; do variants+=("$(basename "$v" .json)=$v"); done
+fi
+for entry in "${variants[@]}"; do
+  name=${entry%%=*} tok=${entry#*=}
+  for set in conformance adversarial pairs; do run "$name/$set" "$tok" "$work/inputs/$set.jsonl"; done
+done
 for entry in "${tokenizers[@]}"; do
   name=${entry%%=*} tok=${entry#*=}
   for set in conformance sst2 pairs adversarial; do

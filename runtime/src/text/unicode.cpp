@@ -88,6 +88,11 @@ bool is_mark(uint32_t c) {
   return k >= UTF8PROC_CATEGORY_MN && k <= UTF8PROC_CATEGORY_ME;
 }
 bool is_alphanumeric(uint32_t c) { return is_letter(c) || is_number(c); }
+bool is_word_number(uint32_t c) {
+  const auto k = category(c);
+  return k == UTF8PROC_CATEGORY_ND || k == UTF8PROC_CATEGORY_NL;
+}
+bool is_connector_punctuation(uint32_t c) { return category(c) == UTF8PROC_CATEGORY_PC; }
 
 bool is_cjk_ideograph(uint32_t c) {
   return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||

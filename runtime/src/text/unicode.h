@@ -32,6 +32,8 @@ bool is_other(uint32_t c);         // C* (Cc Cf Cs Co Cn)
 bool is_mark_nonspacing(uint32_t c);  // Mn
 bool is_mark(uint32_t c);          // M*
 bool is_alphanumeric(uint32_t c);  // L* or N* (Rust char::is_alphanumeric, approximately)
+bool is_word_number(uint32_t c);   // Nd or Nl (the numbers of regex \w)
+bool is_connector_punctuation(uint32_t c);  // Pc
 // BERT's CJK ideograph blocks (tokenize_chinese_chars).
 bool is_cjk_ideograph(uint32_t c);
 
