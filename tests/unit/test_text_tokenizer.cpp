@@ -16,6 +16,9 @@
 
 #include "alloc_counter.h"
 #include "converter/checkpoint/checkpoint_error.h"
+#include "converter/converter.h"
+#include "converter/synthetic_model.h"
+#include "edgebert/edgebert.h"
 #include "converter/tokenizer/tokenizer_json.h"
 #include "edgebert_generated.h"
 #include "test_support.h"
@@ -256,6 +259,59 @@ TEST_CASE("the verifier rejects inconsistent tokenizer tables", "[text]") {
   CHECK_THAT(t.init_from_buffer(spec(1, 0, true)).message(), Catch::Contains("precompiled_charsmap"));
   CHECK_FALSE(t.initialized());
   CHECK_THAT(t.init_from_buffer(std::vector<uint8_t>{1, 2, 3}).message(), Catch::Contains("not a valid FlatBuffer"));
+}
+
+TEST_CASE("a model file with a bad tokenizer table does not load", "[text]") {
+  const convert::TokenizerJson tj = convert::parse_tokenizer_json(byte_level_json(), "bpe.json");
+  convert::SyntheticSpec spec;
+  spec.hidden = 16;
+  spec.heads = 2;
+  spec.layers = 1;
+  spec.intermediate = 32;
+  spec.vocab = static_cast<int>(tj.vocab_size);
+  spec.max_position = 16;
+  const convert::FloatBert m = convert::make_synthetic_bert(spec);
+  convert::ConvertOptions o;
+  o.fp32 = true;
+  o.quiet = true;
+  o.error_report = false;
+  const convert::ConvertResult r = convert::convert_model(m, nullptr, o, &tj);
+  auto load = [](std::vector<uint8_t>& bytes, std::string* message) {
+    alignas(64) static uint8_t buf[1 << 20];
+    REQUIRE(bytes.size() <= sizeof buf);
+    std::copy(bytes.begin(), bytes.end(), buf);
+    eb_model* model = nullptr;
+    char error[512] = "";
+    const eb_status s = eb_model_load_memory(buf, bytes.size(), &model, error, sizeof error);
+    *message = error;
+    eb_model_free(model);
+    return s;
+  };
+  std::vector<uint8_t> good(r.buffer.data(), r.buffer.data() + r.buffer.size());
+  std::string msg;
+  REQUIRE(load(good, &msg) == EB_OK);
+  std::vector<uint8_t> bad = good;
+  fb::GetMutableModel(bad.data())->mutable_tokenizer()->mutable_model()->mutable_merges()->GetMutableObject(2)->mutate_merged(100000);
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(msg, Catch::Contains("merge 2 has a token id outside the vocabulary"));
+  bad = good;
+  fb::GetMutableModel(bad.data())->mutable_tokenizer()->mutable_model()->mutable_merges()->GetMutableObject(0)->mutate_merged(5);
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(msg, Catch::Contains("merge 0 does not produce the concatenation"));
+  bad = good;
+  REQUIRE(fb::GetMutableModel(bad.data())->mutable_tokenizer()->mutable_pre_tokenizers()->GetMutableObject(0)->mutate_behavior(
+      static_cast<fb::SplitBehavior>(9)));
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(msg, Catch::Contains("unknown split behavior"));
+  bad = good;
+  auto* tmpl = fb::GetMutableModel(bad.data())->mutable_tokenizer()->mutable_post_processor()->mutable_pair();
+  tmpl->GetMutableObject(0)->mutate_special(9);
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(msg, Catch::Contains("template special token index out of range"));
+  bad = good;
+  REQUIRE(fb::GetMutableModel(bad.data())->mutable_tokenizer()->mutable_added_tokens()->GetMutableObject(0)->mutate_id(-4));
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(msg, Catch::Contains("added token id -4"));
 }
 
 TEST_CASE("encode allocates nothing once the workspace is sized, and is safe to share", "[text]") {
