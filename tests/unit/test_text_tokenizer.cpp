@@ -156,6 +156,34 @@ TEST_CASE("WordPiece pipeline from tokenizer.json", "[text]") {
   CHECK(p.words == std::vector<int32_t>{-1, 0, -1, 0, 1, -1});
 }
 
+TEST_CASE("segments and frames rebuild encode()'s output", "[text]") {
+  text::Tokenizer wp, bpe, uni;
+  load(wp, kWordPiece);
+  load(bpe, byte_level_json());
+  load(uni, kUnigram);
+  const std::string a = "hello worlds he", b = "ab c";
+  for (const text::Tokenizer* t : {&wp, &bpe, &uni}) {
+    text::TextWorkspace ws;
+    std::vector<TextToken> sa(64), sb(64);
+    const size_t na = t->encode_segment(a, ws, sa.data(), sa.size());
+    const size_t nb = t->encode_segment(b, ws, sb.data(), sb.size());
+    const text::Tokenizer::Frame& f = t->frame(true);
+    std::vector<int32_t> ids = f.prefix;
+    for (size_t i = 0; i < na; ++i) ids.push_back(sa[i].id);
+    ids.insert(ids.end(), f.middle.begin(), f.middle.end());
+    for (size_t i = 0; i < nb; ++i) ids.push_back(sb[i].id);
+    ids.insert(ids.end(), f.suffix.begin(), f.suffix.end());
+    CHECK(ids == encode(*t, a, &b).ids);
+    CHECK(f.prefix.size() + f.middle.size() + f.suffix.size() == t->num_special_tokens(true));
+  }
+  CHECK(wp.frame(true).prefix == std::vector<int32_t>{2});
+  CHECK(wp.frame(true).suffix_types == std::vector<int32_t>{1});
+  CHECK(wp.frame(true).type_b == 1);
+  CHECK(bpe.frame(true).middle == std::vector<int32_t>{257, 257});
+  CHECK(uni.frame(false).prefix.empty());
+  CHECK(uni.frame(false).suffix == std::vector<int32_t>{1});
+}
+
 TEST_CASE("byte-level BPE pipeline (RoBERTa layout, model without a type)", "[text]") {
   text::Tokenizer t;
   load(t, byte_level_json());

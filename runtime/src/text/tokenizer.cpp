@@ -76,6 +76,8 @@ void Tokenizer::reset() {
   pair_.clear();
   specials_.clear();
   has_template_ = trim_offsets_ = trim_add_prefix_space_ = false;
+  single_frame_ = Frame();
+  pair_frame_ = Frame();
   legacy_ = nullptr;
   pad_id_ = 0;
   unk_id_ = -1;
@@ -99,6 +101,7 @@ Status Tokenizer::init_legacy(const WordPieceTokenizer* wp) {
   pad_id_ = wp->pad_id();
   unk_id_ = wp->unk_id();
   kind_ = Kind::kLegacy;
+  build_frames();
   return Status::ok();
 }
 
@@ -249,6 +252,7 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
           if (p->type_id() < 0 || p->type_id() > 1023) return invalid("template type id out of range");
           if (p->sequence() >= 0) {
             if (seen[p->sequence()]) return invalid("template uses a sequence twice");
+            if (p->sequence() == 1 && !seen[0]) return invalid("template puts sequence B before A");
             seen[p->sequence()] = true;
           }
           out.push_back(Piece{p->sequence(), p->special(), p->type_id()});
@@ -265,12 +269,48 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
     }
     for (const AddedToken& a : added_)
       if (a.content == "<pad>" || a.content == "[PAD]") pad_id_ = a.id;
+    build_frames();
     kind_ = model_kind;
     return Status::ok();
   } catch (const std::bad_alloc&) {
     reset();
     return Status(EB_ERROR_OUT_OF_MEMORY, "tokenizer: out of memory");
   }
+}
+
+void Tokenizer::build_frames() {
+  single_frame_ = Frame();
+  pair_frame_ = Frame();
+  if (!has_template_) return;
+  for (int pair = 0; pair < 2; ++pair) {
+    Frame& f = pair ? pair_frame_ : single_frame_;
+    int seen = 0;  // sequences passed so far
+    for (const Piece& p : pair ? pair_ : single_) {
+      if (p.sequence >= 0) {
+        (p.sequence == 0 ? f.type_a : f.type_b) = p.type_id;
+        ++seen;
+        continue;
+      }
+      std::vector<int32_t>& ids = seen == 0 ? f.prefix : (seen == 1 && pair) ? f.middle : f.suffix;
+      std::vector<int32_t>& types = seen == 0 ? f.prefix_types : (seen == 1 && pair) ? f.middle_types : f.suffix_types;
+      for (int32_t id : specials_[static_cast<size_t>(p.special)]) {
+        ids.push_back(id);
+        types.push_back(p.type_id);
+      }
+    }
+  }
+}
+
+size_t Tokenizer::encode_segment(std::string_view text, TextWorkspace& ws, TextToken* out, size_t capacity) const {
+  if (kind_ == Kind::kNone || text.size() > std::numeric_limits<uint32_t>::max() / 8) return 0;
+  if (kind_ == Kind::kLegacy) encode_legacy(text, ws, ws.seq[0]);
+  else encode_sequence(text, ws, ws.seq[0]);
+  const size_t n = ws.seq[0].size();
+  for (size_t i = 0; i < n && i < capacity; ++i) {
+    const auto& t = ws.seq[0][i];
+    out[i] = TextToken{t.id, 0, static_cast<int32_t>(t.begin), static_cast<int32_t>(t.end), t.word, 0};
+  }
+  return n;
 }
 
 size_t Tokenizer::num_special_tokens(bool pair) const {

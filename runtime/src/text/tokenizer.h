@@ -79,6 +79,21 @@ class Tokenizer {
   size_t encode(std::string_view a, const std::string_view* b, size_t max_length, TextWorkspace& ws,
                 TextToken* out, size_t capacity) const;
 
+  // One text with neither special tokens nor truncation (sequence 0, type 0), for callers that
+  // frame their inputs themselves (long-context QA windows): the tokens encode() puts between
+  // the template's special tokens. Same return convention as encode().
+  size_t encode_segment(std::string_view text, TextWorkspace& ws, TextToken* out, size_t capacity) const;
+
+  // The template as runs of special tokens around the sequences: a single text is
+  // prefix A suffix, a pair prefix A middle B suffix (every template has this shape: each
+  // sequence occurs once). Types of the special tokens run by run, and of A's and B's tokens.
+  struct Frame {
+    std::vector<int32_t> prefix, middle, suffix;
+    std::vector<int32_t> prefix_types, middle_types, suffix_types;
+    int32_t type_a = 0, type_b = 1;
+  };
+  const Frame& frame(bool pair) const { return pair ? pair_frame_ : single_frame_; }
+
   bool initialized() const { return kind_ != Kind::kNone; }
   size_t num_special_tokens(bool pair) const;
   size_t vocab_size() const { return vocab_.size(); }
@@ -97,6 +112,7 @@ class Tokenizer {
   void encode_legacy(std::string_view text, TextWorkspace& ws, std::vector<TextWorkspace::SeqToken>& out) const;
   void normalize_piece(std::string_view text, uint32_t b, uint32_t e, TextWorkspace& ws) const;
   void reset();
+  void build_frames();
 
   Kind kind_ = Kind::kNone;
   std::vector<uint8_t> owned_;
@@ -111,6 +127,7 @@ class Tokenizer {
   std::vector<Piece> single_, pair_;
   std::vector<std::vector<int32_t>> specials_;
   bool has_template_ = false;
+  Frame single_frame_, pair_frame_;
   bool trim_offsets_ = false, trim_add_prefix_space_ = false;
   const WordPieceTokenizer* legacy_ = nullptr;
   int32_t pad_id_ = 0, unk_id_ = -1;
