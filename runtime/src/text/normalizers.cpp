@@ -66,35 +66,89 @@ void lowercase(TextBuffer& buf, Align base, NormalizerScratch& sc) {
   if (changed) rewrite(buf, base, sc);
 }
 
-// Unicode normalization segment by segment; a segment of n characters that becomes m keeps the
-// alignment of its first min(n, m) characters (extra ones are insertions, missing ones removals).
+// Unicode normalization segment by segment (a starter and the characters that combine with it).
+// Every output character is attributed to an input character, as the reference's alignment-aware
+// normalization does: a decomposition's characters to the character they came from (through
+// canonical reordering), a composition to its starter, the marks left over after composition to
+// their own characters (matched from the end of the segment); the rest of the inputs are removed.
 void unicode_normalize(TextBuffer& buf, Align base, NormalizerScratch& sc, NormalForm form) {
   sc.changes.clear();
   sc.segment.clear();
+  const bool compat = form == NormalForm::kNFKC || form == NormalForm::kNFKD;
+  const bool composing = form == NormalForm::kNFC || form == NormalForm::kNFKC;
   bool changed = false;
+  auto& dec = sc.normalized;
+  auto& src = sc.sources;
   auto flush = [&] {
     const size_t n = sc.segment.size();
     if (n == 0) return;
-    size_t cap = 4 * n + 16;
-    long m;
-    for (;;) {
-      if (sc.normalized.size() < cap) sc.normalized.resize(cap);
-      m = normalize_segment(sc.segment.data(), n, form, sc.normalized.data(), sc.normalized.size());
-      if (m >= 0 || cap > 64 * n + 1024) break;
-      cap *= 4;
-    }
-    if (m < 0) {  // cannot happen for valid code points; keep the text as it is
-      for (size_t i = 0; i < n; ++i) sc.changes.push_back(Change{sc.segment[i], 0});
-    } else {
-      const size_t out = static_cast<size_t>(m);
-      changed |= out != n || std::memcmp(sc.segment.data(), sc.normalized.data(), n * sizeof(uint32_t)) != 0;
-      for (size_t i = 0; i < out; ++i) {
-        int32_t change = i < n ? 0 : 1;
-        if (out < n && i + 1 == out) change = -static_cast<int32_t>(n - out);
-        sc.changes.push_back(Change{sc.normalized[i], change});
+    dec.clear();
+    src.clear();
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t tmp[32];
+      const long k = decompose_char(sc.segment[i], compat, tmp, 32);
+      if (k < 0) {
+        dec.push_back(sc.segment[i]);
+        src.push_back(static_cast<uint32_t>(i));
+        continue;
       }
-      if (out == 0) sc.changes.push_back(Change{kSkip, static_cast<int32_t>(n)});
+      for (long q = 0; q < k; ++q) {
+        dec.push_back(tmp[q]);
+        src.push_back(static_cast<uint32_t>(i));
+      }
     }
+    // canonical ordering (stable by combining class within runs of non-starters)
+    for (size_t i = 1; i < dec.size(); ++i) {
+      for (size_t j = i; j > 0; --j) {
+        const int a = combining_class(dec[j - 1]), b = combining_class(dec[j]);
+        if (b == 0 || a <= b) break;
+        std::swap(dec[j - 1], dec[j]);
+        std::swap(src[j - 1], src[j]);
+      }
+    }
+    size_t m = dec.size();
+    auto& out = sc.composed;
+    out.assign(dec.begin(), dec.end());
+    std::vector<uint32_t>& out_src = sc.out_sources;
+    if (composing) {
+      const long r = compose(out.data(), out.size());
+      m = r < 0 ? out.size() : static_cast<size_t>(r);
+      // attribute from the right: kept marks to their own characters, compositions to a starter
+      out_src.assign(m, 0);
+      size_t j = dec.size();
+      for (size_t i = m; i-- > 1;) {
+        while (j > 1 && dec[j - 1] != out[i] && combining_class(dec[j - 1]) != 0 && combining_class(out[i]) == 0) --j;
+        if (j > 1 && dec[j - 1] == out[i]) {
+          out_src[i] = src[j - 1];
+          --j;
+        } else {
+          while (j > 1 && combining_class(dec[j - 1]) != 0) --j;
+          out_src[i] = src[j > 1 ? j - 1 : 0];
+          if (j > 1) --j;
+        }
+      }
+      if (m > 0) out_src[0] = src[0];
+    } else {
+      out_src.assign(src.begin(), src.end());
+    }
+    bool same = m == n;
+    for (size_t i = 0; same && i < m; ++i) same = out[i] == sc.segment[i];
+    changed |= !same;
+    uint32_t consumed = 0;
+    int64_t prev = -1;
+    for (size_t i = 0; i < m; ++i) {
+      int64_t s = out_src[i];
+      if (s < prev) s = prev;  // reordering across sources: keep the alignment monotonic
+      if (s == prev) {
+        sc.changes.push_back(Change{out[i], 1});
+        continue;
+      }
+      if (s > consumed) sc.changes.push_back(Change{kSkip, static_cast<int32_t>(s - consumed)});
+      sc.changes.push_back(Change{out[i], 0});
+      consumed = static_cast<uint32_t>(s + 1);
+      prev = s;
+    }
+    if (consumed < n) sc.changes.push_back(Change{kSkip, static_cast<int32_t>(n - consumed)});
     sc.segment.clear();
   };
   for_each_char(buf, [&](uint32_t c, size_t, size_t) {

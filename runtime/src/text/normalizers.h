@@ -27,7 +27,7 @@ struct Normalizer {
 // Scratch space one normalization pass uses (owned by the caller's workspace).
 struct NormalizerScratch {
   std::vector<Change> changes;
-  std::vector<uint32_t> segment, normalized;
+  std::vector<uint32_t> segment, normalized, sources, composed, out_sources;
   TextBuffer tmp;
 };
 

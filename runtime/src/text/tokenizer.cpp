@@ -46,6 +46,9 @@ void TextWorkspace::reserve(size_t n) {
   normalizer.changes.reserve(bytes);
   normalizer.segment.reserve(64);
   normalizer.normalized.reserve(1024);
+  normalizer.sources.reserve(1024);
+  normalizer.composed.reserve(1024);
+  normalizer.out_sources.reserve(1024);
   pre_tokenizer.segments.reserve(bytes);
   pre_tokenizer.merged.reserve(bytes);
   pre_tokenizer.changes.reserve(bytes);

@@ -106,22 +106,24 @@ uint32_t to_lower(uint32_t c) {
   return static_cast<uint32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c)));
 }
 
-long normalize_segment(const uint32_t* in, size_t n, NormalForm form, uint32_t* out, size_t cap) {
-  int options = UTF8PROC_STABLE;
-  if (form == NormalForm::kNFKC || form == NormalForm::kNFKD) options |= UTF8PROC_COMPAT;
-  options |= (form == NormalForm::kNFC || form == NormalForm::kNFKC) ? UTF8PROC_COMPOSE : UTF8PROC_DECOMPOSE;
-  size_t used = 0;
+long decompose_char(uint32_t c, bool compat, uint32_t* out, size_t cap) {
+  int options = UTF8PROC_STABLE | UTF8PROC_DECOMPOSE;
+  if (compat) options |= UTF8PROC_COMPAT;
   int boundclass = UTF8PROC_BOUNDCLASS_START;
-  for (size_t i = 0; i < n; ++i) {
-    const utf8proc_ssize_t r = utf8proc_decompose_char(
-        static_cast<utf8proc_int32_t>(in[i]), reinterpret_cast<utf8proc_int32_t*>(out + used),
-        static_cast<utf8proc_ssize_t>(cap - used), static_cast<utf8proc_option_t>(options), &boundclass);
-    if (r < 0 || static_cast<size_t>(r) > cap - used) return -1;
-    used += static_cast<size_t>(r);
-  }
-  const utf8proc_ssize_t r = utf8proc_normalize_utf32(reinterpret_cast<utf8proc_int32_t*>(out),
-                                                      static_cast<utf8proc_ssize_t>(used),
-                                                      static_cast<utf8proc_option_t>(options));
+  const utf8proc_ssize_t r = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(c), reinterpret_cast<utf8proc_int32_t*>(out),
+                                                     static_cast<utf8proc_ssize_t>(cap),
+                                                     static_cast<utf8proc_option_t>(options), &boundclass);
+  return (r < 0 || static_cast<size_t>(r) > cap) ? -1 : static_cast<long>(r);
+}
+
+int combining_class(uint32_t c) {
+  if (c < 0x300) return 0;
+  return utf8proc_get_property(static_cast<utf8proc_int32_t>(c))->combining_class;
+}
+
+long compose(uint32_t* buf, size_t n) {
+  const utf8proc_ssize_t r = utf8proc_normalize_utf32(reinterpret_cast<utf8proc_int32_t*>(buf), static_cast<utf8proc_ssize_t>(n),
+                                                      static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
   return r < 0 ? -1 : static_cast<long>(r);
 }
 

@@ -42,9 +42,14 @@ uint32_t to_lower(uint32_t c);
 
 // Unicode normalization forms.
 enum class NormalForm { kNFC, kNFD, kNFKC, kNFKD };
-// Normalizes the code points in[0..n) (one composition segment: a starter and what follows it)
-// into out (capacity cap). Returns the number written, or -1 when cap is too small.
-long normalize_segment(const uint32_t* in, size_t n, NormalForm form, uint32_t* out, size_t cap);
+// The full canonical (or compatibility) decomposition of one code point, not reordered, into
+// out (capacity cap); returns its length, or -1 when cap is too small.
+long decompose_char(uint32_t c, bool compat, uint32_t* out, size_t cap);
+// Canonical combining class.
+int combining_class(uint32_t c);
+// Canonical composition of buf[0..n) (decomposed and canonically ordered) in place; returns the
+// new length (or -1).
+long compose(uint32_t* buf, size_t n);
 // Whether a code point starts a new normalization segment (canonical combining class 0 and not
 // composing with a preceding character).
 bool is_normalization_boundary(uint32_t c);
