@@ -184,11 +184,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "edgebert-tokenize: %s: %s\n", model_path.c_str(), err.c_str());
         return 1;
       }
-      if (!model->has_text_tokenizer) {
+      if (!model->text_tokenizer) {
         std::fprintf(stderr, "edgebert-tokenize: %s: the model has no tokenizer (it takes token ids)\n", model_path.c_str());
         return 1;
       }
-      tok = &model->text_tokenizer;
+      tok = model->text_tokenizer.get();
     } else {
       struct stat st;
       if (stat(tokenizer_path.c_str(), &st) != 0) {

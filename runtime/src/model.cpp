@@ -448,14 +448,12 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
              c.status;
     m->has_vocab = true;
   }
-  if (const fb::TokenizerSpec* spec = fm->tokenizer()) {
-    const Status st = m->text_tokenizer.init(spec, k.vocab);
+  if (fm->tokenizer() != nullptr || m->has_vocab) {
+    auto tok = std::unique_ptr<text::Tokenizer>(new (std::nothrow) text::Tokenizer());
+    if (!tok) return c.fail("tokenizer: out of memory", EB_ERROR_OUT_OF_MEMORY), c.status;
+    const Status st = fm->tokenizer() ? tok->init(fm->tokenizer(), k.vocab) : tok->init_legacy(&m->tokenizer);
     if (!st.is_ok()) return c.fail(st.message(), st.code()), c.status;
-    m->has_text_tokenizer = true;
-  } else if (m->has_vocab) {
-    const Status st = m->text_tokenizer.init_legacy(&m->tokenizer);
-    if (!st.is_ok()) return c.fail(st.message(), st.code()), c.status;
-    m->has_text_tokenizer = true;
+    m->text_tokenizer = std::move(tok);
   }
   if (fm->calibration() && fm->calibration()->source()) m->calibration_source = fm->calibration()->source()->str();
   *out = std::move(m);

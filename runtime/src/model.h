@@ -116,9 +116,8 @@ class Model {
   std::vector<std::string_view> vocab;
   WordPieceTokenizer tokenizer;  // the `vocab` table's BERT WordPiece (files without a TokenizerSpec)
   // The model's own tokenizer for every kind: the TokenizerSpec pipeline when the file has one,
-  // else the WordPiece above. has_text_tokenizer: either is present.
-  text::Tokenizer text_tokenizer;
-  bool has_text_tokenizer = false;
+  // else the WordPiece above; null when the model has neither (allocated after the config checks).
+  std::unique_ptr<text::Tokenizer> text_tokenizer;
   std::string calibration_source;
   size_t file_size = 0;
   const uint8_t* buffer = nullptr;  // the verified FlatBuffer (for edgebert-inspect)
