@@ -165,8 +165,8 @@ TEST_CASE("segments and frames rebuild encode()'s output", "[text]") {
   for (const text::Tokenizer* t : {&wp, &bpe, &uni}) {
     text::TextWorkspace ws;
     std::vector<TextToken> sa(64), sb(64);
-    const size_t na = t->encode_segment(a, ws, sa.data(), sa.size());
-    const size_t nb = t->encode_segment(b, ws, sb.data(), sb.size());
+    const size_t na = t->encode_segment(a, false, ws, sa.data(), sa.size());
+    const size_t nb = t->encode_segment(b, false, ws, sb.data(), sb.size());
     const text::Tokenizer::Frame& f = t->frame(true);
     std::vector<int32_t> ids = f.prefix;
     for (size_t i = 0; i < na; ++i) ids.push_back(sa[i].id);
@@ -419,5 +419,97 @@ TEST_CASE("edgebert-tokenize: --model and --tokenizer on the same checkpoint agr
   const auto spm = run(b + "/edgebert-convert --fp32 --input " + ckpt.string() + " --output " + (dir / "n.ebm").string());
   CHECK(spm.first != 0);
   CHECK_THAT(spm.second, Catch::Contains("spiece.model but no tokenizer.json"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("sessions run text, pairs, words and long-context answers with the model's own tokenizer", "[text][session]") {
+  char tmpl[] = "/tmp/eb_text_session_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const fs::path dir = tmpl;
+  const fs::path ckpt = dir / "qa";
+  fs::copy(testdata_dir() + "/task_bert_qa", ckpt, fs::copy_options::recursive);
+  fs::remove(ckpt / "vocab.txt");
+  std::ofstream(ckpt / "tokenizer.json") << byte_level_json();
+  convert::ConvertOptions o;
+  o.input_dir = ckpt.string();
+  o.fp32 = true;
+  o.quiet = true;
+  o.error_report = false;
+  const convert::ConvertResult r = convert::convert_checkpoint(o);
+  const std::string path = (dir / "qa.ebm").string();
+  {
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(r.buffer.data()), static_cast<std::streamsize>(r.buffer.size()));
+  }
+  eb_model* model = nullptr;
+  char error[256] = "";
+  REQUIRE(eb_model_load_file(path.c_str(), &model, error, sizeof error) == EB_OK);
+  eb_model_info info;
+  REQUIRE(eb_model_get_info(model, &info) == EB_OK);
+  CHECK(info.has_vocab == 1);
+  eb_session_options opt;
+  eb_session_options_init(&opt);
+  opt.max_sequence_length = 16;
+  eb_session* s = nullptr;
+  REQUIRE(eb_session_create(model, &opt, &s, error, sizeof error) == EB_OK);
+  text::Tokenizer tok;
+  load(tok, byte_level_json());
+
+  // run_text: the template's framing and the tokenizer's offsets and word ids
+  REQUIRE(eb_session_run_text(s, "hello world") == EB_OK);
+  const int32_t* ids = nullptr;
+  size_t n = 0;
+  REQUIRE(eb_session_get_input_ids(s, &ids, &n) == EB_OK);
+  const Encoded e = encode(tok, "hello world");
+  CHECK(std::vector<int32_t>(ids, ids + n) == e.ids);
+  const int32_t *begin = nullptr, *end = nullptr, *seg = nullptr, *words = nullptr;
+  REQUIRE(eb_session_get_token_offsets(s, &begin, &end, &seg, &n) == EB_OK);
+  for (size_t i = 0; i < n; ++i) {
+    CHECK(begin[i] == e.offsets[i].first);
+    CHECK(end[i] == e.offsets[i].second);
+    CHECK(seg[i] == e.seqs[i]);
+  }
+  REQUIRE(eb_session_get_word_ids(s, &words, &n) == EB_OK);
+  CHECK(std::vector<int32_t>(words, words + n) == e.words);
+  const eb_word* w = nullptr;
+  size_t nw = 0;
+  REQUIRE(eb_session_get_words(s, &w, &nw) == EB_OK);
+  REQUIRE(nw == 2);
+  CHECK(w[1].begin_byte == 6);
+  CHECK(w[1].end_byte == 11);
+
+  // pairs: <s> A </s> </s> B </s>
+  const std::string b = "hello world";
+  REQUIRE(eb_session_run_text_pair(s, "he", b.c_str()) == EB_OK);
+  REQUIRE(eb_session_get_input_ids(s, &ids, &n) == EB_OK);
+  CHECK(std::vector<int32_t>(ids, ids + n) == encode(tok, "he", &b).ids);
+
+  // answer: one window equals best_span of the pair run; a long context is windowed
+  eb_span one{}, best{};
+  int32_t windows = 0;
+  REQUIRE(eb_session_answer(s, "he", "hello world", 5, -1, &one, &windows) == EB_OK);
+  CHECK(windows == 1);
+  REQUIRE(eb_session_run_text_pair(s, "he", "hello world") == EB_OK);
+  REQUIRE(eb_session_best_span(s, 5, &best) == EB_OK);
+  CHECK(one.begin_byte == best.begin_byte);
+  CHECK(one.end_byte == best.end_byte);
+  std::string context;
+  for (int i = 0; i < 12; ++i) context += "hello world he ";
+  REQUIRE(eb_session_answer(s, "he", context.c_str(), 5, 3, &one, &windows) == EB_OK);
+  CHECK(windows > 1);
+  CHECK(0 <= one.begin_byte);
+  CHECK(one.begin_byte < one.end_byte);
+  CHECK(one.end_byte <= static_cast<int32_t>(context.size()));
+  // the span's bytes are token boundaries of the whole context's encoding
+  const Encoded whole = encode(tok, context);
+  bool starts = false, ends = false;
+  for (const auto& off : whole.offsets) {
+    starts |= off.first == one.begin_byte;
+    ends |= off.second == one.end_byte;
+  }
+  CHECK(starts);
+  CHECK(ends);
+  eb_session_destroy(s);
+  eb_model_free(model);
   fs::remove_all(dir);
 }

@@ -32,7 +32,7 @@ void AddedTokenMatcher::init(const std::vector<AddedToken>& tokens, bool normali
   }
 }
 
-void AddedTokenMatcher::find(const char* s, size_t n, std::vector<Match>& out) const {
+void AddedTokenMatcher::find(const char* s, size_t n, std::vector<Match>& out, bool skip_special) const {
   if (tokens_.empty()) return;
   size_t done = 0;  // end of the previous match (lstrip does not reach before it)
   for (size_t i = 0; i < n;) {
@@ -49,6 +49,10 @@ void AddedTokenMatcher::find(const char* s, size_t n, std::vector<Match>& out) c
       continue;
     }
     size_t start = i, stop = i + best->content.size();
+    if (skip_special && best->special) {
+      i = stop;
+      continue;
+    }
     const uint32_t token_begin = static_cast<uint32_t>(start), token_end = static_cast<uint32_t>(stop);
     if (best->single_word) {
       size_t len;

@@ -28,8 +28,9 @@ class AddedTokenMatcher {
     uint32_t token_begin, token_end;  // the token's own bytes (its offsets)
     int32_t id;
   };
-  // The matches in s[0, n), in order, non-overlapping (appended to out).
-  void find(const char* s, size_t n, std::vector<Match>& out) const;
+  // The matches in s[0, n), in order, non-overlapping (appended to out). skip_special: special
+  // tokens are not matched (their text is tokenized as text: HF's split_special_tokens).
+  void find(const char* s, size_t n, std::vector<Match>& out, bool skip_special = false) const;
 
  private:
   std::vector<const AddedToken*> tokens_;

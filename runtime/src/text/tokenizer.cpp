@@ -304,10 +304,11 @@ void Tokenizer::build_frames() {
   }
 }
 
-size_t Tokenizer::encode_segment(std::string_view text, TextWorkspace& ws, TextToken* out, size_t capacity) const {
+size_t Tokenizer::encode_segment(std::string_view text, bool split_special, TextWorkspace& ws, TextToken* out,
+                                 size_t capacity) const {
   if (kind_ == Kind::kNone || text.size() > std::numeric_limits<uint32_t>::max() / 8) return 0;
-  if (kind_ == Kind::kLegacy) encode_legacy(text, ws, ws.seq[0]);
-  else encode_sequence(text, ws, ws.seq[0]);
+  if (kind_ == Kind::kLegacy) encode_legacy(text, split_special, ws, ws.seq[0]);
+  else encode_sequence(text, split_special, ws, ws.seq[0]);
   const size_t n = ws.seq[0].size();
   for (size_t i = 0; i < n && i < capacity; ++i) {
     const auto& t = ws.seq[0][i];
@@ -328,7 +329,8 @@ std::string_view Tokenizer::token_text(int32_t id) const {
   return vocab_[static_cast<size_t>(id)];
 }
 
-void Tokenizer::normalize_piece(std::string_view text, uint32_t b, uint32_t e, TextWorkspace& ws) const {
+void Tokenizer::normalize_piece(std::string_view text, uint32_t b, uint32_t e, bool split_special,
+                                TextWorkspace& ws) const {
   TextBuffer& piece = ws.piece;
   piece.clear();
   for (uint32_t i = b; i < e;) {
@@ -353,7 +355,7 @@ void Tokenizer::normalize_piece(std::string_view text, uint32_t b, uint32_t e, T
   const uint32_t at = static_cast<uint32_t>(ws.norm.size());
   ws.norm.append(piece, 0, piece.size());
   ws.norm_matches.clear();
-  normalized_added_.find(piece.bytes.data(), piece.size(), ws.norm_matches);
+  normalized_added_.find(piece.bytes.data(), piece.size(), ws.norm_matches, split_special);
   uint32_t pos = 0;
   for (const auto& m : ws.norm_matches) {
     if (pos < m.begin) splits.push_back(Split{at + pos, at + m.begin, -1});
@@ -363,16 +365,16 @@ void Tokenizer::normalize_piece(std::string_view text, uint32_t b, uint32_t e, T
   if (pos < piece.size()) splits.push_back(Split{at + pos, static_cast<uint32_t>(at + piece.size()), -1});
 }
 
-void Tokenizer::encode_sequence(std::string_view text, TextWorkspace& ws,
+void Tokenizer::encode_sequence(std::string_view text, bool split_special, TextWorkspace& ws,
                                 std::vector<TextWorkspace::SeqToken>& out) const {
   out.clear();
   ws.norm.clear();
   ws.splits[0].clear();
   ws.matches.clear();
-  raw_added_.find(text.data(), text.size(), ws.matches);
+  raw_added_.find(text.data(), text.size(), ws.matches, split_special);
   uint32_t pos = 0;
   for (const auto& m : ws.matches) {
-    if (pos < m.begin) normalize_piece(text, pos, m.begin, ws);
+    if (pos < m.begin) normalize_piece(text, pos, m.begin, split_special, ws);
     const uint32_t at = static_cast<uint32_t>(ws.norm.size());
     for (uint32_t i = m.token_begin; i < m.token_end; ++i) {
       ws.norm.bytes.push_back(text[i]);
@@ -381,7 +383,7 @@ void Tokenizer::encode_sequence(std::string_view text, TextWorkspace& ws,
     ws.splits[0].push_back(Split{at, static_cast<uint32_t>(ws.norm.size()), m.id});
     pos = m.end;
   }
-  if (pos < text.size()) normalize_piece(text, pos, static_cast<uint32_t>(text.size()), ws);
+  if (pos < text.size()) normalize_piece(text, pos, static_cast<uint32_t>(text.size()), split_special, ws);
 
   const TextBuffer* buf = &ws.norm;
   const std::vector<Split>* splits = &ws.splits[0];
@@ -439,7 +441,7 @@ void Tokenizer::encode_sequence(std::string_view text, TextWorkspace& ws,
   }
 }
 
-void Tokenizer::encode_legacy(std::string_view text, TextWorkspace& ws,
+void Tokenizer::encode_legacy(std::string_view text, bool split_special, TextWorkspace& ws,
                               std::vector<TextWorkspace::SeqToken>& out) const {
   out.clear();
   size_t cap = std::max<size_t>(ws.legacy_ids.capacity(), 16);
@@ -448,7 +450,7 @@ void Tokenizer::encode_legacy(std::string_view text, TextWorkspace& ws,
     ws.legacy_words.resize(cap);
     ws.legacy_spans.resize(cap);
     const size_t n = legacy_->encode(text, ws.legacy_ids.data(), ws.legacy_spans.data(),
-                                     ws.legacy_words.data(), cap, false, false);
+                                     ws.legacy_words.data(), cap, false, split_special);
     if (n <= cap) {
       for (size_t i = 0; i < n; ++i)
         out.push_back(TextWorkspace::SeqToken{ws.legacy_ids[i], static_cast<uint32_t>(ws.legacy_spans[i].begin),
@@ -467,8 +469,8 @@ size_t Tokenizer::encode(std::string_view a, const std::string_view* b, size_t m
   const std::string_view texts[2] = {a, b ? *b : std::string_view()};
   const int count = b ? 2 : 1;
   for (int s = 0; s < count; ++s) {
-    if (kind_ == Kind::kLegacy) encode_legacy(texts[s], ws, ws.seq[s]);
-    else encode_sequence(texts[s], ws, ws.seq[s]);
+    if (kind_ == Kind::kLegacy) encode_legacy(texts[s], false, ws, ws.seq[s]);
+    else encode_sequence(texts[s], false, ws, ws.seq[s]);
   }
   size_t n1 = ws.seq[0].size(), n2 = b ? ws.seq[1].size() : 0;
   if (max_length > 0) {

@@ -82,7 +82,9 @@ class Tokenizer {
   // One text with neither special tokens nor truncation (sequence 0, type 0), for callers that
   // frame their inputs themselves (long-context QA windows): the tokens encode() puts between
   // the template's special tokens. Same return convention as encode().
-  size_t encode_segment(std::string_view text, TextWorkspace& ws, TextToken* out, size_t capacity) const;
+  // split_special_tokens: special tokens written in the text are tokenized as text.
+  size_t encode_segment(std::string_view text, bool split_special_tokens, TextWorkspace& ws, TextToken* out,
+                        size_t capacity) const;
 
   // The template as runs of special tokens around the sequences: a single text is
   // prefix A suffix, a pair prefix A middle B suffix (every template has this shape: each
@@ -95,6 +97,8 @@ class Tokenizer {
   const Frame& frame(bool pair) const { return pair ? pair_frame_ : single_frame_; }
 
   bool initialized() const { return kind_ != Kind::kNone; }
+  // The vocab.txt WordPiece (whose words re-tokenize identically from any word start).
+  bool is_legacy_wordpiece() const { return kind_ == Kind::kLegacy; }
   size_t num_special_tokens(bool pair) const;
   size_t vocab_size() const { return vocab_.size(); }
   std::string_view token_text(int32_t id) const;
@@ -108,9 +112,11 @@ class Tokenizer {
     int32_t special;  // index into specials_
     int32_t type_id;
   };
-  void encode_sequence(std::string_view text, TextWorkspace& ws, std::vector<TextWorkspace::SeqToken>& out) const;
-  void encode_legacy(std::string_view text, TextWorkspace& ws, std::vector<TextWorkspace::SeqToken>& out) const;
-  void normalize_piece(std::string_view text, uint32_t b, uint32_t e, TextWorkspace& ws) const;
+  void encode_sequence(std::string_view text, bool split_special, TextWorkspace& ws,
+                       std::vector<TextWorkspace::SeqToken>& out) const;
+  void encode_legacy(std::string_view text, bool split_special, TextWorkspace& ws,
+                     std::vector<TextWorkspace::SeqToken>& out) const;
+  void normalize_piece(std::string_view text, uint32_t b, uint32_t e, bool split_special, TextWorkspace& ws) const;
   void reset();
   void build_frames();
 
