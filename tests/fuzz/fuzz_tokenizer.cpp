@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fuzz_tokenizer.cpp: libFuzzer target for the tokenizers. Byte 0 = 0xF0, 0xF1, 0xF2: the text
 // pipeline (runtime/src/text) with the WordPiece, byte-level BPE or Unigram sample tokenizer of
 // tokenizer_samples.h, the rest of the input as check_encodings() reads it (pairs, truncation,

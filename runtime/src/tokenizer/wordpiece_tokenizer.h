@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BERT WordPiece tokenizer (BasicTokenizer + WordpieceTokenizer behaviour of the reference BERT
 // implementation): UTF-8 text -> vocabulary ids. All tables are built in init(); encode() does not
 // allocate and is safe to call concurrently on one initialized tokenizer.
