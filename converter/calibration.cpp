@@ -7,6 +7,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "text/tokenizer.h"
 #include "tokenizer/wordpiece_tokenizer.h"
 
 namespace edgebert::convert {
@@ -43,6 +44,21 @@ const char* const kBuiltinSentences[] = {
 
 CalibrationInputs make_calibration_inputs(const FloatBert& m, const std::vector<std::string>* vocab,
                                           bool do_lower_case, const std::string& text_file, int max_len) {
+  if (vocab == nullptr || vocab->empty()) return make_calibration_inputs(m, nullptr, text_file, max_len);
+  std::vector<std::string_view> views(vocab->begin(), vocab->end());
+  WordPieceTokenizer wordpiece;
+  TokenizerOptions opt;
+  opt.do_lower_case = do_lower_case;
+  std::string err;
+  if (!wordpiece.init(views, opt, &err)) throw std::runtime_error("vocab.txt: " + err);
+  text::Tokenizer tok;
+  const Status st = tok.init_legacy(&wordpiece);
+  if (!st.is_ok()) throw std::runtime_error("vocab.txt: " + st.message());
+  return make_calibration_inputs(m, &tok, text_file, max_len);
+}
+
+CalibrationInputs make_calibration_inputs(const FloatBert& m, const text::Tokenizer* tok, const std::string& text_file,
+                                          int max_len) {
   CalibrationInputs out;
   TokenBatch& b = out.batch;
   b.starts.push_back(0);
@@ -146,30 +162,23 @@ CalibrationInputs make_calibration_inputs(const FloatBert& m, const std::vector<
     out.source = "builtin-v1";
   }
 
-  if (vocab && !vocab->empty()) {
-    std::vector<std::string_view> views(vocab->begin(), vocab->end());
-    WordPieceTokenizer tok;
-    TokenizerOptions opt;
-    opt.do_lower_case = do_lower_case;
-    std::string err;
-    if (!tok.init(views, opt, &err)) throw std::runtime_error("vocab.txt: " + err);
-    std::vector<int32_t> ids(max_len);
-    // [CLS] a [SEP] (b [SEP]), cut to max_len with a final [SEP]; b's tokens get type 1.
+  if (tok != nullptr && tok->initialized()) {
+    text::TextWorkspace ws;
+    ws.reserve(4096);
+    std::vector<text::TextToken> toks(static_cast<size_t>(max_len));
+    std::vector<int32_t> ids(static_cast<size_t>(max_len));
+    // The model's own encoding (its template's special tokens and type ids), truncated to max_len
+    // with longest_first.
     auto add_text = [&](std::string_view a, const std::string_view* pair_b) {
-      size_t n = 1;
-      ids[0] = tok.cls_id();
-      size_t second = SIZE_MAX;
-      const std::string_view* const parts[] = {&a, pair_b};
-      for (const std::string_view* t : parts) {
-        if (!t) continue;
-        if (t == pair_b) second = n;
-        n += std::min(tok.encode(*t, ids.data() + n, ids.size() - n, false), ids.size() - n);
-        if (n < ids.size()) ids[n++] = tok.sep_id();
+      const size_t n = std::min(tok->encode(a, pair_b, static_cast<size_t>(max_len), ws, toks.data(), toks.size()),
+                                toks.size());
+      for (size_t i = 0; i < n; ++i) {
+        ids[i] = toks[i].id;
+        if (ids[i] < 0 || ids[i] >= m.config.vocab_size) ids[i] = std::max(tok->unk_id(), 0);
+        b.token_types.push_back(m.config.has_token_types() ? toks[i].type_id : 0);
       }
-      if (n == ids.size()) ids[n - 1] = tok.sep_id();
-      for (size_t i = 0; i < n; ++i)
-        if (ids[i] < 0 || ids[i] >= m.config.vocab_size) ids[i] = tok.unk_id();
-      add_ids(ids.data(), n, second);
+      b.ids.insert(b.ids.end(), ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n));
+      b.starts.push_back(b.starts.back() + n);
     };
     for (const std::string& line : lines) {
       const size_t tab = line.find('\t');
@@ -195,7 +204,7 @@ CalibrationInputs make_calibration_inputs(const FloatBert& m, const std::vector<
       }
     }
   } else if (!text_file.empty()) {
-    throw std::runtime_error(text_file + ": the checkpoint has no vocab.txt to tokenize calibration text");
+    throw std::runtime_error(text_file + ": the checkpoint has no tokenizer (tokenizer.json or vocab.txt) to tokenize calibration text");
   }
   if (text_file.empty()) {
     // Seeded random-token sequences: the whole vocabulary, very short inputs (few keys give
@@ -204,7 +213,7 @@ CalibrationInputs make_calibration_inputs(const FloatBert& m, const std::vector<
     std::vector<int> lengths = {1, 2, 3, 5, 8, 16, 32, 64, 128};
     if (max_len > 128) lengths.push_back(max_len);
     // Without a vocabulary these sequences are the whole calibration set: add more of them.
-    if (!vocab || vocab->empty())
+    if (tok == nullptr || !tok->initialized())
       for (int len : {4, 24, 64, 128, 128}) lengths.push_back(len);
     for (int len : lengths) {
       if (len > max_len) continue;

@@ -8,6 +8,10 @@
 
 #include "converter/reference_bert.h"
 
+namespace edgebert::text {
+class Tokenizer;
+}
+
 namespace edgebert::convert {
 
 struct CalibrationInputs {
@@ -34,5 +38,9 @@ struct CalibrationInputs {
 // unreadable or empty file.
 CalibrationInputs make_calibration_inputs(const FloatBert& model, const std::vector<std::string>* vocab,
                                           bool do_lower_case, const std::string& text_file, int max_len);
+// The same with the model's own tokenizer (any kind; null: no tokenizer), whose template adds
+// the special tokens and type ids.
+CalibrationInputs make_calibration_inputs(const FloatBert& model, const text::Tokenizer* tokenizer,
+                                          const std::string& text_file, int max_len);
 
 }  // namespace edgebert::convert

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 
@@ -16,6 +17,8 @@
 #include "converter/model_writer.h"
 #include "converter/quantization.h"
 #include "converter/reference_bert.h"
+#include "converter/tokenizer/tokenizer_json.h"
+#include "text/tokenizer.h"
 
 namespace edgebert::convert {
 namespace {
@@ -243,12 +246,27 @@ ConvertResult convert_checkpoint(const ConvertOptions& o) {
   }
   Vocab vocab;
   bool have_vocab = false;
-  if (m.has_embeddings && !std::ifstream(dir + "/vocab.txt")) {
+  std::unique_ptr<TokenizerJson> tokenizer;
+  if (m.has_embeddings && std::ifstream(dir + "/tokenizer.json")) {
+    // The whole pipeline; vocab.txt (if any) is still written for readers of older files.
+    tokenizer = std::make_unique<TokenizerJson>(read_tokenizer_json(dir + "/tokenizer.json"));
+    if (tokenizer->vocab_size > static_cast<size_t>(cfg.vocab_size))
+      throw std::runtime_error(dir + "/tokenizer.json: has " + std::to_string(tokenizer->vocab_size) +
+                               " token ids, config.json vocab_size is " + std::to_string(cfg.vocab_size));
+  }
+  if (m.has_embeddings && !tokenizer && !std::ifstream(dir + "/vocab.txt")) {
+    for (const char* spm : {"spiece.model", "sentencepiece.bpe.model", "sentencepiece.model", "tokenizer.model"})
+      if (std::ifstream(dir + "/" + spm))
+        throw std::runtime_error(dir + ": has the SentencePiece model " + spm +
+                                 " but no tokenizer.json; edgebert reads SentencePiece tokenizers from tokenizer.json"
+                                 " (write one with transformers: AutoTokenizer.from_pretrained(DIR).save_pretrained(DIR))");
+  }
+  if (m.has_embeddings && !tokenizer && !std::ifstream(dir + "/vocab.txt")) {
     // Checkpoints without a vocabulary still convert: the model then runs on token ids only.
     if (!o.quiet)
       std::fprintf(stderr, "[edgebert-convert] warning: %s/vocab.txt not found: the model will accept token ids only\n",
                    dir.c_str());
-  } else if (m.has_embeddings) {
+  } else if (m.has_embeddings && std::ifstream(dir + "/vocab.txt")) {
     vocab = read_vocab(dir);
     have_vocab = true;
     if (m.lowercase_input && !vocab.do_lower_case)
@@ -258,13 +276,14 @@ ConvertResult convert_checkpoint(const ConvertOptions& o) {
       throw std::runtime_error(dir + "/vocab.txt: has " + std::to_string(vocab.tokens.size()) +
                                " tokens, config.json vocab_size is " + std::to_string(cfg.vocab_size));
   }
-  ConvertResult r = convert_model(m, have_vocab ? &vocab : nullptr, o);
+  ConvertResult r = convert_model(m, have_vocab ? &vocab : nullptr, o, tokenizer.get());
   r.notes = std::move(notes);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 
-ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const ConvertOptions& o) {
+ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const ConvertOptions& o,
+                            const TokenizerJson* tokenizer_json) {
   const auto t0 = std::chrono::steady_clock::now();
   auto log = [&](const std::string& msg) {
     if (!o.quiet) std::fprintf(stderr, "[edgebert-convert] %s\n", msg.c_str());
@@ -297,6 +316,7 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
   ConvertedModel cm;
   cm.model = &m;
   cm.vocab = have_vocab ? &vocab.tokens : nullptr;
+  cm.tokenizer = tokenizer_json;
   cm.do_lower_case = vocab.do_lower_case;
   cm.tokenize_chinese_chars = vocab.tokenize_chinese_chars;
   cm.int8 = !o.fp32;
@@ -305,8 +325,15 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
   ConvertResult result;
   result.task = m.task;
   if (cm.int8) {
-    CalibrationInputs calib =
-        make_calibration_inputs(m, cm.vocab, vocab.do_lower_case, o.calibration_file, std::min(max_pos, 512));
+    CalibrationInputs calib;
+    if (tokenizer_json) {  // the model's own tokenizer
+      text::Tokenizer tok;
+      const Status st = tok.init_from_buffer(tokenizer_spec_buffer(*tokenizer_json));
+      if (!st.is_ok()) throw std::runtime_error(tokenizer_json->source + ": " + st.message());
+      calib = make_calibration_inputs(m, &tok, o.calibration_file, std::min(max_pos, 512));
+    } else {
+      calib = make_calibration_inputs(m, cm.vocab, vocab.do_lower_case, o.calibration_file, std::min(max_pos, 512));
+    }
     if (o.quick_calibration) calib.batch = select_sequences(calib.batch, SIZE_MAX, 96);
     result.calibration_source = calib.source;
     result.calibration_tokens = calib.batch.total_tokens();

@@ -63,7 +63,11 @@ FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes
 
 // The same pipeline from an in-memory model (e.g. a synthetic one); `vocab` may be null.
 // options.input_dir is ignored.
-ConvertResult convert_model(const FloatBert& model, const Vocab* vocab, const ConvertOptions& options);
+// `tokenizer` (tokenizer.json, may be null) is written as the model's TokenizerSpec and
+// tokenizes the calibration text; else `vocab` does.
+struct TokenizerJson;
+ConvertResult convert_model(const FloatBert& model, const Vocab* vocab, const ConvertOptions& options,
+                            const TokenizerJson* tokenizer = nullptr);
 
 // Pattern match for --keep-fp32: '*' matches any run of characters except '.', '**' matches
 // anything, '?' one character. Names look like "layer.3.attention.qkv", "layer.3.output".

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "content_hash.h"
+#include "converter/tokenizer/tokenizer_json.h"
 #include "edgebert_generated.h"
 
 namespace edgebert::convert {
@@ -249,6 +250,8 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
 
   const uint8_t zero_id[16] = {};
   auto content_id = b.CreateVector(zero_id, sizeof zero_id);  // filled in once the buffer is finished
+  Offset<fb::TokenizerSpec> tokenizer;
+  if (cm.tokenizer) tokenizer = write_tokenizer_spec(b, *cm.tokenizer);
 
   b.ForceDefaults(true);  // always store schema_version, so readers (and tests) see it explicitly
   fb::ModelBuilder mb(b);
@@ -277,6 +280,7 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
                       : m.head_mean_pooling ? fb::HeadInput::MEAN
                                             : fb::HeadInput::CLS);
   }
+  if (!tokenizer.IsNull()) mb.add_tokenizer(tokenizer);
   fb::FinishModelBuffer(b, mb.Finish());
   // The content id names what was written: a hash of the whole buffer (id bytes zero), so the
   // runtime's weight cache file can be keyed by it without hashing the model at every load.

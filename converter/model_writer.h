@@ -12,6 +12,7 @@
 #include "converter/quantization.h"
 
 namespace edgebert::convert {
+struct TokenizerJson;
 
 struct ConvertedLinear {
   const FloatLinear* source = nullptr;
@@ -25,6 +26,7 @@ struct ConvertedLinear {
 struct ConvertedModel {
   const FloatBert* model = nullptr;
   const std::vector<std::string>* vocab = nullptr;  // may be null
+  const TokenizerJson* tokenizer = nullptr;         // tokenizer.json; may be null
   bool do_lower_case = true;
   bool tokenize_chinese_chars = true;
   bool int8 = false;

@@ -7,7 +7,7 @@
 #   cmake --build build/ios-arm64 --config Release --target edgebert_static
 #
 # CMAKE_OSX_DEPLOYMENT_TARGET: minimum iOS version (default 13.0).
-# EDGEBERT_XNNPACK_ROOT: an install prefix (include/, lib/) holding XNNPACK, pthreadpool and
+# EDGEBERT_XNNPACK_ROOT: an install prefix (include/, lib/) holding XNNPACK, pthreadpool, utf8proc and
 #   cpuinfo built for iOS arm64 by you, and the FlatBuffers headers (include/flatbuffers, e.g. from
 #   Homebrew's flatbuffers of the same version as the flatc on your PATH).
 # The static library is what apps link (App Store apps embed code as static libraries or
@@ -21,7 +21,7 @@ set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
 if(NOT EDGEBERT_XNNPACK_ROOT AND DEFINED ENV{EDGEBERT_XNNPACK_ROOT})
   set(EDGEBERT_XNNPACK_ROOT "$ENV{EDGEBERT_XNNPACK_ROOT}")
 endif()
-set(EDGEBERT_XNNPACK_ROOT "${EDGEBERT_XNNPACK_ROOT}" CACHE PATH "Prefix with XNNPACK/pthreadpool/cpuinfo for iOS arm64")
+set(EDGEBERT_XNNPACK_ROOT "${EDGEBERT_XNNPACK_ROOT}" CACHE PATH "Prefix with XNNPACK/pthreadpool/cpuinfo/utf8proc for iOS arm64")
 set(EDGEBERT_BUILD_TESTS OFF CACHE BOOL "Build the Catch2 test suite")
 # Look for target libraries and headers in the user's prefix (and the iOS SDK), programs (flatc,
 # python3) on the host.

@@ -182,7 +182,7 @@ eb_status eb_model_get_info(const eb_model* model, eb_model_info* info) {
   info->num_labels = m.has_classifier ? m.config.num_labels : 0;
   info->has_pooler = m.has_pooler;
   info->has_embeddings = m.has_embeddings;
-  info->has_vocab = m.has_vocab;
+  info->has_vocab = m.text_tokenizer != nullptr;  // a tokenizer of any kind
   info->is_int8 = m.int8;
   info->task = static_cast<int32_t>(m.task);
   info->is_distilbert = m.is_distilbert;

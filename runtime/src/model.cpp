@@ -449,6 +449,13 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
              c.status;
     m->has_vocab = true;
   }
+  if (fm->tokenizer() != nullptr || m->has_vocab) {
+    auto tok = std::unique_ptr<text::Tokenizer>(new (std::nothrow) text::Tokenizer());
+    if (!tok) return c.fail("tokenizer: out of memory", EB_ERROR_OUT_OF_MEMORY), c.status;
+    const Status st = fm->tokenizer() ? tok->init(fm->tokenizer(), k.vocab) : tok->init_legacy(&m->tokenizer);
+    if (!st.is_ok()) return c.fail(st.message(), st.code()), c.status;
+    m->text_tokenizer = std::move(tok);
+  }
   if (fm->calibration() && fm->calibration()->source()) m->calibration_source = fm->calibration()->source()->str();
   if (const auto* id = fm->content_id()) {
     if (id->size() != m->content_id.size())

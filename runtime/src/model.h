@@ -12,6 +12,7 @@
 
 #include "content_hash.h"
 #include "edgebert/edgebert.h"
+#include "text/tokenizer.h"
 #include "tokenizer/wordpiece_tokenizer.h"
 
 namespace edgebert {
@@ -114,7 +115,10 @@ class Model {
   bool normalize = false;           // sentence embedding: L2-normalize after pooling
   uint32_t schema_version = 1;
   std::vector<std::string_view> vocab;
-  WordPieceTokenizer tokenizer;
+  WordPieceTokenizer tokenizer;  // the `vocab` table's BERT WordPiece (files without a TokenizerSpec)
+  // The model's own tokenizer for every kind: the TokenizerSpec pipeline when the file has one,
+  // else the WordPiece above; null when the model has neither (allocated after the config checks).
+  std::unique_ptr<text::Tokenizer> text_tokenizer;
   std::string calibration_source;
   size_t file_size = 0;
   const uint8_t* buffer = nullptr;  // the verified FlatBuffer (for edgebert-inspect)

@@ -198,6 +198,7 @@ Status Session::build(const SessionOptions& o) {
   context_ids_.assign(context_cap, 0);
   context_words_.assign(context_cap, 0);
   context_spans_.assign(context_cap, TokenSpan{0, 0});
+  text_.reserve(context_cap, 16 * context_cap);
   profile_.assign(static_cast<size_t>(c.layers + 1) * static_cast<size_t>(OpKind::kCount), 0);
   return Status::ok();
 }
@@ -568,43 +569,63 @@ eb_status Session::run_ids(const int32_t* ids, const int32_t* token_types, const
 }
 
 size_t Session::tokenize(const char* a, const char* b) {
+  // The model's template around the texts: prefix A suffix, or prefix A middle B suffix.
   const size_t cap = ids_.size();
-  if (b && cap < 3) {
-    fail(EB_ERROR_SEQUENCE_TOO_LONG, "a text pair needs at least 3 tokens, the session maximum is %d", max_n_);
+  const text::Tokenizer::Frame& f = text_.frame(b != nullptr);
+  const size_t specials = f.prefix.size() + f.middle.size() + f.suffix.size();
+  if (b && cap < specials) {
+    fail(EB_ERROR_SEQUENCE_TOO_LONG, "a text pair needs at least %zu tokens, the session maximum is %d", specials,
+         max_n_);
     return 0;
   }
-  const size_t na = text_.encode(a, ids_.data() + 1, spans_.data() + 1, word_ids_.data() + 1, cap > 0 ? cap - 1 : 0);
-  size_t total = na + 2;
+  size_t pos = 0;
+  auto put_specials = [&](const std::vector<int32_t>& ids, const std::vector<int32_t>& types) {
+    for (size_t k = 0; k < ids.size() && pos < cap; ++k, ++pos) {
+      ids_[pos] = ids[k];
+      types_[pos] = types[k];
+      begin_[pos] = end_[pos] = 0;
+      segment_[pos] = word_ids_[pos] = -1;
+    }
+  };
+  auto put_text = [&](const char* t, size_t room, int32_t seg, int32_t type) {
+    const size_t n = text_.encode(t, ids_.data() + pos, spans_.data() + pos, word_ids_.data() + pos, room);
+    for (size_t i = pos; i < pos + std::min(n, room); ++i) {
+      types_[i] = type;
+      begin_[i] = spans_[i].begin;
+      end_[i] = spans_[i].end;
+      segment_[i] = seg;
+    }
+    return n;
+  };
+  put_specials(f.prefix, f.prefix_types);
+  const size_t room_a = cap > pos ? cap - pos : 0;
+  const size_t na = put_text(a, room_a, 0, f.type_a);
+  if (b && pos + na + specials - f.prefix.size() + 1 > cap) {
+    fail(EB_ERROR_SEQUENCE_TOO_LONG,
+         "text pair is more than %zu tokens long (the first text alone is %zu), the session maximum is %d",
+         na + specials, na, max_n_);
+    return 0;
+  }
+  if (!b && pos + na + f.suffix.size() > cap) {
+    fail(EB_ERROR_SEQUENCE_TOO_LONG, "text is %zu tokens long, the session maximum is %d", na + specials, max_n_);
+    return 0;
+  }
+  pos += na;
   if (b) {
-    if (na + 3 > cap) {
-      fail(EB_ERROR_SEQUENCE_TOO_LONG,
-           "text pair is more than %zu tokens long (the first text alone is %zu), the session maximum is %d", na + 2, na,
+    put_specials(f.middle, f.middle_types);
+    const size_t room_b = cap - pos;
+    const size_t nb = put_text(b, room_b, 1, f.type_b);
+    if (pos + nb + f.suffix.size() > cap) {
+      fail(EB_ERROR_SEQUENCE_TOO_LONG, "text pair is %zu tokens long, the session maximum is %d", na + nb + specials,
            max_n_);
       return 0;
     }
-    const size_t nb = text_.encode(b, ids_.data() + na + 2, spans_.data() + na + 2, word_ids_.data() + na + 2, cap - na - 2);
-    total = na + nb + 3;
-    if (total > cap) {
-      fail(EB_ERROR_SEQUENCE_TOO_LONG, "text pair is %zu tokens long, the session maximum is %d", total, max_n_);
-      return 0;
-    }
-  } else if (total > cap) {
-    fail(EB_ERROR_SEQUENCE_TOO_LONG, "text is %zu tokens long, the session maximum is %d", total, max_n_);
-    return 0;
+    pos += nb;
   }
-  ids_[0] = text_.cls_id();
-  ids_[total - 1] = text_.sep_id();
-  if (b) ids_[na + 1] = text_.sep_id();
-  for (size_t i = 0; i < total; ++i) {
-    const bool special = i == 0 || i + 1 == total || (b && i == na + 1);
-    const int32_t seg = i <= na + 1 ? 0 : 1;
-    types_[i] = seg;  // [CLS] a [SEP]: 0, b [SEP]: 1
-    begin_[i] = special ? 0 : spans_[i].begin;
-    end_[i] = special ? 0 : spans_[i].end;
-    segment_[i] = special ? -1 : seg;
-    if (special) word_ids_[i] = -1;
-  }
-  return total;
+  put_specials(f.suffix, f.suffix_types);
+  if (!model_.has_token_types)
+    for (size_t i = 0; i < pos; ++i) types_[i] = 0;
+  return pos;
 }
 
 void Session::finish_text_run(size_t n, bool pair) {
@@ -743,15 +764,29 @@ eb_status Session::answer(const char* question, const char* context, int max_ans
     return fail(EB_ERROR_UNSUPPORTED, "answer needs a question-answering model");
   if (!text_.available()) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
   const size_t cap = ids_.size();
+  const text::Tokenizer::Frame& f = text_.frame(true);  // prefix question middle window suffix
+  const size_t specials = f.prefix.size() + f.middle.size() + f.suffix.size();
   const size_t q = text_.encode(question, question_ids_.data(), question_spans_.data(), question_words_.data(), cap);
-  if (q + 4 > cap)
+  if (q + specials + 1 > cap)
     return fail(EB_ERROR_SEQUENCE_TOO_LONG,
-                "the question is %zu tokens long: with [CLS] and two [SEP] it leaves no room for context in the "
-                "session maximum of %d",
-                q, max_n_);
-  const size_t window = cap - q - 3;  // context tokens per window
+                "the question is %zu tokens long: with the model's %zu special tokens it leaves no room for context in "
+                "the session maximum of %d",
+                q, specials, max_n_);
+  const size_t window = cap - q - specials;  // context tokens per window
   const std::string_view ctx(context);
-  const size_t total = text_.encode(ctx, nullptr, nullptr, nullptr, 0);
+  // BERT's WordPiece re-tokenizes the context from a word start before each window (bounded
+  // buffers); the other tokenizers' pieces can carry the space before a word, so their context
+  // is tokenized once, whole (the buffers grow to the longest context seen).
+  const bool whole = !text_.retokenizes_from_words();
+  size_t total = text_.encode(ctx, nullptr, nullptr, nullptr, 0);
+  if (whole) {
+    if (context_ids_.size() < total + 1) {
+      context_ids_.resize(total + 1);
+      context_spans_.resize(total + 1);
+      context_words_.resize(total + 1);
+    }
+    total = text_.encode(ctx, context_ids_.data(), context_spans_.data(), context_words_.data(), context_ids_.size());
+  }
   const size_t stride = doc_stride < 0 ? std::min<size_t>(128, window / 2) : static_cast<size_t>(doc_stride);
   if (total > window && stride >= window)
     return fail(EB_ERROR_INVALID_ARGUMENT, "doc_stride %zu must be smaller than the %zu context tokens of a window", stride,
@@ -769,41 +804,45 @@ eb_status Session::answer(const char* question, const char* context, int max_ans
     // the tokens from the cursor to the window's end, and the one after it (the next window may
     // start there)
     const size_t skip = start - cursor_token, need = skip + window + 1;
-    if (need > context_ids_.size())
-      return fail(EB_ERROR_BACKEND, "a word of the context is longer than %zu tokens", context_ids_.size() - window - 1);
-    const size_t rest = tokenize_context(ctx, cursor_byte, need);
-    if (cursor_token + rest > total || (rest < need && rest != total - cursor_token))
-      return fail(EB_ERROR_BACKEND, "the context re-tokenized from byte %zu gave %zu tokens, not %zu", cursor_byte, rest,
-                  total - cursor_token);
-    const size_t win = std::min(window, total - start);
-    const size_t n = q + win + 3;
-    ids_[0] = text_.cls_id();
-    begin_[0] = end_[0] = 0;
-    segment_[0] = word_ids_[0] = -1;
-    types_[0] = 0;
-    for (size_t i = 0; i < q; ++i) {
-      ids_[1 + i] = question_ids_[i];
-      begin_[1 + i] = question_spans_[i].begin;
-      end_[1 + i] = question_spans_[i].end;
-      segment_[1 + i] = 0;
-      word_ids_[1 + i] = question_words_[i];
-      types_[1 + i] = 0;
+    if (!whole) {
+      if (need > context_ids_.size())
+        return fail(EB_ERROR_BACKEND, "a word of the context is longer than %zu tokens", context_ids_.size() - window - 1);
+      const size_t rest = tokenize_context(ctx, cursor_byte, need);
+      if (cursor_token + rest > total || (rest < need && rest != total - cursor_token))
+        return fail(EB_ERROR_BACKEND, "the context re-tokenized from byte %zu gave %zu tokens, not %zu", cursor_byte,
+                    rest, total - cursor_token);
     }
-    for (size_t i = 0; i < win; ++i) {
-      const size_t t = q + 2 + i, c = skip + i;
+    const size_t win = std::min(window, total - start);
+    const size_t n = q + win + specials;
+    size_t t = 0;
+    auto put_specials = [&](const std::vector<int32_t>& sp, const std::vector<int32_t>& types) {
+      for (size_t k = 0; k < sp.size(); ++k, ++t) {
+        ids_[t] = sp[k];
+        begin_[t] = end_[t] = 0;
+        segment_[t] = word_ids_[t] = -1;
+        types_[t] = model_.has_token_types ? types[k] : 0;
+      }
+    };
+    put_specials(f.prefix, f.prefix_types);
+    for (size_t i = 0; i < q; ++i, ++t) {
+      ids_[t] = question_ids_[i];
+      begin_[t] = question_spans_[i].begin;
+      end_[t] = question_spans_[i].end;
+      segment_[t] = 0;
+      word_ids_[t] = question_words_[i];
+      types_[t] = model_.has_token_types ? f.type_a : 0;
+    }
+    put_specials(f.middle, f.middle_types);
+    for (size_t i = 0; i < win; ++i, ++t) {
+      const size_t c = skip + i;
       ids_[t] = context_ids_[c];
       begin_[t] = static_cast<int32_t>(cursor_byte) + context_spans_[c].begin;
       end_[t] = static_cast<int32_t>(cursor_byte) + context_spans_[c].end;
       segment_[t] = 1;
       word_ids_[t] = cursor_word + context_words_[c];
-      types_[t] = 1;
+      types_[t] = model_.has_token_types ? f.type_b : 0;
     }
-    for (size_t t : {q + 1, n - 1}) {
-      ids_[t] = text_.sep_id();
-      begin_[t] = end_[t] = 0;
-      segment_[t] = word_ids_[t] = -1;
-      types_[t] = t == q + 1 ? 0 : 1;
-    }
+    put_specials(f.suffix, f.suffix_types);
     const eb_status s = run_prepared(nullptr, n);
     if (s != EB_OK) {
       state_ = RunState();
@@ -815,6 +854,7 @@ eb_status Session::answer(const char* question, const char* context, int max_ans
     if (best_span_in_run(max_len, &span) && (!found || span.score > best.score)) best = span, found = true;
     if (start + window >= total) break;
     // the next cursor: the start of the word holding the next window's first token
+    if (whole) continue;  // the whole context stays in the buffers
     size_t local = start + step - cursor_token;
     while (local > 0 && context_words_[local] == context_words_[local - 1]) --local;
     cursor_byte += static_cast<size_t>(context_spans_[local].begin);

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // text_encoder.h: the tokenizer as a session uses it: one segment of text -> token ids, their byte
-// ranges and word ids, without special tokens; plus the ids of [CLS] and [SEP]. Today it wraps
-// the model's WordPiece tokenizer (a token whose vocabulary string starts with "##" continues the
-// previous word); a different tokenizer pipeline replaces it here without touching the session.
-// Never allocates.
+// ranges and word ids, without special tokens; plus the model's template as runs of special
+// tokens around the segments (text::Tokenizer::Frame: [CLS] A [SEP] B [SEP] for BERT,
+// <s> A </s></s> B </s> for RoBERTa, A </s> B </s> for T5, ...). It wraps the model's own
+// tokenizer of every kind (runtime/src/text). Allocates only in reserve() (session creation) and
+// when a text longer than any before needs larger buffers.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "model.h"
+#include "text/tokenizer.h"
 #include "tokenizer/wordpiece_tokenizer.h"
 
 namespace edgebert {
@@ -18,37 +21,43 @@ namespace edgebert {
 class TextEncoder {
  public:
   TextEncoder(const Model& model, bool split_special_tokens)
-      : model_(model), split_special_tokens_(split_special_tokens) {}
+      : tokenizer_(model.text_tokenizer.get()), split_special_tokens_(split_special_tokens) {}
 
-  bool available() const { return model_.has_vocab; }
-  int32_t cls_id() const { return model_.tokenizer.cls_id(); }
-  int32_t sep_id() const { return model_.tokenizer.sep_id(); }
+  // Sizes the buffers for `max_tokens` tokens per call and texts of about `text_bytes` bytes.
+  void reserve(size_t max_tokens, size_t text_bytes) {
+    tokens_.resize(max_tokens);
+    ws_.reserve(text_bytes);
+  }
+
+  bool available() const { return tokenizer_ != nullptr; }
+  // The template's special tokens around one text (pair = false) or two.
+  const text::Tokenizer::Frame& frame(bool pair) const { return tokenizer_->frame(pair); }
+  // Whether a text re-tokenized from one of its word starts gives the same tokens from there on
+  // (true for BERT's WordPiece; byte-level or SentencePiece pieces can carry the space before a
+  // word, so those contexts are tokenized once, whole).
+  bool retokenizes_from_words() const { return tokenizer_->is_legacy_wordpiece(); }
 
   // Tokenizes `text` (no special tokens added). Writes the first min(total, cap) tokens: ids,
   // spans (byte ranges in `text`; may be null) and word ids (numbered from 0 within `text`; may
   // be null); returns the total number of tokens of the text.
   size_t encode(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* word_ids, size_t cap) const {
-    const size_t total = model_.tokenizer.encode(text, ids, spans, cap, false, split_special_tokens_);
-    if (word_ids) {
-      int32_t word = -1;
-      const size_t written = total < cap ? total : cap;
-      for (size_t i = 0; i < written; ++i) {
-        if (i == 0 || !continues_word(ids[i])) ++word;
-        word_ids[i] = word;
-      }
+    if (cap > tokens_.size()) tokens_.resize(cap);
+    const size_t total = tokenizer_->encode_segment(text, split_special_tokens_, ws_, tokens_.data(), cap);
+    const size_t written = total < cap ? total : cap;
+    for (size_t i = 0; i < written; ++i) {
+      const text::TextToken& t = tokens_[i];
+      if (ids) ids[i] = t.id;
+      if (spans) spans[i] = TokenSpan{t.begin, t.end};
+      if (word_ids) word_ids[i] = t.word;
     }
     return total;
   }
 
  private:
-  // "##piece": the token continues the word of the token before it (BERT's WordPiece).
-  bool continues_word(int32_t id) const {
-    const std::string_view s = model_.vocab[static_cast<size_t>(id)];
-    return s.size() >= 2 && s[0] == '#' && s[1] == '#';
-  }
-
-  const Model& model_;
+  const text::Tokenizer* tokenizer_;
   bool split_special_tokens_;
+  mutable text::TextWorkspace ws_;             // a session runs one call at a time
+  mutable std::vector<text::TextToken> tokens_;
 };
 
 }  // namespace edgebert

@@ -14,7 +14,9 @@
 #          scripts/android/build_aar.sh [OUT.aar]
 #   ANDROID_NDK                (or ANDROID_NDK_HOME / ANDROID_NDK_ROOT) an NDK r23 or later
 #   EDGEBERT_ANDROID_PREFIXES  a folder with one install prefix per ABI (arm64-v8a/, x86_64/),
-#                              each holding XNNPACK, pthreadpool and cpuinfo built with that NDK
+#                              each holding XNNPACK, pthreadpool, cpuinfo and utf8proc (the
+#                              tokenizer's Unicode library, https://juliastrings.github.io/utf8proc/,
+#                              built with its CMakeLists) built with that NDK
 #                              for that ABI, and the FlatBuffers headers (include/flatbuffers)
 #   ANDROID_PLATFORM           minimum API level (default android-24)
 #   OUT.aar                    default build/android/edgebert-VERSION.aar

@@ -18,7 +18,7 @@ if [ $# -lt 1 ]; then
 fi
 SYSROOT=$1
 ARCH=${2:-arm64}
-PKGS=(libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo-dev libcpuinfo0 catch2)
+PKGS=(libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo-dev libcpuinfo0 libutf8proc-dev libutf8proc2 catch2)
 [ "${EDGEBERT_SYSROOT_LIBC:-0}" = 1 ] && PKGS+=(libc6 libstdc++6 libgcc-s1)
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -43,6 +43,9 @@ fi
 # the name from libxnnpack-dev's dependencies.
 xnn_rt=$(apt-cache depends "libxnnpack-dev:$ARCH" 2>/dev/null | awk '/Depends: libxnnpack0/ {sub(":.*", "", $2); print $2; exit}')
 PKGS=("${PKGS[@]/#libxnnpack0/${xnn_rt:-libxnnpack0}}")
+# utf8proc's runtime package is libutf8proc2 on Debian 12, libutf8proc3 on Debian 13.
+u8_rt=$(apt-cache depends "libutf8proc-dev:$ARCH" 2>/dev/null | awk '/Depends: libutf8proc[0-9]/ {sub(":.*", "", $2); print $2; exit}')
+PKGS=("${PKGS[@]/#libutf8proc2/${u8_rt:-libutf8proc2}}")
 # Catch2 v3 (Debian 13): `catch2` is an Architecture: all transitional package; the library is in
 # libcatch2-dev.
 v=$(candidate libcatch2-dev)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds EdgeBert.xcframework on macOS: libedgebert.a (with XNNPACK, pthreadpool and cpuinfo merged
+# Builds EdgeBert.xcframework on macOS: libedgebert.a (with XNNPACK, pthreadpool, cpuinfo and utf8proc merged
 # in) for iOS devices (arm64) and the iOS simulator (arm64 + x86_64), built with
 # toolchains/ios-arm64.cmake, plus the C header and a module map (module CEdgeBert), so Swift
 # code can `import CEdgeBert` and the EdgeBert Swift sources (bindings/swift/Sources/EdgeBert)
@@ -10,8 +10,8 @@
 #
 # usage: EDGEBERT_IOS_PREFIXES=/path/to/prefixes scripts/ios/build_xcframework.sh [OUT_DIR]
 #   EDGEBERT_IOS_PREFIXES  a folder with one install prefix per platform, iphoneos/ and
-#                          iphonesimulator/, each holding static XNNPACK, pthreadpool and
-#                          cpuinfo built for it (simulator: arm64 + x86_64 fat libraries) and
+#                          iphonesimulator/, each holding static XNNPACK, pthreadpool,
+#                          cpuinfo and utf8proc (libutf8proc.a, the tokenizer's Unicode library) built for it (simulator: arm64 + x86_64 fat libraries) and
 #                          the FlatBuffers headers (include/flatbuffers, the version of your flatc)
 #   OUT_DIR                default build/ios; gets EdgeBert.xcframework and EdgeBert.xcframework.zip
 #
@@ -51,10 +51,11 @@ for platform in iphoneos iphonesimulator; do
     -DCMAKE_OSX_SYSROOT=$platform -DCMAKE_OSX_ARCHITECTURES="$archs" \
     -DEDGEBERT_XNNPACK_ROOT="$prefix" -DEDGEBERT_BUILD_TESTS=OFF -DEDGEBERT_BUILD_CONVERTER=OFF
   cmake --build "$build" --config Release --target edgebert_static
-  # One static library an app links: edgebert and the three dependencies it calls.
+  # One static library an app links: edgebert and the four dependencies it calls.
   merged=$build/libedgebert-all.a
   libtool -static -o "$merged" "$build/Release-$platform/libedgebert.a" \
-    "$prefix/lib/libXNNPACK.a" "$prefix/lib/libpthreadpool.a" "$prefix/lib/libcpuinfo.a"
+    "$prefix/lib/libXNNPACK.a" "$prefix/lib/libpthreadpool.a" "$prefix/lib/libcpuinfo.a" \
+    "$prefix/lib/libutf8proc.a"
   libs+=(-library "$merged" -headers "$HEADERS")
 done
 xcodebuild -create-xcframework "${libs[@]}" -output "$OUT/EdgeBert.xcframework"

@@ -1,5 +1,9 @@
-// fuzz_tokenizer.cpp: libFuzzer target for the WordPiece tokenizer. Byte 0 chooses the options
-// (lower-casing, CJK splitting, max_chars_per_word) and whether the vocabulary is the tiny
+// SPDX-License-Identifier: Apache-2.0
+// fuzz_tokenizer.cpp: libFuzzer target for the tokenizers. Byte 0 = 0xF0, 0xF1, 0xF2: the text
+// pipeline (runtime/src/text) with the WordPiece, byte-level BPE or Unigram sample tokenizer of
+// tokenizer_samples.h, the rest of the input as check_encodings() reads it (pairs, truncation,
+// offsets, word ids). Any other byte 0: the vocab.txt WordPiece tokenizer; byte 0 chooses the
+// options (lower-casing, CJK splitting, max_chars_per_word) and whether the vocabulary is the tiny
 // model's or comes from the input itself (lines up to the first NUL byte); the rest is the text.
 // Checked on every input: ids in range, [CLS] ... [SEP] framing, and that a short output buffer
 // receives a prefix of the full encoding with the same reported length.
@@ -9,7 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "converter/tokenizer/tokenizer_json.h"
 #include "tiny_model.h"
+#include "tokenizer_samples.h"
 #include "tokenizer/wordpiece_tokenizer.h"
 
 namespace {
@@ -39,6 +45,16 @@ void check(const edgebert::WordPieceTokenizer& t, std::string_view text, bool sp
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const uint8_t mode = data[0];
+  if (mode >= 0xF0 && mode < 0xF0 + edgebert::fuzz::kTokenizerKinds) {
+    static edgebert::text::Tokenizer pipelines[edgebert::fuzz::kTokenizerKinds];
+    edgebert::text::Tokenizer& t = pipelines[mode - 0xF0];
+    if (!t.initialized()) {
+      const auto tj = edgebert::convert::parse_tokenizer_json(edgebert::fuzz::sample_tokenizer_json(mode - 0xF0), "sample");
+      if (!t.init_from_buffer(edgebert::convert::tokenizer_spec_buffer(tj)).is_ok()) __builtin_trap();
+    }
+    edgebert::fuzz::check_encodings(t, std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
+    return 0;
+  }
   std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
   edgebert::TokenizerOptions options;
   options.do_lower_case = mode & 1;

@@ -79,9 +79,9 @@ typedef enum eb_task {
 typedef struct eb_session_options {
   int32_t num_threads;          /* worker threads incl. the caller; 0 or 1 = single-threaded */
   int32_t max_sequence_length;  /* 0 = the model's max_position_embeddings */
-  int32_t split_special_tokens; /* 0 (default, as HuggingFace): "[CLS]", "[SEP]", "[MASK]", "[PAD]"
-                                   and "[UNK]" written in the text are single special tokens;
-                                   1: they are plain text and split into word pieces */
+  int32_t split_special_tokens; /* 0 (default, as HuggingFace): special tokens written in the
+                                   text ("[CLS]", "[SEP]", "[MASK]", "<s>", "</s>", ...) are
+                                   single tokens; 1: they are plain text and tokenized as such */
   int32_t reserved;             /* must be 0 */
   uint64_t max_memory_bytes;    /* 0 = no limit; else session creation fails with
                                    EB_ERROR_OUT_OF_MEMORY (and allocates nothing) when the
@@ -178,12 +178,15 @@ EB_API void eb_session_destroy(eb_session* session);
  * token_type_ids, as HuggingFace's DistilBERT takes none. Performs no heap allocation. */
 EB_API eb_status eb_session_run_ids(eb_session* session, const int32_t* input_ids, const int32_t* token_type_ids,
                                     const int32_t* attention_mask, size_t seq_len);
-/* Tokenizes UTF-8 `text` with the model's WordPiece vocabulary ([CLS] text [SEP]) and runs.
+/* Tokenizes UTF-8 `text` with the model's own tokenizer and its template ([CLS] text [SEP] for
+ * BERT, <s> text </s> for RoBERTa, text </s> for T5, ...) and runs.
  * Text longer than the session's maximum is an error (EB_ERROR_SEQUENCE_TOO_LONG), never
- * silently truncated. Performs no heap allocation. */
+ * silently truncated. Performs no heap allocation (a text of more than about 16 bytes per
+ * position of the session maximum grows the tokenizer's buffers once). */
 EB_API eb_status eb_session_run_text(eb_session* session, const char* text);
-/* Tokenizes a text pair as "[CLS] a [SEP] b [SEP]" with token types 0 (first segment incl. its
- * [SEP]) then 1, and runs. Too long: EB_ERROR_SEQUENCE_TOO_LONG. Performs no heap allocation. */
+/* Tokenizes a text pair with the model's template ("[CLS] a [SEP] b [SEP]" with token types 0
+ * (first segment incl. its [SEP]) then 1 for BERT; "<s> a </s></s> b </s>" for RoBERTa) and runs.
+ * Too long: EB_ERROR_SEQUENCE_TOO_LONG. Performs no heap allocation (as run_text). */
 EB_API eb_status eb_session_run_text_pair(eb_session* session, const char* text_a, const char* text_b);
 /* Runs from precomputed embedding-layer outputs (float32 [seq_len, hidden], like inputs_embeds)
  * skipping the embedding layer. attention_mask may be NULL. */
@@ -244,7 +247,9 @@ EB_API eb_status eb_session_get_words(const eb_session* session, const eb_word**
  * start_token/end_token index the tokens of the window it was found in, `*out_windows` (may be
  * NULL) receives the number of windows run. Afterwards the session's outputs and offsets are those
  * of the last window's run. A question that leaves no room for context is
- * EB_ERROR_SEQUENCE_TOO_LONG. Performs no heap allocation. */
+ * EB_ERROR_SEQUENCE_TOO_LONG. Performs no heap allocation with BERT's vocab.txt WordPiece (the
+ * context is re-tokenized window by window); with the other tokenizers the context is tokenized
+ * once, whole, and a context longer than any before grows the session's buffers once. */
 EB_API eb_status eb_session_answer(eb_session* session, const char* question, const char* context,
                                    int32_t max_answer_tokens, int32_t doc_stride, eb_span* out_span,
                                    int32_t* out_windows);

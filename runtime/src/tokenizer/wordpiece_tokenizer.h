@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BERT WordPiece tokenizer (BasicTokenizer + WordpieceTokenizer behaviour of the reference BERT
 // implementation): UTF-8 text -> vocabulary ids. All tables are built in init(); encode() does not
 // allocate and is safe to call concurrently on one initialized tokenizer.
@@ -68,6 +69,11 @@ class WordPieceTokenizer {
   // min(result, max_ids) tokens; split_special_tokens = true tokenizes "[SEP]" etc. in the text
   // as plain text. Texts longer than INT32_MAX bytes give spans clamped to INT32_MAX.
   size_t encode(std::string_view text, int32_t* ids, TokenSpan* spans, size_t max_ids,
+                bool add_special_tokens, bool split_special_tokens) const;
+  // As above, plus `words` (may be null): the index of the word each token belongs to (a run of
+  // characters between whitespace, a punctuation character, a CJK ideograph or a special token
+  // written in the text, as HuggingFace's word_ids() counts them); -1 for the added [CLS]/[SEP].
+  size_t encode(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* words, size_t max_ids,
                 bool add_special_tokens, bool split_special_tokens) const;
 
   int32_t cls_id() const { return cls_id_; }

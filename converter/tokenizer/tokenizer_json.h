@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// tokenizer_json.h: reads a HuggingFace tokenizer.json and writes it as the model file's
+// TokenizerSpec tables (schemas/edgebert.fbs). Every component is either translated exactly or
+// refused with a one-line error naming it (e.g. a Split regex the runtime cannot run); nothing is
+// dropped silently. The decoder is not needed by the runtime and is ignored.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "converter/checkpoint/json.h"
+
+namespace edgebert {
+namespace fb {
+struct TokenizerSpec;
+}
+namespace convert {
+
+struct TokenizerJson {
+  JsonValue root;
+  std::string source;  // file name, for messages
+  size_t vocab_size = 0;  // ids the tokenizer can produce (model vocabulary and added tokens)
+};
+
+// Parses and checks tokenizer.json text (throws CheckpointError "SOURCE: ..." on anything it
+// cannot translate).
+TokenizerJson parse_tokenizer_json(const std::string& text, const std::string& source);
+TokenizerJson read_tokenizer_json(const std::string& path);
+
+// Writes the TokenizerSpec for `t` into `b`.
+flatbuffers::Offset<fb::TokenizerSpec> write_tokenizer_spec(flatbuffers::FlatBufferBuilder& b, const TokenizerJson& t);
+// A FlatBuffer whose root is that TokenizerSpec (for text::Tokenizer::init_from_buffer).
+std::vector<uint8_t> tokenizer_spec_buffer(const TokenizerJson& t);
+
+}  // namespace convert
+}  // namespace edgebert

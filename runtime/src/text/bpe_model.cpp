@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+// bpe_model.cpp
+#include "text/bpe_model.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "text/unicode.h"
+
+namespace edgebert {
+namespace text {
+namespace {
+uint64_t pair_hash(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  return k;
+}
+constexpr uint64_t kNone = ~0ull;
+}  // namespace
+
+bool BpeModel::init(const std::vector<std::string_view>& vocab, const Merge* merges, size_t num_merges,
+                    const BpeOptions& o, std::string* error) {
+  auto fail = [&](const std::string& m) {
+    if (error) *error = "BPE: " + m;
+    return false;
+  };
+  const int64_t n = static_cast<int64_t>(vocab.size());
+  if (o.unk_id < -1 || o.unk_id >= n) return fail("unk id out of range");
+  if (o.continuing_subword_prefix.size() > kMaxAffixBytes || o.end_of_word_suffix.size() > kMaxAffixBytes)
+    return fail("continuing_subword_prefix / end_of_word_suffix longer than 64 bytes");
+  vocab_.reserve(vocab.size());
+  for (size_t id = 0; id < vocab.size(); ++id) vocab_.insert(vocab[id], static_cast<int32_t>(id));
+  size_t capacity = 16;
+  while (capacity < 2 * num_merges + 2) capacity *= 2;
+  pairs_.assign(capacity, PairSlot{kNone, 0});
+  pair_mask_ = capacity - 1;
+  for (size_t r = 0; r < num_merges; ++r) {
+    const Merge& m = merges[r];
+    if (m.left < 0 || m.left >= n || m.right < 0 || m.right >= n || m.merged < 0 || m.merged >= n)
+      return fail("merge " + std::to_string(r) + " has a token id outside the vocabulary");
+    const std::string_view l = vocab[m.left], rt = vocab[m.right], mg = vocab[m.merged];
+    // the merged token is the concatenation, less the continuation prefix of the right part
+    std::string_view right = rt;
+    const std::string_view pre = o.continuing_subword_prefix;
+    if (!pre.empty() && right.substr(0, pre.size()) == pre) right.remove_prefix(pre.size());
+    if (mg.size() != l.size() + right.size() || mg.substr(0, l.size()) != l || mg.substr(l.size()) != right)
+      return fail("merge " + std::to_string(r) + " does not produce the concatenation of its parts");
+    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(m.left)) << 32) | static_cast<uint32_t>(m.right);
+    const uint64_t value = (static_cast<uint64_t>(r) << 32) | static_cast<uint32_t>(m.merged);
+    for (size_t i = pair_hash(key) & pair_mask_;; i = (i + 1) & pair_mask_) {
+      if (pairs_[i].key == kNone || pairs_[i].key == key) {
+        pairs_[i] = PairSlot{key, value};  // a later duplicate wins, as in the reference's map
+        break;
+      }
+    }
+  }
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof(name), "<0x%02X>", b);
+    const int32_t id = vocab_.find(name);
+    byte_ids_[b] = id >= 0 ? id : -1;
+  }
+  options_ = o;
+  return true;
+}
+
+uint64_t BpeModel::find_merge(int32_t left, int32_t right) const {
+  const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+  for (size_t i = pair_hash(key) & pair_mask_;; i = (i + 1) & pair_mask_) {
+    if (pairs_[i].key == key) return pairs_[i].value;
+    if (pairs_[i].key == kNone) return kNone;
+  }
+}
+
+void BpeModel::tokenize(const char* s, size_t n, std::vector<ModelToken>& out, ModelScratch& sc) const {
+  if (n == 0) return;
+  if (options_.ignore_merges) {
+    const int32_t id = vocab_.find(std::string_view(s, n));
+    if (id >= 0) {
+      out.push_back(ModelToken{id, 0, static_cast<uint32_t>(n)});
+      return;
+    }
+  }
+  auto& sym = sc.symbols;
+  sym.clear();
+  auto add = [&](int32_t id, uint32_t b, uint32_t e) { sym.push_back(ModelScratch::Symbol{id, b, e, -1, -1}); };
+  const std::string_view pre = options_.continuing_subword_prefix, suf = options_.end_of_word_suffix;
+  if (sc.key.size() < 2 * kMaxAffixBytes + 8) sc.key.resize(2 * kMaxAffixBytes + 8);
+  bool have_unk = false;
+  uint32_t unk_b = 0, unk_e = 0;
+  for (size_t i = 0; i < n;) {
+    size_t len;
+    decode_utf8(s + i, n - i, &len);
+    const bool first = i == 0, last = i + len == n;
+    char* k = sc.key.data();
+    size_t kl = 0;
+    if (!first) {
+      std::memcpy(k, pre.data(), pre.size());
+      kl = pre.size();
+    }
+    std::memcpy(k + kl, s + i, len);
+    kl += len;
+    if (last) {
+      std::memcpy(k + kl, suf.data(), suf.size());
+      kl += suf.size();
+    }
+    const int32_t id = vocab_.find(std::string_view(k, kl));
+    const uint32_t b = static_cast<uint32_t>(i), e = static_cast<uint32_t>(i + len);
+    i += len;
+    if (id >= 0) {
+      if (have_unk) add(options_.unk_id, unk_b, unk_e), have_unk = false;
+      add(id, b, e);
+      continue;
+    }
+    if (options_.byte_fallback) {
+      bool all = true;
+      for (size_t q = 0; q < kl; ++q) all &= byte_ids_[static_cast<unsigned char>(k[q])] >= 0;
+      if (all) {
+        // (the reference gives every byte token a length of 1 byte from the word start onwards)
+        uint32_t at = b;
+        for (size_t q = 0; q < kl; ++q, ++at) add(byte_ids_[static_cast<unsigned char>(k[q])], at, at + 1);
+        continue;
+      }
+    }
+    if (options_.unk_id >= 0) {
+      if (have_unk && options_.fuse_unk) {
+        unk_e = e;
+      } else {
+        if (have_unk) add(options_.unk_id, unk_b, unk_e);
+        have_unk = true;
+        unk_b = b;
+        unk_e = e;
+      }
+    }
+  }
+  if (have_unk) add(options_.unk_id, unk_b, unk_e);
+  const int32_t count = static_cast<int32_t>(sym.size());
+  for (int32_t i = 0; i < count; ++i) {
+    sym[i].prev = i - 1;
+    sym[i].next = i + 1 < count ? i + 1 : -1;
+  }
+  auto& rank = sc.pair_rank;
+  rank.assign(sym.size(), kNone);
+  for (int32_t i = 0; i + 1 < count; ++i) rank[i] = find_merge(sym[i].id, sym[i + 1].id);
+  for (;;) {
+    // the pair of lowest rank, leftmost on ties (the reference's priority queue order)
+    int32_t best = -1;
+    uint64_t best_rank = kNone;
+    for (int32_t i = 0; i >= 0; i = sym[i].next) {
+      if (rank[i] < best_rank) {
+        best_rank = rank[i];
+        best = i;
+      }
+    }
+    if (best < 0) break;
+    const int32_t right = sym[best].next;
+    sym[best].id = static_cast<int32_t>(best_rank & 0xFFFFFFFFu);
+    sym[best].end = sym[right].end;
+    sym[best].next = sym[right].next;
+    if (sym[right].next >= 0) sym[sym[right].next].prev = best;
+    rank[right] = kNone;
+    rank[best] = sym[best].next >= 0 ? find_merge(sym[best].id, sym[sym[best].next].id) : kNone;
+    if (sym[best].prev >= 0) rank[sym[best].prev] = find_merge(sym[sym[best].prev].id, sym[best].id);
+  }
+  for (int32_t i = 0; i >= 0 && count > 0; i = sym[i].next) out.push_back(ModelToken{sym[i].id, sym[i].begin, sym[i].end});
+}
+
+}  // namespace text
+}  // namespace edgebert

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// bpe_model.h: HuggingFace's BPE model: a word starts as its characters (with the continuation
+// prefix on all but the first and the end-of-word suffix on the last; unknown ones as <0xXX> byte
+// tokens with byte_fallback, else the unknown token, fused when fuse_unk), then the adjacent pair
+// of lowest merge rank is merged, leftmost first, until no pair has a merge.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "text/model_token.h"
+#include "text/token_index.h"
+
+namespace edgebert {
+namespace text {
+
+struct BpeOptions {
+  int32_t unk_id = -1;
+  std::string_view continuing_subword_prefix, end_of_word_suffix;
+  bool byte_fallback = false, fuse_unk = false, ignore_merges = false;
+};
+
+class BpeModel {
+ public:
+  struct Merge {
+    int32_t left, right, merged;
+  };
+  static constexpr size_t kMaxAffixBytes = 64;
+
+  bool init(const std::vector<std::string_view>& vocab, const Merge* merges, size_t num_merges,
+            const BpeOptions& options, std::string* error);
+  void tokenize(const char* word, size_t n, std::vector<ModelToken>& out, ModelScratch& scratch) const;
+
+ private:
+  // (rank << 32 | merged id) of the pair (left, right), or UINT64_MAX.
+  uint64_t find_merge(int32_t left, int32_t right) const;
+
+  TokenIndex vocab_;
+  struct PairSlot {
+    uint64_t key;    // left << 32 | right; UINT64_MAX: empty
+    uint64_t value;  // rank << 32 | merged
+  };
+  std::vector<PairSlot> pairs_;
+  size_t pair_mask_ = 0;
+  BpeOptions options_;
+  int32_t byte_ids_[256];  // <0xXX> tokens (-1: absent)
+};
+
+}  // namespace text
+}  // namespace edgebert

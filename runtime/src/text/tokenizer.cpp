@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: Apache-2.0
+// tokenizer.cpp: the facade: table checks and model set-up in init(), then encode():
+// added tokens in the raw text, normalization piece by piece, added tokens in the normalized
+// text, pre-tokenization, the model on every word, offsets back to the original bytes through
+// the alignments, byte-level offset trimming, longest_first truncation and the template.
+#include "text/tokenizer.h"
+
+#include <algorithm>
+#include <limits>
+#include <new>
+
+#include "edgebert_generated.h"
+#include "tokenizer/wordpiece_tokenizer.h"
+
+namespace edgebert {
+namespace text {
+namespace {
+
+Status invalid(const std::string& m) { return Status(EB_ERROR_INVALID_MODEL, "tokenizer: " + m); }
+
+std::string_view view(const flatbuffers::String* s) {
+  return s ? std::string_view(s->c_str(), s->size()) : std::string_view();
+}
+
+bool valid_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    size_t len;
+    const uint32_t c = decode_utf8(s.data() + i, s.size() - i, &len);
+    if (c == kReplacementChar && len == 1) return false;
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace
+
+void TextWorkspace::reserve(size_t n) {
+  const size_t bytes = 4 * n + 64;
+  for (TextBuffer* b : {&piece, &norm, &pre[0], &pre[1], &normalizer.tmp}) {
+    b->bytes.reserve(bytes);
+    b->align.reserve(bytes);
+  }
+  for (auto& s : splits) s.reserve(n + 8);
+  matches.reserve(n / 2 + 8);
+  norm_matches.reserve(n / 2 + 8);
+  normalizer.changes.reserve(bytes);
+  normalizer.segment.reserve(64);
+  normalizer.normalized.reserve(1024);
+  normalizer.sources.reserve(1024);
+  normalizer.composed.reserve(1024);
+  normalizer.out_sources.reserve(1024);
+  pre_tokenizer.segments.reserve(bytes);
+  pre_tokenizer.merged.reserve(bytes);
+  pre_tokenizer.changes.reserve(bytes);
+  model.symbols.reserve(n + 8);
+  model.pair_rank.reserve(n + 8);
+  model.nodes.reserve(n + 8);
+  model.key.reserve(256);
+  model_tokens.reserve(2 * n + 8);
+  for (auto& s : seq) s.reserve(2 * n + 8);
+  legacy_ids.reserve(n + 8);
+  legacy_words.reserve(n + 8);
+  legacy_spans.reserve(n + 8);
+}
+
+Tokenizer::Tokenizer() = default;
+Tokenizer::~Tokenizer() = default;
+
+void Tokenizer::reset() {
+  kind_ = Kind::kNone;
+  vocab_.clear();
+  normalizers_.clear();
+  pre_tokenizers_.clear();
+  wordpiece_.reset();
+  bpe_.reset();
+  unigram_.reset();
+  added_.clear();
+  single_.clear();
+  pair_.clear();
+  specials_.clear();
+  has_template_ = trim_offsets_ = trim_add_prefix_space_ = false;
+  single_frame_ = Frame();
+  pair_frame_ = Frame();
+  legacy_ = nullptr;
+  pad_id_ = 0;
+  unk_id_ = -1;
+}
+
+Status Tokenizer::init_from_buffer(std::vector<uint8_t> buffer) {
+  flatbuffers::Verifier v(buffer.data(), buffer.size());
+  if (!v.VerifyBuffer<fb::TokenizerSpec>(nullptr)) return invalid("tables are not a valid FlatBuffer");
+  owned_ = std::move(buffer);
+  return init(flatbuffers::GetRoot<fb::TokenizerSpec>(owned_.data()), 0);
+}
+
+Status Tokenizer::init_legacy(const WordPieceTokenizer* wp) {
+  reset();
+  if (wp == nullptr || !wp->initialized()) return invalid("WordPiece vocabulary not initialized");
+  legacy_ = wp;
+  specials_ = {{wp->cls_id()}, {wp->sep_id()}};
+  single_ = {{-1, 0, 0}, {0, -1, 0}, {-1, 1, 0}};
+  pair_ = {{-1, 0, 0}, {0, -1, 0}, {-1, 1, 0}, {1, -1, 1}, {-1, 1, 1}};
+  has_template_ = true;
+  pad_id_ = wp->pad_id();
+  unk_id_ = wp->unk_id();
+  kind_ = Kind::kLegacy;
+  build_frames();
+  return Status::ok();
+}
+
+Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
+  reset();
+  try {
+    if (spec == nullptr) return invalid("no TokenizerSpec");
+    const fb::TokenModelSpec* m = spec->model();
+    if (m == nullptr || m->vocab() == nullptr) return invalid("model: no vocabulary");
+    const size_t n = m->vocab()->size();
+    if (n == 0) return invalid("model: empty vocabulary");
+    if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) return invalid("model: vocabulary too large");
+    if (id_limit > 0 && static_cast<int64_t>(n) > id_limit)
+      return invalid("vocabulary has " + std::to_string(n) + " tokens, the embedding table " + std::to_string(id_limit));
+    vocab_.reserve(n);
+    for (const auto* s : *m->vocab()) vocab_.push_back(view(s));
+    const int64_t limit = static_cast<int64_t>(n);
+    auto id_ok = [&](int64_t id) { return id >= 0 && id < limit; };
+    std::string err;
+    const int32_t unk = m->unk_id();
+    if (unk < -1 || unk >= limit) return invalid("model: unk_id " + std::to_string(unk) + " outside the vocabulary");
+    unk_id_ = unk;
+    switch (m->kind()) {
+      case fb::TokenModelKind::WORDPIECE: {
+        const int max_chars = m->max_input_chars_per_word();
+        if (max_chars < 0) return invalid("WordPiece: negative max_input_chars_per_word");
+        wordpiece_ = std::make_unique<WordPieceModel>();
+        if (!wordpiece_->init(vocab_, unk, view(m->continuing_subword_prefix()), max_chars, &err)) return invalid(err);
+        kind_ = Kind::kWordPiece;
+        break;
+      }
+      case fb::TokenModelKind::BPE: {
+        BpeOptions o;
+        o.unk_id = unk;
+        o.continuing_subword_prefix = view(m->continuing_subword_prefix());
+        o.end_of_word_suffix = view(m->end_of_word_suffix());
+        o.byte_fallback = m->byte_fallback();
+        o.fuse_unk = m->fuse_unk();
+        o.ignore_merges = m->ignore_merges();
+        static_assert(sizeof(BpeModel::Merge) == sizeof(fb::BpeMerge), "merge layout");
+        const auto* merges = m->merges();
+        bpe_ = std::make_unique<BpeModel>();
+        if (!bpe_->init(vocab_, merges ? reinterpret_cast<const BpeModel::Merge*>(merges->data()) : nullptr,
+                        merges ? merges->size() : 0, o, &err))
+          return invalid(err);
+        kind_ = Kind::kBpe;
+        break;
+      }
+      case fb::TokenModelKind::UNIGRAM: {
+        if (m->scores() == nullptr || m->scores()->size() != n)
+          return invalid("Unigram: needs one score per vocabulary entry");
+        unigram_ = std::make_unique<UnigramModel>();
+        if (!unigram_->init(vocab_, m->scores()->data(), unk, m->byte_fallback(), &err)) return invalid(err);
+        kind_ = Kind::kUnigram;
+        break;
+      }
+      default:
+        return invalid("unknown model kind " + std::to_string(static_cast<int>(m->kind())));
+    }
+    const Kind model_kind = kind_;
+    kind_ = Kind::kNone;  // until everything is checked
+
+    if (const auto* list = spec->normalizers()) {
+      for (const fb::NormalizerSpec* ns : *list) {
+        Normalizer x;
+        const int k = static_cast<int>(ns->kind());
+        if (k < 0 || k > static_cast<int>(NormalizerKind::kPrecompiled))
+          return invalid("unknown normalizer kind " + std::to_string(k));
+        x.kind = static_cast<NormalizerKind>(k);
+        x.clean_text = ns->clean_text();
+        x.handle_chinese_chars = ns->handle_chinese_chars();
+        x.strip_accents = ns->strip_accents();
+        x.lowercase = ns->lowercase();
+        x.strip_left = ns->strip_left();
+        x.strip_right = ns->strip_right();
+        x.pattern = view(ns->pattern());
+        x.content = view(ns->content());
+        x.min_repeat = ns->min_repeat();
+        if (x.min_repeat < 0) return invalid("Replace: negative min_repeat");
+        if (!valid_utf8(x.pattern) || !valid_utf8(x.content)) return invalid("normalizer strings must be UTF-8");
+        if (x.kind == NormalizerKind::kPrecompiled) {
+          if (ns->charsmap() == nullptr) return invalid("Precompiled normalizer without a charsmap");
+          if (!x.charsmap.init(ns->charsmap()->data(), ns->charsmap()->size(), &err)) return invalid(err);
+        }
+        normalizers_.push_back(x);
+      }
+    }
+    if (const auto* list = spec->pre_tokenizers()) {
+      for (const fb::PreTokenizerSpec* ps : *list) {
+        PreTokenizer x;
+        const int k = static_cast<int>(ps->kind());
+        if (k < 0 || k > static_cast<int>(PreTokenizerKind::kSplit))
+          return invalid("unknown pre-tokenizer kind " + std::to_string(k));
+        x.kind = static_cast<PreTokenizerKind>(k);
+        x.add_prefix_space = ps->add_prefix_space();
+        x.use_regex = ps->use_regex();
+        const std::string_view rep = view(ps->replacement());
+        if (x.kind == PreTokenizerKind::kMetaspace) {
+          size_t len = 0;
+          if (rep.empty() || decode_utf8(rep.data(), rep.size(), &len) == kReplacementChar || len != rep.size())
+            return invalid("Metaspace replacement must be one character");
+          x.replacement = decode_utf8(rep.data(), rep.size(), &len);
+        }
+        const int scheme = static_cast<int>(ps->prepend_scheme());
+        const int behavior = static_cast<int>(ps->behavior());
+        if (scheme < 0 || scheme > 2) return invalid("unknown Metaspace prepend_scheme");
+        if (behavior < 0 || behavior > 4) return invalid("unknown split behavior");
+        x.prepend_scheme = static_cast<PrependScheme>(scheme);
+        x.split = ps->split();
+        x.individual_digits = ps->individual_digits();
+        x.behavior = static_cast<SplitBehavior>(behavior);
+        x.pattern = view(ps->pattern());
+        if (x.kind == PreTokenizerKind::kSplit && x.pattern.empty()) return invalid("Split with an empty pattern");
+        x.invert = ps->invert();
+        pre_tokenizers_.push_back(x);
+      }
+    }
+    if (const auto* list = spec->added_tokens()) {
+      added_.reserve(list->size());
+      for (const fb::AddedTokenSpec* a : *list) {
+        if (!id_ok(a->id())) return invalid("added token id " + std::to_string(a->id()) + " outside the vocabulary");
+        const std::string_view content = view(a->content());
+        if (content.empty() || !valid_utf8(content)) return invalid("added token content must be non-empty UTF-8");
+        added_.push_back(AddedToken{a->id(), content, a->special(), a->lstrip(), a->rstrip(), a->single_word(),
+                                    a->normalized()});
+      }
+    }
+    raw_added_.init(added_, false);
+    normalized_added_.init(added_, true);
+    if (const fb::PostProcessorSpec* pp = spec->post_processor()) {
+      if (const auto* sp = pp->specials()) {
+        for (const fb::SpecialTokenSpec* s : *sp) {
+          std::vector<int32_t> ids;
+          for (int32_t id : *s->ids()) {
+            if (!id_ok(id)) return invalid("template special token id " + std::to_string(id) + " outside the vocabulary");
+            ids.push_back(id);
+          }
+          specials_.push_back(std::move(ids));
+        }
+      }
+      auto read = [&](const flatbuffers::Vector<const fb::TemplatePiece*>* t, std::vector<Piece>& out, int max_seq) {
+        if (t == nullptr) return Status::ok();
+        bool seen[2] = {false, false};
+        for (const fb::TemplatePiece* p : *t) {
+          if (p->sequence() < -1 || p->sequence() > max_seq) return invalid("template piece refers to a missing sequence");
+          if (p->sequence() < 0 && (p->special() < 0 || static_cast<size_t>(p->special()) >= specials_.size()))
+            return invalid("template special token index out of range");
+          if (p->type_id() < 0 || p->type_id() > 1023) return invalid("template type id out of range");
+          if (p->sequence() >= 0) {
+            if (seen[p->sequence()]) return invalid("template uses a sequence twice");
+            if (p->sequence() == 1 && !seen[0]) return invalid("template puts sequence B before A");
+            seen[p->sequence()] = true;
+          }
+          out.push_back(Piece{p->sequence(), p->special(), p->type_id()});
+        }
+        for (int s = 0; s <= max_seq; ++s)
+          if (!seen[s]) return invalid("template does not use every sequence");
+        return Status::ok();
+      };
+      EB_RETURN_IF_ERROR(read(pp->single(), single_, 0));
+      EB_RETURN_IF_ERROR(read(pp->pair(), pair_, 1));
+      has_template_ = pp->single() != nullptr && pp->pair() != nullptr;
+      trim_offsets_ = pp->trim_offsets();
+      trim_add_prefix_space_ = pp->add_prefix_space();
+    }
+    for (const AddedToken& a : added_)
+      if (a.content == "<pad>" || a.content == "[PAD]") pad_id_ = a.id;
+    build_frames();
+    kind_ = model_kind;
+    return Status::ok();
+  } catch (const std::bad_alloc&) {
+    reset();
+    return Status(EB_ERROR_OUT_OF_MEMORY, "tokenizer: out of memory");
+  }
+}
+
+void Tokenizer::build_frames() {
+  single_frame_ = Frame();
+  pair_frame_ = Frame();
+  if (!has_template_) return;
+  for (int pair = 0; pair < 2; ++pair) {
+    Frame& f = pair ? pair_frame_ : single_frame_;
+    int seen = 0;  // sequences passed so far
+    for (const Piece& p : pair ? pair_ : single_) {
+      if (p.sequence >= 0) {
+        (p.sequence == 0 ? f.type_a : f.type_b) = p.type_id;
+        ++seen;
+        continue;
+      }
+      std::vector<int32_t>& ids = seen == 0 ? f.prefix : (seen == 1 && pair) ? f.middle : f.suffix;
+      std::vector<int32_t>& types = seen == 0 ? f.prefix_types : (seen == 1 && pair) ? f.middle_types : f.suffix_types;
+      for (int32_t id : specials_[static_cast<size_t>(p.special)]) {
+        ids.push_back(id);
+        types.push_back(p.type_id);
+      }
+    }
+  }
+}
+
+size_t Tokenizer::encode_segment(std::string_view text, bool split_special, TextWorkspace& ws, TextToken* out,
+                                 size_t capacity) const {
+  if (kind_ == Kind::kNone || text.size() > std::numeric_limits<uint32_t>::max() / 8) return 0;
+  if (kind_ == Kind::kLegacy) encode_legacy(text, split_special, ws, ws.seq[0]);
+  else encode_sequence(text, split_special, ws, ws.seq[0]);
+  const size_t n = ws.seq[0].size();
+  for (size_t i = 0; i < n && i < capacity; ++i) {
+    const auto& t = ws.seq[0][i];
+    out[i] = TextToken{t.id, 0, static_cast<int32_t>(t.begin), static_cast<int32_t>(t.end), t.word, 0};
+  }
+  return n;
+}
+
+size_t Tokenizer::num_special_tokens(bool pair) const {
+  size_t n = 0;
+  for (const Piece& p : pair ? pair_ : single_)
+    if (p.sequence < 0) n += specials_[static_cast<size_t>(p.special)].size();
+  return n;
+}
+
+std::string_view Tokenizer::token_text(int32_t id) const {
+  if (legacy_ != nullptr || id < 0 || static_cast<size_t>(id) >= vocab_.size()) return {};
+  return vocab_[static_cast<size_t>(id)];
+}
+
+void Tokenizer::normalize_piece(std::string_view text, uint32_t b, uint32_t e, bool split_special,
+                                TextWorkspace& ws) const {
+  TextBuffer& piece = ws.piece;
+  piece.clear();
+  for (uint32_t i = b; i < e;) {
+    size_t len;
+    const uint32_t c = decode_utf8(text.data() + i, e - i, &len);
+    // invalid bytes stay as they are, each its own character
+    const Align a{i, static_cast<uint32_t>(i + len)};
+    if (c == kReplacementChar && len == 1) {
+      piece.push(kReplacementChar, a);
+    } else {
+      for (size_t k = 0; k < len; ++k) {
+        piece.bytes.push_back(text[i + k]);
+        piece.align.push_back(a);
+      }
+    }
+    i += static_cast<uint32_t>(len);
+  }
+  const Align base{b, b};
+  for (const Normalizer& n : normalizers_) apply_normalizer(n, piece, base, ws.normalizer);
+  if (piece.size() == 0) return;
+  std::vector<Split>& splits = ws.splits[0];
+  const uint32_t at = static_cast<uint32_t>(ws.norm.size());
+  ws.norm.append(piece, 0, piece.size());
+  ws.norm_matches.clear();
+  normalized_added_.find(piece.bytes.data(), piece.size(), ws.norm_matches, split_special);
+  uint32_t pos = 0;
+  for (const auto& m : ws.norm_matches) {
+    if (pos < m.begin) splits.push_back(Split{at + pos, at + m.begin, -1});
+    splits.push_back(Split{at + m.token_begin, at + m.token_end, m.id});
+    pos = m.end;
+  }
+  if (pos < piece.size()) splits.push_back(Split{at + pos, static_cast<uint32_t>(at + piece.size()), -1});
+}
+
+void Tokenizer::encode_sequence(std::string_view text, bool split_special, TextWorkspace& ws,
+                                std::vector<TextWorkspace::SeqToken>& out) const {
+  out.clear();
+  ws.norm.clear();
+  ws.splits[0].clear();
+  ws.matches.clear();
+  raw_added_.find(text.data(), text.size(), ws.matches, split_special);
+  uint32_t pos = 0;
+  for (const auto& m : ws.matches) {
+    if (pos < m.begin) normalize_piece(text, pos, m.begin, split_special, ws);
+    const uint32_t at = static_cast<uint32_t>(ws.norm.size());
+    for (uint32_t i = m.token_begin; i < m.token_end; ++i) {
+      ws.norm.bytes.push_back(text[i]);
+      ws.norm.align.push_back(Align{m.token_begin, m.token_end});
+    }
+    ws.splits[0].push_back(Split{at, static_cast<uint32_t>(ws.norm.size()), m.id});
+    pos = m.end;
+  }
+  if (pos < text.size()) normalize_piece(text, pos, static_cast<uint32_t>(text.size()), split_special, ws);
+
+  const TextBuffer* buf = &ws.norm;
+  const std::vector<Split>* splits = &ws.splits[0];
+  int which = 0;
+  for (const PreTokenizer& p : pre_tokenizers_) {
+    std::vector<Split>& dst_splits = ws.splits[1 - which];
+    apply_pre_tokenizer(p, *buf, *splits, ws.pre[which], dst_splits, ws.pre_tokenizer);
+    buf = &ws.pre[which];
+    splits = &dst_splits;
+    which = 1 - which;
+  }
+  int32_t word = 0;
+  for (const Split& sp : *splits) {
+    if (sp.end <= sp.begin) continue;
+    const Align* al = buf->align.data();
+    if (sp.added_id >= 0) {
+      out.push_back(TextWorkspace::SeqToken{sp.added_id, al[sp.begin].begin, al[sp.end - 1].end, word});
+    } else {
+      ws.model_tokens.clear();
+      const char* s = buf->bytes.data() + sp.begin;
+      const size_t n = sp.end - sp.begin;
+      switch (kind_) {
+        case Kind::kWordPiece: wordpiece_->tokenize(s, n, ws.model_tokens); break;
+        case Kind::kBpe: bpe_->tokenize(s, n, ws.model_tokens, ws.model); break;
+        case Kind::kUnigram: unigram_->tokenize(s, n, ws.model_tokens, ws.model); break;
+        default: break;
+      }
+      for (const ModelToken& t : ws.model_tokens) {
+        if (t.end <= t.begin) continue;
+        out.push_back(TextWorkspace::SeqToken{t.id, al[sp.begin + t.begin].begin, al[sp.begin + t.end - 1].end, word});
+      }
+    }
+    ++word;
+  }
+  if (trim_offsets_) {
+    // ByteLevel's process_offsets: leading / trailing 'Ġ' (a space) leave the offsets
+    for (size_t i = 0; i < out.size(); ++i) {
+      TextWorkspace::SeqToken& t = out[i];
+      const std::string_view s = token_text(t.id);
+      size_t lead = 0, trail = 0;
+      for (size_t k = 0; k + 1 < s.size() && static_cast<unsigned char>(s[k]) == 0xC4 &&
+                         static_cast<unsigned char>(s[k + 1]) == 0xA0;
+           k += 2)
+        ++lead;
+      for (size_t k = s.size(); k >= 2 && static_cast<unsigned char>(s[k - 2]) == 0xC4 &&
+                                static_cast<unsigned char>(s[k - 1]) == 0xA0;
+           k -= 2)
+        ++trail;
+      if (lead > 0) {
+        if ((i == 0 || t.begin == 0) && trim_add_prefix_space_ && lead == 1) lead = 0;
+        t.begin = std::min<uint32_t>(t.begin + static_cast<uint32_t>(lead), t.end);
+      }
+      if (trail > 0 && t.end >= trail) t.end = std::max<uint32_t>(t.end - static_cast<uint32_t>(trail), t.begin);
+    }
+  }
+}
+
+void Tokenizer::encode_legacy(std::string_view text, bool split_special, TextWorkspace& ws,
+                              std::vector<TextWorkspace::SeqToken>& out) const {
+  out.clear();
+  size_t cap = std::max<size_t>(ws.legacy_ids.capacity(), 16);
+  for (;;) {
+    ws.legacy_ids.resize(cap);
+    ws.legacy_words.resize(cap);
+    ws.legacy_spans.resize(cap);
+    const size_t n = legacy_->encode(text, ws.legacy_ids.data(), ws.legacy_spans.data(),
+                                     ws.legacy_words.data(), cap, false, split_special);
+    if (n <= cap) {
+      for (size_t i = 0; i < n; ++i)
+        out.push_back(TextWorkspace::SeqToken{ws.legacy_ids[i], static_cast<uint32_t>(ws.legacy_spans[i].begin),
+                                              static_cast<uint32_t>(ws.legacy_spans[i].end), ws.legacy_words[i]});
+      return;
+    }
+    cap = n;
+  }
+}
+
+size_t Tokenizer::encode(std::string_view a, const std::string_view* b, size_t max_length, TextWorkspace& ws,
+                         TextToken* out, size_t capacity) const {
+  if (kind_ == Kind::kNone || a.size() > std::numeric_limits<uint32_t>::max() / 8 ||
+      (b != nullptr && b->size() > std::numeric_limits<uint32_t>::max() / 8))
+    return 0;
+  const std::string_view texts[2] = {a, b ? *b : std::string_view()};
+  const int count = b ? 2 : 1;
+  for (int s = 0; s < count; ++s) {
+    if (kind_ == Kind::kLegacy) encode_legacy(texts[s], false, ws, ws.seq[s]);
+    else encode_sequence(texts[s], false, ws, ws.seq[s]);
+  }
+  size_t n1 = ws.seq[0].size(), n2 = b ? ws.seq[1].size() : 0;
+  if (max_length > 0) {
+    const size_t added = has_template_ ? num_special_tokens(b != nullptr) : 0;
+    const size_t budget = max_length > added ? max_length - added : 0;
+    if (n1 + n2 > budget) {
+      if (b == nullptr) {
+        n1 = budget;
+      } else {
+        // longest_first, as the reference computes it
+        size_t x = n1, y = n2;
+        const bool swap = x > y;
+        if (swap) std::swap(x, y);
+        y = x > budget ? x : std::max(x, budget - x);
+        if (x + y > budget) {
+          x = budget / 2;
+          y = x + budget % 2;
+        }
+        if (swap) std::swap(x, y);
+        n1 = std::min(n1, x);
+        n2 = std::min(n2, y);
+      }
+    }
+  }
+  size_t k = 0;
+  auto put = [&](const TextToken& t) {
+    if (k < capacity) out[k] = t;
+    ++k;
+  };
+  auto put_sequence = [&](int s, int32_t type_id) {
+    const size_t n = s == 0 ? n1 : n2;
+    for (size_t i = 0; i < n; ++i) {
+      const auto& t = ws.seq[s][i];
+      put(TextToken{t.id, type_id, static_cast<int32_t>(t.begin), static_cast<int32_t>(t.end), t.word, s});
+    }
+  };
+  if (!has_template_) {
+    put_sequence(0, 0);
+    if (b) put_sequence(1, 1);
+    return k;
+  }
+  for (const Piece& p : b ? pair_ : single_) {
+    if (p.sequence >= 0) {
+      put_sequence(p.sequence, p.type_id);
+    } else {
+      for (int32_t id : specials_[static_cast<size_t>(p.special)]) put(TextToken{id, p.type_id, 0, 0, -1, -1});
+    }
+  }
+  return k;
+}
+
+}  // namespace text
+}  // namespace edgebert

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+// tokenizer.h: the tokenizer facade: the HuggingFace pipeline (added tokens -> normalizers ->
+// pre-tokenizers -> WordPiece / BPE / Unigram -> truncation -> post-processor template) built
+// from the model file's TokenizerSpec tables, or the BERT WordPiece tokenizer of files that only
+// carry a vocabulary. init() checks every table (a bad one is a message, never a crash);
+// encode() is const, safe to call concurrently, and allocation-free once the caller's
+// TextWorkspace has seen a text of that size (reserve() it at init).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "status.h"
+#include "text/added_tokens.h"
+#include "text/bpe_model.h"
+#include "text/model_token.h"
+#include "text/normalizers.h"
+#include "text/pre_tokenizers.h"
+#include "text/unigram_model.h"
+#include "text/wordpiece_model.h"
+#include "tokenizer/wordpiece_tokenizer.h"
+
+namespace edgebert {
+namespace fb {
+struct TokenizerSpec;
+}
+
+namespace text {
+
+// One token of an encoding: byte offsets [begin, end) into its own input text ({0, 0} for the
+// special tokens of the template); word (HF word_ids()) and sequence (0: text, 1: pair) are -1
+// for special tokens.
+struct TextToken {
+  int32_t id, type_id, begin, end, word, sequence;
+};
+
+// Per-caller buffers (one per session / thread).
+struct TextWorkspace {
+  struct SeqToken {
+    int32_t id;
+    uint32_t begin, end;
+    int32_t word;
+  };
+  TextBuffer piece, norm, pre[2];
+  std::vector<Split> splits[2];
+  std::vector<AddedTokenMatcher::Match> matches, norm_matches;
+  NormalizerScratch normalizer;
+  PreTokenizerScratch pre_tokenizer;
+  ModelScratch model;
+  std::vector<ModelToken> model_tokens;
+  std::vector<SeqToken> seq[2];
+  std::vector<int32_t> legacy_ids, legacy_words;
+  std::vector<TokenSpan> legacy_spans;
+  // Sizes every buffer for texts of up to `text_bytes` bytes.
+  void reserve(size_t text_bytes);
+};
+
+class Tokenizer {
+ public:
+  Tokenizer();
+  ~Tokenizer();
+  Tokenizer(const Tokenizer&) = delete;
+  Tokenizer& operator=(const Tokenizer&) = delete;
+
+  // From the model file's tables (kept by reference: the buffer must outlive the tokenizer).
+  // `id_limit` > 0: every id the tokenizer can produce must be below it (the embedding rows).
+  Status init(const fb::TokenizerSpec* spec, int64_t id_limit);
+  // From a FlatBuffer whose root is a TokenizerSpec (copied; the converter and edgebert-tokenize).
+  Status init_from_buffer(std::vector<uint8_t> buffer);
+  // The BERT WordPiece tokenizer of vocabulary-only files ([CLS] A [SEP] (B [SEP]), B of type 1).
+  Status init_legacy(const WordPieceTokenizer* wordpiece);
+
+  // Encodes `a` (and `b` when non-null), truncated with longest_first to max_length tokens in all
+  // (0: no limit) and with the template's special tokens. Writes the first min(count, capacity)
+  // tokens to out (may be null when capacity is 0) and returns count.
+  size_t encode(std::string_view a, const std::string_view* b, size_t max_length, TextWorkspace& ws,
+                TextToken* out, size_t capacity) const;
+
+  // One text with neither special tokens nor truncation (sequence 0, type 0), for callers that
+  // frame their inputs themselves (long-context QA windows): the tokens encode() puts between
+  // the template's special tokens. Same return convention as encode().
+  // split_special_tokens: special tokens written in the text are tokenized as text.
+  size_t encode_segment(std::string_view text, bool split_special_tokens, TextWorkspace& ws, TextToken* out,
+                        size_t capacity) const;
+
+  // The template as runs of special tokens around the sequences: a single text is
+  // prefix A suffix, a pair prefix A middle B suffix (every template has this shape: each
+  // sequence occurs once). Types of the special tokens run by run, and of A's and B's tokens.
+  struct Frame {
+    std::vector<int32_t> prefix, middle, suffix;
+    std::vector<int32_t> prefix_types, middle_types, suffix_types;
+    int32_t type_a = 0, type_b = 1;
+  };
+  const Frame& frame(bool pair) const { return pair ? pair_frame_ : single_frame_; }
+
+  bool initialized() const { return kind_ != Kind::kNone; }
+  // The vocab.txt WordPiece (whose words re-tokenize identically from any word start).
+  bool is_legacy_wordpiece() const { return kind_ == Kind::kLegacy; }
+  size_t num_special_tokens(bool pair) const;
+  size_t vocab_size() const { return vocab_.size(); }
+  std::string_view token_text(int32_t id) const;
+  int32_t pad_id() const { return pad_id_; }
+  int32_t unk_id() const { return unk_id_; }
+
+ private:
+  enum class Kind { kNone, kLegacy, kWordPiece, kBpe, kUnigram };
+  struct Piece {
+    int8_t sequence;  // -1 special, 0 A, 1 B
+    int32_t special;  // index into specials_
+    int32_t type_id;
+  };
+  void encode_sequence(std::string_view text, bool split_special, TextWorkspace& ws,
+                       std::vector<TextWorkspace::SeqToken>& out) const;
+  void encode_legacy(std::string_view text, bool split_special, TextWorkspace& ws,
+                     std::vector<TextWorkspace::SeqToken>& out) const;
+  void normalize_piece(std::string_view text, uint32_t b, uint32_t e, bool split_special, TextWorkspace& ws) const;
+  void reset();
+  void build_frames();
+
+  Kind kind_ = Kind::kNone;
+  std::vector<uint8_t> owned_;
+  std::vector<std::string_view> vocab_;
+  std::vector<Normalizer> normalizers_;
+  std::vector<PreTokenizer> pre_tokenizers_;
+  std::unique_ptr<WordPieceModel> wordpiece_;
+  std::unique_ptr<BpeModel> bpe_;
+  std::unique_ptr<UnigramModel> unigram_;
+  std::vector<AddedToken> added_;
+  AddedTokenMatcher raw_added_, normalized_added_;
+  std::vector<Piece> single_, pair_;
+  std::vector<std::vector<int32_t>> specials_;
+  bool has_template_ = false;
+  Frame single_frame_, pair_frame_;
+  bool trim_offsets_ = false, trim_add_prefix_space_ = false;
+  const WordPieceTokenizer* legacy_ = nullptr;
+  int32_t pad_id_ = 0, unk_id_ = -1;
+};
+
+}  // namespace text
+}  // namespace edgebert

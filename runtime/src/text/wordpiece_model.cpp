@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// wordpiece_model.cpp
+#include "text/wordpiece_model.h"
+
+#include "text/unicode.h"
+
+namespace edgebert {
+namespace text {
+
+bool WordPieceModel::init(const std::vector<std::string_view>& vocab, int32_t unk_id, std::string_view prefix,
+                          int max_input_chars_per_word, std::string* error) {
+  if (unk_id < 0 || static_cast<size_t>(unk_id) >= vocab.size()) {
+    if (error) *error = "WordPiece: unk token missing from the vocabulary";
+    return false;
+  }
+  words_.reserve(vocab.size());
+  size_t conts = 0;
+  for (std::string_view t : vocab)
+    if (!prefix.empty() && t.size() > prefix.size() && t.substr(0, prefix.size()) == prefix) ++conts;
+  continuations_.reserve(conts);
+  for (size_t id = 0; id < vocab.size(); ++id) {
+    const std::string_view t = vocab[id];
+    if (t.empty()) continue;
+    words_.insert(t, static_cast<int32_t>(id));
+    if (t.size() > max_word_) max_word_ = t.size();
+    if (!prefix.empty() && t.size() > prefix.size() && t.substr(0, prefix.size()) == prefix) {
+      continuations_.insert(t.substr(prefix.size()), static_cast<int32_t>(id));
+      if (t.size() - prefix.size() > max_cont_) max_cont_ = t.size() - prefix.size();
+    }
+  }
+  unk_id_ = unk_id;
+  max_chars_ = max_input_chars_per_word;
+  return true;
+}
+
+void WordPieceModel::tokenize(const char* s, size_t n, std::vector<ModelToken>& out) const {
+  const size_t first = out.size();
+  size_t chars = 0;
+  for (size_t i = 0; i < n; ++i) chars += (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
+  if (chars > static_cast<size_t>(max_chars_)) {
+    out.push_back(ModelToken{unk_id_, 0, static_cast<uint32_t>(n)});
+    return;
+  }
+  size_t start = 0;
+  while (start < n) {
+    const bool cont = start > 0;
+    const TokenIndex& index = cont ? continuations_ : words_;
+    const size_t longest = cont ? max_cont_ : max_word_;
+    size_t end = n - start > longest ? start + longest : n;
+    while (end > start && end < n && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+    int32_t id = -2;
+    while (end > start) {
+      id = index.find(std::string_view(s + start, end - start));
+      if (id >= 0) break;
+      do {
+        --end;
+      } while (end > start && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80);
+    }
+    if (id < 0) {
+      out.resize(first);
+      out.push_back(ModelToken{unk_id_, 0, static_cast<uint32_t>(n)});
+      return;
+    }
+    out.push_back(ModelToken{id, static_cast<uint32_t>(start), static_cast<uint32_t>(end)});
+    start = end;
+  }
+}
+
+}  // namespace text
+}  // namespace edgebert

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Writes the conformance inputs as JSON lines ({"text": ..., "pair": ...}) into OUT_DIR:
+#   conformance.jsonl  the 83 multilingual inputs of ../shared/tokenizers/conformance/inputs.json
+#   sst2.jsonl         the SST-2 validation sentences (../shared/models/bert-tiny-sst2-encoder)
+#   pairs.jsonl        consecutive conformance inputs as text pairs
+#   adversarial.jsonl  strings made to break tokenizers (scripts, combining marks, emoji ZWJ
+#                      sequences, control and odd whitespace, literal special tokens, long words)
+# Usage: make_inputs.py SHARED_DIR OUT_DIR
+import json, os, sys
+
+ADVERSARIAL = [
+    "", " ", "   ", "\t\n\r", "a", ".", "Hello, world!", "Don't you're we'll I'd they've it's",
+    "e\u0301 e\u0301\u0301\u0301 a\u0300\u0301\u0302\u0303\u0304\u0305\u0306\u0307\u0308 Z\u0351\u0352\u0353\u0354a\u0355\u0356lgo",
+    "\u1100\u1161\u11a8 \uac00\ub098\ub2e4 \u3131\u314f",  # Hangul jamo and syllables
+    "\U0001F468\u200D\U0001F469\u200D\U0001F467\u200D\U0001F466 family \U0001F3F3\uFE0F\u200D\U0001F308 flag",
+    "\U0001F1EB\U0001F1F7\U0001F1E9\U0001F1EA flags \U0001F44D\U0001F3FD thumbs \u2764\uFE0F heart",
+    "\U0001F600" * 20, "x\U0001F600y\U0001F972z",
+    "ctrl\x00nul\x01\x02\x7f del\u0085nel\u200b zwsp\u200c\u200d zwj\ufeff bom\u00ad shy",
+    "nbsp\u00a0em\u2003ideo\u3000tab\tvt\x0bff\x0cls\u2028ps\u2029end",
+    "  leading and trailing  ", "multiple     spaces\n\n\nnew lines",
+    "<s>hello</s>", "</s></s><pad><unk>", "[CLS] [SEP] [MASK] [PAD] [UNK]", "[CLS]text[SEP]",
+    "a <mask> b", "x<mask>y", "  <mask>  ", "<extra_id_0> <extra_id_99>", "<<s>>", "<mask",
+    "a" * 300, "supercalifragilistic" * 30, "Ab1" * 120, "\u0905" * 150,
+    "0123456789 3.14159 1,000,000 ½ ⅔ Ⅻ ① x² H₂O",
+    "ＡＢＣ　１２３ ｶﾞｷﾞ ﬁﬂ ㍿ ℌ ℡ ™ ﬀ",
+    "İstanbul ΣΑΣ σας ς ß ẞ Ǆ ǅ ǆ Ω K Å",
+    "مَرْحَبًا بِالْعَالَمِ שָׁלוֹם עוֹלָם",
+    "नमस्ते क्षत्रिय ज्ञान ஸ்ரீ ශ්‍රී",
+    "ภาษาไทย ທາງລາວ ភាសាខ្មែរ မြန်မာ",
+    "日本語のテキスト、中文文本，한국어 텍스트。",
+    "བོད་ཡིག ᠮᠣᠩᠭᠣᠯ ქართული Հայերեն አማርኛ",
+    "\U00020000\U0002A6D6\U0002B820 \u4e00\u9fff \uf900 \U0002F800",
+    "http://example.com/path?q=1&r=2#frag user@example.com",
+    "tab\tseparated\tvalues", "quote\"s and back\\slash", "....!!!???---___",
+    "mixed日本English한국어Русский",
+    "\u00e9\u0065\u0301 NFC vs NFD", "A\u030A \u212B \u00C5",
+    "\ud7a3\ud7a4\ud7ff", "\ue000\uf8ff private", "\U000F0000 \U0010FFFD plane 15",
+]
+
+def main():
+    shared, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    conf = [x['text'] for x in json.load(open(os.path.join(shared, 'tokenizers/conformance/inputs.json'), encoding='utf-8'))]
+    def dump(name, items):
+        with open(os.path.join(out, name), 'w', encoding='utf-8') as f:
+            for it in items:
+                f.write(json.dumps(it, ensure_ascii=False) + '\n')
+    dump('conformance.jsonl', [{'text': t} for t in conf])
+    sst = os.path.join(shared, 'models/bert-tiny-sst2-encoder/sst2_validation.tsv')
+    if os.path.exists(sst):
+        rows = [l.rstrip('\n').split('\t')[0] for l in open(sst, encoding='utf-8')][1:]
+        dump('sst2.jsonl', [{'text': t} for t in rows if t])
+    dump('pairs.jsonl', [{'text': conf[i], 'pair': conf[(i + 1) % len(conf)]} for i in range(len(conf))] +
+         [{'text': ADVERSARIAL[i], 'pair': ADVERSARIAL[-1 - i]} for i in range(len(ADVERSARIAL))])
+    dump('adversarial.jsonl', [{'text': t} for t in ADVERSARIAL])
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Tokenizer conformance against HuggingFace's own tokenizers library (Rust, through npm):
+# every shared tokenizer file (and the BERT vocabulary of the shared BERT checkpoint) on the 83
+# multilingual inputs, the SST-2 sentences, text pairs, truncated pairs and adversarial strings.
+# Prints one line of counts per tokenizer and input set; fails when an id or type id differs or
+# fewer than 99% of the offsets / word ids agree. Skips (exit 77) without node/npm or ../shared.
+# Usage: run_conformance.sh EDGEBERT_TOKENIZE WORK_DIR SHARED_DIR
+set -u
+tool=$1 work=$2 shared=$3
+here=$(cd "$(dirname "$0")" && pwd)
+if [ ! -d "$shared/tokenizers" ]; then echo "SKIP: $shared/tokenizers not found"; exit 77; fi
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then echo "SKIP: node/npm not installed"; exit 77; fi
+mkdir -p "$work"
+if [ ! -d "$work/node_modules/@anush008/tokenizers" ]; then
+  (cd "$work" && npm install --silent --no-audit --no-fund @anush008/tokenizers@0.6.0 >npm.log 2>&1) ||
+    { echo "SKIP: npm install @anush008/tokenizers@0.6.0 failed (see $work/npm.log)"; exit 77; }
+fi
+python3 "$here/make_inputs.py" "$shared" "$work/inputs" || exit 1
+export NODE_PATH="$work/node_modules"
+status=0
+run() {  # NAME TOKENIZER INPUTS [--max-length N]
+  local name=$1 tok=$2 in=$3; shift 3
+  mkdir -p "$work/$(dirname "$name")"
+  node "$here/hf_encode.js" "$tok" "$in" "$@" >"$work/$name.hf.jsonl" || { echo "$name: hf_encode failed"; status=1; return; }
+  "$tool" --tokenizer "$tok" --jsonl "$in" "$@" >"$work/$name.eb.jsonl" || { echo "$name: edgebert-tokenize failed"; status=1; return; }
+  if [[ $name == bert-vocab.txt/* ]]; then
+    python3 "$here/compare.py" "$name" "$work/$name.eb.jsonl" "$work/$name.hf.jsonl" --inputs "$in" --show 0 || echo "  ($name: informational)"
+  else
+    python3 "$here/compare.py" "$name" "$work/$name.eb.jsonl" "$work/$name.hf.jsonl" --inputs "$in" || status=1
+  fi
+}
+tokenizers=()
+for t in roberta-base t5-small ru-unigram fr-sentencepiece-bpe; do
+  [ -f "$shared/tokenizers/$t/tokenizer.json" ] && tokenizers+=("$t=$shared/tokenizers/$t/tokenizer.json")
+done
+bert="$shared/models/bert-tiny-sst2-encoder"
+if [ -f "$bert/vocab.txt" ]; then
+  # the tokenizer.json BertTokenizerFast writes for this vocabulary (WordPiece pipeline) ...
+  node "$here/hf_encode.js" "$bert" --save-json "$work/bert-tokenizer.json" &&
+    tokenizers+=("bert-wordpiece=$work/bert-tokenizer.json")
+  # ... and the vocab.txt path (the BERT tokenizer edgebert always had, which follows Python's
+  # BertTokenizer): its counts are printed but do not fail the test
+  tokenizers+=("bert-vocab.txt=$bert")
+fi
+# variants of the shared files with the components they do not use (conformance, adversarial, pairs)
+variants=()
+if [ -f "$work/bert-tokenizer.json" ] && python3 "$here/make_variants.py" "$shared" "$work/bert-tokenizer.json" "$work/variants"; then
+  for v in "$work"/variants/*.json; do variants+=("$(basename "$v" .json)=$v"); done
+fi
+for entry in "${variants[@]}"; do
+  name=${entry%%=*} tok=${entry#*=}
+  for set in conformance adversarial pairs; do run "$name/$set" "$tok" "$work/inputs/$set.jsonl"; done
+done
+for entry in "${tokenizers[@]}"; do
+  name=${entry%%=*} tok=${entry#*=}
+  for set in conformance sst2 pairs adversarial; do
+    [ -f "$work/inputs/$set.jsonl" ] && run "$name/$set" "$tok" "$work/inputs/$set.jsonl"
+  done
+  run "$name/pairs-max16" "$tok" "$work/inputs/pairs.jsonl" --max-length 16
+  run "$name/sst2-max8" "$tok" "$work/inputs/sst2.jsonl" --max-length 8
+done
+exit $status

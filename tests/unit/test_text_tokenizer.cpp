@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tokenizer pipeline (runtime/src/text) from tokenizer.json files written here, with
+// expectations worked out by hand from HuggingFace tokenizers' documented algorithms (the
+// conformance test tests/conformance runs the real library on real files); the converter's
+// refusals; the verifier on bad tables; no allocation per run; concurrent use; and
+// edgebert-tokenize giving the same output from a converted model as from its tokenizer.json.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "alloc_counter.h"
+#include "converter/checkpoint/checkpoint_error.h"
+#include "converter/converter.h"
+#include "converter/synthetic_model.h"
+#include "edgebert/edgebert.h"
+#include "converter/tokenizer/tokenizer_json.h"
+#include "edgebert_generated.h"
+#include "test_support.h"
+#include "text/pre_tokenizers.h"
+#include "text/tokenizer.h"
+
+namespace fs = std::filesystem;
+using namespace edgebert;
+using edgebert::text::TextToken;
+using edgebert::tools::alloc_counter_start;
+using edgebert::tools::alloc_counter_stop;
+using edgebert::test::testdata_dir;
+using edgebert::test::ebm_path;
+
+namespace {
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string utf8(uint32_t c) {
+  char buf[4];
+  return std::string(buf, text::encode_utf8(c, buf));
+}
+
+struct Encoded {
+  std::vector<int32_t> ids, types, words, seqs;
+  std::vector<std::pair<int32_t, int32_t>> offsets;
+};
+
+Encoded encode(const text::Tokenizer& t, const std::string& a, const std::string* b = nullptr, size_t max_len = 0) {
+  text::TextWorkspace ws;
+  ws.reserve(a.size() + (b ? b->size() : 0));
+  std::vector<TextToken> out(4 * (a.size() + (b ? b->size() : 0)) + 16);
+  const std::string_view bv = b ? std::string_view(*b) : std::string_view();
+  const size_t n = t.encode(a, b ? &bv : nullptr, max_len, ws, out.data(), out.size());
+  REQUIRE(n <= out.size());
+  Encoded e;
+  for (size_t i = 0; i < n; ++i) {
+    e.ids.push_back(out[i].id);
+    e.types.push_back(out[i].type_id);
+    e.offsets.emplace_back(out[i].begin, out[i].end);
+    e.words.push_back(out[i].word);
+    e.seqs.push_back(out[i].sequence);
+  }
+  return e;
+}
+
+void load(text::Tokenizer& t, const std::string& json) {
+  const convert::TokenizerJson tj = convert::parse_tokenizer_json(json, "test.json");
+  const Status s = t.init_from_buffer(convert::tokenizer_spec_buffer(tj));
+  INFO(s.message());
+  REQUIRE(s.is_ok());
+}
+
+std::string refusal(const std::string& json) {
+  try {
+    convert::parse_tokenizer_json(json, "bad.json");
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kWordPiece = R"({
+  "added_tokens": [{"id": 0, "content": "[PAD]", "special": true}, {"id": 2, "content": "[CLS]", "special": true},
+                   {"id": 3, "content": "[SEP]", "special": true}, {"id": 4, "content": "[MASK]", "special": true}],
+  "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
+  "pre_tokenizer": {"type": "BertPreTokenizer"},
+  "post_processor": {"type": "BertProcessing", "sep": ["[SEP]", 3], "cls": ["[CLS]", 2]},
+  "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
+            "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4, "hello": 5, "world": 6, "##s": 7,
+                      "!": 8, "un": 9, "##aff": 10, "##able": 11, "cafe": 12, "\u4e2d": 13}}
+})";
+
+// Byte-level BPE: ids 0..255 are the 256 byte characters in byte order.
+std::string byte_level_json() {
+  std::string vocab;
+  for (int b = 0; b < 256; ++b) vocab += json_string(utf8(text::byte_level_char(static_cast<uint8_t>(b)))) + ": " + std::to_string(b) + ", ";
+  const std::string G = utf8(text::byte_level_char(' '));  // "Ġ"
+  vocab += R"("<s>": 256, "</s>": 257, "<pad>": 258, "<unk>": 259, "he": 260, "ll": 261, "hell": 262, "hello": 263, )";
+  vocab += json_string(G + "w") + ": 264, " + json_string(G + "wo") + ": 265, \"<mask>\": 266";
+  return R"({"added_tokens": [{"id": 256, "content": "<s>", "special": true}, {"id": 257, "content": "</s>", "special": true},
+      {"id": 266, "content": "<mask>", "special": true, "lstrip": true, "normalized": true}],
+    "normalizer": null, "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true},
+    "post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 257], "cls": ["<s>", 256], "trim_offsets": true, "add_prefix_space": false},
+    "model": {"vocab": {)" + vocab + R"(}, "merges": ["h e", "l l", "he ll", "hell o", )" + json_string(G + " w") + ", " +
+         json_string(G + "w o") + R"(]}})";
+}
+
+const char* kUnigram = R"({
+  "added_tokens": [{"id": 1, "content": "</s>", "special": true}],
+  "normalizer": {"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]},
+  "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": true}]},
+  "post_processor": {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+    "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}, {"SpecialToken": {"id": "</s>", "type_id": 1}}],
+    "special_tokens": {"</s>": {"id": "</s>", "ids": [1], "tokens": ["</s>"]}}},
+  "model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0], ["</s>", 0], ["\u2581", -2], ["\u2581a", -1], ["b", -2], ["\u2581ab", -5], ["c", -3], ["fi", -1]]}
+})";
+
+}  // namespace
+
+TEST_CASE("WordPiece pipeline from tokenizer.json", "[text]") {
+  text::Tokenizer t;
+  load(t, kWordPiece);
+  const Encoded e = encode(t, "Hello worlds! Unaffable");
+  CHECK(e.ids == std::vector<int32_t>{2, 5, 6, 7, 8, 9, 10, 11, 3});
+  CHECK(e.offsets == std::vector<std::pair<int32_t, int32_t>>{{0, 0}, {0, 5}, {6, 11}, {11, 12}, {12, 13}, {14, 16}, {16, 19}, {19, 23}, {0, 0}});
+  CHECK(e.words == std::vector<int32_t>{-1, 0, 1, 1, 2, 3, 3, 3, -1});
+  // accents stripped (offsets keep the accented character), CJK split, unknown word, specials in the text
+  const Encoded f = encode(t, "Caf\xC3\xA9\xE4\xB8\xAD zzz [MASK]");
+  CHECK(f.ids == std::vector<int32_t>{2, 12, 13, 1, 4, 3});
+  CHECK(f.offsets[1] == std::pair<int32_t, int32_t>{0, 5});
+  CHECK(f.offsets[2] == std::pair<int32_t, int32_t>{5, 8});
+  CHECK(f.offsets[4] == std::pair<int32_t, int32_t>{13, 19});
+  // pairs: [CLS] A [SEP] B [SEP], B of type 1 and sequence 1; longest_first truncation
+  const std::string b = "hello hello hello";
+  const Encoded p = encode(t, "world world", &b, 6);
+  CHECK(p.ids == std::vector<int32_t>{2, 6, 3, 5, 5, 3});  // budget 3: A keeps 1, B keeps 2
+  CHECK(p.types == std::vector<int32_t>{0, 0, 0, 1, 1, 1});
+  CHECK(p.seqs == std::vector<int32_t>{-1, 0, -1, 1, 1, -1});
+  CHECK(p.words == std::vector<int32_t>{-1, 0, -1, 0, 1, -1});
+}
+
+TEST_CASE("segments and frames rebuild encode()'s output", "[text]") {
+  text::Tokenizer wp, bpe, uni;
+  load(wp, kWordPiece);
+  load(bpe, byte_level_json());
+  load(uni, kUnigram);
+  const std::string a = "hello worlds he", b = "ab c";
+  for (const text::Tokenizer* t : {&wp, &bpe, &uni}) {
+    text::TextWorkspace ws;
+    std::vector<TextToken> sa(64), sb(64);
+    const size_t na = t->encode_segment(a, false, ws, sa.data(), sa.size());
+    const size_t nb = t->encode_segment(b, false, ws, sb.data(), sb.size());
+    const text::Tokenizer::Frame& f = t->frame(true);
+    std::vector<int32_t> ids = f.prefix;
+    for (size_t i = 0; i < na; ++i) ids.push_back(sa[i].id);
+    ids.insert(ids.end(), f.middle.begin(), f.middle.end());
+    for (size_t i = 0; i < nb; ++i) ids.push_back(sb[i].id);
+    ids.insert(ids.end(), f.suffix.begin(), f.suffix.end());
+    CHECK(ids == encode(*t, a, &b).ids);
+    CHECK(f.prefix.size() + f.middle.size() + f.suffix.size() == t->num_special_tokens(true));
+  }
+  CHECK(wp.frame(true).prefix == std::vector<int32_t>{2});
+  CHECK(wp.frame(true).suffix_types == std::vector<int32_t>{1});
+  CHECK(wp.frame(true).type_b == 1);
+  CHECK(bpe.frame(true).middle == std::vector<int32_t>{257, 257});
+  CHECK(uni.frame(false).prefix.empty());
+  CHECK(uni.frame(false).suffix == std::vector<int32_t>{1});
+}
+
+TEST_CASE("byte-level BPE pipeline (RoBERTa layout, model without a type)", "[text]") {
+  text::Tokenizer t;
+  load(t, byte_level_json());
+  // "hello" merges fully; " world": Ġw + o -> Ġwo, then r l d; offsets of Ġwo trimmed past the space
+  const Encoded e = encode(t, "hello world");
+  CHECK(e.ids == std::vector<int32_t>{256, 263, 265, 'r', 'l', 'd', 257});
+  CHECK(e.offsets == std::vector<std::pair<int32_t, int32_t>>{{0, 0}, {0, 5}, {6, 8}, {8, 9}, {9, 10}, {10, 11}, {0, 0}});
+  CHECK(e.words == std::vector<int32_t>{-1, 0, 1, 1, 1, 1, -1});
+  // <mask> with lstrip takes the space before it; its offsets are its own bytes
+  const Encoded m = encode(t, "he <mask>");
+  CHECK(m.ids == std::vector<int32_t>{256, 260, 266, 257});
+  CHECK(m.offsets[2] == std::pair<int32_t, int32_t>{3, 9});
+  // every byte of a multi-byte character is a token of its own here
+  const Encoded u = encode(t, "\xC3\xA9");
+  CHECK(u.ids == std::vector<int32_t>{256, 0xC3, 0xA9, 257});
+  CHECK(u.offsets[1] == std::pair<int32_t, int32_t>{0, 2});
+  // RoBERTa pairs: <s> A </s> </s> B </s>, all type 0
+  const std::string b = "he";
+  const Encoded p = encode(t, "he", &b);
+  CHECK(p.ids == std::vector<int32_t>{256, 260, 257, 257, 260, 257});
+  CHECK(p.types == std::vector<int32_t>{0, 0, 0, 0, 0, 0});
+}
+
+TEST_CASE("Unigram pipeline with Metaspace, Replace and a template", "[text]") {
+  text::Tokenizer t;
+  load(t, kUnigram);
+  // "▁ab": ▁a + b (-3) beats ▁ab (-5); "▁c": ▁ + c; "ﬁ" -> NFKC "fi"; é is unknown
+  const Encoded e = encode(t, "ab  c \xEF\xAC\x81 \xC3\xA9\xC3\xA9");
+  CHECK(e.ids == std::vector<int32_t>{3, 4, 2, 6, 2, 7, 2, 0, 1});
+  CHECK(e.offsets == std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {1, 2}, {4, 5}, {4, 5}, {6, 9}, {6, 9}, {10, 12}, {10, 14}, {0, 0}});
+  CHECK(e.words == std::vector<int32_t>{0, 0, 1, 1, 2, 2, 3, 3, -1});
+  const std::string b = "c";
+  const Encoded p = encode(t, "ab", &b);
+  CHECK(p.ids == std::vector<int32_t>{3, 4, 1, 2, 6, 1});
+  CHECK(p.types == std::vector<int32_t>{0, 0, 0, 1, 1, 1});
+}
+
+TEST_CASE("the converter refuses what the runtime cannot run, naming it", "[text]") {
+  const std::string base = kUnigram;
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = base;
+    const size_t at = s.find(from);
+    REQUIRE(at != std::string::npos);
+    return s.replace(at, from.size(), to);
+  };
+  CHECK_THAT(refusal(with(R"({"type": "WhitespaceSplit"})", R"({"type": "Split", "pattern": {"Regex": "\\p{L}+"}, "behavior": "Isolated"})")),
+             Catch::Contains("bad.json: pre_tokenizer Split: regex pattern \"\\p{L}+\" cannot be run"));
+  CHECK_THAT(refusal(with(R"({"type": "NFKC"})", R"({"type": "Nmt"})")), Catch::Contains("normalizer Nmt is not supported"));
+  CHECK_THAT(refusal(with(R"("type": "Unigram")", R"("type": "WordLevel")")), Catch::Contains("model type \"WordLevel\""));
+  CHECK_THAT(refusal(with(R"("unk_id": 0,)", "")), Catch::Contains("no unk_id"));
+  CHECK_THAT(refusal(with(R"("ids": [1])", R"("ids": [99])")), Catch::Contains("outside the vocabulary"));
+  CHECK_THAT(refusal("{\"model\": 3"), Catch::Contains("malformed JSON"));
+  std::string bpe = byte_level_json();
+  bpe.replace(bpe.find("\"hell o\""), 8, "\"o hell\"");
+  CHECK_THAT(refusal(bpe), Catch::Contains("merge 3 produces \"ohell\", missing from the vocabulary"));
+}
+
+TEST_CASE("the verifier rejects inconsistent tokenizer tables", "[text]") {
+  auto spec = [](int merge_right, int special_index, bool bad_charsmap) {
+    flatbuffers::FlatBufferBuilder b;
+    auto vocab = b.CreateVectorOfStrings({"a", "b", "ab", "<unk>"});
+    std::vector<fb::BpeMerge> merges = {fb::BpeMerge(0, merge_right, 2)};
+    auto m = b.CreateVectorOfStructs(merges);
+    fb::TokenModelSpecBuilder mb(b);
+    mb.add_kind(fb::TokenModelKind::BPE);
+    mb.add_vocab(vocab);
+    mb.add_merges(m);
+    mb.add_unk_id(3);
+    auto model = mb.Finish();
+    std::vector<uint8_t> cm = {8, 0, 0, 0, 1, 2, 3};  // claims an 8-byte trie in 3 bytes
+    auto cmap = b.CreateVector(cm);
+    fb::NormalizerSpecBuilder nb(b);
+    nb.add_kind(fb::NormalizerKind::PRECOMPILED);
+    nb.add_charsmap(cmap);
+    auto norm = nb.Finish();
+    std::vector<flatbuffers::Offset<fb::NormalizerSpec>> norms;
+    if (bad_charsmap) norms.push_back(norm);
+    auto norms_v = b.CreateVector(norms);
+    auto ids = b.CreateVector(std::vector<int32_t>{3});
+    std::vector<flatbuffers::Offset<fb::SpecialTokenSpec>> sp = {fb::CreateSpecialTokenSpec(b, ids)};
+    auto sp_v = b.CreateVector(sp);
+    std::vector<fb::TemplatePiece> single = {fb::TemplatePiece(0, -1, 0), fb::TemplatePiece(-1, special_index, 0)};
+    std::vector<fb::TemplatePiece> pair = {fb::TemplatePiece(0, -1, 0), fb::TemplatePiece(1, -1, 0)};
+    auto s_v = b.CreateVectorOfStructs(single);
+    auto p_v = b.CreateVectorOfStructs(pair);
+    auto post = fb::CreatePostProcessorSpec(b, s_v, p_v, sp_v);
+    fb::TokenizerSpecBuilder tb(b);
+    tb.add_model(model);
+    tb.add_normalizers(norms_v);
+    tb.add_post_processor(post);
+    b.Finish(tb.Finish());
+    return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  };
+  text::Tokenizer t;
+  CHECK(t.init_from_buffer(spec(1, 0, false)).is_ok());
+  const Status merge = t.init_from_buffer(spec(7, 0, false));
+  CHECK(merge.code() == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(merge.message(), Catch::Contains("merge 0 has a token id outside the vocabulary"));
+  CHECK_THAT(t.init_from_buffer(spec(0, 0, false)).message(), Catch::Contains("concatenation"));  // a + a != ab
+  CHECK_THAT(t.init_from_buffer(spec(1, 5, false)).message(), Catch::Contains("template special token index"));
+  CHECK_THAT(t.init_from_buffer(spec(1, 0, true)).message(), Catch::Contains("precompiled_charsmap"));
+  CHECK_FALSE(t.initialized());
+  CHECK_THAT(t.init_from_buffer(std::vector<uint8_t>{1, 2, 3}).message(), Catch::Contains("not a valid FlatBuffer"));
+}
+
+TEST_CASE("a model file with a bad tokenizer table does not load", "[text]") {
+  const convert::TokenizerJson tj = convert::parse_tokenizer_json(byte_level_json(), "bpe.json");
+  convert::SyntheticSpec spec;
+  spec.hidden = 16;
+  spec.heads = 2;
+  spec.layers = 1;
+  spec.intermediate = 32;
+  spec.vocab = static_cast<int>(tj.vocab_size);
+  spec.max_position = 16;
+  const convert::FloatBert m = convert::make_synthetic_bert(spec);
+  convert::ConvertOptions o;
+  o.fp32 = true;
+  o.quiet = true;
+  o.error_report = false;
+  const convert::ConvertResult r = convert::convert_model(m, nullptr, o, &tj);
+  auto load = [](std::vector<uint8_t>& bytes, std::string* message) {
+    alignas(64) static uint8_t buf[1 << 20];
+    REQUIRE(bytes.size() <= sizeof buf);
+    std::copy(bytes.begin(), bytes.end(), buf);
+    eb_model* model = nullptr;
+    char error[512] = "";
+    const eb_status s = eb_model_load_memory(buf, bytes.size(), &model, error, sizeof error);
+    *message = error;
+    eb_model_free(model);
+    return s;
+  };
+  std::vector<uint8_t> good(r.buffer.data(), r.buffer.data() + r.buffer.size());
+  std::string msg;
+  REQUIRE(load(good, &msg) == EB_OK);
+  std::vector<uint8_t> bad = good;
+  fb::GetMutableModel(bad.data())->mutable_tokenizer()->mutable_model()->mutable_merges()->GetMutableObject(2)->mutate_merged(100000);
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(msg, Catch::Contains("merge 2 has a token id outside the vocabulary"));
+  bad = good;
+  fb::GetMutableModel(bad.data())->mutable_tokenizer()->mutable_model()->mutable_merges()->GetMutableObject(0)->mutate_merged(5);
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(msg, Catch::Contains("merge 0 does not produce the concatenation"));
+  bad = good;
+  REQUIRE(fb::GetMutableModel(bad.data())->mutable_tokenizer()->mutable_pre_tokenizers()->GetMutableObject(0)->mutate_behavior(
+      static_cast<fb::SplitBehavior>(9)));
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(msg, Catch::Contains("unknown split behavior"));
+  bad = good;
+  auto* tmpl = fb::GetMutableModel(bad.data())->mutable_tokenizer()->mutable_post_processor()->mutable_pair();
+  tmpl->GetMutableObject(0)->mutate_special(9);
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(msg, Catch::Contains("template special token index out of range"));
+  bad = good;
+  REQUIRE(fb::GetMutableModel(bad.data())->mutable_tokenizer()->mutable_added_tokens()->GetMutableObject(0)->mutate_id(-4));
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(msg, Catch::Contains("added token id -4"));
+}
+
+TEST_CASE("encode allocates nothing once the workspace is sized, and is safe to share", "[text]") {
+  text::Tokenizer wp, bpe, uni;
+  load(wp, kWordPiece);
+  load(bpe, byte_level_json());
+  load(uni, kUnigram);
+  const std::string text = "Hello worlds! unaffable caf\xC3\xA9 ab  c \xEF\xAC\x81 he <mask> \xE4\xB8\xAD hello world";
+  const std::string pair = "a second text, hello";
+  const std::string_view pv = pair;
+  for (const text::Tokenizer* t : {&wp, &bpe, &uni}) {
+    text::TextWorkspace ws;
+    ws.reserve(4 * text.size());
+    std::vector<TextToken> out(256);
+    const size_t first = t->encode(text, &pv, 0, ws, out.data(), out.size());
+    alloc_counter_start();
+    size_t again = 0;
+    for (int r = 0; r < 10; ++r) again = t->encode(text, &pv, 0, ws, out.data(), out.size());
+    CHECK(alloc_counter_stop() == 0);
+    CHECK(again == first);
+    // two threads, one workspace each, same answers
+    std::vector<TextToken> a(256), b(256);
+    size_t na = 0, nb = 0;
+    std::thread th([&] {
+      text::TextWorkspace w;
+      for (int r = 0; r < 50; ++r) na = t->encode(text, &pv, 0, w, a.data(), a.size());
+    });
+    text::TextWorkspace w2;
+    for (int r = 0; r < 50; ++r) nb = t->encode(text, &pv, 0, w2, b.data(), b.size());
+    th.join();
+    REQUIRE(na == first);
+    REQUIRE(nb == first);
+    for (size_t i = 0; i < first; ++i) {
+      CHECK(a[i].id == out[i].id);
+      CHECK(b[i].begin == out[i].begin);
+    }
+  }
+}
+
+TEST_CASE("edgebert-tokenize: --model and --tokenizer on the same checkpoint agree", "[text][tools]") {
+  const char* bin = std::getenv("EDGEBERT_BIN");
+  REQUIRE(bin != nullptr);
+  char tmpl[] = "/tmp/eb_text_test_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const fs::path dir = tmpl;
+  const fs::path ckpt = dir / "ckpt";
+  fs::copy(testdata_dir() + "/task_bert_seqcls_tanh", ckpt, fs::copy_options::recursive);
+  std::ofstream(ckpt / "tokenizer.json") << byte_level_json();
+  std::ofstream(dir / "texts.txt") << "hello world\nhe <mask> said \xC3\xA9t\xC3\xA9\n\nhello\n";
+  auto run = [](const std::string& cmd) {
+    std::string out;
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+    const int rc = pclose(p);
+    return std::make_pair(rc, out);
+  };
+  const std::string b = bin;
+  const auto conv = run(b + "/edgebert-convert --fp32 --input " + ckpt.string() + " --output " + (dir / "m.ebm").string());
+  INFO(conv.second);
+  REQUIRE(conv.first == 0);
+  const auto from_model = run(b + "/edgebert-tokenize --model " + (dir / "m.ebm").string() + " --texts " + (dir / "texts.txt").string());
+  const auto from_json = run(b + "/edgebert-tokenize --tokenizer " + ckpt.string() + " --texts " + (dir / "texts.txt").string());
+  CHECK(from_model.first == 0);
+  CHECK(from_json.first == 0);
+  CHECK(from_model.second == from_json.second);
+  CHECK(from_model.second.find("{\"ids\": [256, 263, 265, 114, 108, 100, 257]") == 0);
+  // a vocab.txt checkpoint keeps the BERT WordPiece of before
+  const auto legacy = run(b + "/edgebert-tokenize --model " + ebm_path("task_bert_seqcls_tanh", "fp32") + " --text hello");
+  CHECK(legacy.first == 0);
+  CHECK(legacy.second.find("\"word_ids\": [null, 0") != std::string::npos);
+  // a SentencePiece model alone is refused, naming tokenizer.json
+  fs::remove(ckpt / "tokenizer.json");
+  fs::remove(ckpt / "vocab.txt");
+  std::ofstream(ckpt / "spiece.model") << "x";
+  const auto spm = run(b + "/edgebert-convert --fp32 --input " + ckpt.string() + " --output " + (dir / "n.ebm").string());
+  CHECK(spm.first != 0);
+  CHECK_THAT(spm.second, Catch::Contains("spiece.model but no tokenizer.json"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("sessions run text, pairs, words and long-context answers with the model's own tokenizer", "[text][session]") {
+  char tmpl[] = "/tmp/eb_text_session_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const fs::path dir = tmpl;
+  const fs::path ckpt = dir / "qa";
+  fs::copy(testdata_dir() + "/task_bert_qa", ckpt, fs::copy_options::recursive);
+  fs::remove(ckpt / "vocab.txt");
+  std::ofstream(ckpt / "tokenizer.json") << byte_level_json();
+  convert::ConvertOptions o;
+  o.input_dir = ckpt.string();
+  o.fp32 = true;
+  o.quiet = true;
+  o.error_report = false;
+  const convert::ConvertResult r = convert::convert_checkpoint(o);
+  const std::string path = (dir / "qa.ebm").string();
+  {
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(r.buffer.data()), static_cast<std::streamsize>(r.buffer.size()));
+  }
+  eb_model* model = nullptr;
+  char error[256] = "";
+  REQUIRE(eb_model_load_file(path.c_str(), &model, error, sizeof error) == EB_OK);
+  eb_model_info info;
+  REQUIRE(eb_model_get_info(model, &info) == EB_OK);
+  CHECK(info.has_vocab == 1);
+  eb_session_options opt;
+  eb_session_options_init(&opt);
+  opt.max_sequence_length = 16;
+  eb_session* s = nullptr;
+  REQUIRE(eb_session_create(model, &opt, &s, error, sizeof error) == EB_OK);
+  text::Tokenizer tok;
+  load(tok, byte_level_json());
+
+  // run_text: the template's framing and the tokenizer's offsets and word ids
+  REQUIRE(eb_session_run_text(s, "hello world") == EB_OK);
+  const int32_t* ids = nullptr;
+  size_t n = 0;
+  REQUIRE(eb_session_get_input_ids(s, &ids, &n) == EB_OK);
+  const Encoded e = encode(tok, "hello world");
+  CHECK(std::vector<int32_t>(ids, ids + n) == e.ids);
+  const int32_t *begin = nullptr, *end = nullptr, *seg = nullptr, *words = nullptr;
+  REQUIRE(eb_session_get_token_offsets(s, &begin, &end, &seg, &n) == EB_OK);
+  for (size_t i = 0; i < n; ++i) {
+    CHECK(begin[i] == e.offsets[i].first);
+    CHECK(end[i] == e.offsets[i].second);
+    CHECK(seg[i] == e.seqs[i]);
+  }
+  REQUIRE(eb_session_get_word_ids(s, &words, &n) == EB_OK);
+  CHECK(std::vector<int32_t>(words, words + n) == e.words);
+  const eb_word* w = nullptr;
+  size_t nw = 0;
+  REQUIRE(eb_session_get_words(s, &w, &nw) == EB_OK);
+  REQUIRE(nw == 2);
+  CHECK(w[1].begin_byte == 6);
+  CHECK(w[1].end_byte == 11);
+
+  // pairs: <s> A </s> </s> B </s>
+  const std::string b = "hello world";
+  REQUIRE(eb_session_run_text_pair(s, "he", b.c_str()) == EB_OK);
+  REQUIRE(eb_session_get_input_ids(s, &ids, &n) == EB_OK);
+  CHECK(std::vector<int32_t>(ids, ids + n) == encode(tok, "he", &b).ids);
+
+  // answer: one window equals best_span of the pair run; a long context is windowed
+  eb_span one{}, best{};
+  int32_t windows = 0;
+  REQUIRE(eb_session_answer(s, "he", "hello world", 5, -1, &one, &windows) == EB_OK);
+  CHECK(windows == 1);
+  REQUIRE(eb_session_run_text_pair(s, "he", "hello world") == EB_OK);
+  REQUIRE(eb_session_best_span(s, 5, &best) == EB_OK);
+  CHECK(one.begin_byte == best.begin_byte);
+  CHECK(one.end_byte == best.end_byte);
+  std::string context;
+  for (int i = 0; i < 12; ++i) context += "hello world he ";
+  REQUIRE(eb_session_answer(s, "he", context.c_str(), 5, 3, &one, &windows) == EB_OK);
+  CHECK(windows > 1);
+  CHECK(0 <= one.begin_byte);
+  CHECK(one.begin_byte < one.end_byte);
+  CHECK(one.end_byte <= static_cast<int32_t>(context.size()));
+  // the span's bytes are token boundaries of the whole context's encoding
+  const Encoded whole = encode(tok, context);
+  bool starts = false, ends = false;
+  for (const auto& off : whole.offsets) {
+    starts |= off.first == one.begin_byte;
+    ends |= off.second == one.end_byte;
+  }
+  CHECK(starts);
+  CHECK(ends);
+  eb_session_destroy(s);
+  eb_model_free(model);
+  fs::remove_all(dir);
+}
