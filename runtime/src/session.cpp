@@ -573,6 +573,15 @@ size_t Session::tokenize(const char* a, const char* b) {
   const size_t cap = ids_.size();
   const text::Tokenizer::Frame& f = text_.frame(b != nullptr);
   const size_t specials = f.prefix.size() + f.middle.size() + f.suffix.size();
+  const size_t max_bytes = text_.max_text_bytes();
+  for (const char* t : {a, b}) {
+    if (t && std::strlen(t) > max_bytes) {
+      fail(EB_ERROR_SEQUENCE_TOO_LONG,
+           "text is %zu bytes long; this model's tokenizer takes texts of up to %zu bytes in sessions of %d positions",
+           std::strlen(t), max_bytes, max_n_);
+      return 0;
+    }
+  }
   if (b && cap < specials) {
     fail(EB_ERROR_SEQUENCE_TOO_LONG, "a text pair needs at least %zu tokens, the session maximum is %d", specials,
          max_n_);
@@ -774,17 +783,22 @@ eb_status Session::answer(const char* question, const char* context, int max_ans
                 q, specials, max_n_);
   const size_t window = cap - q - specials;  // context tokens per window
   const std::string_view ctx(context);
-  // BERT's WordPiece re-tokenizes the context from a word start before each window (bounded
-  // buffers); the other tokenizers' pieces can carry the space before a word, so their context
-  // is tokenized once, whole (the buffers grow to the longest context seen).
+  // BERT's WordPiece re-tokenizes the context from a word start before each window (any length);
+  // the other tokenizers' pieces can carry the space before a word, so their context is
+  // tokenized once, whole, into buffers sized at session creation (longer contexts are refused).
   const bool whole = !text_.retokenizes_from_words();
+  if (whole && ctx.size() > text_.max_text_bytes())
+    return fail(EB_ERROR_SEQUENCE_TOO_LONG,
+                "the context is %zu bytes long; with this model's tokenizer a session of %d positions answers over "
+                "contexts of up to %zu bytes",
+                ctx.size(), max_n_, text_.max_text_bytes());
   size_t total = text_.encode(ctx, nullptr, nullptr, nullptr, 0);
   if (whole) {
-    if (context_ids_.size() < total + 1) {
-      context_ids_.resize(total + 1);
-      context_spans_.resize(total + 1);
-      context_words_.resize(total + 1);
-    }
+    if (total > context_ids_.size())  // bounded buffers: never grown during a run
+      return fail(EB_ERROR_SEQUENCE_TOO_LONG,
+                  "the context is %zu tokens long; with this model's tokenizer a session of %d positions answers over "
+                  "contexts of up to %zu tokens",
+                  total, max_n_, context_ids_.size());
     total = text_.encode(ctx, context_ids_.data(), context_spans_.data(), context_words_.data(), context_ids_.size());
   }
   const size_t stride = doc_stride < 0 ? std::min<size_t>(128, window / 2) : static_cast<size_t>(doc_stride);

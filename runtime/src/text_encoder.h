@@ -27,7 +27,12 @@ class TextEncoder {
   void reserve(size_t max_tokens, size_t text_bytes) {
     tokens_.resize(max_tokens);
     ws_.reserve(text_bytes);
+    text_bytes_ = text_bytes;
   }
+  // The longest text (bytes) encode() takes without allocating: any length for BERT's WordPiece
+  // (it streams over the text), the reserved workspace for the pipeline tokenizers (their
+  // normalizer and pre-tokenizer work on the whole text). Callers refuse longer texts.
+  size_t max_text_bytes() const { return tokenizer_->is_legacy_wordpiece() ? SIZE_MAX : text_bytes_; }
 
   bool available() const { return tokenizer_ != nullptr; }
   // The template's special tokens around one text (pair = false) or two.
@@ -58,6 +63,7 @@ class TextEncoder {
   bool split_special_tokens_;
   mutable text::TextWorkspace ws_;             // a session runs one call at a time
   mutable std::vector<text::TextToken> tokens_;
+  size_t text_bytes_ = 0;
 };
 
 }  // namespace edgebert

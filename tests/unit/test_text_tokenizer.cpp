@@ -509,6 +509,26 @@ TEST_CASE("sessions run text, pairs, words and long-context answers with the mod
   }
   CHECK(starts);
   CHECK(ends);
+
+  // the pipeline tokenizers' buffers are sized at session creation: texts and contexts beyond
+  // them are refused as too long, and neither the refusal nor a run that fits allocates
+  std::string huge;
+  while (huge.size() < 16 * (16 + 1025) + 1) huge += "hello world ";
+  std::string long_context;
+  for (int i = 0; i < 40; ++i) long_context += "hello world he ";  // at most 600 tokens: fits
+  REQUIRE(eb_session_answer(s, "he", long_context.c_str(), 5, 3, &one, &windows) == EB_OK);  // warm-up
+  alloc_counter_start();
+  const eb_status too_long_text = eb_session_run_text(s, huge.c_str());
+  const eb_status too_long_pair = eb_session_run_text_pair(s, "he", huge.c_str());
+  const eb_status too_long_context = eb_session_answer(s, "he", huge.c_str(), 5, 3, &one, &windows);
+  const eb_status fits = eb_session_answer(s, "he", long_context.c_str(), 5, 3, &one, &windows);
+  const eb_status short_run = eb_session_run_text(s, "hello world");
+  CHECK(alloc_counter_stop() == 0);
+  CHECK(too_long_text == EB_ERROR_SEQUENCE_TOO_LONG);
+  CHECK(too_long_pair == EB_ERROR_SEQUENCE_TOO_LONG);
+  CHECK(too_long_context == EB_ERROR_SEQUENCE_TOO_LONG);
+  CHECK(fits == EB_OK);
+  CHECK(short_run == EB_OK);
   eb_session_destroy(s);
   eb_model_free(model);
   fs::remove_all(dir);

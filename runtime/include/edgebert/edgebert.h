@@ -181,8 +181,9 @@ EB_API eb_status eb_session_run_ids(eb_session* session, const int32_t* input_id
 /* Tokenizes UTF-8 `text` with the model's own tokenizer and its template ([CLS] text [SEP] for
  * BERT, <s> text </s> for RoBERTa, text </s> for T5, ...) and runs.
  * Text longer than the session's maximum is an error (EB_ERROR_SEQUENCE_TOO_LONG), never
- * silently truncated. Performs no heap allocation (a text of more than about 16 bytes per
- * position of the session maximum grows the tokenizer's buffers once). */
+ * silently truncated. Performs no heap allocation. With tokenizers other than BERT's vocab.txt
+ * WordPiece a text of more than 16 bytes per position (of max_sequence_length + 1025) is
+ * EB_ERROR_SEQUENCE_TOO_LONG too: their buffers are sized at session creation. */
 EB_API eb_status eb_session_run_text(eb_session* session, const char* text);
 /* Tokenizes a text pair with the model's template ("[CLS] a [SEP] b [SEP]" with token types 0
  * (first segment incl. its [SEP]) then 1 for BERT; "<s> a </s></s> b </s>" for RoBERTa) and runs.
@@ -247,9 +248,11 @@ EB_API eb_status eb_session_get_words(const eb_session* session, const eb_word**
  * start_token/end_token index the tokens of the window it was found in, `*out_windows` (may be
  * NULL) receives the number of windows run. Afterwards the session's outputs and offsets are those
  * of the last window's run. A question that leaves no room for context is
- * EB_ERROR_SEQUENCE_TOO_LONG. Performs no heap allocation with BERT's vocab.txt WordPiece (the
- * context is re-tokenized window by window); with the other tokenizers the context is tokenized
- * once, whole, and a context longer than any before grows the session's buffers once. */
+ * EB_ERROR_SEQUENCE_TOO_LONG. Performs no heap allocation. With BERT's vocab.txt WordPiece the
+ * context may have any length (it is re-tokenized window by window); with the other tokenizers
+ * it is tokenized once, whole, into buffers sized at session creation: a context of more than
+ * about max_sequence_length + 1025 tokens (or 16 bytes per such token) is
+ * EB_ERROR_SEQUENCE_TOO_LONG. */
 EB_API eb_status eb_session_answer(eb_session* session, const char* question, const char* context,
                                    int32_t max_answer_tokens, int32_t doc_stride, eb_span* out_span,
                                    int32_t* out_windows);
