@@ -9,6 +9,7 @@
 
 #include "kernels/activation.h"
 #include "kernels/attention.h"
+#include "kernels/rope.h"
 #include "program/arch/registry.h"
 
 namespace edgebert {
@@ -42,6 +43,8 @@ const char* op_type_name(OpType t) {
     case OpType::kActivation: return "activation";
     case OpType::kSpanLogits: return "span_logits";
     case OpType::kSentencePooling: return "sentence_pooling";
+    case OpType::kRotary: return "rotary";
+    case OpType::kGatedActivation: return "gated_activation";
     case OpType::kCount: break;
   }
   return "?";
@@ -113,7 +116,20 @@ namespace {
 
 // Per-op constants: everything an op needs that is derived from the weights, built once here
 // instead of in every session.
-void build_constants(Op& op) {
+void build_constants(Op& op, const std::vector<Op>& built) {
+  if (op.type == OpType::kRotary) {
+    for (const Op& o : built)  // one table per base
+      if (&o != &op && o.rope_table && o.rotary.theta == op.rotary.theta && o.rotary.dims == op.rotary.dims &&
+          o.rotary.table_positions == op.rotary.table_positions) {
+        op.rope_table = o.rope_table;
+        return;
+      }
+    auto table = std::make_shared<std::vector<float>>(
+        kernels::rope_table_floats(static_cast<size_t>(op.rotary.table_positions), static_cast<size_t>(op.rotary.dims)));
+    kernels::build_rope_table(op.rotary.theta, op.rotary.dims, op.rotary.table_positions, table->data());
+    op.rope_table = std::move(table);
+    return;
+  }
   if (op.quant_for && op.quant_for->input_factors &&
       (op.type == OpType::kEmbeddings || op.type == OpType::kAddNorm || op.type == OpType::kLayerNorm)) {
     op.inv_factors.resize(static_cast<size_t>(op.quant_for->in));
@@ -163,10 +179,14 @@ Status Program::finish() {
     if (b.first_op < 0) return Status(EB_ERROR_BACKEND, "buffer '" + b.name + "' is never written");
     if (b.graph_output) b.last_op = last;
   }
+  // The op writing the first hidden states: the embeddings, or the projection GEMM after them
+  // (ELECTRA, ALBERT); run_embeddings replaces everything up to it.
   embeddings_op_ = producer(find_buffer("hidden"));
-  if (embeddings_op_ < 0 || ops_[static_cast<size_t>(embeddings_op_)].type != OpType::kEmbeddings)
-    return Status(EB_ERROR_BACKEND, "the program has no embeddings op producing 'hidden'");
-  for (Op& op : ops_) build_constants(op);
+  const bool embeddings = embeddings_op_ >= 0 && (ops_[static_cast<size_t>(embeddings_op_)].type == OpType::kEmbeddings ||
+                                                  (ops_[static_cast<size_t>(embeddings_op_)].type == OpType::kGemm &&
+                                                   ops_[0].type == OpType::kEmbeddings));
+  if (!embeddings) return Status(EB_ERROR_BACKEND, "the program has no embeddings op producing 'hidden'");
+  for (Op& op : ops_) build_constants(op, ops_);
   return Status::ok();
 }
 
