@@ -476,6 +476,10 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
   if (m->schema_version >= 4) {
     if (!load_family_config(c, fm, m.get())) return c.status;
   } else {
+    if (has_family_fields(fm))
+      return c.fail("model schema_version " + std::to_string(m->schema_version) +
+                    " carries family fields (schema_version 4); the file is inconsistent"),
+             c.status;
     if (const auto* mt = cfg->model_type()) {
       if (mt->str() == "distilbert") {
         m->is_distilbert = true;
@@ -484,10 +488,6 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
         return c.fail("config.model_type '" + mt->str() + "' is not supported (bert, distilbert)"), c.status;
       }
     }
-    if (has_family_fields(fm))
-      return c.fail("model schema_version " + std::to_string(m->schema_version) +
-                    " carries family fields (schema_version 4); the file is inconsistent"),
-             c.status;
     m->layer_map.resize(static_cast<size_t>(k.layers));
     for (int i = 0; i < k.layers; ++i) m->layer_map[static_cast<size_t>(i)] = i;
     m->local_window.assign(static_cast<size_t>(k.layers), 0);
