@@ -106,6 +106,10 @@ std::string Program::format(int max_seq_len, int threads) const {
     if (o.type == OpType::kAttention)
       what += "(" + std::to_string(workers) + (workers == 1 ? " worker" : " workers") + ", tiles of " +
               std::to_string(attention_row_tile(max_seq_len)) + " rows)";
+    if (o.type == OpType::kAttention && o.window > 0) what += "(sliding window " + std::to_string(o.window) + ")";
+    if (o.type == OpType::kRotary)
+      what += "(" + std::to_string(o.rotary.dims) + " dims, theta " + std::to_string(static_cast<long long>(o.rotary.theta)) +
+              (o.rotary.interleaved ? ", interleaved" : "") + (o.rotary.ntk_factor > 0 ? ", dynamic NTK)" : ")");
     std::snprintf(line, sizeof line, "%4zu  %-6s ", i, o.layer >= 0 ? ("L" + std::to_string(o.layer)).c_str() : "-");
     r += line + what + "  in: " + names(o.inputs) + "  out: " + names(o.outputs) + "\n";
   }
