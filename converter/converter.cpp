@@ -274,7 +274,9 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
   const Vocab& vocab = vocab_in ? *vocab_in : kNoVocab;
   const bool have_vocab = vocab_in != nullptr;
 
-  if (!o.fp32 && !cfg.is_bert_or_distilbert())
+  // int8 of the families where the runtime runs it: RoBERTa / XLM-R / CamemBERT (BERT's blocks
+  // with other position ids and an fp32 head); the others stay fp32 for now.
+  if (!o.fp32 && !cfg.is_bert_or_distilbert() && m.family() != Family::kRoberta)
     throw std::runtime_error(std::string("int8 conversion of ") + family_name(m.family()) +
                              " models is not supported yet (convert with --fp32)");
   // RoBERTa's positions start at padding_idx + 1: its table holds that many fewer sequence positions.
