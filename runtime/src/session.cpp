@@ -566,6 +566,11 @@ eb_status Session::execute(const BoundOp& b, size_t n) {
       break;
     case OpType::kRotary: run_rotary(b, n); break;
     case OpType::kGatedActivation: run_gated_activation(b, n); break;
+    case OpType::kQuantize:
+      kernels::quantize_s8_per_channel(reinterpret_cast<const float*>(b.in[0]), n, static_cast<size_t>(op.width),
+                                       op.inv_factors_or_null(), op.quant_for->input_scale,
+                                       op.quant_for->input_zero_point, reinterpret_cast<int8_t*>(b.out[0]));
+      break;
     case OpType::kSentencePooling:
       kernels::sentence_pool_f32(reinterpret_cast<const float*>(b.in[0]), n, static_cast<size_t>(op.width),
                                  key_mask_.data(), static_cast<kernels::PoolingKind>(op.pooling), op.normalize,

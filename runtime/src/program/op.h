@@ -47,6 +47,8 @@ enum class OpType : int {
   kRotary,          // rotary position embedding of Q and K in the QKV rows, in place
                     //   [+ outputs[1]: the cos/sin table of a dynamic-NTK length]
   kGatedActivation, // gated FFN: outputs[0] [n, I] = act(in[:, :I]) * in[:, I:] (GeGLU, SwiGLU)
+  kQuantize,        // outputs[0] = int8 of the float rows inputs[0] for `quant_for` (after ELECTRA's
+                    //   projection GEMM)
   kCount
 };
 const char* op_type_name(OpType t);

@@ -45,6 +45,7 @@ const char* op_type_name(OpType t) {
     case OpType::kSentencePooling: return "sentence_pooling";
     case OpType::kRotary: return "rotary";
     case OpType::kGatedActivation: return "gated_activation";
+    case OpType::kQuantize: return "quantize";
     case OpType::kCount: break;
   }
   return "?";
@@ -135,7 +136,8 @@ void build_constants(Op& op, const std::vector<Op>& built) {
     return;
   }
   if (op.quant_for && op.quant_for->input_factors &&
-      (op.type == OpType::kEmbeddings || op.type == OpType::kAddNorm || op.type == OpType::kLayerNorm)) {
+      (op.type == OpType::kEmbeddings || op.type == OpType::kAddNorm || op.type == OpType::kLayerNorm ||
+       op.type == OpType::kQuantize)) {
     op.inv_factors.resize(static_cast<size_t>(op.quant_for->in));
     for (size_t i = 0; i < op.inv_factors.size(); ++i) op.inv_factors[i] = 1.f / op.quant_for->input_factors[i];
   }

@@ -68,22 +68,26 @@ Stream embeddings(ProgramBuilder& b, const LayerNormView& norm, const LinearView
   Stream s;
   const int rows = projected ? b.buffer("embedding_output", BufferSize::rows(static_cast<size_t>(E) * 4)) : -1;
   s.hidden = b.buffer("hidden", BufferSize::rows(H * 4), true);
-  // (the projection GEMM is fp32: int8 family models are refused by the verifier)
-  s.quantized = projected ? -1 : quantized_buffer(b, first_gemm, "layer0.input_q");
+  s.quantized = quantized_buffer(b, first_gemm, "layer0.input_q");
   std::vector<int> outs{projected ? rows : s.hidden};
-  if (s.quantized >= 0) outs.push_back(s.quantized);
+  if (s.quantized >= 0 && !projected) outs.push_back(s.quantized);
   Op& e = b.op(OpType::kEmbeddings, OpKind::kEmbeddings, -1, {}, outs);
   e.width = E;
   e.eps = m.config.eps;
   e.norm = &norm;
-  e.quant_for = s.quantized >= 0 ? first_gemm : nullptr;
+  e.quant_for = s.quantized >= 0 && !projected ? first_gemm : nullptr;
   e.embeddings = {m.word_s8, m.word_scales, m.word_f32, m.position, m.has_token_types ? m.token_type : nullptr,
                   m.position_ids, m.padding_idx};
   e.hidden_states = {!projected, -1, 0};
   if (projected) {  // factorized embeddings (ELECTRA, ALBERT): E -> hidden
     Op& p = b.op(OpType::kGemm, OpKind::kEmbeddings, -1, {rows}, {s.hidden});
-    p.linear = &m.embedding_projection;
+    p.linear = &m.embedding_projection;  // fp32
     p.hidden_states = {true, -1, 0};
+    if (s.quantized >= 0) {  // the first (int8) GEMM's input
+      Op& q = b.op(OpType::kQuantize, OpKind::kEmbeddings, -1, {s.hidden}, {s.quantized});
+      q.quant_for = first_gemm;
+      q.width = m.config.hidden;
+    }
   }
   return s;
 }
