@@ -277,7 +277,10 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
   // int8 of the families where the runtime runs it: RoBERTa / XLM-R / CamemBERT (BERT's blocks
   // with other position ids and an fp32 head) and ELECTRA (its projection GEMM stays fp32); the
   // others stay fp32 for now.
-  if (!o.fp32 && !cfg.is_bert_or_distilbert() && m.family() != Family::kRoberta && m.family() != Family::kElectra)
+  const bool int8_family = m.family() == Family::kRoberta || m.family() == Family::kElectra ||
+                           (m.family() == Family::kNomicBert && (cfg.activation == HiddenAct::kGelu ||
+                                                                 cfg.activation == HiddenAct::kSilu));
+  if (!o.fp32 && !cfg.is_bert_or_distilbert() && !int8_family)
     throw std::runtime_error(std::string("int8 conversion of ") + family_name(m.family()) +
                              " models is not supported yet (convert with --fp32)");
   // RoBERTa's positions start at padding_idx + 1: its table holds that many fewer sequence positions.

@@ -502,8 +502,12 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
            c.status;
   k.activation = static_cast<Activation>(act);
   m->int8 = fm->precision() == fb::Precision::INT8;
-  if (m->int8 && m->family != Family::kBert && m->family != Family::kDistilBert && m->family != Family::kRoberta &&
-      m->family != Family::kElectra)
+  const bool int8_family = m->family == Family::kBert || m->family == Family::kDistilBert ||
+                           m->family == Family::kRoberta || m->family == Family::kElectra ||
+                           (m->family == Family::kNomicBert &&
+                            (k.activation == Activation::kGelu || k.activation == Activation::kSilu ||
+                             k.activation == Activation::kGeluTanh));
+  if (m->int8 && !int8_family)
     return c.fail(std::string("int8 ") + family_name(m->family) +
                       " models are not supported by this runtime yet (convert with --fp32)",
                   EB_ERROR_UNSUPPORTED),

@@ -470,11 +470,21 @@ void Session::run_rotary(const BoundOp& b, size_t n) {
     kernels::build_rope_table(base, r.dims, static_cast<int>(n), scratch);
     table = scratch;
   }
+  const size_t H = static_cast<size_t>(op.width), d = static_cast<size_t>(op.head_dim);
+  const kernels::RopeForm form = r.interleaved ? kernels::RopeForm::kInterleaved : kernels::RopeForm::kRotateHalf;
+  if (op.linear && op.linear->int8) {  // int8 QKV: each head at its own (symmetric) scale, kept
+    int8_t* qkv = reinterpret_cast<int8_t*>(b.in[0]);
+    for (size_t part = 0; part < 2; ++part)
+      for (size_t h = 0; h < static_cast<size_t>(op.heads); ++h) {
+        const float s = op.linear->output_channel_scale(static_cast<int>(part * H + h * d));
+        kernels::RopeArgs a{n, 3 * H, part * H + h * d, 1, op.head_dim, r.dims, form, nullptr, table};
+        kernels::rope_s8(a, s, s, qkv);
+      }
+    return;
+  }
   float* qkv = reinterpret_cast<float*>(b.in[0]);
-  const size_t H = static_cast<size_t>(op.width);
   for (size_t part = 0; part < 2; ++part) {  // Q, then K
-    kernels::RopeArgs a{n, 3 * H, part * H, op.heads, op.head_dim, r.dims,
-                        r.interleaved ? kernels::RopeForm::kInterleaved : kernels::RopeForm::kRotateHalf, nullptr, table};
+    kernels::RopeArgs a{n, 3 * H, part * H, op.heads, op.head_dim, r.dims, form, nullptr, table};
     kernels::rope_f32(a, qkv);
   }
 }
@@ -483,6 +493,16 @@ void Session::run_rotary(const BoundOp& b, size_t n) {
 void Session::run_gated_activation(const BoundOp& b, size_t n) {
   const Op& op = *b.op;
   const size_t I = static_cast<size_t>(op.width);
+  if (op.linear->int8) {  // int8 halves -> the down GEMM's int8 input (kernels/gated.h)
+    auto gate_s8 = [&](size_t r0, size_t rows) {
+      kernels::GatedArgs a{reinterpret_cast<const int8_t*>(b.in[0]) + r0 * 2 * I, 2 * I, rows, I, op.lut_f32.data(),
+                           op.linear->output_scale, op.linear->output_zero_point, op.quant_for->input_scale,
+                           op.quant_for->input_zero_point, reinterpret_cast<int8_t*>(b.out[0]) + r0 * I, I};
+      kernels::gated_s8(a);
+    };
+    parallel_rows(pool_, n, row_tile_, gate_s8);
+    return;
+  }
   float* x = reinterpret_cast<float*>(b.in[0]);
   float* y = reinterpret_cast<float*>(b.out[0]);
   auto gate = [&](size_t r0, size_t rows) {

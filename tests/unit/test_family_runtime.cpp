@@ -6,7 +6,8 @@
 // matches the float64 numpy goldens (families_numpy.py) within 2e-3 on the real tokens. Also: zero
 // heap allocations per run (one model per family), ALBERT's shared layers packed once, the CLI's
 // --dump on every family, the verifier's one-line errors for out-of-range family fields, and int8
-// RoBERTa / XLM-R / CamemBERT and ELECTRA (per-token cosine, decisions) against the same goldens.
+// RoBERTa / XLM-R / CamemBERT, ELECTRA and nomic-bert (per-token cosine, decisions) against the same
+// goldens.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -200,15 +201,15 @@ double check_int8_rows(const float* got, const std::vector<float>& want, size_t 
 
 }  // namespace
 
-TEST_CASE("int8 RoBERTa / XLM-R / CamemBERT and ELECTRA: per-token cosine >= 0.99 and the same decisions as the "
-          "numpy goldens",
+TEST_CASE("int8 RoBERTa / XLM-R / CamemBERT, ELECTRA and nomic-bert: per-token cosine >= 0.99 and the same "
+          "decisions as the numpy goldens",
           "[families][int8]") {
   const std::vector<ManifestLine> lines = manifest();
   if (lines.empty()) return;
   std::map<std::string, Loaded> sessions;
   std::map<std::string, double> worst;
   for (const ManifestLine& l : lines) {
-    if (l.family != "roberta" && l.family != "electra") continue;
+    if (l.family != "roberta" && l.family != "electra" && l.family != "nomic_bert") continue;
     INFO(l.model << " int8 " << l.name);
     Loaded& s = sessions[l.model];
     if (!s.s.s) {
@@ -240,19 +241,20 @@ TEST_CASE("int8 RoBERTa / XLM-R / CamemBERT and ELECTRA: per-token cosine >= 0.9
       if (eb_session_get_output(s.s.s, which, &data, nullptr, nullptr) == EB_OK)
         check_int8_rows(data, read_f32(dir + file + ".f32"), 1, n, true);
   }
-  CHECK(worst.size() >= 11);
+  CHECK(worst.size() >= 14);
   for (const auto& [what, cos] : worst) WARN(what << " int8: lowest per-token cosine " << cos);
 }
 
 TEST_CASE("family runs perform zero heap allocations", "[families][alloc]") {
   if (manifest().empty()) return;
   for (const char* model : {"roberta_seqcls", "electra_qa", "albert_token", "nomic_st_mean_norm", "modernbert_seqcls_mean",
-                            "electra_token"}) {
+                            "electra_token", "nomic_seqcls"}) {
     for (int threads : {1, 2}) {
       INFO(model << " threads " << threads);
       Loaded l;
       const std::string name = model;
-      open(model, threads, &l, name == "roberta_seqcls" || name == "electra_token" ? "int8" : "fp32");
+      const bool int8 = name == "roberta_seqcls" || name == "electra_token" || name == "nomic_seqcls";
+      open(model, threads, &l, int8 ? "int8" : "fp32");
       const std::string dir = families_dir() + "/" + model + "/cases/";
       const std::vector<int32_t> pad_ids = read_ints(dir + "len7_pad/ids.txt"), pad_mask = read_ints(dir + "len7_pad/mask.txt"),
                                  pair_ids = read_ints(dir + "len20_pair/ids.txt"),

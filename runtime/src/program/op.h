@@ -122,7 +122,8 @@ struct Op {
   std::vector<float> dequant_scales;  // kAddNorm / kAdd with an int8 input: per-channel scales
   std::vector<float> inv_factors;     // 1 / SmoothQuant factors of quant_for (empty: none)
   std::vector<int8_t> lut_s8;         // kActivation int8 -> int8: 256 entries (index q + 128)
-  std::vector<float> lut_f32;         // kActivation int8 -> float: 256 entries
+  std::vector<float> lut_f32;         // kActivation int8 -> float: 256 entries; kGatedActivation
+                                      // int8: act of the gate (kernels::build_gate_table_f32)
   // kRotary: cos/sin of rotary.table_positions positions (shared by the ops of one base)
   std::shared_ptr<const std::vector<float>> rope_table;
 

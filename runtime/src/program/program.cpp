@@ -9,6 +9,7 @@
 
 #include "kernels/activation.h"
 #include "kernels/attention.h"
+#include "kernels/gated.h"
 #include "kernels/rope.h"
 #include "program/arch/registry.h"
 
@@ -122,6 +123,14 @@ namespace {
 // Per-op constants: everything an op needs that is derived from the weights, built once here
 // instead of in every session.
 void build_constants(Op& op, const std::vector<Op>& built) {
+  if (op.type == OpType::kGatedActivation && op.linear->int8) {  // act of the 256 int8 gate values
+    const kernels::GateKind kind = op.activation == Activation::kSilu       ? kernels::GateKind::kSwiglu
+                                   : op.activation == Activation::kGeluTanh ? kernels::GateKind::kGegluTanh
+                                                                            : kernels::GateKind::kGeglu;
+    op.lut_f32.resize(256);
+    kernels::build_gate_table_f32(kind, op.linear->output_scale, op.linear->output_zero_point, op.lut_f32.data());
+    return;
+  }
   if (op.type == OpType::kRotary) {
     for (const Op& o : built)  // one table per base
       if (&o != &op && o.rope_table && o.rotary.theta == op.rotary.theta && o.rotary.dims == op.rotary.dims &&

@@ -100,11 +100,12 @@ Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const Line
   const int window = static_cast<size_t>(layer) < m.local_window.size() ? m.local_window[static_cast<size_t>(layer)] : 0;
   const int qkv_out = b.buffer(p + "qkv", BufferSize::rows(3 * H * element_bytes(qkv)));
   b.op(OpType::kGemm, OpKind::kQkvGemm, layer, {input}, {qkv_out}).linear = &qkv;
-  if (m.rotary.dims > 0) {  // rotary Q and K in place (fp32 QKV: int8 family models are refused)
+  if (m.rotary.dims > 0) {  // rotary Q and K in place (int8 QKV: at its per-head scales)
     std::vector<int> outs{qkv_out};
     if (m.rotary.ntk_factor > 0)
       outs.push_back(b.buffer(p + "rope_ntk_table", BufferSize::rows(static_cast<size_t>(m.rotary.dims) * 4)));
     Op& r = b.op(OpType::kRotary, OpKind::kAttention, layer, {qkv_out}, outs);
+    r.linear = &qkv;
     r.width = c.hidden;
     r.heads = c.heads;
     r.head_dim = c.head_dim();
@@ -153,14 +154,17 @@ Branch ffn(ProgramBuilder& b, int layer, const LinearView& up, const LinearView&
   const ModelConfig& c = b.model().config;
   const size_t I = static_cast<size_t>(c.intermediate);
   const std::string p = storage_prefix(b, layer);
-  if (b.model().gated_ffn) {  // GeGLU / SwiGLU: up GEMM [n, 2I], act(first half) * second half (fp32)
-    const int inter = b.buffer(p + "intermediate", BufferSize::rows(2 * I * 4));
+  if (b.model().gated_ffn) {  // GeGLU / SwiGLU: up GEMM [n, 2I], act(first half) * second half
+    // (int8: both GEMMs int8, the gated kernel reads the int8 halves and writes the down GEMM's
+    // int8 input; fp32: float)
+    const int inter = b.buffer(p + "intermediate", BufferSize::rows(2 * I * element_bytes(up)));
     b.op(OpType::kGemm, OpKind::kIntermediateGemm, layer, {input}, {inter}).linear = &up;
-    const int gated = b.buffer(p + "ffn_activation", BufferSize::rows(I * 4));
+    const int gated = b.buffer(p + "ffn_activation", BufferSize::rows(I * element_bytes(down)));
     Op& a = b.op(OpType::kGatedActivation, OpKind::kGelu, layer, {inter}, {gated});
     a.detail = activation_name(activation);
     a.activation = activation;
     a.linear = &up;
+    a.quant_for = down.int8 ? &down : nullptr;
     a.width = c.intermediate;
     return residual_gemm(b, layer, p + "ffn_output", OpKind::kOutputGemm, down, gated);
   }
