@@ -456,8 +456,12 @@ void choose_gemm_params(const FloatBert& m, GemmKind kind, Scheme scheme, const 
       break;
     }
     case GemmKind::kIntermediate:
-      // Feeds the 256-entry GELU table: one affine scale.
-      if (scheme == Scheme::kAuto) {
+      // Feeds the 256-entry GELU table: one affine scale. Gated FFNs (nomic-bert): both halves
+      // (gate and up) through one scale, their observed range (the gated kernel's table reads
+      // the gate, the up half is a plain factor: no activation-shaped clipping).
+      if (m.gated_ffn) {
+        c.output = affine_from_range(ylo, yhi);
+      } else if (scheme == Scheme::kAuto) {
         const std::vector<size_t> idx = sample_indices(rows * out);
         std::vector<float> v(idx.size());
         for (size_t i = 0; i < idx.size(); ++i) v[i] = y[idx[i]];
@@ -492,7 +496,7 @@ void choose_gemm_params(const FloatBert& m, GemmKind kind, Scheme scheme, const 
             float wmax = 0.f;
             const float* w = l.weight.data() + i * in;
             for (size_t j = 0; j < in; ++j) wmax = std::max(wmax, std::fabs(w[j]));
-            const float bound = std::max(static_cast<float>(tail), std::fabs(l.bias[i]) + wmax * in_abs);
+            const float bound = std::max(static_cast<float>(tail), (l.bias.empty() ? 0.f : std::fabs(l.bias[i])) + wmax * in_abs);
             if (bound > a) {
               a = bound;
               c.output.headroom = true;

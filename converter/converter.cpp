@@ -293,7 +293,13 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
   const Vocab& vocab = vocab_in ? *vocab_in : kNoVocab;
   const bool have_vocab = vocab_in != nullptr;
 
-  if (!o.fp32 && !cfg.is_bert_or_distilbert())
+  // int8 of the families where the runtime runs it: RoBERTa / XLM-R / CamemBERT (BERT's blocks
+  // with other position ids and an fp32 head) and ELECTRA (its projection GEMM stays fp32); the
+  // others stay fp32 for now.
+  const bool int8_family = m.family() == Family::kRoberta || m.family() == Family::kElectra ||
+                           (m.family() == Family::kNomicBert && (cfg.activation == HiddenAct::kGelu ||
+                                                                 cfg.activation == HiddenAct::kSilu));
+  if (!o.fp32 && !cfg.is_bert_or_distilbert() && !int8_family)
     throw std::runtime_error(std::string("int8 conversion of ") + family_name(m.family()) +
                              " models is not supported yet (convert with --fp32)");
   // RoBERTa's positions start at padding_idx + 1: its table holds that many fewer sequence positions.
@@ -358,7 +364,8 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
     std::snprintf(msg, sizeof msg, "calibration and %s parameter choice: %.2f s (of which choosing parameters %.2f s)",
                   scheme_name(o.scheme), secs_since(t_cal), calibrator.seconds());
     if (m.has_embeddings)
-      cm.word_embeddings = quantize_rows_symmetric(m.word_embeddings.data(), cfg.vocab_size, cfg.hidden_size);
+      cm.word_embeddings = quantize_rows_symmetric(m.word_embeddings.data(), cfg.vocab_size,
+                                                   m.embedding_size > 0 ? m.embedding_size : cfg.hidden_size);
     cm.calibration_source = calib.source;
     cm.calibration_method = scheme_method_name(o.scheme);
     cm.calibration_sequences = static_cast<int>(calib.batch.num_sequences());

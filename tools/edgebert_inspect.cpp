@@ -127,11 +127,23 @@ int main(int argc, char** argv) {
               "token types %d, layer_norm_eps %g, labels %d\n",
               c.hidden, c.heads, c.head_dim(), c.layers, c.intermediate, c.vocab, c.max_position, c.type_vocab, c.eps,
               c.num_labels);
-  std::printf("model type: %s, FFN activation %s, task %s", model->is_distilbert ? "distilbert" : "bert",
-              edgebert::activation_name(c.activation), edgebert::task_name(model->task));
+  std::printf("model type: %s, FFN activation %s%s, task %s", edgebert::family_name(model->family),
+              edgebert::activation_name(c.activation), model->gated_ffn ? " (gated)" : "", edgebert::task_name(model->task));
   if (model->task == edgebert::Task::kSentenceEmbedding)
     std::printf(" (pooling %s%s)", edgebert::pooling_name(model->pooling), model->normalize ? " + L2 normalize" : "");
   std::printf("\n");
+  if (model->schema_version >= 4) {  // the family fields
+    const char* pos[] = {"absolute", "padding offset", "none"};
+    std::printf("family: positions %s, embedding size %d, %s, %zu stored layers", pos[static_cast<int>(model->position_ids)],
+                model->embedding_size, model->pre_norm ? "pre-norm" : "post-norm", model->layers.size());
+    if (model->rotary.dims > 0)
+      std::printf(", rotary %d dims theta %g (local %g)%s", model->rotary.dims, model->rotary.theta,
+                  model->rotary.local_theta, model->rotary.ntk_factor > 0 ? " + dynamic NTK" : "");
+    int local = 0;
+    for (int w : model->local_window) local += w > 0;
+    if (local > 0) std::printf(", %d sliding-window layers", local);
+    std::printf("\n");
+  }
   if (!model->labels.empty()) {
     std::printf("labels:");
     for (size_t i = 0; i < model->labels.size(); ++i) std::printf(" %zu=%s", i, model->labels[i].c_str());
@@ -156,15 +168,26 @@ int main(int argc, char** argv) {
   for (const auto* L : *m->layers()) {
     print_linear(L->qkv(), &t);
     print_linear(L->attention_output(), &t);
-    print_tensor(L->attention_norm()->gamma(), &t.weights);
-    print_tensor(L->attention_norm()->beta(), &t.weights);
+    if (L->attention_norm()) {  // absent: pre-norm identity (ModernBERT layer 0)
+      print_tensor(L->attention_norm()->gamma(), &t.weights);
+      print_tensor(L->attention_norm()->beta(), &t.weights);
+    }
     print_linear(L->intermediate(), &t);
     print_linear(L->output(), &t);
     print_tensor(L->output_norm()->gamma(), &t.weights);
     print_tensor(L->output_norm()->beta(), &t.weights);
   }
+  if (m->final_norm()) {
+    print_tensor(m->final_norm()->gamma(), &t.weights);
+    print_tensor(m->final_norm()->beta(), &t.weights);
+  }
+  print_linear(m->embedding_projection(), &t);
   print_linear(m->pooler(), &t);
   print_linear(m->pre_classifier(), &t);
+  if (m->head_norm()) {
+    print_tensor(m->head_norm()->gamma(), &t.weights);
+    print_tensor(m->head_norm()->beta(), &t.weights);
+  }
   print_linear(m->classifier(), &t);
   if (m->vocab())
     for (const auto* s : *m->vocab()->tokens()) t.vocab += s->size() + 1;

@@ -22,6 +22,7 @@ namespace fb = edgebert::fb;
 struct Checker {
   std::string* error;
   eb_status status = EB_OK;
+  bool optional_bias = false;  // schema_version 4: biases and LayerNorm betas may be absent
   bool fail(const std::string& msg, eb_status s = EB_ERROR_INVALID_MODEL) {
     if (status == EB_OK) {
       status = s;
@@ -124,8 +125,10 @@ bool check_linear(Checker& c, const fb::Linear* l, const std::string& what, int 
     v->weight_f32 = static_cast<const float*>(check_tensor(c, l->weight(), what + ".weight", fb::DType::F32, {out, in}));
     if (!v->weight_f32) return false;
   }
-  v->bias = static_cast<const float*>(check_tensor(c, l->bias(), what + ".bias", fb::DType::F32, {out}));
-  if (!v->bias) return false;
+  if (l->bias() || !c.optional_bias) {
+    v->bias = static_cast<const float*>(check_tensor(c, l->bias(), what + ".bias", fb::DType::F32, {out}));
+    if (!v->bias) return false;
+  }
   if (int8_model && (l->input_quant() || l->output_quant() || v->int8)) {
     if (!check_act(c, l->input_quant(), what + ".input_quant", in, false)) return false;
     if (l->input_quant()->scales()) return c.fail(what + ".input_quant: per-channel input scales are not supported");
@@ -149,8 +152,10 @@ bool check_linear(Checker& c, const fb::Linear* l, const std::string& what, int 
 bool check_norm(Checker& c, const fb::LayerNorm* n, const std::string& what, int hidden, LayerNormView* v) {
   if (!n) return c.fail(what + ": missing");
   v->gamma = static_cast<const float*>(check_tensor(c, n->gamma(), what + ".gamma", fb::DType::F32, {hidden}));
+  if (!v->gamma) return false;
+  if (!n->beta() && c.optional_bias) return true;  // bias-free LayerNorm (ModernBERT norm_bias false)
   v->beta = static_cast<const float*>(check_tensor(c, n->beta(), what + ".beta", fb::DType::F32, {hidden}));
-  return v->gamma && v->beta;
+  return v->beta != nullptr;
 }
 
 bool in_range(int v, int lo, int hi) { return v >= lo && v <= hi; }
@@ -187,13 +192,37 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
   } else if (k.num_labels != 0) {
     return c.fail("config.num_labels is " + std::to_string(k.num_labels) + " but task " + task + " has no classifier");
   }
-  const bool wants_pre = m->is_distilbert && m->task == Task::kSequenceClassification;
-  if (wants_pre != (fm->pre_classifier() != nullptr))
-    return c.fail(wants_pre ? "DistilBERT sequence classification needs pre_classifier, which is missing"
-                            : "pre_classifier is only valid for DistilBERT sequence classification");
-  if (wants_pre) {
+  if (m->family == Family::kBert || m->family == Family::kDistilBert) {
+    const bool wants_pre = m->is_distilbert && m->task == Task::kSequenceClassification;
+    if (wants_pre != (fm->pre_classifier() != nullptr))
+      return c.fail(wants_pre ? "DistilBERT sequence classification needs pre_classifier, which is missing"
+                              : "pre_classifier is only valid for DistilBERT sequence classification");
+  } else if (fm->pre_classifier() && !wants_classifier) {
+    return c.fail(std::string("pre_classifier is only valid with a classifier head, not task ") + task);
+  }
+  if (fm->pre_classifier()) {
     m->has_pre_classifier = true;
     if (!check_linear(c, fm->pre_classifier(), "pre_classifier", H, H, false, &m->pre_classifier)) return false;
+  }
+  if (m->schema_version >= 4) {  // the family head fields
+    const int act = static_cast<int>(fm->pre_classifier_act());
+    if (!in_range(act, 0, 5)) return c.fail("pre_classifier_act " + std::to_string(act) + " is not a known activation");
+    m->pre_classifier_act = static_cast<Activation>(act);
+    const int in = static_cast<int>(fm->head_input());
+    if (!in_range(in, 0, 2)) return c.fail("head_input " + std::to_string(in) + " is not CLS, MEAN or PER_TOKEN");
+    m->head_input = static_cast<HeadInput>(in);
+    if (m->head_input == HeadInput::kMean && m->task != Task::kSequenceClassification)
+      return c.fail(std::string("head_input MEAN is only valid for SEQUENCE_CLASSIFICATION, not ") + task);
+    if (m->head_input == HeadInput::kPerToken &&
+        !(m->has_pre_classifier && (m->task == Task::kTokenClassification || m->task == Task::kQuestionAnswering)))
+      return c.fail("head_input PER_TOKEN needs a pre_classifier and a per-token task (token classification, QA)");
+    if (m->has_pre_classifier && m->head_input != HeadInput::kPerToken && m->task != Task::kSequenceClassification)
+      return c.fail(std::string("pre_classifier on one row is only valid for SEQUENCE_CLASSIFICATION, not ") + task);
+    if (fm->head_norm()) {
+      if (!m->has_pre_classifier) return c.fail("head_norm needs a pre_classifier, which is missing");
+      m->has_head_norm = true;
+      if (!check_norm(c, fm->head_norm(), "head_norm", H, &m->head_norm)) return false;
+    }
   }
   if (const auto* sp = fm->sentence_pooling()) {
     if (m->task != Task::kSentenceEmbedding)
@@ -245,6 +274,85 @@ bool check_config_limits(Checker& c, const ModelConfig& k) {
   return true;
 }
 
+// Any schema_version 4 field set (an older file must have none).
+bool has_family_fields(const fb::Model* fm) {
+  const fb::Config* k = fm->config();
+  return k->family() != fb::Family::BERT || k->position_ids() != fb::PositionIds::ABSOLUTE || k->padding_idx() != 0 ||
+         k->embedding_size() != 0 || k->pre_norm() || k->ffn() != fb::FfnKind::PLAIN || k->rotary() || k->layer_map() ||
+         k->local_window() || fm->embedding_projection() || fm->final_norm() || fm->head_norm() ||
+         fm->head_input() != fb::HeadInput::CLS || fm->pre_classifier_act() != fb::Activation::RELU;
+}
+
+bool finite_non_negative(double v) { return std::isfinite(v) && v >= 0.0; }
+
+// The schema_version 4 fields of Config (issue 18), each range-checked, into the model.
+bool load_family_config(Checker& c, const fb::Model* fm, Model* m) {
+  const fb::Config* cfg = fm->config();
+  ModelConfig& k = m->config;
+  const int family = static_cast<int>(cfg->family());
+  if (!in_range(family, 0, 6)) return c.fail("config.family " + std::to_string(family) + " is not a known model family");
+  m->family = static_cast<Family>(family);
+  m->is_distilbert = m->family == Family::kDistilBert;
+  const int pos = static_cast<int>(cfg->position_ids());
+  if (!in_range(pos, 0, 2)) return c.fail("config.position_ids " + std::to_string(pos) + " is not ABSOLUTE, PADDING_OFFSET or NONE");
+  m->position_ids = static_cast<PositionIds>(pos);
+  m->padding_idx = cfg->padding_idx();
+  if (m->position_ids == PositionIds::kPaddingOffset && !in_range(m->padding_idx, 0, k.vocab - 1))
+    return c.fail("config.padding_idx " + std::to_string(m->padding_idx) + " is outside the vocabulary 0.." +
+                  std::to_string(k.vocab - 1));
+  m->embedding_size = cfg->embedding_size() == 0 ? k.hidden : cfg->embedding_size();
+  if (!in_range(m->embedding_size, 1, kMaxHidden))
+    return c.fail("config.embedding_size " + std::to_string(m->embedding_size) + " is outside 1.." + std::to_string(kMaxHidden));
+  m->pre_norm = cfg->pre_norm();
+  const int ffn = static_cast<int>(cfg->ffn());
+  if (!in_range(ffn, 0, 1)) return c.fail("config.ffn " + std::to_string(ffn) + " is not PLAIN or GATED");
+  m->gated_ffn = ffn == 1;
+  if (m->gated_ffn && k.intermediate > kMaxIntermediate / 2)
+    return c.fail("config.intermediate_size " + std::to_string(k.intermediate) + " is too large for a gated FFN");
+  if (const fb::Rotary* r = cfg->rotary()) {
+    RotaryConfig& q = m->rotary;
+    q.dims = r->dims();
+    q.interleaved = r->interleaved();
+    q.theta = r->theta();
+    q.local_theta = r->local_theta() > 0 ? r->local_theta() : r->theta();
+    q.ntk_factor = r->ntk_factor();
+    q.ntk_max_trained = r->ntk_max_trained_positions();
+    if (q.dims < 2 || q.dims % 2 != 0 || q.dims > k.head_dim())
+      return c.fail("config.rotary.dims " + std::to_string(q.dims) + " must be even and within 2.." +
+                    std::to_string(k.head_dim()) + " (the head size)");
+    if (!(std::isfinite(q.theta) && q.theta > 1.0) || !(std::isfinite(q.local_theta) && q.local_theta > 1.0))
+      return c.fail("config.rotary: theta and local_theta must be finite numbers above 1");
+    if (!finite_non_negative(q.ntk_factor) || q.ntk_factor > 1e6)
+      return c.fail("config.rotary.ntk_factor must be a finite number in 0..1e6");
+    if (q.ntk_factor > 0 && (q.dims < 4 || !in_range(q.ntk_max_trained, 1, kMaxPositions)))
+      return c.fail("config.rotary: dynamic NTK needs ntk_max_trained_positions in 1.." + std::to_string(kMaxPositions) +
+                    " and at least 4 rotary dims");
+  }
+  if (const auto* lm = cfg->layer_map()) {
+    if (lm->size() != static_cast<size_t>(k.layers))
+      return c.fail("config.layer_map has " + std::to_string(lm->size()) + " entries, num_hidden_layers is " +
+                    std::to_string(k.layers));
+    m->layer_map.assign(lm->begin(), lm->end());  // entries checked against the stored layers later
+  } else {
+    m->layer_map.resize(static_cast<size_t>(k.layers));
+    for (int i = 0; i < k.layers; ++i) m->layer_map[static_cast<size_t>(i)] = i;
+  }
+  m->local_window.assign(static_cast<size_t>(k.layers), 0);
+  if (const auto* lw = cfg->local_window()) {
+    if (lw->size() != static_cast<size_t>(k.layers))
+      return c.fail("config.local_window has " + std::to_string(lw->size()) + " entries, num_hidden_layers is " +
+                    std::to_string(k.layers));
+    for (size_t i = 0; i < lw->size(); ++i) {
+      const int w = lw->Get(static_cast<flatbuffers::uoffset_t>(i));
+      if (!in_range(w, 0, 2 * kMaxPositions))
+        return c.fail("config.local_window[" + std::to_string(i) + "] = " + std::to_string(w) + " is outside 0.." +
+                      std::to_string(2 * kMaxPositions));
+      m->local_window[i] = w;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 const char* task_name(Task t) {
@@ -273,6 +381,22 @@ const char* activation_name(Activation a) {
     case Activation::kGelu: return "gelu";
     case Activation::kRelu: return "relu";
     case Activation::kGeluTanh: return "gelu_tanh";
+    case Activation::kSilu: return "silu";
+    case Activation::kSigmoid: return "sigmoid";
+    case Activation::kTanh: return "tanh";
+  }
+  return "?";
+}
+
+const char* family_name(Family f) {
+  switch (f) {
+    case Family::kBert: return "bert";
+    case Family::kDistilBert: return "distilbert";
+    case Family::kRoberta: return "roberta";
+    case Family::kElectra: return "electra";
+    case Family::kAlbert: return "albert";
+    case Family::kNomicBert: return "nomic_bert";
+    case Family::kModernBert: return "modernbert";
   }
   return "?";
 }
@@ -350,31 +474,79 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
   if (!check_config_limits(c, k)) return c.status;
   m->schema_version = fm->schema_version();
   if (m->schema_version < 1) return c.fail("model schema_version 0 is invalid"), c.status;
-  if (const auto* mt = cfg->model_type()) {
-    if (mt->str() == "distilbert") {
-      m->is_distilbert = true;
-    } else if (mt->str() != "bert") {
-      return c.fail("config.model_type '" + mt->str() + "' is not supported (bert, distilbert)"), c.status;
+  if (m->schema_version >= 4) {
+    if (!load_family_config(c, fm, m.get())) return c.status;
+  } else {
+    if (has_family_fields(fm))
+      return c.fail("model schema_version " + std::to_string(m->schema_version) +
+                    " carries family fields (schema_version 4); the file is inconsistent"),
+             c.status;
+    if (const auto* mt = cfg->model_type()) {
+      if (mt->str() == "distilbert") {
+        m->is_distilbert = true;
+        m->family = Family::kDistilBert;
+      } else if (mt->str() != "bert") {
+        return c.fail("config.model_type '" + mt->str() + "' is not supported (bert, distilbert)"), c.status;
+      }
     }
+    m->layer_map.resize(static_cast<size_t>(k.layers));
+    for (int i = 0; i < k.layers; ++i) m->layer_map[static_cast<size_t>(i)] = i;
+    m->local_window.assign(static_cast<size_t>(k.layers), 0);
+    m->embedding_size = k.hidden;
   }
+  c.optional_bias = m->schema_version >= 4;
   const int act = static_cast<int>(cfg->hidden_act());
-  if (!in_range(act, 0, 2)) return c.fail("config.hidden_act " + std::to_string(act) + " is not GELU, RELU or GELU_TANH"), c.status;
+  const int max_act = m->gated_ffn ? 4 : 2;
+  if (!in_range(act, 0, max_act))
+    return c.fail("config.hidden_act " + std::to_string(act) +
+                  (m->gated_ffn ? " is not GELU, RELU, GELU_TANH, SILU or SIGMOID" : " is not GELU, RELU or GELU_TANH")),
+           c.status;
   k.activation = static_cast<Activation>(act);
   m->int8 = fm->precision() == fb::Precision::INT8;
-  const int H = k.hidden, I = k.intermediate;
+  const bool int8_family = m->family == Family::kBert || m->family == Family::kDistilBert ||
+                           m->family == Family::kRoberta || m->family == Family::kElectra ||
+                           (m->family == Family::kNomicBert &&
+                            (k.activation == Activation::kGelu || k.activation == Activation::kSilu ||
+                             k.activation == Activation::kGeluTanh));
+  if (m->int8 && !int8_family)
+    return c.fail(std::string("int8 ") + family_name(m->family) +
+                      " models are not supported by this runtime yet (convert with --fp32)",
+                  EB_ERROR_UNSUPPORTED),
+           c.status;
+  const int H = k.hidden, I = k.intermediate, E = m->embedding_size;
+  const int I_up = m->gated_ffn ? 2 * I : I;
 
   if (const fb::Embeddings* e = fm->embeddings()) {
     m->has_embeddings = true;
     if (e->word() && e->word()->dtype() == fb::DType::I8) {
-      m->word_s8 = static_cast<const int8_t*>(check_tensor(c, e->word(), "embeddings.word", fb::DType::I8, {k.vocab, H}));
+      m->word_s8 = static_cast<const int8_t*>(check_tensor(c, e->word(), "embeddings.word", fb::DType::I8, {k.vocab, E}));
       if (!m->word_s8) return c.status;
       m->word_scales = e->word()->scales()->data();
     } else {
-      m->word_f32 = static_cast<const float*>(check_tensor(c, e->word(), "embeddings.word", fb::DType::F32, {k.vocab, H}));
+      m->word_f32 = static_cast<const float*>(check_tensor(c, e->word(), "embeddings.word", fb::DType::F32, {k.vocab, E}));
       if (!m->word_f32) return c.status;
     }
-    m->position = static_cast<const float*>(
-        check_tensor(c, e->position(), "embeddings.position", fb::DType::F32, {k.max_position, H}));
+    if (m->position_ids == PositionIds::kNone) {
+      if (e->position()) return c.fail("embeddings.position is present but config.position_ids is NONE"), c.status;
+    } else {
+      int64_t rows = k.max_position;
+      if (m->position_ids == PositionIds::kPaddingOffset) {
+        // max_position_embeddings + padding_idx + 1 rows, or fewer (the checkpoint's table): the
+        // longest sequence is then rows - padding_idx - 1
+        if (!e->position() || e->position()->shape()->size() != 2)
+          return c.fail("embeddings.position: tensor missing or not 2-D (config.position_ids PADDING_OFFSET)"), c.status;
+        rows = e->position()->shape()->Get(0);
+        if (rows < m->padding_idx + 2 || rows > int64_t(k.max_position) + m->padding_idx + 1)
+          return c.fail("embeddings.position has " + std::to_string(rows) + " rows; PADDING_OFFSET with padding_idx " +
+                        std::to_string(m->padding_idx) + " needs " + std::to_string(m->padding_idx + 2) + ".." +
+                        std::to_string(int64_t(k.max_position) + m->padding_idx + 1)),
+                 c.status;
+        k.max_position = static_cast<int>(rows) - m->padding_idx - 1;
+      }
+      m->position = static_cast<const float*>(
+          check_tensor(c, e->position(), "embeddings.position", fb::DType::F32, {rows, E}));
+      if (!m->position) return c.status;
+    }
     if ((k.type_vocab > 0) != (e->token_type() != nullptr))
       return c.fail(k.type_vocab > 0 ? "embeddings.token_type: tensor missing (config.type_vocab_size is " +
                                            std::to_string(k.type_vocab) + ")"
@@ -382,26 +554,48 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
              c.status;
     if (e->token_type()) {
       m->token_type = static_cast<const float*>(
-          check_tensor(c, e->token_type(), "embeddings.token_type", fb::DType::F32, {k.type_vocab, H}));
+          check_tensor(c, e->token_type(), "embeddings.token_type", fb::DType::F32, {k.type_vocab, E}));
       if (!m->token_type) return c.status;
       m->has_token_types = true;
     }
-    if (!m->position || !check_norm(c, e->norm(), "embeddings.norm", H, &m->embedding_norm)) return c.status;
+    if (!check_norm(c, e->norm(), "embeddings.norm", E, &m->embedding_norm)) return c.status;
+  }
+  if (const fb::Linear* p = fm->embedding_projection()) {
+    if (m->schema_version < 4) return c.fail("embedding_projection needs schema_version 4"), c.status;
+    m->has_embedding_projection = true;
+    if (!check_linear(c, p, "embedding_projection", E, H, false, &m->embedding_projection)) return c.status;
+  } else if (E != H) {
+    return c.fail("config.embedding_size " + std::to_string(E) + " differs from hidden_size " + std::to_string(H) +
+                  " but the model has no embedding_projection"),
+           c.status;
+  }
+  if (const fb::LayerNorm* f = fm->final_norm()) {
+    m->has_final_norm = true;
+    if (!check_norm(c, f, "final_norm", H, &m->final_norm)) return c.status;
   }
 
-  if (fm->layers()->size() != static_cast<size_t>(k.layers)) {
-    c.fail("model has " + std::to_string(fm->layers()->size()) + " layers, config says " + std::to_string(k.layers));
+  const int stored = static_cast<int>(fm->layers()->size());
+  if (!cfg->layer_map() && stored != k.layers) {
+    c.fail("model has " + std::to_string(stored) + " layers, config says " + std::to_string(k.layers));
     return c.status;
   }
-  m->layers.resize(k.layers);
-  for (int i = 0; i < k.layers; ++i) {
+  if (stored < 1 || stored > k.layers)
+    return c.fail("model stores " + std::to_string(stored) + " layers, expected 1.." + std::to_string(k.layers)), c.status;
+  for (size_t i = 0; i < m->layer_map.size(); ++i)
+    if (!in_range(m->layer_map[i], 0, stored - 1))
+      return c.fail("config.layer_map[" + std::to_string(i) + "] = " + std::to_string(m->layer_map[i]) +
+                    " is not a stored layer (0.." + std::to_string(stored - 1) + ")"),
+             c.status;
+  m->layers.resize(static_cast<size_t>(stored));
+  for (int i = 0; i < stored; ++i) {
     const fb::EncoderLayer* L = fm->layers()->Get(i);
     LayerView& v = m->layers[i];
     const std::string p = "layer." + std::to_string(i) + ".";
     if (!check_linear(c, L->qkv(), p + "attention.qkv", H, 3 * H, m->int8, &v.qkv) ||
         !check_linear(c, L->attention_output(), p + "attention.output", H, H, m->int8, &v.attention_output) ||
-        !check_norm(c, L->attention_norm(), p + "attention.norm", H, &v.attention_norm) ||
-        !check_linear(c, L->intermediate(), p + "intermediate", H, I, m->int8, &v.intermediate) ||
+        (!(m->pre_norm && !L->attention_norm()) &&  // pre-norm: absent = identity (ModernBERT layer 0)
+         !check_norm(c, L->attention_norm(), p + "attention.norm", H, &v.attention_norm)) ||
+        !check_linear(c, L->intermediate(), p + "intermediate", H, I_up, m->int8, &v.intermediate) ||
         !check_linear(c, L->output(), p + "output", I, H, m->int8, &v.output) ||
         !check_norm(c, L->output_norm(), p + "output.norm", H, &v.output_norm))
       return c.status;

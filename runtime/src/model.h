@@ -17,10 +17,20 @@
 
 namespace edgebert {
 
-constexpr uint32_t kSchemaVersion = 3;  // newest schema this runtime reads (1, 2 and 3 are accepted)
+// Newest schema this runtime reads (1 to 4 are accepted; 3 adds content_id, 4 the issue-18 family
+// fields).
+constexpr uint32_t kSchemaVersion = 4;
 
-// FFN activation (schema Activation). kGelu is the exact erf form.
-enum class Activation : int { kGelu = 0, kRelu = 1, kGeluTanh = 2 };
+// Activation (schema Activation). kGelu is the exact erf form. kSilu / kSigmoid: gated FFNs only;
+// kTanh: heads only.
+enum class Activation : int { kGelu = 0, kRelu = 1, kGeluTanh = 2, kSilu = 3, kSigmoid = 4, kTanh = 5 };
+// The model family (schema Family): how the architecture builder wires the blocks.
+enum class Family : int { kBert = 0, kDistilBert, kRoberta, kElectra, kAlbert, kNomicBert, kModernBert };
+// Position ids of the position table (schema PositionIds).
+enum class PositionIds : int { kAbsolute = 0, kPaddingOffset = 1, kNone = 2 };
+// What the head's pre_classifier reads (schema HeadInput).
+enum class HeadInput : int { kCls = 0, kMean = 1, kPerToken = 2 };
+const char* family_name(Family f);
 // What the model's head computes (schema Task; equals eb_task).
 enum class Task : int {
   kEncoder = 0,
@@ -65,6 +75,15 @@ struct LayerView {
   LayerNormView attention_norm, output_norm;
 };
 
+// Rotary position embedding of Q and K (schema Rotary); dims 0: none.
+struct RotaryConfig {
+  int dims = 0;
+  bool interleaved = false;
+  double theta = 10000.0, local_theta = 10000.0;
+  double ntk_factor = 0.0;  // > 0: dynamic NTK beyond ntk_max_trained positions
+  int ntk_max_trained = 0;
+};
+
 struct ModelConfig {
   int hidden = 0, heads = 0, layers = 0, intermediate = 0, vocab = 0, max_position = 0, type_vocab = 0;
   float eps = 1e-12f;
@@ -100,7 +119,7 @@ class Model {
   const float* token_type = nullptr;  // null when the model has no token types (DistilBERT)
   bool has_token_types = false;
   LayerNormView embedding_norm;
-  std::vector<LayerView> layers;
+  std::vector<LayerView> layers;  // the stored layers (fewer than config.layers with shared ALBERT groups)
   bool has_pooler = false;
   LinearView pooler;
   bool has_classifier = false;
@@ -108,6 +127,24 @@ class Model {
                           // classification: [num_labels, H] on every token
   Task task = Task::kEncoder;
   bool is_distilbert = false;
+  // The family fields (schema_version 4; older files: BERT / DistilBERT defaults).
+  Family family = Family::kBert;
+  PositionIds position_ids = PositionIds::kAbsolute;
+  int padding_idx = 0;           // kPaddingOffset: the pad token id
+  int embedding_size = 0;        // width of the embedding tables (hidden unless factorized)
+  bool pre_norm = false;         // x += f(LN(x)); a layer's attention_norm may be absent (identity)
+  bool gated_ffn = false;        // intermediate has 2 x intermediate outputs: act(y[:I]) * y[I:]
+  RotaryConfig rotary;
+  std::vector<int> layer_map;    // applied layer i runs layers[layer_map[i]] (config.layers entries)
+  std::vector<int> local_window; // per applied layer: 0 global, w: |i - j| <= w / 2
+  bool has_embedding_projection = false;
+  LinearView embedding_projection;  // [hidden, embedding_size] after the embedding norm
+  bool has_final_norm = false;
+  LayerNormView final_norm;
+  Activation pre_classifier_act = Activation::kRelu;
+  bool has_head_norm = false;
+  LayerNormView head_norm;          // after pre_classifier + its activation
+  HeadInput head_input = HeadInput::kCls;
   bool has_pre_classifier = false;  // DistilBERT sequence classification: ReLU(pre_classifier(h[CLS]))
   LinearView pre_classifier;
   std::vector<std::string> labels;  // num_labels names ("LABEL_i" when the file has none)

@@ -56,6 +56,26 @@ void add_residual(float* h, const void* y, size_t r0, size_t rows, size_t H, con
   }
 }
 
+// x = act(x) in place, every Activation (GELU / ReLU / tanh-GELU by the kernels, the others here).
+void activation_in_place(Activation a, float* x, size_t count) {
+  switch (a) {
+    case Activation::kGelu:
+    case Activation::kRelu:
+    case Activation::kGeluTanh:
+      kernels::activation_f32(static_cast<kernels::ActivationKind>(a), x, count);
+      break;
+    case Activation::kSilu:
+      for (size_t i = 0; i < count; ++i) x[i] = x[i] / (1.f + std::exp(-x[i]));
+      break;
+    case Activation::kSigmoid:
+      for (size_t i = 0; i < count; ++i) x[i] = 1.f / (1.f + std::exp(-x[i]));
+      break;
+    case Activation::kTanh:
+      for (size_t i = 0; i < count; ++i) x[i] = std::tanh(x[i]);
+      break;
+  }
+}
+
 bool set_mask(const int32_t* mask, size_t n, uint8_t* key_mask, bool* any_padding, size_t* bad) {
   *any_padding = false;
   for (size_t i = 0; i < n; ++i) {
@@ -205,8 +225,13 @@ Status Session::build(const SessionOptions& o) {
 
 size_t Session::estimate_packed_bytes() const {
   size_t bytes = 0;
-  for (const Op& op : program_->ops()) {
+  const std::vector<Op>& ops = program_->ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
     if (!op.is_gemm()) continue;
+    bool seen = false;  // shared layers' GEMMs are packed once
+    for (size_t j = 0; j < i && !seen; ++j) seen = ops[j].is_gemm() && ops[j].linear == op.linear;
+    if (seen) continue;
     const size_t w = static_cast<size_t>(op.linear->in) * static_cast<size_t>(op.linear->out);
     const size_t o = static_cast<size_t>(op.linear->out);
     // int8: weights + int32 (or float) bias + float scale per channel; f32: weights + bias
@@ -217,22 +242,32 @@ size_t Session::estimate_packed_bytes() const {
 
 Status Session::create_gemms() {
   const size_t xnn_before = xnn_bytes_allocated();
-  // The program's shared packed weights: GEMM key k is the k-th GEMM op (Program::build).
+  // The program's shared packed weights: each GEMM op names its entry (Op::gemm_key).
   PackedWeights* store = program_->packed_weights();
   const size_t shared_before = store ? store->packed_bytes() : 0;
-  size_t gemm_key = 0;
-  for (BoundOp& b : ops_) {
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    BoundOp& b = ops_[i];
     if (!b.op->is_gemm()) continue;
+    // The same weights on the same buffers (ALBERT's shared layers): one operator, packed once.
+    for (size_t j = 0; j < i && !b.gemm; ++j) {
+      const BoundOp& o = ops_[j];
+      if (o.gemm && o.op->type == b.op->type && o.op->linear == b.op->linear && o.in[0] == b.in[0] &&
+          o.out[0] == b.out[0] && o.op->float_output == b.op->float_output && o.op->per_token == b.op->per_token)
+        b.gemm = o.gemm;
+    }
+    if (b.gemm) continue;
+    b.owns_gemm = true;
     gemms_.push_back(std::make_unique<XnnGemm>());
     b.gemm = gemms_.back().get();
     std::string why;
-    if (!b.gemm->create(*b.op->linear, b.op->float_output, static_cast<size_t>(max_n_), &why, store, gemm_key++))
+    if (!b.gemm->create(*b.op->linear, b.op->float_output, static_cast<size_t>(max_n_), &why, store,
+                          static_cast<size_t>(b.op->gemm_key)))
       return Status(EB_ERROR_BACKEND, why);
     model_.release_weight_pages(*b.op->linear);
   }
   // Head GEMMs read one row: set up once here (encoder GEMMs are set up per row count).
   for (BoundOp& b : ops_)
-    if (b.gemm && !b.op->per_token && !b.gemm->setup(1, b.in[0], b.out[0], pool_))
+    if (b.owns_gemm && !b.op->per_token && !b.gemm->setup(1, b.in[0], b.out[0], pool_))
       return Status(EB_ERROR_BACKEND, std::string("XNNPACK setup failed (") + b.op->linear->name + ")");
   // this session's own packed copies (2022 API), plus what it packed into the shared store
   packed_bytes_ = xnn_bytes_allocated() - xnn_before + (store ? store->packed_bytes() - shared_before : 0);
@@ -312,7 +347,10 @@ void Session::attention_rows(size_t h, size_t row_begin, size_t row_end, size_t 
     kernels::AttentionHeadF32 a;
     point_at_head(a, reinterpret_cast<const float*>(b.in[0]), reinterpret_cast<float*>(b.out[0]), *b.op, h, cur_n_, mask);
     a.scores = reinterpret_cast<float*>(b.out[1] + w * scores_stride);
-    kernels::attention_rows_f32(a, static_cast<int>(row_begin), static_cast<int>(row_end));
+    if (b.op->window > 0)  // sliding window: |i - j| <= window / 2
+      kernels::attention_rows_window_f32(a, b.op->window / 2, static_cast<int>(row_begin), static_cast<int>(row_end));
+    else
+      kernels::attention_rows_f32(a, static_cast<int>(row_begin), static_cast<int>(row_end));
   }
 }
 
@@ -359,17 +397,24 @@ void Session::run_embeddings_op(const BoundOp& b, size_t n) {
   const EmbeddingTables& e = op.embeddings;
   const size_t H = static_cast<size_t>(op.width);
   float* hidden = reinterpret_cast<float*>(b.out[0]);
+  size_t non_pad = 0;  // PADDING_OFFSET: the non-pad tokens so far
   for (size_t t = 0; t < n; ++t) {
     float* row = hidden + t * H;
-    const float* pos = e.position + t * H;
     const int32_t id = ids_[t];
     if (e.word_s8) {
       const int8_t* w = e.word_s8 + static_cast<size_t>(id) * H;
       const float s = e.word_scales[id];
-      for (size_t i = 0; i < H; ++i) row[i] = w[i] * s + pos[i];
+      for (size_t i = 0; i < H; ++i) row[i] = w[i] * s;
     } else {
       const float* w = e.word_f32 + static_cast<size_t>(id) * H;
-      for (size_t i = 0; i < H; ++i) row[i] = w[i] + pos[i];
+      for (size_t i = 0; i < H; ++i) row[i] = w[i];
+    }
+    if (e.position_ids != PositionIds::kNone) {
+      size_t p = t;
+      if (e.position_ids == PositionIds::kPaddingOffset)  // RoBERTa: pads get padding_idx
+        p = id == e.padding_idx ? static_cast<size_t>(e.padding_idx) : static_cast<size_t>(e.padding_idx) + ++non_pad;
+      const float* pos = e.position + p * H;
+      for (size_t i = 0; i < H; ++i) row[i] += pos[i];
     }
     if (e.token_type) {  // DistilBERT has none
       const float* typ = e.token_type + static_cast<size_t>(types_[t]) * H;
@@ -407,6 +452,7 @@ void Session::run_layer_norm(const BoundOp& b, size_t n) {
   const size_t H = static_cast<size_t>(op.width);
   const float* x = reinterpret_cast<const float*>(b.in[0]);
   float* y = reinterpret_cast<float*>(b.out[0]);
+  if (!op.per_token) n = 1;  // a head's one row
   auto norm = [&](size_t r0, size_t rows) {
     kernels::layernorm_f32(x + r0 * H, op.norm->gamma, op.norm->beta, op.eps, rows, H, y + r0 * H);
     if (op.quant_for)
@@ -414,6 +460,65 @@ void Session::run_layer_norm(const BoundOp& b, size_t n) {
                                        op.quant_for->input_zero_point, reinterpret_cast<int8_t*>(b.out[1]) + r0 * H);
   };
   parallel_rows(pool_, n, row_tile_, norm);
+}
+
+// Rotary embedding of Q and K (the first 2H channels of each QKV row), in place. Dynamic NTK
+// (nomic-bert) beyond the trained length: this length's base, its table built into the op's
+// scratch (no allocation).
+void Session::run_rotary(const BoundOp& b, size_t n) {
+  const Op& op = *b.op;
+  const RotaryOp& r = op.rotary;
+  const float* table = op.rope_table->data();
+  if (r.ntk_factor > 0 && n > static_cast<size_t>(r.ntk_max_trained)) {
+    const double f = r.ntk_factor, scale = f * static_cast<double>(n) / r.ntk_max_trained - (f - 1.0);
+    const double base = r.theta * std::pow(scale, static_cast<double>(r.dims) / (r.dims - 2));
+    float* scratch = reinterpret_cast<float*>(b.out[1]);
+    kernels::build_rope_table(base, r.dims, static_cast<int>(n), scratch);
+    table = scratch;
+  }
+  const size_t H = static_cast<size_t>(op.width), d = static_cast<size_t>(op.head_dim);
+  const kernels::RopeForm form = r.interleaved ? kernels::RopeForm::kInterleaved : kernels::RopeForm::kRotateHalf;
+  if (op.linear && op.linear->int8) {  // int8 QKV: each head at its own (symmetric) scale, kept
+    int8_t* qkv = reinterpret_cast<int8_t*>(b.in[0]);
+    for (size_t part = 0; part < 2; ++part)
+      for (size_t h = 0; h < static_cast<size_t>(op.heads); ++h) {
+        const float s = op.linear->output_channel_scale(static_cast<int>(part * H + h * d));
+        kernels::RopeArgs a{n, 3 * H, part * H + h * d, 1, op.head_dim, r.dims, form, nullptr, table};
+        kernels::rope_s8(a, s, s, qkv);
+      }
+    return;
+  }
+  float* qkv = reinterpret_cast<float*>(b.in[0]);
+  for (size_t part = 0; part < 2; ++part) {  // Q, then K
+    kernels::RopeArgs a{n, 3 * H, part * H, op.heads, op.head_dim, r.dims, form, nullptr, table};
+    kernels::rope_f32(a, qkv);
+  }
+}
+
+// Gated FFN (fp32): y[r, c] = act(x[r, c]) * x[r, I + c], the activation on the first half in place.
+void Session::run_gated_activation(const BoundOp& b, size_t n) {
+  const Op& op = *b.op;
+  const size_t I = static_cast<size_t>(op.width);
+  if (op.linear->int8) {  // int8 halves -> the down GEMM's int8 input (kernels/gated.h)
+    auto gate_s8 = [&](size_t r0, size_t rows) {
+      kernels::GatedArgs a{reinterpret_cast<const int8_t*>(b.in[0]) + r0 * 2 * I, 2 * I, rows, I, op.lut_f32.data(),
+                           op.linear->output_scale, op.linear->output_zero_point, op.quant_for->input_scale,
+                           op.quant_for->input_zero_point, reinterpret_cast<int8_t*>(b.out[0]) + r0 * I, I};
+      kernels::gated_s8(a);
+    };
+    parallel_rows(pool_, n, row_tile_, gate_s8);
+    return;
+  }
+  float* x = reinterpret_cast<float*>(b.in[0]);
+  float* y = reinterpret_cast<float*>(b.out[0]);
+  auto gate = [&](size_t r0, size_t rows) {
+    for (size_t r = r0; r < r0 + rows; ++r) {
+      float* g = x + r * 2 * I;
+      activation_in_place(op.activation, g, I);
+      for (size_t c = 0; c < I; ++c) y[r * I + c] = g[c] * g[I + c];
+    }
+  };
+  parallel_rows(pool_, n, row_tile_, gate);
 }
 
 void Session::run_add(const BoundOp& b, size_t n) {
@@ -453,8 +558,13 @@ eb_status Session::execute(const BoundOp& b, size_t n) {
     case OpType::kGemm: {
       if (!b.gemm->run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed (%s)", op.linear->name);
       if (op.post == PostOp::kNone) break;
-      float* y = reinterpret_cast<float*>(b.out[0]);  // head GEMMs with a post op are one row, float
-      for (int i = 0; i < op.linear->out; ++i) y[i] = op.post == PostOp::kTanh ? std::tanh(y[i]) : std::max(y[i], 0.f);
+      float* y = reinterpret_cast<float*>(b.out[0]);  // head GEMMs with a post op write float
+      const size_t count = (op.per_token ? n : 1) * static_cast<size_t>(op.linear->out);
+      if (op.post == PostOp::kActivation) {
+        activation_in_place(op.activation, y, count);
+      } else {
+        for (size_t i = 0; i < count; ++i) y[i] = op.post == PostOp::kTanh ? std::tanh(y[i]) : std::max(y[i], 0.f);
+      }
       break;
     }
     case OpType::kAttention: run_attention(b); break;
@@ -480,6 +590,13 @@ eb_status Session::execute(const BoundOp& b, size_t n) {
       kernels::split_span_logits(reinterpret_cast<const float*>(b.out[0]), n, reinterpret_cast<float*>(b.out[1]),
                                  reinterpret_cast<float*>(b.out[2]));
       break;
+    case OpType::kRotary: run_rotary(b, n); break;
+    case OpType::kGatedActivation: run_gated_activation(b, n); break;
+    case OpType::kQuantize:
+      kernels::quantize_s8_per_channel(reinterpret_cast<const float*>(b.in[0]), n, static_cast<size_t>(op.width),
+                                       op.inv_factors_or_null(), op.quant_for->input_scale,
+                                       op.quant_for->input_zero_point, reinterpret_cast<int8_t*>(b.out[0]));
+      break;
     case OpType::kSentencePooling:
       kernels::sentence_pool_f32(reinterpret_cast<const float*>(b.in[0]), n, static_cast<size_t>(op.width),
                                  key_mask_.data(), static_cast<kernels::PoolingKind>(op.pooling), op.normalize,
@@ -495,7 +612,7 @@ eb_status Session::forward(size_t n, size_t first) {
   row_tile_ = std::max<size_t>(1, (n + 2 * threads_ - 1) / (2 * threads_));
   if (n != cur_n_) {
     for (BoundOp& b : ops_) {
-      if (!b.gemm || !b.op->per_token) continue;
+      if (!b.owns_gemm || !b.op->per_token) continue;
       if (!b.gemm->setup(n, b.in[0], b.out[0], pool_)) {
         cur_n_ = 0;
         return fail(EB_ERROR_BACKEND, "XNNPACK setup failed for %zu rows", n);

@@ -129,6 +129,7 @@ class Session {
     const Op* op = nullptr;
     std::vector<uint8_t*> in, out;
     XnnGemm* gemm = nullptr;  // GEMM ops
+    bool owns_gemm = false;   // false: shares the operator of an earlier op (same weights and buffers)
   };
   // What the last run produced; every run entry point resets it first and sets it on success.
   struct RunState {
@@ -163,6 +164,8 @@ class Session {
   void run_add_norm(const BoundOp& b, size_t n);
   void run_layer_norm(const BoundOp& b, size_t n);
   void run_add(const BoundOp& b, size_t n);
+  void run_rotary(const BoundOp& b, size_t n);
+  void run_gated_activation(const BoundOp& b, size_t n);
   void run_activation(const BoundOp& b, size_t n);
   // The hook after an op that announces the hidden states; when the hook rewrote them,
   // re-quantizes them into the op's int8 output for the next GEMM.

@@ -149,7 +149,7 @@ bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, st
     for (int c = 0; c < l.out; ++c) {
       const float out_scale = l.output_channel_scale(c);
       kernel_scale[c] = l.weight_scales[c] / out_scale;
-      const double b = std::nearbyint(static_cast<double>(l.bias[c]) / (double(l.input_scale) * l.weight_scales[c]));
+      const double b = std::nearbyint(static_cast<double>(l.bias ? l.bias[c] : 0.f) / (double(l.input_scale) * l.weight_scales[c]));
       bias[c] = static_cast<int32_t>(std::fmax(std::fmin(b, 2147483520.0), -2147483520.0));
       if (!(l.input_scale * kernel_scale[c] < 256.f) || !(kernel_scale[c] >= 1e-30f)) {
         if (error) *error = std::string(l.name) + ": requantization scale out of XNNPACK's range";

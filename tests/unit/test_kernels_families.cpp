@@ -259,3 +259,59 @@ TEST_CASE("int8 attention with a sliding window: reference, full-window bytes, r
   std::cout << "[attention_window] " << off << " of " << total << " outputs off by one vs double\n";
   CHECK(off * 200 < total);
 }
+
+TEST_CASE("fp32 attention with a sliding window: double reference, full-window bytes", "[kernels][attention]") {
+  std::mt19937 rng(22);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (const int n : {1, 9, 40, 77}) {
+    for (const int hd : {16, 24}) {
+      for (const bool padded : {false, true}) {
+        const size_t stride = size_t(3 * hd);
+        std::vector<float> qkv(size_t(n) * stride);
+        for (float& v : qkv) v = nd(rng);
+        std::vector<uint8_t> mask(size_t(n), 1);
+        if (padded)
+          for (int j = n - n / 3; j < n; ++j) mask[size_t(j)] = 0;  // trailing pads
+        std::vector<float> scores(size_t(n) * n);
+        for (const int window : {0, 1, 4, n}) {
+          INFO("n=" << n << " hd=" << hd << " padded=" << padded << " window=" << window);
+          std::vector<float> out(size_t(n) * hd, 7.f);
+          kn::AttentionHeadF32 a{qkv.data(), qkv.data() + hd, qkv.data() + 2 * hd, stride, n, hd,
+                                 padded ? mask.data() : nullptr, scores.data(), out.data(), size_t(hd)};
+          kn::attention_rows_window_f32(a, window, 0, n);
+          for (int i = 0; i < n; ++i) {  // double reference over the window's valid keys
+            std::vector<double> w(size_t(n), 0.0);
+            double m = -1e300, sum = 0;
+            bool any = false;
+            for (int j = std::max(0, i - window); j <= std::min(n - 1, i + window); ++j) {
+              if (padded && !mask[size_t(j)]) continue;
+              double s = 0;
+              for (int d = 0; d < hd; ++d) s += double(qkv[size_t(i) * stride + d]) * qkv[size_t(j) * stride + hd + d];
+              w[size_t(j)] = s / std::sqrt(double(hd));
+              m = any ? std::max(m, w[size_t(j)]) : w[size_t(j)];
+              any = true;
+            }
+            for (int d = 0; d < hd; ++d) {
+              double ref = 0;
+              if (any) {
+                sum = 0;
+                for (int j = std::max(0, i - window); j <= std::min(n - 1, i + window); ++j)
+                  if (!padded || mask[size_t(j)]) sum += std::exp(w[size_t(j)] - m);
+                for (int j = std::max(0, i - window); j <= std::min(n - 1, i + window); ++j)
+                  if (!padded || mask[size_t(j)])
+                    ref += std::exp(w[size_t(j)] - m) / sum * qkv[size_t(j) * stride + 2 * hd + d];
+              }
+              CHECK(std::fabs(out[size_t(i) * hd + d] - ref) < 1e-4);
+            }
+          }
+          if (window >= n) {  // the whole head: attention_rows_f32_portable's bytes
+            std::vector<float> full(size_t(n) * hd);
+            a.context = full.data();
+            kn::attention_rows_f32_portable(a, 0, n);
+            CHECK(std::memcmp(full.data(), out.data(), full.size() * sizeof(float)) == 0);
+          }
+        }
+      }
+    }
+  }
+}

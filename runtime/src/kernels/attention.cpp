@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/attention.h"
+#include "kernels/attention_window.h"
 #include "kernels/dispatch.h"
 #include "kernels/numerics.h"
 
@@ -212,6 +213,43 @@ void attention_head_s8_avxvnni(const AttentionHeadS8& args) { attention_head_s8_
 void attention_head_s8_neon(const AttentionHeadS8& args) { attention_head_s8_with(kAttentionS8Neon, args); }
 void attention_head_s8_neon_dot(const AttentionHeadS8& args) { attention_head_s8_with(kAttentionS8NeonDot, args); }
 #endif
+
+// Sliding window (attention_window.h): row i over the keys [i - window, i + window] only, each
+// step the operation of attention_rows_f32_portable on that key range (window >= n: its bytes).
+void attention_rows_window_f32(const AttentionHeadF32& a, int window, int row_begin, int row_end) {
+  const int n = a.n, hd = a.head_dim;
+  if (n <= 0 || hd <= 0 || row_begin >= row_end || window < 0) return;
+  const size_t stride = a.qkv_stride;
+  const float scale = 1.0f / __builtin_sqrtf(static_cast<float>(hd));
+  for (int i = row_begin; i < row_end; ++i) {
+    float* s = a.scores + static_cast<size_t>(i - row_begin) * n;
+    const float* qi = a.q + static_cast<size_t>(i) * stride;
+    const int j0 = i - window > 0 ? i - window : 0;
+    const int j1 = i + window + 1 < n ? i + window + 1 : n;  // keys [j0, j1)
+    const int len = j1 - j0;
+    int valid = 0;
+    for (int j = j0; j < j1; ++j) {
+      if (a.key_mask != nullptr && a.key_mask[j] == 0) {
+        s[j - j0] = kNegInf;
+      } else {
+        s[j - j0] = dot_f32(qi, a.k + static_cast<size_t>(j) * stride, hd) * scale;
+        ++valid;
+      }
+    }
+    float* ctx = a.context + static_cast<size_t>(i) * a.context_stride;
+    for (int d = 0; d < hd; ++d) ctx[d] = 0.0f;
+    if (valid == 0) continue;  // every key of the window is padding: a zero context
+    const float m = row_max(s, len);
+    const float inv = 1.0f / exp_row(s, len, m);
+    for (int j = 0; j < len; ++j) {
+      const float pj = s[j] * inv;
+      s[j] = pj;
+      if (pj == 0.0f) continue;
+      const float* vj = a.v + static_cast<size_t>(j0 + j) * stride;
+      for (int d = 0; d < hd; ++d) ctx[d] += pj * vj[d];
+    }
+  }
+}
 
 void attention_rows_f32(const AttentionHeadF32& args, int row_begin, int row_end) {
   kernel_table().attention_rows_f32(args, row_begin, row_end);

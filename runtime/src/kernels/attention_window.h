@@ -16,6 +16,10 @@ namespace kernels {
 
 void attention_s8_rows_window(const AttentionHeadS8& args, int window, int row_begin, int row_end);
 void attention_s8_rows_window_portable(const AttentionHeadS8& args, int window, int row_begin, int row_end);
+// fp32 (kernels/attention.cpp): attention_rows_f32_portable's numerics over the window's keys, so
+// window >= n gives its bytes; a row whose window holds only padding gets a zero context. Portable
+// only (the fp32 path serves the fp32 family models; the int8 window kernel is the fast one).
+void attention_rows_window_f32(const AttentionHeadF32& args, int window, int row_begin, int row_end);
 
 }  // namespace kernels
 }  // namespace edgebert

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "model.h"
@@ -43,12 +44,17 @@ enum class OpType : int {
   kActivation,      // FFN activation (GELU / ReLU / tanh-GELU), via a 256-entry table on int8
   kSpanLogits,      // QA: GEMM [n, 2] into outputs[0], split into start (outputs[1]), end (outputs[2])
   kSentencePooling, // pooling over the attention mask [+ L2 normalization]
+  kRotary,          // rotary position embedding of Q and K in the QKV rows, in place
+                    //   [+ outputs[1]: the cos/sin table of a dynamic-NTK length]
+  kGatedActivation, // gated FFN: outputs[0] [n, I] = act(in[:, :I]) * in[:, I:] (GeGLU, SwiGLU)
+  kQuantize,        // outputs[0] = int8 of the float rows inputs[0] for `quant_for` (after ELECTRA's
+                    //   projection GEMM)
   kCount
 };
 const char* op_type_name(OpType t);
 
-// Elementwise function applied to a head GEMM's output.
-enum class PostOp : int { kNone, kTanh, kRelu };
+// Elementwise function applied to a head GEMM's output (kActivation: Op::activation).
+enum class PostOp : int { kNone, kTanh, kRelu, kActivation };
 
 // The embedding tables an embeddings op reads (views into the model's mapped data).
 struct EmbeddingTables {
@@ -57,6 +63,18 @@ struct EmbeddingTables {
   const float* word_f32 = nullptr;      // float rows
   const float* position = nullptr;      // [max_position, hidden]
   const float* token_type = nullptr;    // [type_vocab, hidden]; null: no token types (DistilBERT)
+  PositionIds position_ids = PositionIds::kAbsolute;  // kNone: `position` is null
+  int padding_idx = 0;                  // kPaddingOffset
+};
+
+// Rotary embedding of an attention layer (kRotary).
+struct RotaryOp {
+  int dims = 0;
+  bool interleaved = false;
+  double theta = 10000.0;       // this layer's base (ModernBERT: global or local)
+  double ntk_factor = 0.0;      // > 0: dynamic NTK beyond ntk_max_trained positions
+  int ntk_max_trained = 0;
+  int table_positions = 0;      // rows of `table` (the model's longest sequence)
 };
 
 // An op "announces" the float hidden states [n, width] in outputs[0] after it ran, for the
@@ -78,6 +96,8 @@ struct Op {
   int heads = 0;      // kAttention
   int head_dim = 0;   // kAttention
   float eps = 1e-12f; // LayerNorm ops
+  int window = 0;     // kAttention: 0 global; w > 0: keys with |i - j| <= w / 2 only
+  RotaryOp rotary;    // kRotary
 
   // Weights and quantization (views into the model; the Model outlives the Program).
   const LinearView* linear = nullptr;     // kGemm / kSpanLogits: the weights; kAddNorm / kAdd: the
@@ -89,7 +109,7 @@ struct Op {
                                           // and quantization of outputs[0]); null: stays float
   const LayerNormView* norm = nullptr;    // kEmbeddings / kAddNorm / kLayerNorm
   EmbeddingTables embeddings;             // kEmbeddings
-  bool per_token = true;                  // GEMMs: one row per token, else one row ([CLS])
+  bool per_token = true;                  // GEMMs / kLayerNorm: one row per token, else one row ([CLS])
   bool float_output = false;              // kGemm: int8 GEMM writing float; kAddNorm / kAdd: the
                                           // added input is that float output
   PostOp post = PostOp::kNone;            // kGemm
@@ -102,9 +122,14 @@ struct Op {
   std::vector<float> dequant_scales;  // kAddNorm / kAdd with an int8 input: per-channel scales
   std::vector<float> inv_factors;     // 1 / SmoothQuant factors of quant_for (empty: none)
   std::vector<int8_t> lut_s8;         // kActivation int8 -> int8: 256 entries (index q + 128)
-  std::vector<float> lut_f32;         // kActivation int8 -> float: 256 entries
+  std::vector<float> lut_f32;         // kActivation int8 -> float: 256 entries; kGatedActivation
+                                      // int8: act of the gate (kernels::build_gate_table_f32)
+  // kRotary: cos/sin of rotary.table_positions positions (shared by the ops of one base)
+  std::shared_ptr<const std::vector<float>> rope_table;
 
   std::vector<int> inputs, outputs;   // indices into Program::buffers()
+  int gemm_key = -1;                  // GEMM ops: its weights' entry in the program's packed-weight
+                                      // store (ops with the same weights share one)
 
   bool is_gemm() const { return type == OpType::kGemm || type == OpType::kSpanLogits; }
   const float* inv_factors_or_null() const { return inv_factors.empty() ? nullptr : inv_factors.data(); }

@@ -9,6 +9,8 @@
 
 #include "kernels/activation.h"
 #include "kernels/attention.h"
+#include "kernels/gated.h"
+#include "kernels/rope.h"
 #include "program/arch/registry.h"
 
 namespace edgebert {
@@ -42,6 +44,9 @@ const char* op_type_name(OpType t) {
     case OpType::kActivation: return "activation";
     case OpType::kSpanLogits: return "span_logits";
     case OpType::kSentencePooling: return "sentence_pooling";
+    case OpType::kRotary: return "rotary";
+    case OpType::kGatedActivation: return "gated_activation";
+    case OpType::kQuantize: return "quantize";
     case OpType::kCount: break;
   }
   return "?";
@@ -103,6 +108,10 @@ std::string Program::format(int max_seq_len, int threads) const {
     if (o.type == OpType::kAttention)
       what += "(" + std::to_string(workers) + (workers == 1 ? " worker" : " workers") + ", tiles of " +
               std::to_string(attention_row_tile(max_seq_len)) + " rows)";
+    if (o.type == OpType::kAttention && o.window > 0) what += "(sliding window " + std::to_string(o.window) + ")";
+    if (o.type == OpType::kRotary)
+      what += "(" + std::to_string(o.rotary.dims) + " dims, theta " + std::to_string(static_cast<long long>(o.rotary.theta)) +
+              (o.rotary.interleaved ? ", interleaved" : "") + (o.rotary.ntk_factor > 0 ? ", dynamic NTK)" : ")");
     std::snprintf(line, sizeof line, "%4zu  %-6s ", i, o.layer >= 0 ? ("L" + std::to_string(o.layer)).c_str() : "-");
     r += line + what + "  in: " + names(o.inputs) + "  out: " + names(o.outputs) + "\n";
   }
@@ -113,9 +122,31 @@ namespace {
 
 // Per-op constants: everything an op needs that is derived from the weights, built once here
 // instead of in every session.
-void build_constants(Op& op) {
+void build_constants(Op& op, const std::vector<Op>& built) {
+  if (op.type == OpType::kGatedActivation && op.linear->int8) {  // act of the 256 int8 gate values
+    const kernels::GateKind kind = op.activation == Activation::kSilu       ? kernels::GateKind::kSwiglu
+                                   : op.activation == Activation::kGeluTanh ? kernels::GateKind::kGegluTanh
+                                                                            : kernels::GateKind::kGeglu;
+    op.lut_f32.resize(256);
+    kernels::build_gate_table_f32(kind, op.linear->output_scale, op.linear->output_zero_point, op.lut_f32.data());
+    return;
+  }
+  if (op.type == OpType::kRotary) {
+    for (const Op& o : built)  // one table per base
+      if (&o != &op && o.rope_table && o.rotary.theta == op.rotary.theta && o.rotary.dims == op.rotary.dims &&
+          o.rotary.table_positions == op.rotary.table_positions) {
+        op.rope_table = o.rope_table;
+        return;
+      }
+    auto table = std::make_shared<std::vector<float>>(
+        kernels::rope_table_floats(static_cast<size_t>(op.rotary.table_positions), static_cast<size_t>(op.rotary.dims)));
+    kernels::build_rope_table(op.rotary.theta, op.rotary.dims, op.rotary.table_positions, table->data());
+    op.rope_table = std::move(table);
+    return;
+  }
   if (op.quant_for && op.quant_for->input_factors &&
-      (op.type == OpType::kEmbeddings || op.type == OpType::kAddNorm || op.type == OpType::kLayerNorm)) {
+      (op.type == OpType::kEmbeddings || op.type == OpType::kAddNorm || op.type == OpType::kLayerNorm ||
+       op.type == OpType::kQuantize)) {
     op.inv_factors.resize(static_cast<size_t>(op.quant_for->in));
     for (size_t i = 0; i < op.inv_factors.size(); ++i) op.inv_factors[i] = 1.f / op.quant_for->input_factors[i];
   }
@@ -163,10 +194,14 @@ Status Program::finish() {
     if (b.first_op < 0) return Status(EB_ERROR_BACKEND, "buffer '" + b.name + "' is never written");
     if (b.graph_output) b.last_op = last;
   }
+  // The op writing the first hidden states: the embeddings, or the projection GEMM after them
+  // (ELECTRA, ALBERT); run_embeddings replaces everything up to it.
   embeddings_op_ = producer(find_buffer("hidden"));
-  if (embeddings_op_ < 0 || ops_[static_cast<size_t>(embeddings_op_)].type != OpType::kEmbeddings)
-    return Status(EB_ERROR_BACKEND, "the program has no embeddings op producing 'hidden'");
-  for (Op& op : ops_) build_constants(op);
+  const bool embeddings = embeddings_op_ >= 0 && (ops_[static_cast<size_t>(embeddings_op_)].type == OpType::kEmbeddings ||
+                                                  (ops_[static_cast<size_t>(embeddings_op_)].type == OpType::kGemm &&
+                                                   ops_[0].type == OpType::kEmbeddings));
+  if (!embeddings) return Status(EB_ERROR_BACKEND, "the program has no embeddings op producing 'hidden'");
+  for (Op& op : ops_) build_constants(op, ops_);
   return Status::ok();
 }
 
@@ -197,9 +232,16 @@ Op& ProgramBuilder::op(OpType type, OpKind profile, int layer, std::vector<int> 
 
 Result<std::shared_ptr<const Program>> ProgramBuilder::finish(const std::string& weight_cache_path) {
   EB_RETURN_IF_ERROR(program_->finish());
-  std::vector<GemmToPack> gemms;  // GEMM key k = the k-th GEMM op (Session::create_gemms)
-  for (const Op& op : program_->ops_)
-    if (op.is_gemm()) gemms.push_back({op.linear, op.float_output});
+  // One store entry per distinct weights (ALBERT's shared layers reuse theirs): its index is the
+  // op's gemm_key, which every session passes when it creates the op's operator.
+  std::vector<GemmToPack> gemms;
+  for (Op& op : program_->ops_) {
+    if (!op.is_gemm()) continue;
+    size_t k = 0;
+    while (k < gemms.size() && !(gemms[k].linear == op.linear && gemms[k].float_output == op.float_output)) ++k;
+    if (k == gemms.size()) gemms.push_back({op.linear, op.float_output});
+    op.gemm_key = static_cast<int>(k);
+  }
   Result<ModelWeights> w = prepare_model_weights(*program_->model_, gemms, weight_cache_path);
   if (!w) return w.status();
   program_->weights_ = w.take();

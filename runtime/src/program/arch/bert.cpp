@@ -8,7 +8,7 @@
 namespace edgebert {
 namespace {
 
-bool is_bert(const Model& m) { return !m.is_distilbert && !m.layers.empty(); }
+bool is_bert(const Model& m) { return m.family == Family::kBert && !m.layers.empty(); }
 
 Status build_bert(ProgramBuilder& b) {
   const Model& m = b.model();

@@ -7,6 +7,13 @@ namespace {
 
 size_t element_bytes(const LinearView& g) { return g.int8 ? 1 : 4; }
 std::string layer_prefix(int layer) { return "layer" + std::to_string(layer) + "."; }
+// The buffers of applied layer `layer` are named after the stored layer it runs: the applied
+// layers sharing one (ALBERT) share its buffers, so their GEMM operators (and packed weights) are
+// one per session.
+std::string storage_prefix(const ProgramBuilder& b, int layer) {
+  const std::vector<int>& map = b.model().layer_map;
+  return layer_prefix(static_cast<size_t>(layer) < map.size() ? map[static_cast<size_t>(layer)] : layer);
+}
 int hidden_size(const ProgramBuilder& b) { return b.model().config.hidden; }
 
 // An int8 copy of the stream for `next` (when it is int8), named `name`.
@@ -15,14 +22,25 @@ int quantized_buffer(ProgramBuilder& b, const LinearView* next, const std::strin
 }
 
 int head_gemm(ProgramBuilder& b, const LinearView& g, int in, const char* name, size_t outputs, bool graph_output,
-              bool per_token, PostOp post) {
+              bool per_token, PostOp post, Activation activation = Activation::kGelu) {
   const int y = b.buffer(name, per_token ? BufferSize::rows(outputs * 4) : BufferSize::fixed(outputs * 4), graph_output);
   Op& o = b.op(OpType::kGemm, OpKind::kPoolerClassifier, -1, {in}, {y});
   o.linear = &g;
   o.per_token = per_token;
   o.post = post;
+  o.activation = activation;
+  o.detail = post == PostOp::kActivation ? activation_name(activation) : nullptr;
   o.width = static_cast<int>(outputs);
   return y;
+}
+
+// LayerNorm of a head's rows in place (ModernBERT head.norm); one row unless per_token.
+void head_layer_norm(ProgramBuilder& b, int buffer, const LayerNormView& norm, bool per_token) {
+  Op& o = b.op(OpType::kLayerNorm, OpKind::kPoolerClassifier, -1, {buffer}, {buffer});
+  o.norm = &norm;
+  o.eps = b.model().config.eps;
+  o.width = hidden_size(b);
+  o.per_token = per_token;
 }
 
 // The last GEMM of a block, whose result is added to the residual: it writes float when the
@@ -45,27 +63,59 @@ Branch residual_gemm(ProgramBuilder& b, int layer, const std::string& name, OpKi
 Stream embeddings(ProgramBuilder& b, const LayerNormView& norm, const LinearView* first_gemm) {
   const Model& m = b.model();
   const size_t H = static_cast<size_t>(m.config.hidden);
+  const bool projected = m.has_embedding_projection;
+  const int E = m.embedding_size > 0 ? m.embedding_size : m.config.hidden;
   Stream s;
+  const int rows = projected ? b.buffer("embedding_output", BufferSize::rows(static_cast<size_t>(E) * 4)) : -1;
   s.hidden = b.buffer("hidden", BufferSize::rows(H * 4), true);
   s.quantized = quantized_buffer(b, first_gemm, "layer0.input_q");
-  std::vector<int> outs{s.hidden};
-  if (s.quantized >= 0) outs.push_back(s.quantized);
+  std::vector<int> outs{projected ? rows : s.hidden};
+  if (s.quantized >= 0 && !projected) outs.push_back(s.quantized);
   Op& e = b.op(OpType::kEmbeddings, OpKind::kEmbeddings, -1, {}, outs);
-  e.width = m.config.hidden;
+  e.width = E;
   e.eps = m.config.eps;
   e.norm = &norm;
-  e.quant_for = s.quantized >= 0 ? first_gemm : nullptr;
-  e.embeddings = {m.word_s8, m.word_scales, m.word_f32, m.position, m.has_token_types ? m.token_type : nullptr};
-  e.hidden_states = {true, -1, 0};
+  e.quant_for = s.quantized >= 0 && !projected ? first_gemm : nullptr;
+  e.embeddings = {m.word_s8, m.word_scales, m.word_f32, m.position, m.has_token_types ? m.token_type : nullptr,
+                  m.position_ids, m.padding_idx};
+  e.hidden_states = {!projected, -1, 0};
+  if (projected) {  // factorized embeddings (ELECTRA, ALBERT): E -> hidden
+    Op& p = b.op(OpType::kGemm, OpKind::kEmbeddings, -1, {rows}, {s.hidden});
+    p.linear = &m.embedding_projection;  // fp32
+    p.hidden_states = {true, -1, 0};
+    if (s.quantized >= 0) {  // the first (int8) GEMM's input
+      Op& q = b.op(OpType::kQuantize, OpKind::kEmbeddings, -1, {s.hidden}, {s.quantized});
+      q.quant_for = first_gemm;
+      q.width = m.config.hidden;
+    }
+  }
   return s;
 }
 
 Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const LinearView& output, int input) {
-  const ModelConfig& c = b.model().config;
+  const Model& m = b.model();
+  const ModelConfig& c = m.config;
   const size_t H = static_cast<size_t>(c.hidden);
-  const std::string p = layer_prefix(layer);
+  const std::string p = storage_prefix(b, layer);
+  const int window = static_cast<size_t>(layer) < m.local_window.size() ? m.local_window[static_cast<size_t>(layer)] : 0;
   const int qkv_out = b.buffer(p + "qkv", BufferSize::rows(3 * H * element_bytes(qkv)));
   b.op(OpType::kGemm, OpKind::kQkvGemm, layer, {input}, {qkv_out}).linear = &qkv;
+  if (m.rotary.dims > 0) {  // rotary Q and K in place (int8 QKV: at its per-head scales)
+    std::vector<int> outs{qkv_out};
+    if (m.rotary.ntk_factor > 0)
+      outs.push_back(b.buffer(p + "rope_ntk_table", BufferSize::rows(static_cast<size_t>(m.rotary.dims) * 4)));
+    Op& r = b.op(OpType::kRotary, OpKind::kAttention, layer, {qkv_out}, outs);
+    r.linear = &qkv;
+    r.width = c.hidden;
+    r.heads = c.heads;
+    r.head_dim = c.head_dim();
+    r.rotary.dims = m.rotary.dims;
+    r.rotary.interleaved = m.rotary.interleaved;
+    r.rotary.theta = window > 0 ? m.rotary.local_theta : m.rotary.theta;
+    r.rotary.ntk_factor = m.rotary.ntk_factor;
+    r.rotary.ntk_max_trained = m.rotary.ntk_max_trained;
+    r.rotary.table_positions = c.max_position;
+  }
   // attention core: K and V of every head packed once (int8), then the heads' query rows in row
   // tiles shared among the session's workers, each with its own scratch
   const int context = b.buffer(p + "context", BufferSize::rows(H * element_bytes(qkv)));
@@ -88,6 +138,7 @@ Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const Line
     a.width = c.hidden;
     a.heads = c.heads;
     a.head_dim = c.head_dim();
+    a.window = window;
   }
   int ao_in = context;
   if (element_bytes(qkv) != element_bytes(output)) {  // attention and its output GEMM disagree on precision
@@ -102,7 +153,21 @@ Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const Line
 Branch ffn(ProgramBuilder& b, int layer, const LinearView& up, const LinearView& down, Activation activation, int input) {
   const ModelConfig& c = b.model().config;
   const size_t I = static_cast<size_t>(c.intermediate);
-  const std::string p = layer_prefix(layer);
+  const std::string p = storage_prefix(b, layer);
+  if (b.model().gated_ffn) {  // GeGLU / SwiGLU: up GEMM [n, 2I], act(first half) * second half
+    // (int8: both GEMMs int8, the gated kernel reads the int8 halves and writes the down GEMM's
+    // int8 input; fp32: float)
+    const int inter = b.buffer(p + "intermediate", BufferSize::rows(2 * I * element_bytes(up)));
+    b.op(OpType::kGemm, OpKind::kIntermediateGemm, layer, {input}, {inter}).linear = &up;
+    const int gated = b.buffer(p + "ffn_activation", BufferSize::rows(I * element_bytes(down)));
+    Op& a = b.op(OpType::kGatedActivation, OpKind::kGelu, layer, {inter}, {gated});
+    a.detail = activation_name(activation);
+    a.activation = activation;
+    a.linear = &up;
+    a.quant_for = down.int8 ? &down : nullptr;
+    a.width = c.intermediate;
+    return residual_gemm(b, layer, p + "ffn_output", OpKind::kOutputGemm, down, gated);
+  }
   const int inter = b.buffer(p + "intermediate", BufferSize::rows(I * element_bytes(up)));
   b.op(OpType::kGemm, OpKind::kIntermediateGemm, layer, {input}, {inter}).linear = &up;
   const int act = element_bytes(up) == element_bytes(down)
@@ -139,6 +204,7 @@ Stream residual_post_norm(ProgramBuilder& b, int layer, int stage, const Stream&
 int pre_norm(ProgramBuilder& b, int layer, int stage, const Stream& x, const LayerNormView& norm,
              const LinearView& next, const std::string& normed_name, const std::string& quantized_name) {
   const ModelConfig& c = b.model().config;
+  if (!norm.gamma) return gemm_input(x, next);  // no norm (ModernBERT layer 0's attention): the stream itself
   const int normed = b.buffer(normed_name, BufferSize::rows(static_cast<size_t>(c.hidden) * 4));
   const int q = quantized_buffer(b, &next, quantized_name);
   std::vector<int> outs{normed};
@@ -164,12 +230,13 @@ Stream post_norm_encoder(ProgramBuilder& b, const Stream& in) {
   const Model& m = b.model();
   Stream x = in;
   for (int l = 0; l < m.config.layers; ++l) {
-    const LayerView& L = m.layers[static_cast<size_t>(l)];
+    const LayerView& L = m.layers[static_cast<size_t>(m.layer_map[static_cast<size_t>(l)])];
     const std::string p = layer_prefix(l);
     const Branch att = attention(b, l, L.qkv, L.attention_output, gemm_input(x, L.qkv));
     x = residual_post_norm(b, l, 0, x, att, L.attention_norm, &L.intermediate, p + "ffn_input_q");
     const Branch f = ffn(b, l, L.intermediate, L.output, m.config.activation, gemm_input(x, L.intermediate));
-    const LinearView* next = l + 1 < m.config.layers ? &m.layers[static_cast<size_t>(l) + 1].qkv : nullptr;
+    const LinearView* next =
+        l + 1 < m.config.layers ? &m.layers[static_cast<size_t>(m.layer_map[static_cast<size_t>(l) + 1])].qkv : nullptr;
     x = residual_post_norm(b, l, 1, x, f, L.output_norm, next, layer_prefix(l + 1) + "input_q");
   }
   return x;
@@ -199,6 +266,32 @@ int pooler(ProgramBuilder& b, const LinearView& dense, int hidden) {
 
 int pre_classifier(ProgramBuilder& b, const LinearView& dense, int hidden) {
   return head_gemm(b, dense, hidden, "pre_classifier", static_cast<size_t>(hidden_size(b)), false, false, PostOp::kRelu);
+}
+
+void family_head(ProgramBuilder& b, int hidden) {
+  const Model& m = b.model();
+  const size_t H = static_cast<size_t>(m.config.hidden);
+  int sequence_features = hidden, token_features = hidden;  // h[CLS] / every row
+  const bool per_token_task = m.task == Task::kTokenClassification || m.task == Task::kQuestionAnswering;
+  if (m.has_pooler) sequence_features = pooler(b, m.pooler, hidden);
+  if (m.task == Task::kSequenceClassification && m.has_pre_classifier) {
+    int in = hidden;
+    if (m.head_input == HeadInput::kMean) {  // ModernBERT classifier_pooling "mean"
+      in = b.buffer("head_pooled", BufferSize::fixed(H * 4));
+      Op& o = b.op(OpType::kSentencePooling, OpKind::kPoolerClassifier, -1, {hidden}, {in});
+      o.detail = pooling_name(Pooling::kMean);
+      o.pooling = Pooling::kMean;
+      o.width = m.config.hidden;
+    }
+    sequence_features = head_gemm(b, m.pre_classifier, in, "pre_classifier", H, false, false, PostOp::kActivation,
+                                  m.pre_classifier_act);
+    if (m.has_head_norm) head_layer_norm(b, sequence_features, m.head_norm, false);
+  } else if (per_token_task && m.has_pre_classifier && m.head_input == HeadInput::kPerToken) {
+    token_features = head_gemm(b, m.pre_classifier, hidden, "head_features", H, false, true, PostOp::kActivation,
+                               m.pre_classifier_act);
+    if (m.has_head_norm) head_layer_norm(b, token_features, m.head_norm, true);
+  }
+  task_head(b, token_features, sequence_features);
 }
 
 void task_head(ProgramBuilder& b, int hidden, int sequence_features) {

@@ -51,7 +51,9 @@ int pre_norm(ProgramBuilder& b, int layer, int stage, const Stream& x, const Lay
 // Pre-norm residual: hidden += branch (announces the hidden states (layer, stage)).
 void residual_add(ProgramBuilder& b, int layer, int stage, const Stream& x, const Branch& branch);
 
-// Every encoder layer of the model, post-norm (BERT, DistilBERT).
+// Every encoder layer of the model, post-norm (BERT, DistilBERT, RoBERTa, ELECTRA, nomic-bert;
+// ALBERT: applied layer l runs the stored layer layer_map[l]). The attention block adds the rotary
+// op and the sliding window of the model; the FFN block is gated when the model's FFN is.
 Stream post_norm_encoder(ProgramBuilder& b, const Stream& x);
 // One pre-norm layer (attention then FFN, each x = x + f(LN(x))) with the layer's weights; the
 // stream it returns has no quantized copy (the next pre-norm LayerNorm makes one).
@@ -66,5 +68,9 @@ int pre_classifier(ProgramBuilder& b, const LinearView& dense, int hidden);
 // The head of the model's task: sequence classification reads `sequence_features` (one row),
 // QA and token classification read every row of `hidden`, sentence embedding pools `hidden`.
 void task_head(ProgramBuilder& b, int hidden, int sequence_features);
+// The heads of the issue-18 families over the encoder output `hidden`: the pooler when the model
+// has one (feeding sequence classification), or pre_classifier + its activation (+ head_norm) on
+// h[CLS], the mask mean (HeadInput MEAN) or every token (PER_TOKEN), then task_head.
+void family_head(ProgramBuilder& b, int hidden);
 
 }  // namespace edgebert::blocks

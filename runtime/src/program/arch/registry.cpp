@@ -5,7 +5,9 @@
 namespace edgebert {
 
 const ArchitectureBuilder* find_architecture(const Model& model) {
-  static const ArchitectureBuilder* const kBuilders[] = {&kDistilBertBuilder, &kBertBuilder};
+  static const ArchitectureBuilder* const kBuilders[] = {&kDistilBertBuilder, &kBertBuilder,   &kRobertaBuilder,
+                                                         &kElectraBuilder,    &kAlbertBuilder, &kNomicBertBuilder,
+                                                         &kModernbertBuilder};
   for (const ArchitectureBuilder* b : kBuilders)
     if (b->matches(model)) return b;
   return nullptr;

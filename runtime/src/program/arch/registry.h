@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// registry.h: the architecture builders, one per model family (program/arch/<family>.cpp), and
-// the choice of the builder for a model. A new family (RoBERTa, ALBERT, ModernBERT, ...) adds a
-// builder here over the shared blocks of program/arch/blocks.h.
+// registry.h: the architecture builders, one per model family (program/arch/<family>.cpp) over
+// the shared blocks of program/arch/blocks.h, and the choice of the builder for a model (by
+// Model::family).
 #pragma once
 
 #include "model.h"
@@ -19,6 +19,11 @@ struct ArchitectureBuilder {
 // Builders of the families (each defined in its own file).
 extern const ArchitectureBuilder kBertBuilder;
 extern const ArchitectureBuilder kDistilBertBuilder;
+extern const ArchitectureBuilder kRobertaBuilder;
+extern const ArchitectureBuilder kElectraBuilder;
+extern const ArchitectureBuilder kAlbertBuilder;
+extern const ArchitectureBuilder kNomicBertBuilder;
+extern const ArchitectureBuilder kModernbertBuilder;
 
 // The first builder that matches the model, or null.
 const ArchitectureBuilder* find_architecture(const Model& model);

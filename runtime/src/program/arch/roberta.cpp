@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// roberta.cpp: the RoBERTa family builder (RoBERTa, XLM-RoBERTa, CamemBERT): BERT's post-norm
+// encoder with RoBERTa's position ids (padding_idx + 1 + the count of non-pad tokens so far; pads
+// get padding_idx, computed by the embeddings op from Config.position_ids PADDING_OFFSET), one
+// token type, and the classification head dense + tanh + out_proj on <s> (no pooler).
+#include "program/arch/blocks.h"
+#include "program/arch/registry.h"
+
+namespace edgebert {
+namespace {
+
+bool is_roberta(const Model& m) { return m.family == Family::kRoberta && !m.layers.empty(); }
+
+Status build_roberta(ProgramBuilder& b) {
+  const Model& m = b.model();
+  blocks::Stream x = blocks::embeddings(b, m.embedding_norm, &m.layers[0].qkv);
+  x = blocks::post_norm_encoder(b, x);
+  blocks::family_head(b, x.hidden);
+  return Status::ok();
+}
+
+}  // namespace
+
+const ArchitectureBuilder kRobertaBuilder = {"roberta", is_roberta, build_roberta};
+
+}  // namespace edgebert
