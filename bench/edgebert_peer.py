@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """edgebert as one more peer of ../shared/peers (bench_peers.py --extra edgebert='...').
 
 Protocol (see the peers' README): called with --model-dir D --threads N --inputs DIR

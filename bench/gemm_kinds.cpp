@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gemm_kinds.cpp (edgebert-gemm-kinds): times BERT's four GEMM shapes through the XNNPACK glue
 // (XnnGemm) in both of its int8 kinds: int8 output (qc8 1x1 convolution on the 2022 API,
 // fully_connected_nc_qs8_qc8w on 2024) and, where XNNPACK has it, float output

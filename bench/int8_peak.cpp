@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // int8_peak.cpp (edgebert-int8-peak): this CPU's int8 multiply-accumulate peak on one core, from
 // a loop of independent dot-product instructions with no memory traffic: vpdpbusd on zmm
 // (AVX512-VNNI) and on ymm (AVX-VNNI / AVX512VL-VNNI), and vpmaddubsw + vpmaddwd + vpaddd (AVX2,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake/xnnpack.cmake: where XNNPACK (with pthreadpool and cpuinfo) comes from, and which of its
 # two API generations the header offers. Sets XNNPACK_INCLUDE_DIR, XNNPACK_LIBRARY,
 # PTHREADPOOL_LIBRARY, CPUINFO_LIBRARY (paths or targets) and EDGEBERT_XNN_API (2022 or 2024,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // activation_params.cpp: per-GEMM choice of activation quantization, SmoothQuant factors and
 // int8 weights (see activation_params.h for the schemes).
 #include "converter/activation_params.h"

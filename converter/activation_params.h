@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // activation_params.h: the int8 quantization scheme. Chooses, for one GEMM at a time and from
 // the float activations it saw during calibration, its input quantization (per tensor, with
 // optional SmoothQuant per-input-channel factors folded into the weight columns), its output

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // calibration.cpp: calibration inputs and activation statistics.
 #include "converter/calibration.h"
 

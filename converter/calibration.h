@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // calibration.h: chooses the calibration inputs (a user text file, or the documented built-in
 // set). The statistics themselves are taken per GEMM while the float reference runs over these
 // inputs (activation_params.h).

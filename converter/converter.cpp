@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // converter.cpp: orchestration of checkpoint -> calibration -> quantization -> .ebm.
 #include "converter/converter.h"
 

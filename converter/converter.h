@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // converter.h: the edgebert-convert pipeline: read a HuggingFace BERT / DistilBERT directory or a
 // sentence-transformers folder, decide the task head from the checkpoint, calibrate with the float
 // reference, quantize, report per-GEMM error, and produce the .ebm model.

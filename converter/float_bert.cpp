@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // float_bert.cpp: loads a HuggingFace BERT / DistilBERT checkpoint and its head into FloatBert,
 // fusing Q/K/V.
 #include "converter/float_bert.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // float_bert.h: the converter's in-memory float32 copy of a BERT-family checkpoint (BERT,
 // DistilBERT, RoBERTa / XLM-RoBERTa / CamemBERT, ELECTRA, ALBERT, nomic-bert, ModernBERT; fused
 // QKV, fused gated FFN input) with its task head, loaded from a HuggingFace directory through the

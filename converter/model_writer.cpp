@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // model_writer.cpp: FlatBuffer construction for the .ebm format (see schemas/edgebert.fbs),
 // schema_version 3: model type, FFN activation, task head, labels and sentence pooling (2), and the
 // content id (3): 16 bytes of content_hash128 over the finished buffer with the id still zero.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // model_writer.h: turns a quantized (or float) BERT into the .ebm FlatBuffer and writes it
 // atomically (temporary file + rename), so a failed conversion never leaves a partial file.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // quantization.cpp: weight and activation quantization helpers for the converter.
 #include "converter/quantization.h"
 #include "converter/target_clones.h"

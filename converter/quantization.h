@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // quantization.h: the int8 arithmetic the converter uses: symmetric per-row weight quantization
 // and affine/symmetric activation parameters, matching what the runtime executes.
 #pragma once

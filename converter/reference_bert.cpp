@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // reference_bert.cpp: straightforward float32 forward of every family (post-LN or pre-norm; the
 // config's FFN activation, plain or gated; token-type embeddings only when the model has them;
 // RoBERTa positions; factorized embeddings + projection; ALBERT's shared layers; rotary q/k;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // reference_bert.h: the converter's own float32 forward pass of BERT, used for calibration and
 // for the per-GEMM error report. Calibration sequences are run as one batch: GEMMs see all
 // tokens of all sequences at once; attention stays within each sequence (no padding needed).

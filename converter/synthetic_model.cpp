@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // synthetic_model.cpp: deterministic random BERT weights and the closed-form cost model.
 #include "converter/synthetic_model.h"
 

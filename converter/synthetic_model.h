@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // synthetic_model.h: seeded random BERT models built in memory, for benchmarking on a board
 // with no checkpoint at hand (edgebert-bench --synthetic / --head-sweep) and for tests.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // target_clones.h: EB_CLONES_AVX2 marks a hot converter loop for an AVX2 clone next to the
 // baseline one (picked at load time) on x86; elsewhere (ARM) it expands to nothing.
 #pragma once

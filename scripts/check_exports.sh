@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks that a shared libedgebert exports the C API and nothing else: every defined dynamic
 # symbol must be eb_* (the C++ internals, template instantiations and static dependencies stay
 # hidden; runtime/edgebert.map does that at link time).

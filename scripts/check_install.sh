@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs a built edgebert into OUT_DIR/prefix (cmake --install) and checks what a user gets:
 # the header, the static and shared libraries, the CMake package and edgebert.pc; that the
 # shared library exports only the C API; and that examples/c_api builds against the installed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job, end to end, from a clean clone on Debian 12: installs what is needed, builds,
 # makes a demo BERT checkpoint (HuggingFace layout, seeded random weights: no download is
 # possible here), converts it to int8 and fp32 .ebm models, inspects one, runs both on a

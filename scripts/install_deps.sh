@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs every Debian 12 package edgebert needs to build, test and run its demo; with --aarch64
 # or --armv7 also that target's cross compiler and qemu-user (the target's XNNPACK & co. go into
 # a sysroot folder: scripts/arm/prepare_sysroot.sh).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite from a clean clone: installs dependencies, builds (Release), runs every
 # Catch2 test (and the Python, Java and Kotlin binding tests) under CTest and checks the installed package (example program, exported symbols),
 # then rebuilds with AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite again, then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_support.h: shared helpers for the integration tests: locating the generated test data,
 // reading reference cases and golden outputs, loading models into aligned memory, metrics.
 #pragma once

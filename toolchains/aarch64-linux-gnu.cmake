@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiling edgebert for 64-bit ARM Linux (aarch64) with Debian's cross compiler
 # (apt-get install crossbuild-essential-arm64). See docs/cross-compiling.md.
 #

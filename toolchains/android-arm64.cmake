@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiling edgebert for Android, arm64-v8a, with the Android NDK (r23 or later). A thin
 # wrapper over the NDK's own toolchain file, following its documented CMake conventions. Not
 # exercised in CI (no NDK can be installed there): see docs/cross-compiling.md.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared body of toolchains/android-ABI.cmake (which set ANDROID_ABI first, then include this):
 # finds the NDK, sets edgebert's Android defaults and includes the NDK's own toolchain file. See
 # toolchains/android-arm64.cmake for the variables.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiling edgebert for Android x86_64 (emulators, Chromebooks) with the Android NDK (r23 or
 # later): the twin of toolchains/android-arm64.cmake (same variables; EDGEBERT_XNNPACK_ROOT holds
 # x86_64 builds). Not exercised in CI (no NDK can be installed there).

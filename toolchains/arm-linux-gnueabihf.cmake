@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiling edgebert for 32-bit ARM Linux (ARMv7-A with NEON, hard-float: Cortex-A7/A9/A15
 # boards, Raspberry Pi 2 and later in 32-bit mode) with Debian's cross compiler
 # (apt-get install crossbuild-essential-armhf). See docs/cross-compiling.md.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared part of the Debian cross toolchain files (aarch64-linux-gnu.cmake,
 # arm-linux-gnueabihf.cmake). Expects EB_TRIPLE (GNU triple of the cross compiler) and
 # EB_QEMU_ARCH (suffix of the qemu-user binary) to be set by the including file.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiling edgebert for iOS devices (arm64) with Xcode's clang, using CMake's built-in iOS
 # support (CMAKE_SYSTEM_NAME iOS). Not exercised in CI (no macOS/Xcode there): see
 # docs/cross-compiling.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // accuracy_metrics.h: the int8-vs-fp32 metrics of edgebert-eval and tests/unit/test_accuracy.cpp
 // (header-only): per-token cosine over all dimensions and over the "ordinary" dimensions (all
 // but the few with the largest RMS, where structured outliers live), aggregated as min / mean.

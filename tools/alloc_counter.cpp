@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // alloc_counter.cpp: process-wide allocation counting and single-allocation fault injection
 // (see alloc_counter.h).
 #include "alloc_counter.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // alloc_counter.h: counts every heap allocation of the whole process (all threads and shared
 // libraries) while enabled, and can make one chosen allocation fail (fault injection). Link
 // alloc_counter.cpp into an executable to use it: it interposes malloc/calloc/realloc/memalign/

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_stats.h: latency statistics for edgebert-bench (min, median, mean, percentiles, max).
 // Percentiles use linear interpolation between closest ranks (numpy's default), so p50 of an
 // even-sized sample is the mean of the two middle values.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgebert-bench: the on-device benchmark.
 //   edgebert-bench (--model MODEL.ebm | --synthetic SPEC [--fp32]) --seq-len N [--threads N]
 //                  [--warmup N] [--runs N] [--min-secs S] [--op-profile] [--json PATH]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgebert-convert: HuggingFace BERT / DistilBERT checkpoint directory (or sentence-transformers
 // folder) -> edgebert .ebm model; config.json's architectures decides the task head.
 //   edgebert-convert --input HF_DIR --output MODEL.ebm [--fp32] [--calibration TEXT_FILE]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgebert-eval: runs an fp32 reference and one or more int8 models side by side on the same
 // inputs and reports how far int8 is from fp32, and where the error enters.
 //

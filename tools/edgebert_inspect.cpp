@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgebert-inspect: describes an .ebm model (config, every tensor, size breakdown) and, with
 // --plan, the memory plan a session would use.
 //   edgebert-inspect MODEL.ebm [--plan [--threads N] [--max-seq-len N] [--timeline]]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgebert-run: runs one input through a model and prints a short summary and the task's result.
 //   edgebert-run --model MODEL.ebm (--text "..." [--text-pair "..."] | --ids "101 7592 102" | --embeds PATH |
 //                --question "..." --context "..." [--max-answer-len N] [--stride N])

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgebert_soak.cpp: long-run reliability check (edgebert-soak). One session (2 worker threads
 // by default) runs N inferences through the C API on a fixed set of inputs whose lengths cover
 // 1..max (ids from a seeded generator), in a shuffled order. After a warm-up that runs every input

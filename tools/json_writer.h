@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // json_writer.h: a minimal streaming JSON writer for the tools' --json output.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tool_common.h: small helpers shared by the command-line tools (argument parsing, atomic file
 // output). Header-only; not part of the runtime library.
 #pragma once

@@ -1,4 +1,5 @@
 // swift-tools-version:5.9
+// SPDX-License-Identifier: Apache-2.0
 // EdgeBert: Swift bindings over edgebert's C API (edgebert.h), for iOS/macOS apps and Linux.
 // The C library is found through EDGEBERT_BUILD_DIR (a CMake build folder holding libedgebert.so;
 // the header then comes from this checkout) or else through pkg-config (edgebert.pc of an

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds libedgebert inside the cached Debian 13 root (against Debian 13's XNNPACK; its Swift
 # toolchain needs Debian 13's glibc) and runs `swift test` of this package there, through CTest
 # (test swift_bindings, which first makes and converts the test models).

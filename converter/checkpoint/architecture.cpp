@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Architecture name -> task (see architecture.h).
 #include "converter/checkpoint/architecture.h"
 

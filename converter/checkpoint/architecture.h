@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which head a checkpoint has: config.json's `architectures` picks it (BertModel,
 // BertForSequenceClassification, BertForQuestionAnswering, BertForTokenClassification, the
 // DistilBert* equivalents, and the masked-LM / pre-training checkpoints as plain encoders); an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CheckpointError and the helper that makes untrusted names safe to print in one-line messages.
 #include "converter/checkpoint/checkpoint_error.h"
 

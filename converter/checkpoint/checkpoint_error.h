@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CheckpointError: the single exception type thrown by the checkpoint readers (json, mapped file,
 // safetensors, HuggingFace BERT directory). Its message is always one line naming the file and,
 // where relevant, the tensor; the converter CLI prints it as is.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HuggingFace BERT / DistilBERT directory reader (see hf_checkpoint.h): config.json validation,
 // canonical tensor-name resolution with shape checks and use tracking, and vocab.txt /
 // tokenizer_config.json.

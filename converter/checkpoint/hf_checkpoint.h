@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A HuggingFace BERT-family model directory (BERT, DistilBERT, RoBERTa / XLM-RoBERTa / CamemBERT,
 // ELECTRA, ALBERT, nomic-bert, ModernBERT): config.json (BertConfig), safetensors weights
 // (single file or sharded), vocab.txt + tokenizer_config.json (Vocab). Tensors are addressed by

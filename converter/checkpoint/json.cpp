@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Strict RFC 8259 JSON parser (see json.h). Recursive descent with a depth limit; every read is
 // bounds-checked against the input, so malformed or truncated input only ever throws.
 #include "converter/checkpoint/json.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small strict JSON (RFC 8259) parser for checkpoint headers, config.json and tokenizer files:
 // objects, arrays, strings (all escapes, \uXXXX with surrogate pairs -> UTF-8, UTF-8 validated),
 // numbers, true/false/null. Nesting is limited to kMaxJsonDepth, duplicate object keys and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RAII read-only mmap of a whole file (see mapped_file.h).
 #include "converter/checkpoint/mapped_file.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MappedFile: RAII read-only memory map of a whole file. Checkpoint tensors are read straight from
 // the mapping, so a multi-GB checkpoint costs address space, not heap. Empty files are supported
 // (data() is a valid non-null pointer, size() is 0).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // safetensors reader (see safetensors.h): header validation, sharded index.json handling, and
 // conversion of F32/F16/BF16 tensor data to float.
 #include "converter/checkpoint/safetensors.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reader for the safetensors checkpoint format (single file or HuggingFace sharded directory).
 // File layout: u64 little-endian header length N, N bytes of JSON header
 //   {"NAME": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sentence-transformers folder reader (see sentence_transformers.h): modules.json pipeline and
 // the Pooling module's config.
 #include "converter/checkpoint/sentence_transformers.h"

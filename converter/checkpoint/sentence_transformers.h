@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A sentence-transformers model folder: modules.json lists a Transformer module (the BERT /
 // DistilBERT checkpoint, in the folder root or in the module's "path"), a Pooling module
 // (1_Pooling/config.json) and optionally a Normalize module (2_Normalize). Reads and validates

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* edgebert C API example: loads a model, runs one sentence, prints the output shape and the
    first values of the first token. Builds against an installed edgebert (CMake package or
    pkg-config, see CMakeLists.txt and docs/cross-compiling.md).

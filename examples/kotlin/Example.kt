@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Example.kt: edgebert from Kotlin: load a model, run a text (or a question and a context),
 // print the model's outputs and, by task, the label, the answer or the sentence embedding.
 // usage: java -cp example.jar:edgebert.jar ExampleKt MODEL.ebm TEXT [CONTEXT]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # CTest: compiles Example.kt with kotlinc against the edgebert jar, runs it on a test model and
 # checks what it prints (token count and output shape of a known input).
 # usage: test_example.sh KOTLINC JAVA EDGEBERT_JAR LIBEDGEBERT_JNI OUT_DIR MODEL.ebm

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // model.cpp: loading (mmap or caller memory) and full verification of an .ebm model.
 #include "model.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // model.h: a loaded, verified edgebert model: the mapped (or caller-owned) FlatBuffer plus typed
 // views of every tensor the runtime reads. Everything is checked once here, so the session
 // and kernels can trust shapes, sizes and quantization parameters.

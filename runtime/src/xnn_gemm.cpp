@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnn_gemm.cpp: XNNPACK operator creation/setup/run for edgebert's GEMMs, for both XNNPACK API
 // generations (EDGEBERT_XNN_API, detected by cmake/xnnpack.cmake):
 //   2022 (Debian 12): int8 GEMMs as qc8 1x1 convolutions; create + setup.

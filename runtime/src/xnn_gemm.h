@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnn_gemm.h: one linear layer as an XNNPACK operator: int8 GEMMs with int8 output (qs8_qc8w
 // fully-connected, or qc8 1x1 convolutions on the 2022 API) with the output scales folded into the
 // per-channel multipliers, int8 GEMMs with float output (qd8_f32_qc8w, 2024 API only), fp32 GEMMs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the Android library (AAR) of edgebert's Java bindings: libedgebert.so + libedgebert_jni.so
 # for arm64-v8a and x86_64 with the Android NDK (toolchains/android-arm64.cmake and
 # toolchains/android-x86_64.cmake), classes.jar (Java 8 bytecode from bindings/java), the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Cross-platform check: the same .ebm models (converted once, on the host, as users deploy them)
 # run with edgebert-run natively on x86-64 and under qemu (aarch64 or 32-bit arm), and the
 # outputs must agree:

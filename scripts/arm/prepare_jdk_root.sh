@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Prepares a root for running Java under qemu-aarch64: Debian's arm64 openjdk-17-jre-headless, the
 # C/C++ runtime it needs (libc6, libgcc-s1, libstdc++6, zlib1g) and the XNNPACK, pthreadpool and
 # cpuinfo libraries libedgebert.so loads, unpacked (dpkg -x, not installed) into ROOT_DIR. Run with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Prepares a cross-compilation sysroot for edgebert: Debian's ARM builds of XNNPACK, pthreadpool,
 # cpuinfo and Catch2 (tests) unpacked (not installed: the -dev packages cannot be co-installed
 # with the amd64 ones) into SYSROOT_DIR, plus the host's FlatBuffers headers (header-only on the

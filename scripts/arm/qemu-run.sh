@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs an ARM Linux program on an x86-64 host under QEMU user-mode emulation, with the cross
 # toolchain's C library or the sysroot's own (QEMU_LD_PREFIX) and the sysroot's XNNPACK/pthreadpool/cpuinfo
 # (LD_LIBRARY_PATH, appended to any caller-supplied entries). The toolchain files use it as

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The ARM part of CI (called by scripts/test.sh; runs on its own too). For one target:
 #   aarch64  64-bit ARM Linux (toolchains/aarch64-linux-gnu.cmake): the whole CTest suite under
 #            qemu-aarch64, the kernel tests on two emulated CPUs (QEMU_CPU=max with the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A cached Debian 13 (trixie) root for building and testing edgebert against Debian 13's XNNPACK,
 # and a way to run commands in it with the source tree mounted at /src.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Debian 13 (trixie) stage of CI: builds edgebert against Debian 13's XNNPACK (the 2024 API:
 # reshape + setup, fully-connected qs8_qc8w) inside the cached Debian 13 root
 # (scripts/debian13/root.sh) and runs the whole CTest suite there; then, unless --no-arm,

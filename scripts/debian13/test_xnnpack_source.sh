@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Exercises -DEDGEBERT_XNNPACK_SOURCE_DIR (how Android/iOS builds get XNNPACK) with the only
 # XNNPACK source reachable here: Debian 13's, fetched with `apt-get source` inside the Debian 13
 # root (a deb-src line in a private apt configuration). Its .dsc and .debian.tar.xz answer 404 on

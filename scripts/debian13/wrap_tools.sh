@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Writes host-side wrappers for the Debian 13 build's tools (their binaries need Debian 13's
 # glibc, so they run inside the root): OUT_DIR/edgebert-{convert,run,bench,inspect} run
 # build/debian13/edgebert-* through scripts/debian13/root.sh, with every argument that names a

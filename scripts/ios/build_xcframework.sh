@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds EdgeBert.xcframework on macOS: libedgebert.a (with XNNPACK, pthreadpool, cpuinfo and utf8proc merged
 # in) for iOS devices (arm64) and the iOS simulator (arm64 + x86_64), built with
 # toolchains/ios-arm64.cmake, plus the C header and a module map (module CEdgeBert), so Swift

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets (clang, -DEDGEBERT_FUZZ=ON: ASan + UBSan) and runs each one for a
 # bounded time on a copy of its committed seed corpus. Any crash, leak, sanitizer report, timeout
 # or out-of-memory fails the script and leaves the input in BUILD/artifacts/NAME/ (keep it under

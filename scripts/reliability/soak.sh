@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Soak: edgebert-soak on a model with 2 worker threads, lengths 1..max, N runs (CI: a short run;
 # the long one for docs/reliability.md is `scripts/reliability/soak.sh BUILD MODEL 100000`).
 # Fails unless allocations = 0, RssAnon delta = 0 kB and every output is bit-identical.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ThreadSanitizer job: builds only the multi-threaded tests with -DEDGEBERT_TSAN=ON (clang; the
 # whole runtime and converter instrumented, pthreadpool's hand-over annotated by
 # tests/tsan/pthreadpool_annotations.cpp) and runs them. test_threads must be free of TSan

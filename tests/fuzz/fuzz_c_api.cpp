@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fuzz_c_api.cpp: libFuzzer target for the C API. The input is decoded into a sequence of C API
 // calls (up to 64) on up to 3 session slots over one tiny valid model (tiny_model.h, int8 or
 // fp32 as the first byte says): session create/destroy with arbitrary options, runs on ids,

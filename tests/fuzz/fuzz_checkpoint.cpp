@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fuzz_checkpoint.cpp: libFuzzer target for the converter's checkpoint readers. Byte 0 chooses
 // what the rest of the input is:
 //   0: a JSON text for the strict JSON parser (the parsed value is walked);

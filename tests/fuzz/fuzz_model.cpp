@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fuzz_model.cpp: libFuzzer target for the model loader. The input is an .ebm file: it is loaded
 // and verified from (64-byte aligned) memory; when it loads, one session is created and run on a
 // few token ids and on a text, and every output it has is read in full (ASan checks the bounds).

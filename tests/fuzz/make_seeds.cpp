@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // make_seeds.cpp: writes the fuzz_model seed corpus (the tiny int8 and fp32 models of
 // tiny_model.h, and tiny models carrying each sample tokenizer of tokenizer_samples.h) into the
 // folder given as argument, and the pipeline seeds of fuzz_tokenizer and fuzz_tokenizer_json into

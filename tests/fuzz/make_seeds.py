@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """make_seeds.py: writes the small seed corpora of fuzz_checkpoint, fuzz_tokenizer and fuzz_c_api
 (the input layouts are described at the top of each fuzz_*.cpp). fuzz_model's seeds come from
 make_seeds.cpp. Usage: tests/fuzz/make_seeds.py [tests/fuzz/corpus]"""

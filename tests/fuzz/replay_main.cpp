@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // replay_main.cpp: main() for the fuzz targets in the normal (non-libFuzzer) build. Calls the
 // target's LLVMFuzzerTestOneInput once for each file named on the command line, or for every
 // file in each directory named (sorted, non-recursive): the seed corpora and the regression

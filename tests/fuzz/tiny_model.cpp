@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tiny_model.cpp: builds the tiny fuzzing/fault-injection model with the converter's synthetic
 // model generator (see tiny_model.h).
 #include "tiny_model.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tiny_model.h: a small, valid edgebert model built in memory (synthetic weights, a 64-token
 // WordPiece vocabulary), shared by the fuzz targets and the multi-threading (TSan) tests.
 #pragma once

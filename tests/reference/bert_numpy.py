@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Independent numpy reference of the HF BertModel forward pass (+ pooler, + optional classifier).
 
 This is the gold reference the C++ tests compare against. It is written for clarity, not speed.

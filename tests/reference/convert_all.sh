@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # CTest fixture: converts every reference checkpoint in TESTDATA (HF directories and
 # sentence-transformers folders, every task head) with the real edgebert-convert CLI, as fp32 and
 # as int8, into TESTDATA/ebm/MODEL.{fp32,int8}.ebm. Models are converted once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Independent float64 numpy reference of the other BERT-family encoders and their task heads, in
 HuggingFace transformers semantics (nomic-bert: nomic-ai/contrastors modeling_hf_nomic_bert.py).
 Shares no code with the converter or the runtime; sentence-transformers pooling is tasks_numpy's.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Small tokenizer.json files for the synthetic family checkpoints (vocab 512), in the formats the
 real models ship: byte-level BPE for RoBERTa and ModernBERT, SentencePiece-style Unigram (Metaspace)
 for XLM-RoBERTa / CamemBERT (fairseq ids <s> <pad> </s> <unk>) and ALBERT (<pad> <unk> [CLS]

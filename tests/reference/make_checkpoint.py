@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Write a synthetic HF BERT checkpoint directory (config.json, safetensors weights, vocab.txt).
 
 Library (make_checkpoint(...), vocab_tokens(...), special_ids(...)) and CLI:

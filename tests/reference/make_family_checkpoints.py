@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Write synthetic checkpoints of the other BERT families (RoBERTa / XLM-RoBERTa / CamemBERT,
 ELECTRA, ALBERT, nomic-bert, ModernBERT) and every head they have in transformers, laid out as
 transformers / sentence-transformers save them (config.json with the real keys and model_type,

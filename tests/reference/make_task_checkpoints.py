@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Write small synthetic checkpoints of every task head, laid out exactly as transformers /
 sentence-transformers save them (tensor names, config.json keys incl. id2label, folder layout).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Generate the reference checkpoints and numpy golden outputs used by the C++ tests.
 
   make_testdata.py --out DIR [--force]

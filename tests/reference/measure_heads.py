@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Accuracy of each task head on the task test models (tasks_manifest.txt): runs
 edgebert-run --ids/--types/--mask on every case with MODEL.fp32.ebm and MODEL.int8.ebm and prints a
 Markdown table: fp32 max abs error against the float64 goldens, int8 minimum cosine, max abs

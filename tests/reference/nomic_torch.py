@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """nomic-bert as a small torch 1.13 module with the checkpoint's tensor names, written separately
 from families_numpy.py (after nomic-ai/contrastors modeling_hf_nomic_bert.py) as its cross-check.
 

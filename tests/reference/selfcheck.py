@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Sanity checks of the numpy reference itself (not of the C++ code).
 
   selfcheck.py [--testdata DIR]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Independent numpy reference (float64) of the task heads, sentence-transformers pooling and
 DistilBERT, in HuggingFace semantics. Shares no code with the converter or the runtime; the BERT
 encoder itself is bert_numpy.py's.

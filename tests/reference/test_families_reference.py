@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Cross-checks of the numpy family reference (families_numpy.py) against separately written torch
 modules (bench/peers/make_modernbert_onnx.py for ModernBERT, nomic_torch.py for nomic-bert) on
 the synthetic checkpoints of make_family_checkpoints.py, plus reductions to the BERT reference

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pthreadpool_annotations.cpp: tells ThreadSanitizer about pthreadpool's hand-over, for the TSan
 // build only. Debian's libpthreadpool is not instrumented, and its workers wake and report back
 // through futexes and atomics that TSan cannot see, so every access our tasks make on a worker

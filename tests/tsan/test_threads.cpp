@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_threads.cpp: the multi-threaded uses of the runtime, checked for correctness here and for
 // data races when built with -DEDGEBERT_TSAN=ON (scripts/reliability/tsan.sh): several sessions on
 // several threads sharing one model, sessions with 2- and 3-thread pools, and pooled sessions

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tsan_race_control.cpp: negative control for the TSan build. Two tasks of one
 // pthreadpool_parallelize_1d call write the same variable with no synchronization between them
 // (they meet at a relaxed-atomic spin barrier, which orders nothing for TSan, so they really run

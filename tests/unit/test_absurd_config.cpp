@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_absurd_config.cpp: a model whose config asks for absurd sizes (hidden 65536, a million
 // positions, a 2^31 vocabulary, thousands of layers, ...) is refused with a message naming the
 // field, before anything sized by it is allocated: the largest single allocation made during the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_accuracy.cpp: int8 accuracy you can trust (issue #6).
 //  - real trained weights (BERT-tiny SST-2 encoder from $EDGEBERT_SHARED/models, run on its seven
 //    precomputed embedding outputs, calibrated on synthetic inputs only): same predicted class as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_alloc_failure.cpp: fault injection. Every heap allocation made while loading a model (from
 // a file and from memory) and while creating a session (1 and 2 threads, int8 and fp32) is made
 // to fail in turn, through the process-wide allocation hook of tools/alloc_counter.cpp (malloc

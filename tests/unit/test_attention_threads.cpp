@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_attention_threads.cpp: the attention core shares every head's query rows among the
 // session's threads (row tiles taken from a common counter). Whatever the thread count, the tile
 // size or the order in which tiles run, each row is computed alone, so every output must be the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_bad_input.cpp: every corruption of a model file and every misuse of the C API gets a
 // status code and a message, never a crash (this suite also runs under ASan + UBSan).
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_bench.cpp: edgebert-bench's pieces: latency statistics on known samples, the JSON it
 // writes (parsed back and checked key by key), the synthetic model builder, and the head-sweep
 // arithmetic (parameter and MAC counts against brute-force counts over the built model).

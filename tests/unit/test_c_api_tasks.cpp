@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_c_api_tasks.cpp: the task parts of the C API on the task test models: model info (task,
 // DistilBERT), label names, which outputs each task has (shapes; EB_ERROR_UNSUPPORTED for the
 // others), text pairs (tokens, segments, token types through the reference), split_special_tokens,

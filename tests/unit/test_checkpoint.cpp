@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for converter/checkpoint: JSON parser, mapped files, safetensors (single, sharded,
 // F32/F16/BF16, every malformed case), HuggingFace BERT directories (config.json, name
 // resolution, shapes, vocab) and a truncation / byte-flip robustness sweep. All data is written

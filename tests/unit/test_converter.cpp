@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_converter.cpp: the converter pipeline: quantization round trips, --keep-fp32 patterns,
 // a converted model read back through the FlatBuffers verifier with every field checked against
 // the checkpoint, mixed-precision models running correctly, and bad input producing a one-line

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_converter_faults.cpp: edgebert-convert under hostile conditions: an output folder it cannot
 // write, a full disk (RLIMIT_FSIZE in the child, so the write fails with EFBIG; the converter
 // ignores SIGXFSZ), and a checkpoint that is truncated or removed while it is being read. Every

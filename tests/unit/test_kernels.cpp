@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for the non-GEMM kernels (runtime/src/kernels): every kernel against an independent
 // double-precision reference written here, AVX2 against portable, scratch/output bounds, zero
 // heap allocation, and a timing print for the int8 attention core.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_no_alloc.cpp: proves that a run performs zero heap allocations. Every malloc-family call
 // of the whole process (our code, libstdc++, XNNPACK, pthreadpool worker threads) is counted:
 // normally by interposing malloc/calloc/realloc/memalign/posix_memalign/aligned_alloc in this

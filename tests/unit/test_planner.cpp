@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of the arena memory planner (runtime/src/planner): hand-made cases with known
 // results, error handling, randomized property checks against an independent pairwise checker,
 // validation of broken plans, the printable plan, and planning time at BERT-large scale.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_run_tasks.cpp: edgebert-run on the task models: --question/--context prints the reference
 // answer (`answer: TEXT` on its own line), long contexts are split into overlapping windows and
 // the answer is still exactly a piece of the context at the printed offsets, --dump writes the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_runtime_heads.cpp: every task head of the runtime (sequence classification through the BERT
 // pooler and DistilBERT's pre_classifier + ReLU, QA start/end logits, token logits, sentence
 // embeddings with cls/mean/max/mean_sqrt_len pooling and Normalize; ReLU and tanh-GELU FFNs)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_runtime_reference.cpp: the runtime against the independent numpy reference
 // (tests/reference/bert_numpy.py, float64). fp32 models: max abs error <= 1e-3 on hidden states
 // (real tokens), pooler and logits. int8 models: per-token cosine >= 0.99 against the reference.

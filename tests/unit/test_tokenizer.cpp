@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for the WordPiece tokenizer (runtime/src/tokenizer): BERT BasicTokenizer
 // normalization, WordPiece splitting, [UNK]/truncation handling, robustness against bad UTF-8,
 // special tokens written in the text, byte offsets per token, and that encode() performs no heap

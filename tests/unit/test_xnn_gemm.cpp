@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // test_xnn_gemm.cpp: the XNNPACK glue (XnnGemm) on whichever API generation this build detected
 // (EDGEBERT_XNN_API: 2022 qc8 1x1 convolution, 2024 fully-connected qs8_qc8w with reshape):
 // int8 and f32 GEMMs against a float64 reference while the row count and the buffers change

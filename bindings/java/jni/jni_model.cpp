@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jni_model.cpp: native side of org.edgebert.Model (load from a file or a direct ByteBuffer, with
 // or without a weight cache file; info, labels, weight cache state, shared memory, session
 // creation, free) and NativeLibrary.version.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jni_session.cpp: native side of org.edgebert.Session (runs, outputs as copies or into a
 // caller's FloatBuffer without allocating, input ids, token offsets, word ids and words, answer
 // spans (one pair or windows over a long context), memory, destroy).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jni_support.cpp: EdgeBertException construction from C statuses and messages.
 #include "jni_support.h"
 

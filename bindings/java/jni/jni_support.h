@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jni_support.h: helpers shared by the JNI glue: throwing EdgeBertException with a C status and
 // message, pinning Java arrays for the duration of a call, and optional (weak) C API functions.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """edgebert for Python: ctypes bindings over libedgebert.so (the C API in edgebert.h).
 
     import edgebert

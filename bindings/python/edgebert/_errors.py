@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """edgebert.Error and the status codes of the C API (eb_status)."""
 
 import enum

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Base of Model and Session: owns one C handle; context manager, `closed`, close on collection."""
 
 from ._errors import Error, Status

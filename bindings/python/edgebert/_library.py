@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Finds and loads libedgebert.so and declares the C API's signatures for ctypes.
 
 Search order: the libedgebert.so bundled inside the package (an installed wheel carries the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Plain Python views of the C API's enums and structs: Output, Task, ModelInfo, Span, Word,
 WeightCacheState and WeightCache."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """edgebert.Model: a loaded .ebm model (from a file or from bytes, optionally with a packed-weight
 cache file), its info, label names, weight cache state and shared memory."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """edgebert.Session: runs a model on text, a text pair, token ids or embeddings and returns copies
 of the outputs as numpy float32 arrays. One session per thread (calls on one session are
 serialized by a lock, so misuse across threads is slow, never a crash)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures of the Python binding tests: the test data folder made by
 tests/reference/make_testdata.py (EDGEBERT_TESTDATA, converted models in ebm/) and its cases."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every error path of the Python binding: each raises edgebert.Error with the C status and a
 readable message, and nothing crashes (bad files, bad arguments, wrong state, use after close)."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every output of edgebert.Session.run() against the numpy float64 reference goldens (fp32 models
 within 1e-3, int8 models per-token cosine >= 0.99), for ids input, from a path and from bytes."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Task outputs against the numpy float64 goldens of the task models (tests/reference,
 DIR/tasks_manifest.txt): every output file of every case (fp32 models within 1e-3; int8 models:
 cosine >= 0.99 for last_hidden_state rows and sentence embeddings), label names against the

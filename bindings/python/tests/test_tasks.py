@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Task outputs one call away: for every converted test model with a task head (sentence
 embedding, question answering, token classification, sequence classification), run() returns
 exactly that task's outputs with the documented shapes, label names are available, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Text input: run(text=...) and run(text=..., text_pair=...) tokenize with the model's WordPiece
 vocabulary and give the same outputs as run(ids=...) on those tokens; token offsets point at the
 text each token came from (checked against vocab.txt)."""

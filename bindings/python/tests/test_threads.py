@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Two sessions on two threads sharing one model: each thread's outputs equal the same inputs run
 alone, and match the numpy reference (int8: per-token cosine >= 0.99)."""
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* edgebert C API: load an int8 (or fp32) BERT encoder converted by edgebert-convert and run it.
  *
  * Life cycle (modelled on XNNPACK's create / setup / run):

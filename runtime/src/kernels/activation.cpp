@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FFN activations by kind: float kernels and int8 lookup tables (see activation.h).
 #include "kernels/activation.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FFN activations by kind (GELU, ReLU, tanh-GELU): the float version and the 256-entry int8
 // lookup table, dispatching to the GELU kernels for GELU so existing models stay bit-identical.
 #pragma once

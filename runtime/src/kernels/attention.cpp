@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention core for one head: portable implementations (int8 and fp32) and the dispatchers.
 // The loops are written so that GCC/Clang can auto-vectorize them (fixed-width partial sums for
 // the float reductions, branch-free math from numerics.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention core for one head: softmax(Q K^T / sqrt(d)) V, int8 (hot path) and fp32 (reference
 // model). The QKV projections and the output projection are GEMMs and live elsewhere.
 #pragma once

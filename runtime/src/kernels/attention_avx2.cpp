@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention core for one head, AVX2+FMA implementations (int8 and fp32).
 //
 // Int8 layout (pack step, once per head, into `packed`):

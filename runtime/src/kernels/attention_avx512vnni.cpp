@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention core for one head (int8) with AVX512-VNNI: the AVX2 kernel (attention_avx2.cpp)
 // compiled with its P.V dot products as one EVEX vpdpbusd on 256-bit vectors (AVX512VL) instead of
 // vpmaddubsw + vpmaddwd + vpaddd, and Q.K^T as vpdpbusd of the query offset to unsigned (q + 128)

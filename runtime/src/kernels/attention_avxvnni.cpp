@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention core for one head (int8) with AVX-VNNI (VEX vpdpbusd, e.g. Intel cores without
 // AVX-512): the AVX2 kernel (attention_avx2.cpp) compiled with its P.V and Q.K^T dot products
 // as vpdpbusd (Q.K^T as in attention_avx512vnni.cpp). Bit-identical to the AVX2 kernel. Chosen

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention core for one head, int8, NEON implementations for aarch64: one for every ARMv8-A core
 // (widening multiplies, vmull_s8 + vpadalq_s16) and one for cores with the dot-product extension
 // (sdot, vdotq_s32; Cortex-A55/A75 and later), chosen at run time by attention_s8_kernel().

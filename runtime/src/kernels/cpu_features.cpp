@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run-time CPU feature detection for the kernel dispatchers.
 #include "kernels/cpu_features.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run-time CPU feature detection used by the kernel dispatchers (cached after the first call).
 #pragma once
 

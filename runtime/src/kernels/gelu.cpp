@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GELU: lookup-table construction for int8 activations, portable LUT application and float GELU,
 // and the dispatchers.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GELU (exact erf form): a 256-entry lookup table for int8 activations, and a float version.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GELU, AVX2+FMA: 256-entry int8 table lookup with vpshufb, and float GELU (polynomial erfc).
 //
 // Table lookup: vpshufb looks up 16-entry tables and yields 0 where the index byte has its top bit

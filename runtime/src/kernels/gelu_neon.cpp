@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GELU on int8, NEON (aarch64): the 256-entry table lookup as four 64-byte table lookups
 // (vqtbl4q_s8 for bytes 0..63, then vqtbx4q_s8 for 64..127, 128..191, 192..255: an index
 // outside a table's 64 entries leaves the lane as it is). Exact, like every LUT path.

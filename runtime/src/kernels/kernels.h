@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The non-GEMM compute kernels of one inference (attention core, LayerNorm, quantization, GELU).
 // Every kernel: namespace edgebert::kernels, no exceptions, no heap allocation (callers pass
 // scratch). Each has a portable C++ version (`*_portable`), vector versions (`*_avx2`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LayerNorm (float) and LayerNorm fused with int8 quantization: portable implementations and the
 // dispatchers. Row statistics use 16 fixed partial sums (lane l takes columns c with c % 16 == l),
 // combined as combine16() does; every vector variant keeps that order and uses no fused

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LayerNorm over the float residual stream, alone or fused with the int8 quantization of its
 // output (the quantized copy feeds the next GEMM; the residual stream stays float).
 #pragma once

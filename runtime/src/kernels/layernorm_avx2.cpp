@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LayerNorm (float) and LayerNorm fused with int8 quantization, AVX2 implementations. Same
 // statistics order as the portable code (16 partial sums = two 8-lane accumulators) and the same
 // operations (no fused multiply-add): the same bytes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared numeric recipes of the kernels: the constants and the scalar (auto-vectorizable) math
 // that the portable kernels use and that the vector kernels (AVX2, AVX-512, NEON) mirror lane by
 // lane, operation for operation, so every path gives the same bits. A multiply-add is fused

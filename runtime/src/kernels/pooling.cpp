@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sentence pooling over the attention mask and QA logit splitting (see pooling.h).
 #include "kernels/pooling.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Task-head helpers on the float hidden states: sentence pooling over the attention mask
 // (sentence-transformers' Pooling + Normalize), and splitting interleaved QA logits.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Float <-> int8 conversions around the GEMMs: portable implementations and dispatchers.
 #include <cstddef>
 #include <cstdint>

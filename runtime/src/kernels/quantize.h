@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Float <-> int8 conversions around the GEMMs: quantization of float activations (per tensor, or
 // with per-input-channel factors) and the dequantize-and-add of a GEMM output into the float
 // residual stream.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Float <-> int8 conversions around the GEMMs, AVX2 implementations (same rounding as portable:
 // clamp in float, then round half to even with cvtps2dq, then add the zero point).
 #include <immintrin.h>

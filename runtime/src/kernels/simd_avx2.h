@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AVX2 vector math shared by the *_avx2.cpp kernels: exp and GELU with the same recipes
 // (constants, range reduction, polynomials, operation for operation: fused multiply-adds exactly
 // where numerics.h has fused_madd) as the scalar versions, so they give the same bits lane by lane.

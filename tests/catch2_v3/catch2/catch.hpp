@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // catch2/catch.hpp for Catch2 v3 (Debian 13 ships v3, Debian 12 v2): the test sources are
 // written against v2's single header; this maps the few v2 names they use onto v3. It is on the
 // include path only when CMake finds Catch2 3.x (tests/CMakeLists.txt).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EdgeBertError: a failed edgebert call, carrying the C eb_status and the C message.
 import CEdgeBert
 

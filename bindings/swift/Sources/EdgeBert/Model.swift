@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Model: a loaded .ebm model (file or bytes, optionally with a packed-weight cache file), its info,
 // label names, weight cache state and shared memory; creates Sessions.
 import CEdgeBert

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Session: runs a model on text, a text pair, token ids or embeddings and returns copies of the
 // outputs. One session per thread (calls on one session are serialized by a lock).
 import CEdgeBert

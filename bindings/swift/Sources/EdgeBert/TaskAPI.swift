@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TaskAPI: the C functions added after the first C API (task heads; load options, weight cache,
 // model memory, words and long-context QA), looked up at run time so these bindings also work
 // (reporting .unsupported) with a libedgebert that predates them.

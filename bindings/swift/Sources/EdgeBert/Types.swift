@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Types: Swift views of the C API's enums and structs: Output, Task, ModelInfo, Tensor, Span,
 // TokenOffsets.
 import CEdgeBert

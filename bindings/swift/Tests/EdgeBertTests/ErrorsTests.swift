@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ErrorsTests: every error path throws EdgeBertError with the C status and a message; use after
 // close throws .badState instead of crashing.
 import EdgeBert

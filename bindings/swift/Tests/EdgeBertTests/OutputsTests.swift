@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OutputsTests: every output against the numpy float64 goldens (fp32 within 1e-3, int8 per-token
 // cosine >= 0.99), text runs equal to their ids, loading from Data, two sessions on two threads.
 import EdgeBert

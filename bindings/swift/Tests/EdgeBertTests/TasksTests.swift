@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TasksTests: task outputs one call away: for each test model with a task head, its outputs and
 // shapes, label names, and bestSpan() equal to a brute-force search over the start/end logits.
 import EdgeBert

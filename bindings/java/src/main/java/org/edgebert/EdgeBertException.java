@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EdgeBertException: a failed edgebert call, with the C eb_status code and the C message.
 package org.edgebert;
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ModelInfo: the static description of a loaded model (the C eb_model_info).
 package org.edgebert;
 

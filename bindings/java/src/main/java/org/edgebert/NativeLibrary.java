@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NativeLibrary: loads libedgebert_jni (the system property edgebert.jni.library may name the file).
 package org.edgebert;
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Output: the outputs a run produces, with the C eb_output codes.
 package org.edgebert;
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Session: runs a model on text, a text pair or token ids and reads the outputs (copies).
 package org.edgebert;
 

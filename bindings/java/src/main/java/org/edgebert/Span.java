@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Span: the best answer of an extractive-QA model (the C eb_span) and its text in the context.
 package org.edgebert;
 

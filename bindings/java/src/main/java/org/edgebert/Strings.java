@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Strings: Java strings to and from the NUL-terminated UTF-8 the C API takes and returns.
 package org.edgebert;
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Task: what the model's head computes, with the C eb_task codes.
 package org.edgebert;
 

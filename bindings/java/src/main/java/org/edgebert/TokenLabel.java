@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TokenLabel: one word piece of a token-classification run, its bytes in the text and its label.
 package org.edgebert;
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TokenOffsets: for each token of the last text run, its byte range in its text and its segment.
 package org.edgebert;
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ErrorsTest: every error path throws EdgeBertException with the C status and message, and use
 // after close throws instead of crashing the VM.
 package org.edgebert;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OutputsTest: every output of runIds against the numpy float64 goldens (fp32 within 1e-3, int8
 // per-token cosine >= 0.99), shapes, the FloatBuffer copy (direct and heap, no allocation), and
 // loading from direct ByteBuffers (aligned: zero copy; unaligned: copied).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Support: test helper: expecting an EdgeBertException with a status and a message.
 package org.edgebert;
 

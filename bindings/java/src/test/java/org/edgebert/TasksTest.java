@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TasksTest: task outputs one call away: for each converted test model with a task head, its
 // outputs and shapes, its label names, and bestSpan() equal to a brute-force search over the
 // start/end logits and token offsets.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TestData: the reference cases of tests/reference/make_testdata.py (EDGEBERT_TESTDATA): inputs,
 // numpy float64 golden outputs, converted models, and the metrics the tests compare with.
 package org.edgebert;

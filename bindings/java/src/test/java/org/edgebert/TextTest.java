@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TextTest: runText / runTextPair tokenize with the model's vocabulary and equal runIds on those
 // tokens; token offsets point at the text each token came from (checked against vocab.txt).
 package org.edgebert;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ThreadsTest: two sessions on two threads sharing one model give, on every run, exactly the
 // outputs of the same input run alone, which match the numpy reference.
 package org.edgebert;
