@@ -7,6 +7,12 @@
 // sessions share the model, each on its own thread (with --threads workers), run at once.
 //   edgebert-bench --head-sweep SPEC [--seq-lens 32,128,384] [--threads N] [--runs N]
 //                  [--markdown PATH] [--json PATH]
+//   edgebert-bench --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--runs N]
+//                  [--peak-gops G] [--write-ids PATH] [--json PATH]
+//     one text per line, all run in packed runs of up to N tokens (0: one text per run); reports
+//     sentences/s and tokens/s (best and median of --runs passes over the file), the GEMM share
+//     (op profile of one more pass) and tokens/s as a fraction of the int8-peak limit (G GOPS
+//     over the model's GEMM operations per token); --write-ids: each text's token ids, a line each.
 // SPEC: hidden=768,heads=12,layers=12,intermediate=3072[,vocab=..,max_position=..,labels=..,seed=..]
 // Timing uses the monotonic clock, excludes warmup, and the timed loop allocates nothing (the
 // process-wide allocation count over the timed runs is measured and reported).
@@ -43,7 +49,10 @@ using namespace edgebert::tools;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
-  std::string model_path, synthetic, head_sweep, json_path, markdown_path;
+  std::string model_path, synthetic, head_sweep, json_path, markdown_path, texts_path, ids_path;
+  long batch_tokens = 0;
+  double peak_gops = 0;
+  bool runs_given = false;
   bool fp32 = false, op_profile = false;
   std::string cache_path;
   long seq_len = 128, threads = 1, warmup = 3, runs = 20, sessions = 1;
@@ -58,6 +67,8 @@ int usage(FILE* f, int rc) {
                "                      [--weight-cache PATH] [--sessions N]\n"
                "       edgebert-bench --head-sweep SPEC [--seq-lens 32,128,384] [--threads N] [--runs N]\n"
                "                      [--markdown PATH] [--json PATH]\n"
+               "       edgebert-bench --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--runs N]\n"
+               "                      [--peak-gops G] [--write-ids PATH] [--json PATH]\n"
                "SPEC: hidden=768,heads=12,layers=12,intermediate=3072[,vocab=N,max_position=N,labels=N,seed=N]\n");
   return rc;
 }
@@ -516,6 +527,149 @@ int bench_one(const Options& o) {
   return r.allocations == 0 && cr.allocations == 0 ? 0 : 3;
 }
 
+// One pass over all texts: packed runs of up to the session's max_batch_tokens, or (one_by_one)
+// a run per text. Counts the tokens run and the texts that failed alone.
+eb_status run_all_texts(Session& s, const std::vector<const char*>& texts, bool one_by_one, size_t* tokens,
+                        size_t* failed) {
+  *tokens = 0;
+  *failed = 0;
+  for (size_t done = 0, n = 0; done < texts.size(); done += n) {
+    if (one_by_one) {
+      n = 1;
+      const eb_status st = s.run_text(texts[done]);
+      if (st == EB_ERROR_SEQUENCE_TOO_LONG) {
+        ++*failed;
+        continue;
+      }
+      if (st != EB_OK) return st;
+      *tokens += s.seq_len();
+      continue;
+    }
+    const eb_status st = s.run_texts(texts.data() + done, nullptr, texts.size() - done, &n);
+    if (st != EB_OK) return st;
+    *tokens += s.seq_len();
+    for (size_t i = 0; i < n; ++i) *failed += s.sequence(i).status != EB_OK;
+  }
+  return EB_OK;
+}
+
+int bench_texts(const Options& o) {
+  auto die = [](const std::string& m) {
+    std::fprintf(stderr, "edgebert-bench: error: %s\n", m.c_str());
+    return 1;
+  };
+  std::string features, err;
+  const std::string cpu = cpu_description(&features);
+  std::vector<std::string> lines;
+  if (!read_lines(o.texts_path, &lines)) return die("cannot read --texts " + o.texts_path);
+  if (lines.empty()) return die("--texts " + o.texts_path + " has no lines");
+  std::vector<const char*> texts;
+  for (const std::string& l : lines) texts.push_back(l.c_str());
+  LoadedModel lm;
+  if (!load_model(o, o.synthetic, &lm, &err)) return die(err);
+  const ModelConfig& c = lm.model->config;
+  SessionOptions so;
+  so.threads = static_cast<int>(o.threads);
+  // packed: sequences of at most N tokens, N per run; one by one: the model's maximum
+  so.max_seq_len = o.batch_tokens > 0 ? static_cast<int>(std::min<long>(o.batch_tokens, c.max_position)) : 0;
+  so.max_batch_tokens = o.batch_tokens > 0 ? static_cast<int>(std::max<long>(o.batch_tokens, so.max_seq_len)) : 0;
+  std::unique_ptr<Session> s;
+  if (Session::create(*lm.model, so, &s, &err) != EB_OK) return die(err);
+  const bool one_by_one = o.batch_tokens == 0;
+  size_t tokens = 0, failed = 0;
+  if (!o.ids_path.empty()) {  // each text's ids, for peers that take token ids
+    std::string out;
+    for (const char* t : texts) {
+      if (s->run_text(t) != EB_OK) return die(std::string("--write-ids: ") + s->last_error());
+      for (size_t i = 0; i < s->seq_len(); ++i) out += (i ? " " : "") + std::to_string(s->input_ids()[i]);
+      out += "\n";
+    }
+    std::string werr;
+    if (!write_file_atomically(o.ids_path, out.data(), out.size(), &werr)) return die(werr);
+  }
+  // warmup: one pass
+  if (run_all_texts(*s, texts, one_by_one, &tokens, &failed) != EB_OK) return die(s->last_error());
+  const long passes = o.runs_given ? o.runs : 3;
+  std::vector<double> secs;
+  secs.reserve(static_cast<size_t>(passes));  // the timed passes allocate nothing
+  alloc_counter_start();
+  for (long p = 0; p < passes; ++p) {
+    const auto t0 = Clock::now();
+    if (run_all_texts(*s, texts, one_by_one, &tokens, &failed) != EB_OK) {
+      alloc_counter_stop();
+      return die(s->last_error());
+    }
+    secs.push_back(ms_since(t0) / 1000.0);
+  }
+  const long allocations = alloc_counter_stop();
+  const LatencyStats L = compute_stats(secs);
+  // GEMM share: the op profile of one more pass
+  const int kinds = static_cast<int>(OpKind::kCount);
+  s->reset_profile();
+  s->enable_profiling(true);
+  run_all_texts(*s, texts, one_by_one, &tokens, &failed);
+  s->enable_profiling(false);
+  double total_ns = 0, gemm_ns = 0;
+  for (int l = 0; l <= c.layers; ++l)
+    for (int k = 0; k < kinds; ++k) {
+      const double v = static_cast<double>(s->profile_ns(l, static_cast<OpKind>(k)));
+      total_ns += v;
+      const OpKind kind = static_cast<OpKind>(k);
+      if (kind == OpKind::kQkvGemm || kind == OpKind::kAttentionOutputGemm || kind == OpKind::kIntermediateGemm ||
+          kind == OpKind::kOutputGemm)
+        gemm_ns += v;
+    }
+  const double ran = static_cast<double>(texts.size() - failed);
+  const double best_sps = ran / L.min, median_sps = ran / L.median, best_tps = tokens / L.min;
+  // encoder GEMM operations per token (multiply + add = 2): Q, K, V, output, FFN up and down
+  const double ops_per_token = 2.0 * c.layers * (4.0 * c.hidden * c.hidden + 2.0 * c.hidden * c.intermediate);
+  const double limit_tps = o.peak_gops > 0 ? o.peak_gops * 1e9 / ops_per_token : 0;
+  std::printf("edgebert-bench %s\n", EDGEBERT_VERSION_STRING);
+  std::printf("model: %s\n  %s, %d layers, hidden %d, %d heads, intermediate %d\n", lm.description.c_str(),
+              lm.model->int8 ? "int8" : "fp32", c.layers, c.hidden, c.heads, c.intermediate);
+  std::printf("machine: %s\n  features: %s\n  threads: %ld\n", cpu.c_str(), features.c_str(), o.threads);
+  std::printf("texts: %s: %zu texts, %zu tokens (%.1f per text), %zu too long for the session\n", o.texts_path.c_str(),
+              texts.size(), tokens, tokens / std::max(1.0, ran), failed);
+  if (one_by_one)
+    std::printf("runs: one text per run\n");
+  else
+    std::printf("runs: packed, up to %zu tokens per run (texts of at most %d tokens)\n", s->max_batch_tokens(),
+                s->max_seq_len());
+  std::printf("passes: %zu (after 1 warmup): best %.3f s, median %.3f s\n", secs.size(), L.min, L.median);
+  std::printf("throughput: %.1f sentences/s, %.0f tokens/s (best pass; median pass %.1f sentences/s)\n", best_sps,
+              best_tps, median_sps);
+  std::printf("GEMM share: %.1f%% of the profiled op time\n", total_ns > 0 ? 100.0 * gemm_ns / total_ns : 0.0);
+  std::printf("GEMM operations per token: %.1f MOP\n", ops_per_token / 1e6);
+  if (limit_tps > 0)
+    std::printf("int8-peak limit at %.0f GOPS: %.0f tokens/s -> %.1f%% of it\n", o.peak_gops, limit_tps,
+                100.0 * best_tps / limit_tps);
+  std::printf("heap allocations during timed passes: %ld\n", allocations);
+  if (!o.json_path.empty()) {
+    JsonWriter j;
+    j.begin_object();
+    j.value("edgebert_version", EDGEBERT_VERSION_STRING);
+    j.value("model", lm.description).value("precision", lm.model->int8 ? "int8" : "fp32");
+    j.begin_object("machine").value("cpu", cpu).value("features", features).value("threads", static_cast<int>(o.threads)).end_object();
+    j.value("texts", o.texts_path).value("count", texts.size()).value("tokens", tokens).value("too_long", failed);
+    j.value("batch_tokens", static_cast<int>(o.batch_tokens));
+    j.begin_array("pass_seconds");
+    for (double t : secs) j.value(nullptr, t);
+    j.end_array();
+    j.value("sentences_per_second", best_sps);
+    j.value("sentences_per_second_median", median_sps);
+    j.value("tokens_per_second", best_tps);
+    j.value("gemm_share", total_ns > 0 ? gemm_ns / total_ns : 0.0);
+    j.value("gemm_ops_per_token", ops_per_token);
+    if (limit_tps > 0) j.value("peak_gops", o.peak_gops).value("fraction_of_int8_peak_limit", best_tps / limit_tps);
+    j.value("allocations_during_runs", static_cast<long long>(allocations));
+    j.end_object();
+    std::string werr;
+    const std::string text = j.str() + "\n";
+    if (!write_file_atomically(o.json_path, text.data(), text.size(), &werr)) return die(werr);
+  }
+  return allocations == 0 ? 0 : 3;
+}
+
 int head_sweep(const Options& o) {
   convert::SyntheticSpec base;
   base.layers = 1;
@@ -652,10 +806,18 @@ int main(int argc, char** argv) {
     else if (a == "--weight-cache") o.cache_path = v;
     else if (a == "--sessions") ok = parse_int(v, 1, 64, &o.sessions);
     else if (a == "--markdown") o.markdown_path = v;
+    else if (a == "--texts") o.texts_path = v;
+    else if (a == "--write-ids") o.ids_path = v;
+    else if (a == "--batch-tokens") ok = parse_int(v, 0, 1 << 20, &o.batch_tokens);
+    else if (a == "--peak-gops") {
+      char* end = nullptr;
+      o.peak_gops = std::strtod(v, &end);
+      ok = *v && !*end && o.peak_gops > 0 && o.peak_gops < 1e7;
+    }
     else if (a == "--seq-len") ok = parse_int(v, 1, 1 << 16, &o.seq_len);
     else if (a == "--threads") ok = parse_int(v, 1, 256, &o.threads);
     else if (a == "--warmup") ok = parse_int(v, 0, 1 << 20, &o.warmup);
-    else if (a == "--runs") ok = parse_int(v, 1, 1 << 20, &o.runs);
+    else if (a == "--runs") ok = parse_int(v, 1, 1 << 20, &o.runs), o.runs_given = true;
     else if (a == "--min-secs") {
       char* end = nullptr;
       o.min_secs = std::strtod(v, &end);
@@ -676,6 +838,13 @@ int main(int argc, char** argv) {
   if (modes != 1) {
     std::fprintf(stderr, "edgebert-bench: error: give exactly one of --model, --synthetic, --head-sweep\n");
     return usage(stderr, 2);
+  }
+  if (!o.texts_path.empty()) {
+    if (o.model_path.empty()) {
+      std::fprintf(stderr, "edgebert-bench: error: --texts needs --model (a model with a vocabulary)\n");
+      return usage(stderr, 2);
+    }
+    return bench_texts(o);
   }
   return o.head_sweep.empty() ? bench_one(o) : head_sweep(o);
 }

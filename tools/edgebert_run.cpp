@@ -4,6 +4,11 @@
 //                --question "..." --context "..." [--max-answer-len N] [--stride N])
 //                [--types "0 0 1"] [--mask "1 1 0"] [--threads N] [--max-seq-len N] [--weight-cache PATH]
 //                [--dump NAME=PATH]...
+//   edgebert-run --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--max-seq-len N] [--dump NAME=PATH]...
+// --texts: one text per line, run in packed runs of up to N tokens (eb_session_run_texts; 0: the
+// session maximum); each dump holds every text's output concatenated in file order (pooled
+// outputs [texts, width], token outputs [all tokens, ...]). A text too long for the session is an
+// error (nothing is written).
 // NAME is last_hidden_state (float32 [seq, hidden]), pooler_output (float32 [hidden]), logits
 // (float32 [labels]), sentence_embedding ([hidden]), start_logits / end_logits ([seq]) or
 // token_logits ([seq, labels]); raw little-endian, written atomically. Everything goes through
@@ -28,6 +33,10 @@ void usage(FILE* f) {
                "                    --embeds PATH | --question \"...\" --context \"...\" [--max-answer-len N] [--stride N])\n"
                "                    [--types \"0 0 1\"] [--mask \"1 1 0\"] [--threads N] [--max-seq-len N]\n"
                "                    [--weight-cache PATH] [--dump NAME=PATH]...\n"
+               "       edgebert-run --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--max-seq-len N]\n"
+               "                    [--dump NAME=PATH]...\n"
+               "  --texts FILE: one text per line, packed runs of up to --batch-tokens tokens (0: the session maximum);\n"
+               "    dumps concatenate every text's output in file order (pooled outputs [texts, width])\n"
                "  --weight-cache PATH: packed weights kept in PATH (written by the first run, mapped by the next)\n"
                "  --types, --mask: token type ids and attention mask (1 = token, 0 = padding) for --ids\n"
                "  --text-pair: second segment ([CLS] text [SEP] pair [SEP], token types 0 then 1)\n"
@@ -120,11 +129,58 @@ int answer_question(eb_session* s, const std::string& question, const std::strin
   return 0;
 }
 
+// --texts: every line of `path` in packed runs; appends each dumped output per run, in order.
+int run_texts_file(eb_session* session, const std::string& path, const std::vector<std::pair<std::string, std::string>>& dumps) {
+  std::vector<std::string> lines;
+  if (!edgebert::tools::read_lines(path, &lines)) return die("cannot read --texts " + path);
+  std::vector<const char*> texts;
+  for (const std::string& l : lines) texts.push_back(l.c_str());
+  std::vector<std::string> data(dumps.size());
+  size_t runs = 0, tokens = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t done = 0, n = 0; done < texts.size(); done += n) {
+    const eb_status s = eb_session_run_texts(session, texts.data() + done, texts.size() - done, &n);
+    if (s != EB_OK) return die(std::string(eb_status_string(s)) + ": " + eb_session_last_error(session));
+    ++runs;
+    for (size_t i = 0; i < n; ++i) {
+      eb_sequence_info q;
+      eb_session_get_sequence(session, i, &q);
+      if (q.status != EB_OK)
+        return die(path + ":" + std::to_string(done + i + 1) + ": " + eb_status_string(static_cast<eb_status>(q.status)));
+      tokens += static_cast<size_t>(q.tokens);
+    }
+    for (size_t d = 0; d < dumps.size(); ++d) {
+      const auto o =
+          std::find_if(std::begin(kOutputs), std::end(kOutputs), [&](const Output& x) { return dumps[d].first == x.name; });
+      const float* p = nullptr;
+      int64_t shape[2];
+      int32_t rank;
+      if (eb_session_get_output(session, o->which, &p, shape, &rank) != EB_OK)
+        return die("--dump " + dumps[d].first + ": " + eb_session_last_error(session));
+      const size_t count = static_cast<size_t>(shape[0]) * (rank == 2 ? static_cast<size_t>(shape[1]) : 1);
+      data[d].append(reinterpret_cast<const char*>(p), count * sizeof(float));
+    }
+  }
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("texts: %zu, tokens: %zu, packed runs: %zu, time %.1f ms (%.1f texts/s)\n", texts.size(), tokens, runs, ms,
+              texts.size() / (ms / 1000.0));
+  for (size_t d = 0; d < dumps.size(); ++d) {
+    std::string why;
+    if (!edgebert::tools::write_file_atomically(dumps[d].second, data[d].data(), data[d].size(), &why)) return die(why);
+    std::printf("dumped %s -> %s (%zu float32)\n", dumps[d].first.c_str(), dumps[d].second.c_str(),
+                data[d].size() / sizeof(float));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace edgebert::tools;
-  std::string model_path, text, text_pair, ids_arg, embeds_path, types_arg, mask_arg, question, context, cache_path;
+  std::string model_path, text, text_pair, ids_arg, embeds_path, types_arg, mask_arg, question, context, cache_path,
+      texts_path;
+  long batch_tokens = 0;
+  bool have_texts = false;
   bool have_text = false, have_pair = false, have_ids = false, have_embeds = false, have_q = false, have_c = false;
   long threads = 1, max_len = 0, max_answer = 30, stride = -1;
   std::vector<std::pair<std::string, std::string>> dumps;
@@ -138,7 +194,7 @@ int main(int argc, char** argv) {
     }
     static const char* const kFlags[] = {"--model", "--text", "--text-pair", "--ids", "--embeds", "--threads",
                                          "--max-seq-len", "--dump", "--types", "--mask", "--question", "--context",
-                                         "--max-answer-len", "--stride", "--weight-cache"};
+                                         "--max-answer-len", "--stride", "--weight-cache", "--texts", "--batch-tokens"};
     if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }) == std::end(kFlags)) {
       usage(stderr);
       return die("unknown argument '" + a + "'") + 1;
@@ -152,6 +208,9 @@ int main(int argc, char** argv) {
     if (a == "--context") context = v, have_c = true;
     if (a == "--ids") ids_arg = v, have_ids = true;
     if (a == "--embeds") embeds_path = v, have_embeds = true;
+    if (a == "--texts") texts_path = v, have_texts = true;
+    if (a == "--batch-tokens" && !parse_int(v, 0, 1 << 20, &batch_tokens))
+      return die("--batch-tokens needs a non-negative integer") + 1;
     if (a == "--types") types_arg = v;
     if (a == "--mask") mask_arg = v;
     if (a == "--threads" && !parse_int(v, 1, 256, &threads)) return die("--threads needs an integer in 1..256") + 1;
@@ -172,10 +231,11 @@ int main(int argc, char** argv) {
     }
   }
   const bool qa = have_q || have_c;
-  if (model_path.empty() || (have_text + have_ids + have_embeds + qa) != 1 || (qa && !(have_q && have_c)) ||
+  if (model_path.empty() || (have_text + have_ids + have_embeds + qa + have_texts) != 1 || (qa && !(have_q && have_c)) ||
       (have_pair && !have_text)) {
     usage(stderr);
-    return die("--model and exactly one of --text [--text-pair], --ids, --embeds, --question with --context are required") + 1;
+    return die("--model and exactly one of --text [--text-pair], --ids, --embeds, --question with --context, --texts are "
+               "required") + 1;
   }
 
   char err[1024];
@@ -199,6 +259,10 @@ int main(int argc, char** argv) {
   eb_session_options_init(&opt);
   opt.num_threads = static_cast<int32_t>(threads);
   opt.max_sequence_length = static_cast<int32_t>(max_len);
+  if (have_texts && batch_tokens > 0) {  // at least the session's maximum length
+    const long max_seq = max_len > 0 ? max_len : info.max_position_embeddings;
+    opt.max_batch_tokens = static_cast<int32_t>(std::max(batch_tokens, max_seq));
+  }
   eb_session* session = nullptr;
   s = eb_session_create(model, &opt, &session, err, sizeof err);
   if (s != EB_OK) {
@@ -220,6 +284,7 @@ int main(int argc, char** argv) {
     std::printf("model: %s (%s, question answering)\n", model_path.c_str(), info.is_int8 ? "int8" : "fp32");
     return finish(answer_question(session, question, context, max_answer, stride));
   }
+  if (have_texts) return finish(run_texts_file(session, texts_path, dumps));
   std::vector<int32_t> ids;
   std::vector<float> embeds;
   t0 = std::chrono::steady_clock::now();

@@ -92,4 +92,24 @@ inline bool read_file(const std::string& path, std::vector<uint8_t>* out, std::s
   return ok;
 }
 
+// Every line of `path` (without its line end), or false.
+inline bool read_lines(const std::string& path, std::vector<std::string>* lines) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  std::string cur;
+  for (int ch; (ch = std::fgetc(f)) != EOF;) {
+    if (ch != '\n') {
+      cur += static_cast<char>(ch);
+      continue;
+    }
+    if (!cur.empty() && cur.back() == '\r') cur.pop_back();
+    lines->push_back(cur);
+    cur.clear();
+  }
+  if (!cur.empty()) lines->push_back(cur);
+  const bool ok = !std::ferror(f);
+  std::fclose(f);
+  return ok;
+}
+
 }  // namespace edgebert::tools

@@ -216,10 +216,6 @@ eb_status eb_session_create(const eb_model* model, const eb_session_options* opt
   return guarded(error, error_size, [&]() -> eb_status {
     edgebert::SessionOptions so;
     if (options) {
-      if (options->reserved != 0) {
-        write_error(error, error_size, "eb_session_options.reserved must be 0");
-        return EB_ERROR_INVALID_ARGUMENT;
-      }
       if (options->split_special_tokens != 0 && options->split_special_tokens != 1) {
         write_error(error, error_size, "eb_session_options.split_special_tokens must be 0 or 1");
         return EB_ERROR_INVALID_ARGUMENT;
@@ -228,6 +224,7 @@ eb_status eb_session_create(const eb_model* model, const eb_session_options* opt
       so.max_seq_len = options->max_sequence_length;
       so.split_special_tokens = options->split_special_tokens != 0;
       so.max_memory_bytes = options->max_memory_bytes;
+      so.max_batch_tokens = options->max_batch_tokens;
     }
     edgebert::Result<std::unique_ptr<edgebert::Session>> s = edgebert::Session::create(model->program, so);
     if (!s.is_ok()) {
@@ -262,6 +259,50 @@ eb_status eb_session_run_embeddings(eb_session* session, const float* embeddings
                                     size_t seq_len) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   return session->impl->run_embeddings(embeddings, attention_mask, seq_len);
+}
+
+eb_status eb_session_run_texts(eb_session* session, const char* const* texts, size_t count, size_t* out_consumed) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return session->impl->run_texts(texts, nullptr, count, out_consumed);
+}
+
+eb_status eb_session_run_text_pairs(eb_session* session, const char* const* texts_a, const char* const* texts_b,
+                                    size_t count, size_t* out_consumed) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  if (!texts_b) {
+    if (out_consumed) *out_consumed = 0;
+    return session->impl->fail(EB_ERROR_INVALID_ARGUMENT, "texts_b is NULL");
+  }
+  return session->impl->run_texts(texts_a, texts_b, count, out_consumed);
+}
+
+eb_status eb_session_run_ids_batch(eb_session* session, const int32_t* input_ids, const int32_t* token_type_ids,
+                                   const size_t* lengths, size_t count, size_t* out_consumed) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return session->impl->run_ids_batch(input_ids, token_type_ids, lengths, count, out_consumed);
+}
+
+eb_status eb_session_get_sequence_count(const eb_session* session, size_t* out_count) {
+  if (!session || !out_count) return EB_ERROR_INVALID_ARGUMENT;
+  edgebert::Session& s = *session->impl;
+  if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: sequences are not available");
+  *out_count = s.sequence_count();
+  return EB_OK;
+}
+
+eb_status eb_session_get_sequence(const eb_session* session, size_t index, eb_sequence_info* out_info) {
+  if (!session || !out_info) return EB_ERROR_INVALID_ARGUMENT;
+  edgebert::Session& s = *session->impl;
+  if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: sequences are not available");
+  if (index >= s.sequence_count())
+    return s.fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu of %zu", index, s.sequence_count());
+  const edgebert::SequenceInfo q = s.sequence(index);
+  out_info->status = static_cast<int32_t>(q.status);
+  out_info->first_token = static_cast<int32_t>(q.first_token);
+  out_info->tokens = static_cast<int32_t>(q.tokens);
+  out_info->first_word = static_cast<int32_t>(q.first_word);
+  out_info->words = static_cast<int32_t>(q.words);
+  return EB_OK;
 }
 
 eb_status eb_session_get_output(const eb_session* session, eb_output which, const float** out_data,
@@ -310,6 +351,11 @@ eb_status eb_session_get_output(const eb_session* session, eb_output which, cons
       break;
     default:
       return s.fail(EB_ERROR_INVALID_ARGUMENT, "unknown output %d", static_cast<int>(which));
+  }
+  if (s.packed() && rank == 1 && which != EB_OUTPUT_START_LOGITS && which != EB_OUTPUT_END_LOGITS) {
+    shape[1] = shape[0];  // pooled outputs: one row per sequence
+    shape[0] = static_cast<int64_t>(s.sequence_count());
+    rank = 2;
   }
   if (out_data) *out_data = data;
   if (out_shape) {

@@ -4,6 +4,7 @@
 #include "session.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdarg>
@@ -18,6 +19,7 @@ namespace edgebert {
 namespace {
 
 constexpr size_t kAlignment = 64;
+constexpr int kMaxBatchTokens = 1 << 20;
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -92,6 +94,23 @@ bool set_mask(const int32_t* mask, size_t n, uint8_t* key_mask, bool* any_paddin
 
 // Room for the tokens of one word before a window's first token (a word has at most
 // max_chars_per_word pieces) when the context is re-tokenized from that word's start.
+// Touches the stack a worker thread's kernels may use (the int8 attention kernels keep a query
+// tile of about 8 KB on the stack), with room to spare. Each item waits (at most 100 ms) until
+// every thread has one, so that no thread takes two items and leaves another thread's stack cold.
+struct StackTouch {
+  std::atomic<size_t> arrived{0};
+  size_t threads = 1;
+};
+void touch_worker_stack(void* ctx, size_t) {
+  StackTouch& t = *static_cast<StackTouch*>(ctx);
+  volatile char stack[64 * 1024];
+  for (size_t i = 0; i < sizeof stack; i += 1024) stack[i] = 0;
+  t.arrived.fetch_add(1, std::memory_order_acq_rel);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  while (t.arrived.load(std::memory_order_acquire) < t.threads && std::chrono::steady_clock::now() < until) {
+  }
+}
+
 constexpr size_t kWordSlack = static_cast<size_t>(WordPieceTokenizer::kMaxCharsPerWordLimit) + 1;
 
 }  // namespace
@@ -150,17 +169,24 @@ Status Session::build(const SessionOptions& o) {
   const ModelConfig& c = model_.config;
   threads_ = std::max(1, o.threads);
   max_n_ = o.max_seq_len > 0 ? o.max_seq_len : c.max_position;
-  const size_t n = static_cast<size_t>(max_n_);
+  if (o.max_batch_tokens != 0 && (o.max_batch_tokens < max_n_ || o.max_batch_tokens > kMaxBatchTokens))
+    return Status(EB_ERROR_INVALID_ARGUMENT, "max_batch_tokens " + std::to_string(o.max_batch_tokens) +
+                                                 " must be 0 or between max_sequence_length " + std::to_string(max_n_) +
+                                                 " and " + std::to_string(kMaxBatchTokens));
+  max_rows_ = static_cast<size_t>(o.max_batch_tokens > 0 ? o.max_batch_tokens : max_n_);
+  const size_t n = max_rows_;  // per-token arrays hold a packed run
   attention_workers_ = static_cast<size_t>(threads_);
   attention_max_tile_ = attention_row_tile(max_n_);
   // This session's buffer sizes, then its plan.
-  requests_ = program_->requests(max_n_, threads_);
+  requests_ = program_->requests(max_n_, threads_, static_cast<int>(max_rows_));
   std::string perr;
   if (!plan_memory(requests_, PlanStrategy::kGreedyBySize, kAlignment, &plan_, &perr))
     return Status(EB_ERROR_BACKEND, "memory planning failed: " + perr);
   // The per-token input and text arrays of the session.
   const size_t context_cap = n + kWordSlack;
-  const size_t inputs = n * (5 * sizeof(int32_t) + sizeof(uint8_t) + sizeof(TokenSpan) + sizeof(int32_t) + sizeof(eb_word)) +
+  const size_t pooled_width = static_cast<size_t>(2 * c.hidden + std::max(c.num_labels, 0));
+  const size_t batch = n * (sizeof(SequenceInfo) + 2 * sizeof(size_t) + sizeof(int32_t) + pooled_width * sizeof(float));
+  const size_t inputs = batch + n * (5 * sizeof(int32_t) + sizeof(uint8_t) + sizeof(TokenSpan) + sizeof(int32_t) + sizeof(eb_word)) +
                         n * (2 * sizeof(int32_t) + sizeof(TokenSpan)) + context_cap * (2 * sizeof(int32_t) + sizeof(TokenSpan));
   if (o.max_memory_bytes > 0) {  // refuse before allocating anything big
     const size_t packed = estimate_packed_bytes();
@@ -174,6 +200,12 @@ Status Session::build(const SessionOptions& o) {
   if (threads_ > 1) {  // after the memory check: nothing big exists before it
     pool_ = pthreadpool_create(static_cast<size_t>(threads_));
     if (!pool_) return Status(EB_ERROR_BACKEND, "cannot create a thread pool of " + std::to_string(threads_) + " threads");
+    // Each worker touches its stack as deep as the kernels go, now: which thread later runs which
+    // work item (K/V packing, a row tile) then never faults in a new stack page during a run, so
+    // resident memory stays flat run after run (scripts/reliability/soak.sh checks RssAnon).
+    StackTouch touch;
+    touch.threads = static_cast<size_t>(threads_);
+    pthreadpool_parallelize_1d(pool_, touch_worker_stack, &touch, touch.threads, 0);
   }
   if (posix_memalign(reinterpret_cast<void**>(&arena_raw_), kAlignment, std::max<size_t>(plan_.arena_bytes, 64)) != 0) {
     arena_raw_ = nullptr;
@@ -219,6 +251,13 @@ Status Session::build(const SessionOptions& o) {
   context_words_.assign(context_cap, 0);
   context_spans_.assign(context_cap, TokenSpan{0, 0});
   text_.reserve(context_cap, 16 * context_cap);
+  sequences_.assign(n, SequenceInfo{});
+  active_.assign(n, 0);
+  positions_.assign(n, 0);
+  const size_t H = static_cast<size_t>(c.hidden);
+  if (pooled_) batch_pooled_.assign(n * H, 0.f);
+  if (logits_) batch_logits_.assign(n * static_cast<size_t>(std::max(c.num_labels, 1)), 0.f);
+  if (sentence_embedding_) batch_sentence_.assign(n * H, 0.f);
   profile_.assign(static_cast<size_t>(c.layers + 1) * static_cast<size_t>(OpKind::kCount), 0);
   return Status::ok();
 }
@@ -260,7 +299,7 @@ Status Session::create_gemms() {
     gemms_.push_back(std::make_unique<XnnGemm>());
     b.gemm = gemms_.back().get();
     std::string why;
-    if (!b.gemm->create(*b.op->linear, b.op->float_output, static_cast<size_t>(max_n_), &why, store,
+    if (!b.gemm->create(*b.op->linear, b.op->float_output, max_rows_, &why, store,
                           static_cast<size_t>(b.op->gemm_key)))
       return Status(EB_ERROR_BACKEND, why);
     model_.release_weight_pages(*b.op->linear);
@@ -326,26 +365,37 @@ uint8_t* Session::packed_slot(const BoundOp& b, size_t h) const {
   return b.out[1] + slot * attention_packed_stride(static_cast<size_t>(max_n_), static_cast<size_t>(b.op->head_dim));
 }
 
-void Session::attention_pack_task(size_t h) {
+// The QKV rows [3H] and context rows [H] of the sequence from row `row0` (int8 or float).
+namespace {
+size_t element_bytes(const Op& op) { return op.linear->int8 ? 1 : 4; }
+}  // namespace
+
+void Session::attention_pack(size_t h, size_t row0, size_t n, uint8_t* slot) {
   const BoundOp& b = *cur_attention_;
-  const kernels::AttentionHeadS8 a =
-      head_args_s8(*b.op, b.in[0], b.out[0], packed_slot(b, h), h, cur_n_, any_padding_ ? key_mask_.data() : nullptr);
+  const size_t H = static_cast<size_t>(b.op->width), e = element_bytes(*b.op);
+  const kernels::AttentionHeadS8 a = head_args_s8(*b.op, b.in[0] + row0 * 3 * H * e, b.out[0] + row0 * H * e, slot, h, n,
+                                                  any_padding_ ? key_mask_.data() + row0 : nullptr);
   kernels::attention_s8_kernel().pack(a);
 }
 
-void Session::attention_rows(size_t h, size_t row_begin, size_t row_end, size_t w) {
+void Session::attention_pack_task(size_t h) { attention_pack(h, attention_row0_, attention_n_, packed_slot(*cur_attention_, h)); }
+
+void Session::attention_rows(size_t h, size_t row0, size_t n, uint8_t* slot, size_t row_begin, size_t row_end, size_t w) {
   const BoundOp& b = *cur_attention_;
   const size_t n_max = static_cast<size_t>(max_n_), tile = attention_max_tile_;
-  const uint8_t* mask = any_padding_ ? key_mask_.data() : nullptr;
+  const uint8_t* mask = any_padding_ ? key_mask_.data() + row0 : nullptr;
   const size_t scores_stride = attention_scratch_stride(tile * n_max * 4);
+  const size_t H = static_cast<size_t>(b.op->width), e = element_bytes(*b.op);
+  const uint8_t* qkv = b.in[0] + row0 * 3 * H * e;
+  uint8_t* context = b.out[0] + row0 * H * e;
   if (b.op->linear->int8) {
-    kernels::AttentionHeadS8 a = head_args_s8(*b.op, b.in[0], b.out[0], packed_slot(b, h), h, cur_n_, mask);
+    kernels::AttentionHeadS8 a = head_args_s8(*b.op, qkv, context, slot, h, n, mask);
     a.scores = reinterpret_cast<float*>(b.out[2] + w * scores_stride);
     a.probs = b.out[3] + w * attention_scratch_stride(tile * n_max);
     kernels::attention_s8_kernel().rows(a, static_cast<int>(row_begin), static_cast<int>(row_end));
   } else {
     kernels::AttentionHeadF32 a;
-    point_at_head(a, reinterpret_cast<const float*>(b.in[0]), reinterpret_cast<float*>(b.out[0]), *b.op, h, cur_n_, mask);
+    point_at_head(a, reinterpret_cast<const float*>(qkv), reinterpret_cast<float*>(context), *b.op, h, n, mask);
     a.scores = reinterpret_cast<float*>(b.out[1] + w * scores_stride);
     if (b.op->window > 0)  // sliding window: |i - j| <= window / 2
       kernels::attention_rows_window_f32(a, b.op->window / 2, static_cast<int>(row_begin), static_cast<int>(row_end));
@@ -359,13 +409,16 @@ void Session::attention_worker(size_t w) {
   for (size_t item = attention_next_.fetch_add(1, std::memory_order_relaxed); item < total;
        item = attention_next_.fetch_add(1, std::memory_order_relaxed)) {
     const size_t h = item / attention_tiles_per_head_, r0 = (item % attention_tiles_per_head_) * attention_tile_;
-    attention_rows(h, r0, std::min(r0 + attention_tile_, cur_n_), w);
+    attention_rows(h, attention_row0_, attention_n_, packed_slot(*cur_attention_, h), r0,
+                   std::min(r0 + attention_tile_, attention_n_), w);
   }
 }
 
-void Session::run_attention(const BoundOp& b) {
+void Session::run_attention(const BoundOp& b, size_t row0, size_t n) {
   cur_attention_ = &b;
-  const size_t heads = static_cast<size_t>(b.op->heads), n = cur_n_;
+  attention_row0_ = row0;
+  attention_n_ = n;
+  const size_t heads = static_cast<size_t>(b.op->heads);
   const size_t workers = attention_workers_, max_tile = attention_max_tile_;
   const bool int8 = b.op->linear->int8;
   // Rows per item: the whole tile on one thread; with several, small enough for about 4 items per
@@ -380,7 +433,7 @@ void Session::run_attention(const BoundOp& b) {
   if (!pool_ || workers <= 1) {
     for (size_t h = 0; h < heads; ++h) {  // head by head (one packed slot), its K and V stay in cache
       if (int8) attention_pack_task(h);
-      for (size_t r0 = 0; r0 < n; r0 += tile) attention_rows(h, r0, std::min(r0 + tile, n), 0);
+      for (size_t r0 = 0; r0 < n; r0 += tile) attention_rows(h, row0, n, packed_slot(b, h), r0, std::min(r0 + tile, n), 0);
     }
     return;
   }
@@ -409,8 +462,11 @@ void Session::run_embeddings_op(const BoundOp& b, size_t n) {
       const float* w = e.word_f32 + static_cast<size_t>(id) * H;
       for (size_t i = 0; i < H; ++i) row[i] = w[i];
     }
+    // position within its sequence (a packed run lays several sequences end to end)
+    const size_t local = state_.packed ? static_cast<size_t>(positions_[t]) : t;
+    if (local == 0) non_pad = 0;
     if (e.position_ids != PositionIds::kNone) {
-      size_t p = t;
+      size_t p = local;
       if (e.position_ids == PositionIds::kPaddingOffset)  // RoBERTa: pads get padding_idx
         p = id == e.padding_idx ? static_cast<size_t>(e.padding_idx) : static_cast<size_t>(e.padding_idx) + ++non_pad;
       const float* pos = e.position + p * H;
@@ -567,7 +623,13 @@ eb_status Session::execute(const BoundOp& b, size_t n) {
       }
       break;
     }
-    case OpType::kAttention: run_attention(b); break;
+    case OpType::kAttention:
+      if (state_.packed) {
+        run_attention_packed(b);
+      } else {
+        run_attention(b, 0, n);
+      }
+      break;
     case OpType::kConvertContext: {
       const LinearView& g = *op.quant_for;  // the GEMM that reads the converted context
       const size_t count = n * static_cast<size_t>(op.width);
@@ -607,8 +669,7 @@ eb_status Session::execute(const BoundOp& b, size_t n) {
   return EB_OK;
 }
 
-eb_status Session::forward(size_t n, size_t first) {
-  const size_t layers = static_cast<size_t>(model_.config.layers), kinds = static_cast<size_t>(OpKind::kCount);
+eb_status Session::setup_gemms(size_t n) {
   row_tile_ = std::max<size_t>(1, (n + 2 * threads_ - 1) / (2 * threads_));
   if (n != cur_n_) {
     for (BoundOp& b : ops_) {
@@ -620,7 +681,22 @@ eb_status Session::forward(size_t n, size_t first) {
     }
     cur_n_ = n;
   }
+  return EB_OK;
+}
+
+eb_status Session::forward(size_t n, size_t first) {
+  const size_t layers = static_cast<size_t>(model_.config.layers), kinds = static_cast<size_t>(OpKind::kCount);
+  const eb_status setup = setup_gemms(n);
+  if (setup != EB_OK) return setup;
   for (size_t i = first; i < ops_.size(); ++i) {
+    if (state_.packed && is_one_row_head(i)) {  // pooler, classifiers, pooling: per sequence
+      size_t end = i + 1;
+      while (end < ops_.size() && is_one_row_head(end)) ++end;
+      const eb_status s = run_heads_per_sequence(i, end);
+      if (s != EB_OK) return s;
+      i = end - 1;
+      continue;
+    }
     const BoundOp& b = ops_[i];
     {
       const size_t layer = b.op->layer >= 0 ? static_cast<size_t>(b.op->layer) : layers;
@@ -685,28 +761,21 @@ eb_status Session::run_ids(const int32_t* ids, const int32_t* token_types, const
   return run_prepared(mask, n);
 }
 
-size_t Session::tokenize(const char* a, const char* b) {
-  // The model's template around the texts: prefix A suffix, or prefix A middle B suffix.
-  const size_t cap = ids_.size();
+size_t Session::lay_out_sequence(const char* a, const char* b, size_t at, size_t cap, size_t* first_len) {
+  // The model's template around the texts (prefix A suffix, or prefix A middle B suffix) written at
+  // token `at`, at most `cap` tokens. Returns the sequence's length; more than `cap`: it does not
+  // fit (a text longer than the tokenizer's buffers: more than the session maximum).
+  *first_len = 0;
   const text::Tokenizer::Frame& f = text_.frame(b != nullptr);
   const size_t specials = f.prefix.size() + f.middle.size() + f.suffix.size();
   const size_t max_bytes = text_.max_text_bytes();
-  for (const char* t : {a, b}) {
-    if (t && std::strlen(t) > max_bytes) {
-      fail(EB_ERROR_SEQUENCE_TOO_LONG,
-           "text is %zu bytes long; this model's tokenizer takes texts of up to %zu bytes in sessions of %d positions",
-           std::strlen(t), max_bytes, max_n_);
-      return 0;
-    }
-  }
-  if (b && cap < specials) {
-    fail(EB_ERROR_SEQUENCE_TOO_LONG, "a text pair needs at least %zu tokens, the session maximum is %d", specials,
-         max_n_);
-    return 0;
-  }
-  size_t pos = 0;
+  for (const char* t : {a, b})
+    if (t && std::strlen(t) > max_bytes) return static_cast<size_t>(max_n_) + 1;
+  if (cap < specials + (b ? 1 : 0)) return specials + 1;
+  const size_t end_cap = at + cap;
+  size_t pos = at;
   auto put_specials = [&](const std::vector<int32_t>& ids, const std::vector<int32_t>& types) {
-    for (size_t k = 0; k < ids.size() && pos < cap; ++k, ++pos) {
+    for (size_t k = 0; k < ids.size() && pos < end_cap; ++k, ++pos) {
       ids_[pos] = ids[k];
       types_[pos] = types[k];
       begin_[pos] = end_[pos] = 0;
@@ -724,34 +793,46 @@ size_t Session::tokenize(const char* a, const char* b) {
     return n;
   };
   put_specials(f.prefix, f.prefix_types);
-  const size_t room_a = cap > pos ? cap - pos : 0;
-  const size_t na = put_text(a, room_a, 0, f.type_a);
-  if (b && pos + na + specials - f.prefix.size() + 1 > cap) {
-    fail(EB_ERROR_SEQUENCE_TOO_LONG,
-         "text pair is more than %zu tokens long (the first text alone is %zu), the session maximum is %d",
-         na + specials, na, max_n_);
-    return 0;
-  }
-  if (!b && pos + na + f.suffix.size() > cap) {
-    fail(EB_ERROR_SEQUENCE_TOO_LONG, "text is %zu tokens long, the session maximum is %d", na + specials, max_n_);
-    return 0;
-  }
+  const size_t na = put_text(a, end_cap > pos ? end_cap - pos : 0, 0, f.type_a);
+  *first_len = na;
+  if (pos - at + na + specials - f.prefix.size() + (b ? 1 : 0) > cap) return pos - at + na + specials - f.prefix.size() + (b ? 1 : 0);
   pos += na;
   if (b) {
     put_specials(f.middle, f.middle_types);
-    const size_t room_b = cap - pos;
-    const size_t nb = put_text(b, room_b, 1, f.type_b);
-    if (pos + nb + f.suffix.size() > cap) {
-      fail(EB_ERROR_SEQUENCE_TOO_LONG, "text pair is %zu tokens long, the session maximum is %d", na + nb + specials,
-           max_n_);
-      return 0;
-    }
+    const size_t nb = put_text(b, end_cap - pos, 1, f.type_b);
+    if (pos - at + nb + f.suffix.size() > cap) return pos - at + nb + f.suffix.size();
     pos += nb;
   }
   put_specials(f.suffix, f.suffix_types);
   if (!model_.has_token_types)
-    for (size_t i = 0; i < pos; ++i) types_[i] = 0;
-  return pos;
+    for (size_t i = at; i < pos; ++i) types_[i] = 0;
+  return pos - at;
+}
+
+size_t Session::tokenize(const char* a, const char* b) {
+  const size_t cap = static_cast<size_t>(max_n_);
+  size_t na = 0;
+  const size_t total = lay_out_sequence(a, b, 0, cap, &na);
+  if (total <= cap) return total;
+  const size_t max_bytes = text_.max_text_bytes();
+  for (const char* t : {a, b}) {
+    if (t && std::strlen(t) > max_bytes) {
+      fail(EB_ERROR_SEQUENCE_TOO_LONG,
+           "text is %zu bytes long; this model's tokenizer takes texts of up to %zu bytes in sessions of %d positions",
+           std::strlen(t), max_bytes, max_n_);
+      return 0;
+    }
+  }
+  const text::Tokenizer::Frame& f = text_.frame(true);
+  if (b && na + f.prefix.size() + f.middle.size() + f.suffix.size() + 1 > cap) {
+    fail(EB_ERROR_SEQUENCE_TOO_LONG,
+         "text pair is more than %zu tokens long (the first text alone is %zu), the session maximum is %d", total, na,
+         max_n_);
+  } else {
+    fail(EB_ERROR_SEQUENCE_TOO_LONG, "%s is %zu tokens long, the session maximum is %d", b ? "text pair" : "text", total,
+         max_n_);
+  }
+  return 0;
 }
 
 void Session::finish_text_run(size_t n, bool pair) {
@@ -833,6 +914,220 @@ eb_status Session::run_embeddings(const float* embeddings, const int32_t* mask, 
   return EB_OK;
 }
 
+// ---- packed runs
+
+SequenceInfo Session::sequence(size_t i) const {
+  if (state_.packed) return i < state_.sequences ? sequences_[i] : SequenceInfo{EB_ERROR_INVALID_ARGUMENT, 0, 0, 0, 0};
+  SequenceInfo q;
+  q.tokens = state_.tokens;
+  q.words = state_.words;
+  return q;
+}
+
+bool Session::is_one_row_head(size_t i) const {
+  const Op& op = *ops_[i].op;
+  if (op.layer >= 0 || static_cast<int>(i) <= program_->embeddings_op()) return false;
+  return (op.is_gemm() && !op.per_token) || op.type == OpType::kSentencePooling;
+}
+
+eb_status Session::check_sequence(size_t first, size_t n) {
+  const ModelConfig& c = model_.config;
+  for (size_t t = first; t < first + n; ++t) {
+    if (!model_.has_token_types) types_[t] = 0;
+    if (ids_[t] < 0 || ids_[t] >= c.vocab || types_[t] < 0 || (types_[t] != 0 && types_[t] >= c.type_vocab))
+      return EB_ERROR_INVALID_ARGUMENT;
+  }
+  return EB_OK;
+}
+
+void Session::attention_packed_worker(size_t w) {
+  const BoundOp& b = *cur_attention_;
+  const size_t heads = static_cast<size_t>(b.op->heads), total = active_count_ * heads, tile = attention_max_tile_;
+  const bool int8 = b.op->linear->int8;
+  // this worker's own K/V slot (there is one per head and workers <= heads)
+  uint8_t* slot = int8 ? b.out[1] + w * attention_packed_stride(static_cast<size_t>(max_n_), static_cast<size_t>(b.op->head_dim))
+                       : nullptr;
+  for (size_t item = attention_next_.fetch_add(1, std::memory_order_relaxed); item < total;
+       item = attention_next_.fetch_add(1, std::memory_order_relaxed)) {
+    const SequenceInfo& q = sequences_[active_[item / heads]];
+    const size_t h = item % heads;
+    if (int8) attention_pack(h, q.first_token, q.tokens, slot);
+    for (size_t r0 = 0; r0 < q.tokens; r0 += tile)
+      attention_rows(h, q.first_token, q.tokens, slot, r0, std::min(r0 + tile, q.tokens), w);
+  }
+}
+
+void Session::run_attention_packed(const BoundOp& b) {
+  cur_attention_ = &b;
+  const size_t heads = static_cast<size_t>(b.op->heads);
+  if (!pool_ || attention_workers_ <= 1 || attention_workers_ > heads) {
+    for (size_t k = 0; k < active_count_; ++k) {
+      const SequenceInfo& q = sequences_[active_[k]];
+      run_attention(b, q.first_token, q.tokens);
+    }
+    return;
+  }
+  // Work items (sequence, head) over every worker: each packs that head's K/V into its own slot
+  // and computes all its row tiles.
+  attention_next_.store(0, std::memory_order_relaxed);
+  pthreadpool_parallelize_1d(
+      pool_, [](void* ctx, size_t w) { static_cast<Session*>(ctx)->attention_packed_worker(w); }, this,
+      attention_workers_, 0);
+}
+
+eb_status Session::run_heads_per_sequence(size_t first, size_t end) {
+  const size_t layers = static_cast<size_t>(model_.config.layers), kinds = static_cast<size_t>(OpKind::kCount);
+  const size_t H = static_cast<size_t>(model_.config.hidden), labels = static_cast<size_t>(std::max(model_.config.num_labels, 1));
+  const std::vector<ProgramBuffer>& buffers = program_->buffers();
+  eb_status status = EB_OK;
+  for (size_t k = 0; k < active_count_ && status == EB_OK; ++k) {
+    const size_t s = active_[k];
+    const SequenceInfo& q = sequences_[s];
+    for (size_t i = first; i < end && status == EB_OK; ++i) {
+      BoundOp& b = ops_[i];
+      OpTimer t(profiling_, &profile_[layers * kinds + static_cast<size_t>(b.op->profile)]);
+      const size_t in_row = buffers[static_cast<size_t>(b.op->inputs[0])].size.row_bytes;  // 0: a one-row input
+      if (b.op->type == OpType::kSentencePooling) {
+        kernels::sentence_pool_f32(reinterpret_cast<const float*>(b.in[0] + q.first_token * in_row), q.tokens,
+                                   static_cast<size_t>(b.op->width), key_mask_.data() + q.first_token,
+                                   static_cast<kernels::PoolingKind>(b.op->pooling), b.op->normalize,
+                                   reinterpret_cast<float*>(b.out[0]));
+        continue;
+      }
+      if (in_row > 0 && !b.gemm->setup(1, b.in[0] + q.first_token * in_row, b.out[0], pool_))
+        status = fail(EB_ERROR_BACKEND, "XNNPACK setup failed (%s)", b.op->linear->name);
+      else
+        status = execute(b, 1);
+    }
+    if (pooled_) std::memcpy(batch_pooled_.data() + s * H, pooled_, H * sizeof(float));
+    if (logits_) std::memcpy(batch_logits_.data() + s * labels, logits_, labels * sizeof(float));
+    if (sentence_embedding_) std::memcpy(batch_sentence_.data() + s * H, sentence_embedding_, H * sizeof(float));
+  }
+  // back to row 0 for single runs
+  for (size_t i = first; i < end; ++i) {
+    BoundOp& b = ops_[i];
+    if (b.gemm && !b.gemm->setup(1, b.in[0], b.out[0], pool_) && status == EB_OK)
+      status = fail(EB_ERROR_BACKEND, "XNNPACK setup failed (%s)", b.op->linear->name);
+  }
+  return status;
+}
+
+eb_status Session::run_packed(size_t count, bool text, bool pair) {
+  size_t rows = 0;
+  active_count_ = 0;
+  for (size_t k = 0; k < count; ++k) {
+    SequenceInfo& q = sequences_[k];
+    if (q.status != EB_OK) continue;
+    active_[active_count_++] = k;
+    for (size_t i = 0; i < q.tokens; ++i) positions_[q.first_token + i] = static_cast<int32_t>(i);
+    rows = q.first_token + q.tokens;
+  }
+  std::fill(key_mask_.begin(), key_mask_.begin() + static_cast<std::ptrdiff_t>(rows), uint8_t{1});
+  any_padding_ = false;
+  const size_t H = static_cast<size_t>(model_.config.hidden), labels = static_cast<size_t>(std::max(model_.config.num_labels, 1));
+  std::fill(batch_pooled_.begin(), batch_pooled_.begin() + static_cast<std::ptrdiff_t>(pooled_ ? count * H : 0), 0.f);
+  std::fill(batch_logits_.begin(), batch_logits_.begin() + static_cast<std::ptrdiff_t>(logits_ ? count * labels : 0), 0.f);
+  std::fill(batch_sentence_.begin(),
+            batch_sentence_.begin() + static_cast<std::ptrdiff_t>(sentence_embedding_ ? count * H : 0), 0.f);
+  clear_error();
+  state_.packed = true;
+  state_.sequences = count;
+  if (rows > 0) {
+    const eb_status s = forward(rows, 0);
+    if (s != EB_OK) {
+      state_ = RunState();
+      return s;
+    }
+  }
+  state_.tokens = rows;
+  state_.ids = rows > 0;
+  if (!text || rows == 0) return EB_OK;
+  finish_text_run(rows, false);
+  state_.pair = false;  // best_span reads single runs only
+  (void)pair;
+  size_t w = 0;
+  for (size_t k = 0; k < count; ++k) {
+    SequenceInfo& q = sequences_[k];
+    q.first_word = w;
+    while (w < state_.words && static_cast<size_t>(words_[w].first_token) < q.first_token + q.tokens) ++w;
+    q.words = w - q.first_word;
+  }
+  return EB_OK;
+}
+
+eb_status Session::run_texts(const char* const* texts_a, const char* const* texts_b, size_t count, size_t* consumed) {
+  state_ = RunState();
+  if (!consumed) return fail(EB_ERROR_INVALID_ARGUMENT, "out_consumed is NULL");
+  *consumed = 0;
+  if (count == 0) return fail(EB_ERROR_INVALID_ARGUMENT, "count is 0");
+  if (!texts_a) return fail(EB_ERROR_INVALID_ARGUMENT, "texts is NULL");
+  if (!model_.has_embeddings)
+    return fail(EB_ERROR_UNSUPPORTED, "this model has no embedding tables; run it on precomputed embeddings");
+  if (!text_.available()) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
+  const size_t max_n = static_cast<size_t>(max_n_);
+  size_t at = 0, k = 0;
+  for (; k < count && k < max_rows_; ++k) {
+    const char* a = texts_a[k];
+    const char* b = texts_b ? texts_b[k] : nullptr;
+    SequenceInfo& q = sequences_[k];
+    q = SequenceInfo{};
+    q.first_token = at;
+    if (!a || (texts_b && !b)) {
+      q.status = EB_ERROR_INVALID_ARGUMENT;
+      continue;
+    }
+    const size_t cap = std::min(max_rows_ - at, max_n);
+    size_t na = 0;
+    const size_t need = lay_out_sequence(a, b, at, cap, &na);
+    if (need <= cap) {
+      q.status = check_sequence(at, need);
+      if (q.status == EB_OK) q.tokens = need, at += need;
+      continue;
+    }
+    if (need > max_n) {
+      q.status = EB_ERROR_SEQUENCE_TOO_LONG;
+      continue;
+    }
+    break;  // fits only a run of its own: the caller's next call
+  }
+  *consumed = k;
+  return run_packed(k, true, texts_b != nullptr);
+}
+
+eb_status Session::run_ids_batch(const int32_t* ids, const int32_t* token_types, const size_t* lengths, size_t count,
+                                 size_t* consumed) {
+  state_ = RunState();
+  if (!consumed) return fail(EB_ERROR_INVALID_ARGUMENT, "out_consumed is NULL");
+  *consumed = 0;
+  if (count == 0) return fail(EB_ERROR_INVALID_ARGUMENT, "count is 0");
+  if (!ids || !lengths) return fail(EB_ERROR_INVALID_ARGUMENT, "input_ids and lengths must not be NULL");
+  if (!model_.has_embeddings)
+    return fail(EB_ERROR_UNSUPPORTED, "this model has no embedding tables; run it on precomputed embeddings");
+  const size_t max_n = static_cast<size_t>(max_n_);
+  size_t at = 0, src = 0, k = 0;
+  for (; k < count && k < max_rows_; ++k) {
+    const size_t len = lengths[k];
+    SequenceInfo& q = sequences_[k];
+    q = SequenceInfo{};
+    q.first_token = at;
+    if (len == 0) {
+      q.status = EB_ERROR_INVALID_ARGUMENT;
+    } else if (len > max_n) {
+      q.status = EB_ERROR_SEQUENCE_TOO_LONG;
+    } else if (len > max_rows_ - at) {
+      break;  // the caller's next call
+    } else {
+      std::memcpy(ids_.data() + at, ids + src, len * sizeof(int32_t));
+      for (size_t i = 0; i < len; ++i) types_[at + i] = token_types ? token_types[src + i] : 0;
+      q.status = check_sequence(at, len);
+      if (q.status == EB_OK) q.tokens = len, at += len;
+    }
+    src += len;
+  }
+  *consumed = k;
+  return run_packed(k, false, false);
+}
+
 // ---- question answering
 
 bool Session::best_span_in_run(size_t max_len, eb_span* out) const {
@@ -889,7 +1184,7 @@ eb_status Session::answer(const char* question, const char* context, int max_ans
   if (model_.task != Task::kQuestionAnswering || !start_logits_)
     return fail(EB_ERROR_UNSUPPORTED, "answer needs a question-answering model");
   if (!text_.available()) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
-  const size_t cap = ids_.size();
+  const size_t cap = static_cast<size_t>(max_n_);
   const text::Tokenizer::Frame& f = text_.frame(true);  // prefix question middle window suffix
   const size_t specials = f.prefix.size() + f.middle.size() + f.suffix.size();
   const size_t q = text_.encode(question, question_ids_.data(), question_spans_.data(), question_words_.data(), cap);

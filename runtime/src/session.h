@@ -31,6 +31,14 @@ struct SessionOptions {
   int max_seq_len = 0;  // 0: model's max_position_embeddings
   bool split_special_tokens = false;  // true: "[SEP]" etc. in the text are plain text
   uint64_t max_memory_bytes = 0;      // 0: no limit; else refuse (before allocating) above it
+  int max_batch_tokens = 0;           // tokens of a packed run (>= max_seq_len); 0: max_seq_len
+};
+
+// One sequence of the last run: its status (EB_OK, or why it was not run), its tokens
+// [first_token, first_token + tokens) and words [first_word, first_word + words) in the run.
+struct SequenceInfo {
+  eb_status status = EB_OK;
+  size_t first_token = 0, tokens = 0, first_word = 0, words = 0;
 };
 
 class Session {
@@ -48,6 +56,12 @@ class Session {
   // "[CLS] a [SEP] b [SEP]", token types 0 (incl. the first [SEP]) then 1.
   eb_status run_text_pair(const char* a, const char* b);
   eb_status run_embeddings(const float* embeddings, const int32_t* mask, size_t n);
+  // Packed runs (eb_session_run_texts & co.): as many whole sequences as fit in max_batch_tokens,
+  // in order, laid end to end; *consumed: how many of `count` were taken (run or failed alone).
+  // texts_b null: single texts, else pairs. Outputs per sequence: sequence(i).
+  eb_status run_texts(const char* const* texts_a, const char* const* texts_b, size_t count, size_t* consumed);
+  eb_status run_ids_batch(const int32_t* ids, const int32_t* token_types, const size_t* lengths, size_t count,
+                          size_t* consumed);
   // Extractive QA over a context of any length (eb_session_answer): windows of the context's
   // tokens, each run as [CLS] question [SEP] window [SEP]; the best span over all windows.
   eb_status answer(const char* question, const char* context, int max_answer_tokens, int doc_stride, eb_span* out,
@@ -58,15 +72,23 @@ class Session {
   eb_status run_gemms_only();
 
   // What the last run produced (all false / 0 after a failed run or before any run).
-  bool has_output() const { return state_.tokens > 0; }
+  bool has_output() const { return state_.tokens > 0 || state_.packed; }
   bool has_input_ids() const { return has_output() && state_.ids; }   // not after run_embeddings
   bool has_offsets() const { return has_output() && state_.text; }    // run_text / run_text_pair / answer
   bool has_pair() const { return has_output() && state_.pair; }       // run_text_pair / answer
   size_t seq_len() const { return state_.tokens; }
+  // Sequences of the last run (1 after a single run) and each one's status, tokens and words.
+  bool packed() const { return state_.packed; }
+  size_t sequence_count() const { return state_.packed ? state_.sequences : (has_output() ? 1 : 0); }
+  SequenceInfo sequence(size_t i) const;
+  size_t max_batch_tokens() const { return max_rows_; }
   const float* last_hidden_state() const { return hidden_; }
-  const float* pooler_output() const { return pooled_; }
-  const float* logits() const { return logits_; }
-  const float* sentence_embedding() const { return sentence_embedding_; }
+  // Pooled outputs: one row, or [sequence_count(), width] after a packed run.
+  const float* pooler_output() const { return state_.packed && pooled_ ? batch_pooled_.data() : pooled_; }
+  const float* logits() const { return state_.packed && logits_ ? batch_logits_.data() : logits_; }
+  const float* sentence_embedding() const {
+    return state_.packed && sentence_embedding_ ? batch_sentence_.data() : sentence_embedding_;
+  }
   const float* start_logits() const { return start_logits_; }
   const float* end_logits() const { return end_logits_; }
   const float* token_logits() const { return token_logits_; }
@@ -138,6 +160,8 @@ class Session {
     bool text = false;  // token offsets, word ids and words are the run's
     bool pair = false;  // a (question, context) pair: segment 1 is the context (best_span)
     size_t words = 0;
+    bool packed = false;   // a packed run: `sequences` sequences (sequences_ has them)
+    size_t sequences = 0;
   };
 
   Session(std::shared_ptr<const Program> program, const SessionOptions& o);
@@ -150,17 +174,38 @@ class Session {
   eb_status run_prepared(const int32_t* mask, size_t n);
   // Tokenizes [CLS] a [SEP] (b [SEP]) into the inputs; b may be null. 0 with the error set when too long.
   size_t tokenize(const char* a, const char* b);
+  // Lays out [CLS] a [SEP] (b [SEP]) from token `at` in at most `cap` tokens; returns the tokens
+  // it needs (written only when <= cap; for a pair whose a alone is too long, a lower bound), and
+  // a's tokens in *first_len.
+  size_t lay_out_sequence(const char* a, const char* b, size_t at, size_t cap, size_t* first_len);
+  // Runs the sequences_[0, count) laid out in the inputs (their statuses set): the encoder over all
+  // their tokens, attention and the one-row heads per sequence.
+  eb_status run_packed(size_t count, bool text, bool pair);
+  // Reshapes the per-token GEMMs for n rows when n changed.
+  eb_status setup_gemms(size_t n);
+  void run_attention_packed(const BoundOp& b);
+  void attention_packed_worker(size_t w);
+  // Runs the one-row head ops [first, end) once per packed sequence and gathers their outputs.
+  eb_status run_heads_per_sequence(size_t first, size_t end);
+  // A one-row head op (pooler, classifiers, sentence pooling): run once per sequence when packed.
+  bool is_one_row_head(size_t op) const;
+  // EB_OK when the ids and token types of tokens [first, first + n) are in range.
+  eb_status check_sequence(size_t first, size_t n);
   // After a successful text run: word ids known, builds the words (labels of token classifiers).
   void finish_text_run(size_t n, bool pair);
-  // Sets up the GEMMs for n rows when n changed, then runs ops [first, end).
+  // Sets up the GEMMs for n rows when n changed, then runs ops [first, end) (a packed run: the
+  // one-row heads once per sequence).
   eb_status forward(size_t n, size_t first);
   eb_status execute(const BoundOp& b, size_t n);
   void run_embeddings_op(const BoundOp& b, size_t n);
-  void run_attention(const BoundOp& b);
+  // Attention of the sequence at rows [row0, row0 + n) (the whole run for single runs).
+  void run_attention(const BoundOp& b, size_t row0, size_t n);
   // Where head h's packed K/V live during the attention op `b`.
   uint8_t* packed_slot(const BoundOp& b, size_t h) const;
-  // Computes query rows [row_begin, row_end) of head h with worker w's scratch.
-  void attention_rows(size_t h, size_t row_begin, size_t row_end, size_t w);
+  // Packs head h's K/V of the sequence [row0, row0 + n) into `slot`.
+  void attention_pack(size_t h, size_t row0, size_t n, uint8_t* slot);
+  // Computes query rows [row_begin, row_end) of head h of that sequence with worker w's scratch.
+  void attention_rows(size_t h, size_t row0, size_t n, uint8_t* slot, size_t row_begin, size_t row_end, size_t w);
   void run_add_norm(const BoundOp& b, size_t n);
   void run_layer_norm(const BoundOp& b, size_t n);
   void run_add(const BoundOp& b, size_t n);
@@ -181,6 +226,7 @@ class Session {
   TextEncoder text_;
   int threads_ = 1;
   int max_n_ = 0;
+  size_t max_rows_ = 0;  // tokens of a packed run (max_batch_tokens)
   pthreadpool_t pool_ = nullptr;
   std::vector<BufferRequest> requests_;
   MemoryPlan plan_;
@@ -194,6 +240,13 @@ class Session {
   const BoundOp* cur_attention_ = nullptr;
   size_t attention_tile_ = 0, attention_tiles_per_head_ = 0;
   std::atomic<size_t> attention_next_{0};
+  size_t attention_row0_ = 0, attention_n_ = 0;  // the sequence run_attention works on
+  // Packed runs: the sequences (laid out in the inputs), those with tokens, their pooled outputs.
+  std::vector<SequenceInfo> sequences_;
+  std::vector<size_t> active_;
+  size_t active_count_ = 0;
+  std::vector<int32_t> positions_;  // position id of each token (packed runs)
+  std::vector<float> batch_pooled_, batch_logits_, batch_sentence_;
   size_t row_tile_ = 1;
   float* hidden_ = nullptr;
   float* pooled_ = nullptr;

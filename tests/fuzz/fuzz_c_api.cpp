@@ -135,7 +135,7 @@ void step(State& st, Reader& r, const Model& m) {
       o.num_threads = threads == 2 && (r.byte() & 1) ? 2 : threads == 2 ? 1 : threads;
       o.max_sequence_length = r.small(20);
       o.split_special_tokens = r.small(1);
-      o.reserved = (r.byte() & 7) == 0 ? 1 : 0;
+      o.max_batch_tokens = (r.byte() & 7) == 0 ? 1 : 0;
       o.max_memory_bytes = (r.byte() & 3) == 0 ? static_cast<uint64_t>(r.i32() & 0xffffff) : 0;
       const uint8_t how = r.byte() % 8;
       const eb_model* model = how == 7 ? nullptr : m.model;

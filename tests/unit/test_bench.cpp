@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -159,4 +160,44 @@ TEST_CASE("head-sweep arithmetic matches brute-force counts", "[bench][synthetic
       CHECK(convert::encoder_ffn_macs(spec, n) == ffn);
     }
   }
+}
+
+TEST_CASE("edgebert-bench --texts: packed and one-by-one passes, the JSON schema, ids per text", "[bench][cli][packed]") {
+  const char* bin = std::getenv("EDGEBERT_BIN");
+  REQUIRE(bin);
+  const std::string tmp = "/tmp/eb_bench_texts_" + std::to_string(::getpid());
+  {
+    std::FILE* f = std::fopen((tmp + ".txt").c_str(), "wb");
+    REQUIRE(f);
+    std::fputs("the movie was good\nwho was rude?\r\nthe staff\n", f);
+    std::fclose(f);
+  }
+  for (int batch : {0, 64}) {
+    INFO("batch tokens " << batch);
+    const std::string cmd = std::string(bin) + "/edgebert-bench --model " + edgebert::test::ebm_path("task_st_mean_norm", "int8") +
+                            " --texts " + tmp + ".txt --batch-tokens " + std::to_string(batch) +
+                            " --threads 2 --runs 2 --peak-gops 100 --write-ids " + tmp + ".ids --json " + tmp + ".json > /dev/null";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    const auto bytes = edgebert::test::read_bytes(tmp + ".json");
+    const convert::JsonValue v = convert::parse_json(std::string(bytes.begin(), bytes.end()), tmp);
+    CHECK(v.at("count").as_int64() == 3);
+    CHECK(v.at("too_long").as_int64() == 0);
+    CHECK(v.at("batch_tokens").as_int64() == batch);
+    CHECK(v.at("pass_seconds").size() == 2);
+    CHECK(v.at("sentences_per_second").as_double() > 0);
+    CHECK(v.at("tokens_per_second").as_double() > v.at("sentences_per_second").as_double());
+    CHECK(v.at("gemm_share").as_double() > 0);
+    CHECK(v.at("gemm_share").as_double() <= 1);
+    CHECK(v.at("fraction_of_int8_peak_limit").as_double() > 0);
+    CHECK(v.at("allocations_during_runs").as_int64() == 0);
+    const auto ids = edgebert::test::read_bytes(tmp + ".ids");
+    const std::string text(ids.begin(), ids.end());
+    CHECK(std::count(text.begin(), text.end(), '\n') == 3);
+    CHECK(text.rfind("101 ", 0) == 0);  // [CLS] first
+    // tokens: the ids written, one per token
+    CHECK(v.at("tokens").as_int64() == static_cast<int64_t>(std::count(text.begin(), text.end(), ' ') + 3));
+  }
+  std::remove((tmp + ".txt").c_str());
+  std::remove((tmp + ".ids").c_str());
+  std::remove((tmp + ".json").c_str());
 }

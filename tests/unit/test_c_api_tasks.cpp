@@ -3,7 +3,7 @@
 // DistilBERT), label names, which outputs each task has (shapes; EB_ERROR_UNSUPPORTED for the
 // others), text pairs (tokens, segments, token types through the reference), split_special_tokens,
 // max_memory_bytes refusal, and bad input (unknown outputs, best_span misuse, null pointers,
-// reserved options) giving statuses and messages.
+// max_batch_tokens options) giving statuses and messages.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -175,9 +175,9 @@ TEST_CASE("split_special_tokens: [SEP] in the text is one token by default, word
   CHECK(eb_session_create(m.m, &o, &s, err, sizeof err) == EB_ERROR_INVALID_ARGUMENT);
   CHECK(s == nullptr);
   o.split_special_tokens = 0;
-  o.reserved = 7;
+  o.max_batch_tokens = 7;  // fewer than max_sequence_length
   CHECK(eb_session_create(m.m, &o, &s, err, sizeof err) == EB_ERROR_INVALID_ARGUMENT);
-  CHECK(std::string(err).find("reserved") != std::string::npos);
+  CHECK(std::string(err).find("max_batch_tokens") != std::string::npos);
 }
 
 TEST_CASE("max_memory_bytes: refused before allocating, with the numbers; enough is accepted", "[c_api]") {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // test_call_order.cpp: C API call orders. Every run entry point (run_ids, run_text,
-// run_text_pair, run_embeddings, answer, and a failed call of each), after no earlier run and
+// run_text_pair, run_embeddings, answer, the packed run_texts / run_text_pairs / run_ids_batch, and a
+// failed call of each), after no earlier run and
 // after a successful text pair, followed by every getter (get_output of every output,
-// get_input_ids, get_token_offsets, get_word_ids, get_words, best_span), on an encoder, two QA
+// get_input_ids, get_token_offsets, get_word_ids, get_words, best_span, get_sequence_count, get_sequence), on an encoder, two QA
 // models and two token classifiers: each combination returns the status edgebert.h documents,
 // and what it returns belongs to the last run (its length; never an earlier run's offsets).
 #include <catch2/catch.hpp>
@@ -17,7 +18,8 @@ using namespace edgebert::test;
 
 namespace {
 
-enum class Entry { kIds, kText, kTextPair, kEmbeddings, kAnswer };
+enum class Entry { kIds, kText, kTextPair, kEmbeddings, kAnswer, kTexts, kTextPairs, kIdsBatch };
+bool packed_entry(Entry e) { return e == Entry::kTexts || e == Entry::kTextPairs || e == Entry::kIdsBatch; }
 const char* entry_name(Entry e) {
   switch (e) {
     case Entry::kIds: return "run_ids";
@@ -25,6 +27,9 @@ const char* entry_name(Entry e) {
     case Entry::kTextPair: return "run_text_pair";
     case Entry::kEmbeddings: return "run_embeddings";
     case Entry::kAnswer: return "answer";
+    case Entry::kTexts: return "run_texts";
+    case Entry::kTextPairs: return "run_text_pairs";
+    case Entry::kIdsBatch: return "run_ids_batch";
   }
   return "?";
 }
@@ -88,14 +93,42 @@ eb_status run_entry(Fixture& f, Entry e, bool fail, size_t* tokens) {
         for (int i = 0; i < 10; ++i) q += " who was rude?";
       return eb_session_answer(f.s.s, q.c_str(), "the staff was", 5, -1, &span, &windows);
     }
+    case Entry::kTexts: {  // two texts; failing: NULL texts
+      const char* texts[] = {"the movie was good", "the movie was good"};
+      size_t consumed = 0;
+      *tokens = 12;
+      const eb_status st = eb_session_run_texts(f.s.s, fail ? nullptr : texts, 2, &consumed);
+      if (st == EB_OK) CHECK(consumed == 2);
+      return st;
+    }
+    case Entry::kTextPairs: {  // two pairs; failing: count 0
+      const char* a[] = {"who was rude?", "who was rude?"};
+      const char* b[] = {"the staff was", "the staff was"};
+      size_t consumed = 0;
+      *tokens = 20;
+      const eb_status st = eb_session_run_text_pairs(f.s.s, a, b, fail ? 0 : 2, &consumed);
+      if (st == EB_OK) CHECK(consumed == 2);
+      return st;
+    }
+    case Entry::kIdsBatch: {  // the 9 ids as sequences of 5 and 4; failing: NULL lengths
+      const size_t lengths[] = {5, 4};
+      size_t consumed = 0;
+      *tokens = 9;
+      const eb_status st = eb_session_run_ids_batch(f.s.s, ids, types, fail ? nullptr : lengths, 2, &consumed);
+      if (st == EB_OK) CHECK(consumed == 2);
+      return st;
+    }
   }
   return EB_ERROR_BACKEND;
 }
 
 void check_getters(Fixture& f, Entry e, bool ok, size_t tokens) {
-  const bool text = ok && (e == Entry::kText || e == Entry::kTextPair || e == Entry::kAnswer);
-  const bool pair = ok && (e == Entry::kTextPair || e == Entry::kAnswer);
+  const bool text =
+      ok && (e == Entry::kText || e == Entry::kTextPair || e == Entry::kAnswer || e == Entry::kTexts || e == Entry::kTextPairs);
+  const bool pair = ok && (e == Entry::kTextPair || e == Entry::kAnswer || e == Entry::kTextPairs);
   const bool ids = ok && e != Entry::kEmbeddings;
+  const bool packed = packed_entry(e);
+  const size_t sequences = packed ? 2 : 1;
   for (int out = 0; out < EB_OUTPUT_COUNT; ++out) {
     INFO("get_output " << out);
     const float* data = nullptr;
@@ -109,6 +142,28 @@ void check_getters(Fixture& f, Entry e, bool ok, size_t tokens) {
     const bool per_token = out == EB_OUTPUT_LAST_HIDDEN_STATE || out == EB_OUTPUT_START_LOGITS ||
                            out == EB_OUTPUT_END_LOGITS || out == EB_OUTPUT_TOKEN_LOGITS;
     if (per_token) CHECK(shape[0] == static_cast<int64_t>(tokens));
+    if (!per_token) CHECK(rank == (packed ? 2 : 1));  // packed: [sequences, width]
+    if (!per_token && packed) CHECK(shape[0] == 2);
+  }
+  {
+    size_t count = 0;
+    const eb_status st = eb_session_get_sequence_count(f.s.s, &count);
+    CHECK(st == (ok ? EB_OK : EB_ERROR_BAD_STATE));
+    if (st == EB_OK) {
+      CHECK(count == sequences);
+      size_t sum = 0;
+      for (size_t i = 0; i < count; ++i) {
+        eb_sequence_info q;
+        REQUIRE(eb_session_get_sequence(f.s.s, i, &q) == EB_OK);
+        CHECK(q.status == EB_OK);
+        CHECK(q.first_token == static_cast<int32_t>(sum));
+        sum += static_cast<size_t>(q.tokens);
+        if (text) CHECK(q.words == (pair ? 7 : 4));
+      }
+      CHECK(sum == tokens);
+      eb_sequence_info q;
+      CHECK(eb_session_get_sequence(f.s.s, count, &q) == EB_ERROR_INVALID_ARGUMENT);
+    }
   }
   {
     const int32_t* p = nullptr;
@@ -150,12 +205,12 @@ void check_getters(Fixture& f, Entry e, bool ok, size_t tokens) {
     size_t n = 0;
     const eb_status st = eb_session_get_words(f.s.s, &w, &n);
     CHECK(st == (text ? EB_OK : EB_ERROR_BAD_STATE));
-    if (st == EB_OK) CHECK(n == (pair ? 7u : 4u));  // who was rude ? | the staff was ; the movie was good
+    if (st == EB_OK) CHECK(n == (pair ? 7u : 4u) * sequences);  // who was rude ? | the staff was ; the movie was good
   }
   {
     eb_span span;
     const eb_status st = eb_session_best_span(f.s.s, 5, &span);
-    CHECK(st == (!f.qa() ? EB_ERROR_UNSUPPORTED : pair ? EB_OK : EB_ERROR_BAD_STATE));
+    CHECK(st == (!f.qa() ? EB_ERROR_UNSUPPORTED : pair && !packed ? EB_OK : EB_ERROR_BAD_STATE));  // single runs only
     if (st == EB_OK) {
       CHECK(span.start_token >= 6);  // inside the context
       CHECK(span.end_token <= static_cast<int32_t>(tokens) - 2);
@@ -173,7 +228,8 @@ TEST_CASE("every run entry point followed by every getter returns the documented
                                                         {"task_distil_token", "fp32"}};
   for (const auto& [model, kind] : models) {
     Fixture f(model, kind);
-    for (Entry e : {Entry::kIds, Entry::kText, Entry::kTextPair, Entry::kEmbeddings, Entry::kAnswer}) {
+    for (Entry e : {Entry::kIds, Entry::kText, Entry::kTextPair, Entry::kEmbeddings, Entry::kAnswer, Entry::kTexts,
+                    Entry::kTextPairs, Entry::kIdsBatch}) {
       for (bool fail : {false, true}) {
         for (bool after_pair : {false, true}) {
           INFO(model << " " << kind << ": " << (after_pair ? "run_text_pair, then " : "") << entry_name(e)

@@ -22,14 +22,18 @@ struct Counting {
   long stop() { return edgebert::tools::alloc_counter_stop(); }
 };
 
-// Loads MODEL.KIND.ebm and creates a session with `threads` threads (allocation is allowed here).
-void open_session(const char* model, const char* kind, int threads, ModelHandle* m, SessionHandle* s, eb_model_info* info) {
+// Loads MODEL.KIND.ebm and creates a session with `threads` threads (allocation is allowed here),
+// max_len positions (0: the model's) and max_batch_tokens batch_tokens.
+void open_session(const char* model, const char* kind, int threads, ModelHandle* m, SessionHandle* s, eb_model_info* info,
+                  int max_len = 0, int batch_tokens = 0) {
   char err[512];
   REQUIRE(eb_model_load_file(ebm_path(model, kind).c_str(), &m->m, err, sizeof err) == EB_OK);
   eb_model_get_info(m->m, info);
   eb_session_options o;
   eb_session_options_init(&o);
   o.num_threads = threads;
+  o.max_sequence_length = max_len;
+  o.max_batch_tokens = batch_tokens;
   REQUIRE(eb_session_create(m->m, &o, &s->s, err, sizeof err) == EB_OK);
 }
 
@@ -173,6 +177,50 @@ TEST_CASE("long-context answers, word ids and words perform zero heap allocation
           const int32_t bad_id[] = {-1};
           failures += eb_session_run_ids(s.s, bad_id, nullptr, nullptr, 1) == EB_OK;
           failures += eb_session_get_words(s.s, &words, &n) != EB_ERROR_BAD_STATE;
+        }
+        const long allocations = counting.stop();
+        CHECK(failures == 0);
+        CHECK(allocations == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("packed runs perform zero heap allocations", "[alloc][packed]") {
+  for (const char* model : {"base2_h12", "task_bert_qa", "task_bert_token", "task_distil_seqcls_relu", "task_st_mean_norm"}) {
+    for (const char* kind : {"int8", "fp32"}) {
+      for (int threads : {1, 2}) {
+        INFO(model << " " << kind << " threads " << threads);
+        ModelHandle m;
+        SessionHandle s;
+        eb_model_info info;
+        open_session(model, kind, threads, &m, &s, &info, 24, 48);
+        std::string too_long;
+        for (int i = 0; i < 30; ++i) too_long += "good ";
+        const char* texts[] = {"the movie was good", "", too_long.c_str(), "who was rude?", "the staff was rude",
+                               "the hotel was clean , but the staff was rude", nullptr, "a b c"};
+        const char* second[] = {"x", "y", "z", "the staff", "w", "the hotel", "v", too_long.c_str()};
+        const int32_t ids[] = {101, 216, 181, 434, 107, 102, 160, 421, 102, 5};
+        const size_t lengths[] = {1, 4, 0, 25, 4};
+
+        Counting counting;
+        int failures = 0;
+        for (int rep = 0; rep < 3; ++rep) {
+          for (size_t done = 0, n = 0; done < 8; done += n)
+            failures += eb_session_run_texts(s.s, texts + done, 8 - done, &n) != EB_OK || n == 0;
+          for (size_t done = 0, n = 0; done < 8; done += n)
+            failures += eb_session_run_text_pairs(s.s, texts + done, second + done, 8 - done, &n) != EB_OK || n == 0;
+          size_t n = 0;
+          failures += eb_session_run_ids_batch(s.s, ids, nullptr, lengths, 5, &n) != EB_OK || n != 5;
+          for (int out = EB_OUTPUT_LAST_HIDDEN_STATE; out < EB_OUTPUT_COUNT; ++out) {
+            const float* p = nullptr;
+            const eb_status st = eb_session_get_output(s.s, static_cast<eb_output>(out), &p, nullptr, nullptr);
+            failures += st != EB_OK && st != EB_ERROR_UNSUPPORTED;
+          }
+          eb_sequence_info q;
+          failures += eb_session_get_sequence(s.s, 4, &q) != EB_OK;
+          failures += eb_session_run_texts(s.s, nullptr, 1, &n) != EB_ERROR_INVALID_ARGUMENT;
+          failures += eb_session_run_text(s.s, "the movie was good") != EB_OK;  // single runs after packed ones
         }
         const long allocations = counting.stop();
         CHECK(failures == 0);

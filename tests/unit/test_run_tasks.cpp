@@ -6,6 +6,7 @@
 // probabilities, token classifiers one word per line, and misuse is a clear error.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +41,11 @@ int run_tool(const std::string& args, std::string* out, std::string* err = nullp
   if (err) *err = slurp(e);
   return rc;
 }
+
+struct Dump2 {
+  const char* model;
+  const char* name;
+};
 
 std::string line_after(const std::string& text, const std::string& prefix) {
   std::istringstream s(text);
@@ -133,4 +139,45 @@ TEST_CASE("edgebert-run --dump writes the task outputs; labels and words are pri
   CHECK(run_tool("--model " + ebm_path("task_st_max", "fp32") + " --text x --dump logits=/dev/null", &out, &err) != 0);
   CHECK(err.find("not a sequence classifier") != std::string::npos);
   CHECK(run_tool("--model " + ebm_path("task_st_max", "fp32") + " --text-pair x", &out, &err) != 0);
+}
+
+TEST_CASE("edgebert-run --texts dumps every text's pooled output in file order", "[run][packed]") {
+  // the golden case text twice around another text, in packed runs of 16 tokens
+  for (const Dump2 d : {Dump2{"task_st_mean_norm", "sentence_embedding"}, Dump2{"task_distil_seqcls_relu", "logits"},
+                        Dump2{"task_bert_seqcls_tanh", "logits"}}) {
+    INFO(d.model);
+    const std::string dir = testdata_dir() + "/" + d.model + "/cases/text/";
+    std::string text = slurp(dir + "text.txt");
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    const std::string list = testdata_dir() + "/run_tasks_texts.txt", path = testdata_dir() + "/run_tasks_dump.f32";
+    {
+      std::ofstream f(list, std::ios::binary);
+      f << text << "\nthe movie was good\n" << text << "\n";
+    }
+    std::string out;
+    REQUIRE(run_tool("--model " + ebm_path(d.model, "fp32") + " --texts " + list + " --batch-tokens 16 --dump " + d.name +
+                         "=" + path,
+                     &out) == 0);
+    CHECK(out.find("texts: 3") != std::string::npos);
+    const std::vector<float> got = read_f32(path), want = read_f32(dir + d.name + ".f32");
+    REQUIRE(got.size() == 3 * want.size());
+    double m = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      m = std::max({m, std::fabs(double(got[i]) - want[i]), std::fabs(double(got[2 * want.size() + i]) - want[i])});
+    CHECK(m <= 1e-3);
+  }
+  std::string out, err;  // a text longer than the session: an error, nothing written
+  const std::string list = testdata_dir() + "/run_tasks_texts.txt", path = testdata_dir() + "/run_tasks_none.f32";
+  {
+    std::ofstream f(list, std::ios::binary);
+    f << "good\n";
+    for (int i = 0; i < 40; ++i) f << "good ";
+    f << "\n";
+  }
+  std::remove(path.c_str());
+  CHECK(run_tool("--model " + ebm_path("task_st_max", "fp32") + " --max-seq-len 16 --texts " + list +
+                     " --dump sentence_embedding=" + path,
+                 &out, &err) != 0);
+  CHECK(err.find(":2:") != std::string::npos);
+  CHECK(!std::ifstream(path).good());
 }

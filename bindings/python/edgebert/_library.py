@@ -28,7 +28,7 @@ class ModelInfoStruct(ctypes.Structure):
 
 class SessionOptionsStruct(ctypes.Structure):
     _fields_ = [("num_threads", ctypes.c_int32), ("max_sequence_length", ctypes.c_int32),
-                ("split_special_tokens", ctypes.c_int32), ("reserved", ctypes.c_int32),
+                ("split_special_tokens", ctypes.c_int32), ("max_batch_tokens", ctypes.c_int32),
                 ("max_memory_bytes", ctypes.c_uint64)]
 
 

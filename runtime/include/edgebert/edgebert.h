@@ -83,7 +83,9 @@ typedef struct eb_session_options {
   int32_t split_special_tokens; /* 0 (default, as HuggingFace): special tokens written in the
                                    text ("[CLS]", "[SEP]", "[MASK]", "<s>", "</s>", ...) are
                                    single tokens; 1: they are plain text and tokenized as such */
-  int32_t reserved;             /* must be 0 */
+  int32_t max_batch_tokens;     /* tokens of one packed run (eb_session_run_texts & co.): 0 =
+                                   max_sequence_length, else at least max_sequence_length; the
+                                   arena holds that many token rows (was `reserved`, 0 before) */
   uint64_t max_memory_bytes;    /* 0 = no limit; else session creation fails with
                                    EB_ERROR_OUT_OF_MEMORY (and allocates nothing) when the
                                    session's arena, packed weights and tables would exceed it */
@@ -195,9 +197,51 @@ EB_API eb_status eb_session_run_text_pair(eb_session* session, const char* text_
 EB_API eb_status eb_session_run_embeddings(eb_session* session, const float* embeddings, const int32_t* attention_mask,
                                            size_t seq_len);
 
+/* ---- Packed runs: many sequences per run, no padding ----
+ * eb_session_run_texts / _run_text_pairs / _run_ids_batch take `count` inputs and run as many
+ * whole ones as fit, in order: their tokens laid end to end (at most max_batch_tokens in all, at
+ * most max_batch_tokens sequences), one GEMM over all rows, attention, position ids, pooling and
+ * heads per sequence. *out_consumed receives how many inputs this call took (at least 1 when the
+ * call returns EB_OK); the caller loops on the rest:
+ *     for (size_t done = 0, n; done < count; done += n)
+ *       if (eb_session_run_texts(s, texts + done, count - done, &n) != EB_OK) break; ... read ...
+ * An input that cannot run alone (longer than max_sequence_length: EB_ERROR_SEQUENCE_TOO_LONG;
+ * NULL text, length 0, id or token type out of range: EB_ERROR_INVALID_ARGUMENT) is consumed with
+ * that status as its own (eb_session_get_sequence), not the call's: the others still run; its
+ * pooled rows are 0 and it has no tokens. The call's own status is an error only for bad arguments
+ * (NULL pointers, count 0), a model that cannot run the input kind, or a backend failure (then no
+ * outputs). Each sequence's outputs equal a single run of it (int8: bit-identical).
+ * Outputs (eb_session_get_output) after a packed run: pooled outputs (pooler_output, logits,
+ * sentence_embedding) are [sequence_count, width] (rank 2), one row per consumed input in order;
+ * token outputs (last_hidden_state, start/end_logits, token_logits), input ids, token offsets,
+ * word ids and words cover all tokens of the run, sequence i's at [first_token, first_token +
+ * tokens) (words at [first_word, first_word + words]; their token indices are the run's).
+ * eb_session_best_span reads single runs only (EB_ERROR_BAD_STATE after a packed run).
+ * Performs no heap allocation. */
+EB_API eb_status eb_session_run_texts(eb_session* session, const char* const* texts, size_t count, size_t* out_consumed);
+/* Pairs ("[CLS] a [SEP] b [SEP]" each, as eb_session_run_text_pair). */
+EB_API eb_status eb_session_run_text_pairs(eb_session* session, const char* const* texts_a, const char* const* texts_b,
+                                           size_t count, size_t* out_consumed);
+/* Sequence i has lengths[i] ids at input_ids + lengths[0] + ... + lengths[i - 1] (the same for
+ * token_type_ids, which may be NULL: all 0); no attention mask (every token is real). */
+EB_API eb_status eb_session_run_ids_batch(eb_session* session, const int32_t* input_ids, const int32_t* token_type_ids,
+                                          const size_t* lengths, size_t count, size_t* out_consumed);
+/* One sequence of the last run (packed: one per consumed input; a single run: 1 sequence). */
+typedef struct eb_sequence_info {
+  int32_t status;      /* eb_status: EB_OK, or why this input was not run */
+  int32_t first_token; /* its tokens in the run's token outputs: [first_token, first_token + tokens) */
+  int32_t tokens;      /* 0 when status != EB_OK */
+  int32_t first_word;  /* text runs: its words [first_word, first_word + words) of eb_session_get_words */
+  int32_t words;
+} eb_sequence_info;
+/* Sequences of the last successful run (EB_ERROR_BAD_STATE before any). */
+EB_API eb_status eb_session_get_sequence_count(const eb_session* session, size_t* out_count);
+EB_API eb_status eb_session_get_sequence(const eb_session* session, size_t index, eb_sequence_info* out_info);
+
 /* After a successful run: pointer to an output inside the session (valid until the next run or
  * destroy) and its shape. shape receives up to 2 dims; *out_rank is 2 for last_hidden_state and
- * 1 otherwise. Any of out_data/out_shape/out_rank may be NULL. */
+ * 1 otherwise (after a packed run pooled outputs are [sequence_count, width], rank 2). Any of
+ * out_data/out_shape/out_rank may be NULL. */
 EB_API eb_status eb_session_get_output(const eb_session* session, eb_output which, const float** out_data,
                                        int64_t* out_shape, int32_t* out_rank);
 /* Token ids of the last run (after tokenization for run_text / run_text_pair / answer).

@@ -56,11 +56,12 @@ size_t attention_packed_stride(size_t n, size_t head_dim) {
   return attention_scratch_stride(kernels::attention_s8_packed_bytes(n, head_dim));
 }
 
-size_t BufferSize::bytes(int max_seq_len, int threads) const {
+size_t BufferSize::bytes(int max_seq_len, int threads, int max_rows) const {
   const size_t n = static_cast<size_t>(max_seq_len > 0 ? max_seq_len : 1);
+  const size_t rows = static_cast<size_t>(max_rows > max_seq_len ? max_rows : n);
   const size_t t = static_cast<size_t>(threads > 0 ? threads : 1);
   switch (rule) {
-    case Rule::kRows: return row_bytes * n + fixed_bytes;
+    case Rule::kRows: return row_bytes * rows + fixed_bytes;
     case Rule::kWorkerScores: return t * attention_scratch_stride(attention_row_tile(max_seq_len) * n * 4);
     case Rule::kWorkerProbs: return t * attention_scratch_stride(attention_row_tile(max_seq_len) * n);
     case Rule::kPackedKv: {
@@ -82,10 +83,11 @@ int Program::producer(int buffer) const {
   return buffer >= 0 && static_cast<size_t>(buffer) < buffers_.size() ? buffers_[static_cast<size_t>(buffer)].first_op : -1;
 }
 
-std::vector<BufferRequest> Program::requests(int max_seq_len, int threads) const {
+std::vector<BufferRequest> Program::requests(int max_seq_len, int threads, int max_rows) const {
   std::vector<BufferRequest> r;
   r.reserve(buffers_.size());
-  for (const ProgramBuffer& b : buffers_) r.push_back({b.name, b.size.bytes(max_seq_len, threads), b.first_op, b.last_op});
+  for (const ProgramBuffer& b : buffers_)
+    r.push_back({b.name, b.size.bytes(max_seq_len, threads, max_rows), b.first_op, b.last_op});
   return r;
 }
 

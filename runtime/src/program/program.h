@@ -36,7 +36,10 @@ struct BufferSize {
 
   static BufferSize rows(size_t bytes_per_row) { return {Rule::kRows, bytes_per_row, 0, 0, 0}; }
   static BufferSize fixed(size_t bytes) { return {Rule::kRows, 0, bytes, 0, 0}; }
-  size_t bytes(int max_seq_len, int threads) const;
+  size_t bytes(int max_seq_len, int threads) const { return bytes(max_seq_len, threads, max_seq_len); }
+  // Packed runs: per-token buffers hold max_rows rows (all sequences of a run); the attention
+  // scratch stays sized for one sequence of max_seq_len.
+  size_t bytes(int max_seq_len, int threads, int max_rows) const;
 };
 
 struct ProgramBuffer {
@@ -82,7 +85,9 @@ class Program {
   int embeddings_op() const { return embeddings_op_; }
 
   // Concrete buffer requests (name, bytes, lifetime) for a session, for the memory planner.
-  std::vector<BufferRequest> requests(int max_seq_len, int threads) const;
+  std::vector<BufferRequest> requests(int max_seq_len, int threads) const { return requests(max_seq_len, threads, max_seq_len); }
+  // ... with per-token buffers of max_rows rows (packed runs of several sequences).
+  std::vector<BufferRequest> requests(int max_seq_len, int threads, int max_rows) const;
   // One line per op: index, layer label, type (weights, details), inputs -> outputs
   // (edgebert-inspect --plan). The attention ops show the session's workers and row tile.
   std::string format(int max_seq_len, int threads) const;
