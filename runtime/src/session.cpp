@@ -94,23 +94,6 @@ bool set_mask(const int32_t* mask, size_t n, uint8_t* key_mask, bool* any_paddin
 
 // Room for the tokens of one word before a window's first token (a word has at most
 // max_chars_per_word pieces) when the context is re-tokenized from that word's start.
-// Touches the stack a worker thread's kernels may use (the int8 attention kernels keep a query
-// tile of about 8 KB on the stack), with room to spare. Each item waits (at most 100 ms) until
-// every thread has one, so that no thread takes two items and leaves another thread's stack cold.
-struct StackTouch {
-  std::atomic<size_t> arrived{0};
-  size_t threads = 1;
-};
-void touch_worker_stack(void* ctx, size_t) {
-  StackTouch& t = *static_cast<StackTouch*>(ctx);
-  volatile char stack[64 * 1024];
-  for (size_t i = 0; i < sizeof stack; i += 1024) stack[i] = 0;
-  t.arrived.fetch_add(1, std::memory_order_acq_rel);
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
-  while (t.arrived.load(std::memory_order_acquire) < t.threads && std::chrono::steady_clock::now() < until) {
-  }
-}
-
 constexpr size_t kWordSlack = static_cast<size_t>(WordPieceTokenizer::kMaxCharsPerWordLimit) + 1;
 
 }  // namespace
@@ -200,12 +183,6 @@ Status Session::build(const SessionOptions& o) {
   if (threads_ > 1) {  // after the memory check: nothing big exists before it
     pool_ = pthreadpool_create(static_cast<size_t>(threads_));
     if (!pool_) return Status(EB_ERROR_BACKEND, "cannot create a thread pool of " + std::to_string(threads_) + " threads");
-    // Each worker touches its stack as deep as the kernels go, now: which thread later runs which
-    // work item (K/V packing, a row tile) then never faults in a new stack page during a run, so
-    // resident memory stays flat run after run (scripts/reliability/soak.sh checks RssAnon).
-    StackTouch touch;
-    touch.threads = static_cast<size_t>(threads_);
-    pthreadpool_parallelize_1d(pool_, touch_worker_stack, &touch, touch.threads, 0);
   }
   if (posix_memalign(reinterpret_cast<void**>(&arena_raw_), kAlignment, std::max<size_t>(plan_.arena_bytes, 64)) != 0) {
     arena_raw_ = nullptr;
