@@ -13,10 +13,7 @@ namespace {
 bool is_albert(const Model& m) { return m.family == Family::kAlbert && !m.layers.empty(); }
 
 Status build_albert(ProgramBuilder& b) {
-  const Model& m = b.model();
-  blocks::Stream x = blocks::embeddings(b, m.embedding_norm, &m.layers[0].qkv);
-  x = blocks::post_norm_encoder(b, x);
-  blocks::family_head(b, x.hidden);
+  blocks::post_norm_family(b);
   return Status::ok();
 }
 

@@ -326,4 +326,11 @@ void task_head(ProgramBuilder& b, int hidden, int sequence_features) {
   }
 }
 
+void post_norm_family(ProgramBuilder& b) {
+  const Model& m = b.model();
+  Stream x = embeddings(b, m.embedding_norm, &m.layers[0].qkv);
+  x = post_norm_encoder(b, x);
+  family_head(b, x.hidden);
+}
+
 }  // namespace edgebert::blocks

@@ -72,5 +72,9 @@ void task_head(ProgramBuilder& b, int hidden, int sequence_features);
 // has one (feeding sequence classification), or pre_classifier + its activation (+ head_norm) on
 // h[CLS], the mask mean (HeadInput MEAN) or every token (PER_TOKEN), then task_head.
 void family_head(ProgramBuilder& b, int hidden);
+// The post-norm families' whole op list (RoBERTa, ELECTRA, ALBERT, nomic-bert): embeddings (with
+// the family's positions and projection), the post-norm encoder, the family's head. What differs
+// between them lives in the model's fields, which these blocks read.
+void post_norm_family(ProgramBuilder& b);
 
 }  // namespace edgebert::blocks

@@ -11,10 +11,7 @@ namespace {
 bool is_electra(const Model& m) { return m.family == Family::kElectra && !m.layers.empty(); }
 
 Status build_electra(ProgramBuilder& b) {
-  const Model& m = b.model();
-  blocks::Stream x = blocks::embeddings(b, m.embedding_norm, &m.layers[0].qkv);
-  x = blocks::post_norm_encoder(b, x);
-  blocks::family_head(b, x.hidden);
+  blocks::post_norm_family(b);
   return Status::ok();
 }
 

@@ -12,10 +12,7 @@ namespace {
 bool is_nomic_bert(const Model& m) { return m.family == Family::kNomicBert && !m.layers.empty(); }
 
 Status build_nomic_bert(ProgramBuilder& b) {
-  const Model& m = b.model();
-  blocks::Stream x = blocks::embeddings(b, m.embedding_norm, &m.layers[0].qkv);
-  x = blocks::post_norm_encoder(b, x);
-  blocks::family_head(b, x.hidden);
+  blocks::post_norm_family(b);
   return Status::ok();
 }
 
