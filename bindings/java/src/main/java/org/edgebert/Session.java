@@ -343,7 +343,10 @@ public final class Session implements AutoCloseable {
                                   "statuses has " + statuses.length + " entries, expected " + n);
     }
     long p = ptr();
-    float[] flat = new float[Math.multiplyExact(n, width)];
+    if ((long) n * width > Integer.MAX_VALUE) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, n + " rows of " + width + " floats are too many");
+    }
+    float[] flat = new float[n * width];
     int[] codes = statuses != null ? statuses : new int[n];
     if (n > 0) {
       context = null;
