@@ -158,13 +158,15 @@ JNIEXPORT jbyteArray JNICALL Java_org_edgebert_Model_nLabel(JNIEnv* env, jclass,
 }
 
 JNIEXPORT jlong JNICALL Java_org_edgebert_Model_nCreateSession(JNIEnv* env, jclass, jlong h, jint threads,
-                                                                jint max_seq, jint split_special, jlong max_memory) {
+                                                                jint max_seq, jint split_special, jlong max_memory,
+                                                                jint max_batch_tokens) {
   eb_session_options o;
   eb_session_options_init(&o);
   o.num_threads = threads;
   o.max_sequence_length = max_seq;
   o.split_special_tokens = split_special;
   o.max_memory_bytes = static_cast<uint64_t>(max_memory);
+  o.max_batch_tokens = max_batch_tokens;
   eb_session* s = nullptr;
   char err[kErrorSize] = "";
   const eb_status st = eb_session_create(model_ptr(h)->model, &o, &s, err, sizeof err);

@@ -30,6 +30,11 @@ __attribute__((weak)) eb_status eb_session_get_word_ids(const eb_session*, const
 __attribute__((weak)) eb_status eb_session_get_words(const eb_session*, const eb_word**, size_t*);
 __attribute__((weak)) eb_status eb_session_answer(eb_session*, const char*, const char*, int32_t, int32_t, eb_span*,
                                                   int32_t*);
+// Added with packed runs (issue 19).
+__attribute__((weak)) eb_status eb_session_run_texts(eb_session*, const char* const*, size_t, size_t*);
+__attribute__((weak)) eb_status eb_session_run_text_pairs(eb_session*, const char* const*, const char* const*, size_t,
+                                                          size_t*);
+__attribute__((weak)) eb_status eb_session_get_sequence(const eb_session*, size_t, eb_sequence_info*);
 }
 
 namespace edgebert_jni {

@@ -41,6 +41,10 @@ class WordStruct(ctypes.Structure):
         "first_token", "last_token", "segment", "begin_byte", "end_byte", "label")]
 
 
+class SequenceInfoStruct(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_int32) for name in ("status", "first_token", "tokens", "first_word", "words")]
+
+
 class SpanStruct(ctypes.Structure):
     _fields_ = [("start_token", ctypes.c_int32), ("end_token", ctypes.c_int32),
                 ("begin_byte", ctypes.c_int32), ("end_byte", ctypes.c_int32),
@@ -72,6 +76,11 @@ _SIGNATURES = {
     "eb_session_run_text": (_S, [_P, ctypes.c_char_p]),
     "eb_session_run_text_pair": (_S, [_P, ctypes.c_char_p, ctypes.c_char_p]),
     "eb_session_run_embeddings": (_S, [_P, c_float_p, c_int32_p, ctypes.c_size_t]),
+    "eb_session_run_texts": (_S, [_P, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]),
+    "eb_session_run_text_pairs": (_S, [_P, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_char_p),
+                                       ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]),
+    "eb_session_get_sequence_count": (_S, [_P, ctypes.POINTER(ctypes.c_size_t)]),
+    "eb_session_get_sequence": (_S, [_P, ctypes.c_size_t, ctypes.POINTER(SequenceInfoStruct)]),
     "eb_session_get_output": (_S, [_P, ctypes.c_int, ctypes.POINTER(c_float_p),
                                    ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int32)]),
     "eb_session_get_input_ids": (_S, [_P, ctypes.POINTER(c_int32_p), ctypes.POINTER(ctypes.c_size_t)]),

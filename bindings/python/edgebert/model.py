@@ -122,11 +122,15 @@ class Model(NativeHandle):
         """All label names, in index order ([] for models without labels)."""
         return [self.label(i) for i in range(self.info.num_labels)]
 
-    def session(self, threads=1, max_sequence_length=0, split_special_tokens=False, max_memory_bytes=0):
-        """A new Session (see eb_session_options); 0 = the model's maximum length, no memory limit."""
+    def session(self, threads=1, max_sequence_length=0, split_special_tokens=False, max_memory_bytes=0,
+                max_batch_tokens=0):
+        """A new Session (see eb_session_options); 0 = the model's maximum length, no memory limit.
+        max_batch_tokens: tokens of one packed run of embed_many / classify_many (0 =
+        max_sequence_length; else at least max_sequence_length, or creation fails)."""
         from .session import Session  # session.py imports this module
         for name, value, lo, hi in (("threads", threads, 0, 2**31 - 1),
                                     ("max_sequence_length", max_sequence_length, 0, 2**31 - 1),
+                                    ("max_batch_tokens", max_batch_tokens, 0, 2**31 - 1),
                                     ("max_memory_bytes", max_memory_bytes, 0, 2**64 - 1)):
             if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
                 raise Error(Status.INVALID_ARGUMENT, "%s must be an int in [%d, %d], got %r" % (name, lo, hi, value))
@@ -136,6 +140,7 @@ class Model(NativeHandle):
         opts.max_sequence_length = max_sequence_length
         opts.split_special_tokens = 1 if split_special_tokens else 0
         opts.max_memory_bytes = max_memory_bytes
+        opts.max_batch_tokens = max_batch_tokens
         hidden = self.info.hidden_size
         handle = ctypes.c_void_p()
         err = ctypes.create_string_buffer(_ERROR_SIZE)

@@ -10,8 +10,8 @@ import numpy as np
 
 from ._errors import Error, Status
 from ._handle import NativeHandle
-from ._library import SpanStruct, WordStruct, c_float_p, c_int32_p
-from ._types import Output, Span, TokenLabel, Word
+from ._library import SequenceInfoStruct, SpanStruct, WordStruct, c_float_p, c_int32_p
+from ._types import Output, Span, Task, TokenLabel, Word
 
 _INT32_MIN, _INT32_MAX = -2**31, 2**31 - 1
 
@@ -229,6 +229,105 @@ class Session(NativeHandle):
                            self._model.label(int(np.argmax(row))))
                 for b, e, seg, row in zip(begin, end, segment, logits) if seg >= 0]
 
+    # ---- many texts per call: packed runs (eb_session_run_texts / eb_session_run_text_pairs)
+
+    def embed_many(self, texts, text_pairs=None, statuses=False):
+        """The embeddings of many texts (or text pairs: texts[i] with text_pairs[i]) as a float32
+        ndarray [len(texts), hidden], row i equal to a single run of input i. Sentence-embedding
+        models give their sentence_embedding; other models with a pooler give pooler_output; a
+        model with neither raises Error(UNSUPPORTED). See classify_many for how the texts run and
+        how failures are reported."""
+        info = self._model.info
+        if info.task == Task.SENTENCE_EMBEDDING:
+            which = Output.SENTENCE_EMBEDDING
+        elif info.has_pooler:
+            which = Output.POOLER_OUTPUT
+        else:
+            raise Error(Status.UNSUPPORTED, "embed_many: this model has neither a sentence_embedding nor a "
+                        "pooler_output (task %s)" % _task_name(info.task))
+        return self._pooled_many(texts, text_pairs, which, info.hidden_size, statuses, "embed_many")
+
+    def classify_many(self, texts, text_pairs=None, statuses=False):
+        """The logits of a sequence classifier for many texts (or text pairs) as a float32 ndarray
+        [len(texts), num_labels], row i equal to a single run of input i (other models:
+        Error(UNSUPPORTED)).
+
+        The inputs run in packed runs: as many whole texts per run as the session's
+        max_batch_tokens holds (Model.session(max_batch_tokens=...); 0 = max_sequence_length),
+        tokens end to end without padding, until all are done. texts (and text_pairs, of the same
+        length) must be a list or tuple of str; anything else (None, bytes, a str with NUL) raises
+        Error(INVALID_ARGUMENT) before anything runs. An empty list gives an empty [0, width] array.
+        An input that cannot run (longer than max_sequence_length: SEQUENCE_TOO_LONG) fails alone:
+        by default Error(its status, "texts[i]: <the C message>") is raised for the first such
+        input; with statuses=True nothing is raised for it and the call returns (array, statuses),
+        statuses a list of Status per input (OK or why it did not run), the rows of failed inputs
+        all 0. Afterwards the session's outputs are those of the last packed run."""
+        info = self._model.info
+        if info.task != Task.SEQUENCE_CLASSIFICATION:
+            raise Error(Status.UNSUPPORTED, "classify_many: this model is not a sequence classifier (task %s)"
+                        % _task_name(info.task))
+        return self._pooled_many(texts, text_pairs, Output.LOGITS, info.num_labels, statuses, "classify_many")
+
+    def _pooled_many(self, texts, text_pairs, which, width, statuses, what):
+        a = _utf8_list(texts, "texts")
+        b = None if text_pairs is None else _utf8_list(text_pairs, "text_pairs")
+        if b is not None and len(b) != len(a):
+            raise Error(Status.INVALID_ARGUMENT, "%s: %d texts but %d text_pairs" % (what, len(a), len(b)))
+        n = len(a)
+        out = np.zeros((n, width), dtype=np.float32)
+        codes = [Status.OK] * n
+        if n == 0:
+            with self._lock:
+                self._ptr()  # a closed session is an error even with nothing to run
+            return (out, codes) if statuses else out
+        array_a = (ctypes.c_char_p * n)(*a)
+        array_b = None if b is None else (ctypes.c_char_p * n)(*b)
+        step = ctypes.sizeof(ctypes.c_char_p)
+        with self._lock:
+            handle = self._ptr()
+            self._context, self._texts = None, ()
+            done = 0
+            while done < n:
+                consumed = ctypes.c_size_t()
+                pa = ctypes.cast(ctypes.byref(array_a, done * step), ctypes.POINTER(ctypes.c_char_p))
+                if array_b is None:
+                    st = self._lib.eb_session_run_texts(handle, pa, n - done, ctypes.byref(consumed))
+                else:
+                    pb = ctypes.cast(ctypes.byref(array_b, done * step), ctypes.POINTER(ctypes.c_char_p))
+                    st = self._lib.eb_session_run_text_pairs(handle, pa, pb, n - done, ctypes.byref(consumed))
+                self._check(st, "run_texts" if array_b is None else "run_text_pairs")
+                k = consumed.value
+                if not 1 <= k <= n - done:
+                    raise Error(Status.BACKEND, "%s: the library consumed %d of %d inputs" % (what, k, n - done))
+                failed = None
+                info = SequenceInfoStruct()
+                for i in range(k):
+                    self._check(self._lib.eb_session_get_sequence(handle, i, ctypes.byref(info)), "get_sequence")
+                    codes[done + i] = _status(info.status)
+                    if info.status != Status.OK and failed is None:
+                        failed = done + i
+                status, rows = self._output_locked(which)
+                self._check(status, "get_output " + which.key)
+                if rows.shape != (k, width):
+                    raise Error(Status.BACKEND, "%s: %s has shape %s after a packed run of %d" % (
+                        what, which.key, rows.shape, k))
+                out[done:done + k] = rows
+                if failed is not None and not statuses:
+                    raise self._sequence_error(failed, a, b, codes[failed])
+                done += k
+        return (out, codes) if statuses else out
+
+    def _sequence_error(self, index, a, b, status):
+        """Error for input `index` of a packed run: the C message of that input run alone (a
+        single run of it fails the same way), with its index."""
+        handle = self._handle
+        single = self._lib.eb_session_run_text(handle, a[index]) if b is None else \
+            self._lib.eb_session_run_text_pair(handle, a[index], b[index])
+        msg = self._lib.eb_session_last_error(handle) if single == status else None
+        text = msg.decode("utf-8", errors="replace") if msg else ""
+        name = "texts[%d]" % index if b is None else "texts[%d], text_pairs[%d]" % (index, index)
+        return Error(status, "%s: %s" % (name, text or self._lib.eb_status_string(status).decode()))
+
     def _task_output(self, text, text_pair, key):
         out = self.run(text=text, text_pair=text_pair)
         if key not in out:
@@ -269,6 +368,20 @@ def _utf8(text, name):
     if b"\0" in data:
         raise Error(Status.INVALID_ARGUMENT, "%s contains a NUL character" % name)
     return data
+
+
+def _utf8_list(texts, name):
+    if not isinstance(texts, (list, tuple)):
+        raise Error(Status.INVALID_ARGUMENT, "%s must be a list or tuple of str, got %s" % (name, type(texts).__name__))
+    return [_utf8(t, "%s[%d]" % (name, i)) for i, t in enumerate(texts)]
+
+
+def _status(code):
+    return Status(code) if code in Status._value2member_map_ else code
+
+
+def _task_name(task):
+    return task.name if isinstance(task, Task) else str(task)
 
 
 def _int32_array(values, name, length=None):

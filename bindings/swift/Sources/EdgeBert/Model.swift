@@ -141,11 +141,13 @@ public final class Model: @unchecked Sendable {
     }
 
     /// A new session: threads (0 or 1 = single-threaded), maxSequenceLength (0 = the model's
-    /// maximum), splitSpecialTokens, maxMemoryBytes (0 = no limit).
+    /// maximum), splitSpecialTokens, maxMemoryBytes (0 = no limit), maxBatchTokens (tokens of one
+    /// packed run of embedMany / classifyMany: 0 = maxSequenceLength, else at least that).
     public func session(threads: Int = 1, maxSequenceLength: Int = 0, splitSpecialTokens: Bool = false,
-                        maxMemoryBytes: UInt64 = 0) throws -> Session {
-        guard let t = Int32(exactly: threads), let n = Int32(exactly: maxSequenceLength) else {
-            throw EdgeBertError(.invalidArgument, "threads and maxSequenceLength must fit in 32 bits")
+                        maxMemoryBytes: UInt64 = 0, maxBatchTokens: Int = 0) throws -> Session {
+        guard let t = Int32(exactly: threads), let n = Int32(exactly: maxSequenceLength),
+              let batch = Int32(exactly: maxBatchTokens) else {
+            throw EdgeBertError(.invalidArgument, "threads, maxSequenceLength and maxBatchTokens must fit in 32 bits")
         }
         let hidden = try info.hiddenSize
         return try withHandle { h in
@@ -155,6 +157,7 @@ public final class Model: @unchecked Sendable {
             o.max_sequence_length = n
             o.split_special_tokens = splitSpecialTokens ? 1 : 0
             o.max_memory_bytes = maxMemoryBytes
+            o.max_batch_tokens = batch
             var error = [CChar](repeating: 0, count: 512)
             var s: OpaquePointer?
             let st = eb_session_create(h, &o, &s, &error, error.count)

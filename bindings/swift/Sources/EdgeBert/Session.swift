@@ -8,8 +8,8 @@ public final class Session: @unchecked Sendable {
     private var handle: OpaquePointer?
     public let model: Model  // kept alive while the session exists
     private let hiddenSize: Int
-    private var context: [UInt8]?  // UTF-8 of the last pair's second text, for answer spans
-    private var texts: [[UInt8]] = []  // UTF-8 of the last text run's segments, for words
+    var context: [UInt8]?  // UTF-8 of the last pair's second text, for answer spans
+    var texts: [[UInt8]] = []  // UTF-8 of the last text run's segments, for words
     private let lock = NSLock()
 
     init(model: Model, handle: OpaquePointer, hiddenSize: Int) {
@@ -20,18 +20,18 @@ public final class Session: @unchecked Sendable {
 
     deinit { close() }
 
-    private func withHandle<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
+    func withHandle<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
         guard let h = handle else { throw EdgeBertError(.badState, "session is closed") }
         return try body(h)
     }
 
-    private static func check(_ h: OpaquePointer, _ st: eb_status) throws {
+    static func check(_ h: OpaquePointer, _ st: eb_status) throws {
         guard st == EB_OK else { throw EdgeBertError(code: st, message: String(cString: eb_session_last_error(h))) }
     }
 
-    private static func cText(_ s: String, _ what: String) throws -> [CChar] {
+    static func cText(_ s: String, _ what: String) throws -> [CChar] {
         guard !s.utf8.contains(0) else { throw EdgeBertError(.invalidArgument, "\(what) contains a NUL character") }
         return Array(s.utf8CString)
     }

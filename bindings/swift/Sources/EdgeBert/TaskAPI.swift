@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // TaskAPI: the C functions added after the first C API (task heads; load options, weight cache,
-// model memory, words and long-context QA), looked up at run time so these bindings also work
+// model memory, words, long-context QA and packed runs), looked up at run time so these bindings also work
 // (reporting .unsupported) with a libedgebert that predates them.
 #if canImport(Glibc)
 import Glibc
@@ -34,6 +34,13 @@ enum TaskAPI {
                                          UnsafeMutablePointer<Int>?) -> eb_status
     typealias Answer = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32, Int32,
                                        UnsafeMutablePointer<eb_span>?, UnsafeMutablePointer<Int32>?) -> eb_status
+
+    // Packed runs (issue 19).
+    typealias RunTexts = @convention(c) (OpaquePointer?, UnsafePointer<UnsafePointer<CChar>?>?, Int,
+                                         UnsafeMutablePointer<Int>?) -> eb_status
+    typealias RunTextPairs = @convention(c) (OpaquePointer?, UnsafePointer<UnsafePointer<CChar>?>?,
+                                             UnsafePointer<UnsafePointer<CChar>?>?, Int, UnsafeMutablePointer<Int>?) -> eb_status
+    typealias GetSequence = @convention(c) (OpaquePointer?, Int, UnsafeMutablePointer<eb_sequence_info>?) -> eb_status
 
     private static let process = dlopen(nil, RTLD_NOW)
 

@@ -125,15 +125,24 @@ public final class Model implements AutoCloseable {
    * in text as plain text; maxMemoryBytes (0 = no limit) makes creation fail with OUT_OF_MEMORY
    * when the session would need more.
    */
+  public Session newSession(int threads, int maxSequenceLength, boolean splitSpecialTokens, long maxMemoryBytes) {
+    return newSession(threads, maxSequenceLength, splitSpecialTokens, maxMemoryBytes, 0);
+  }
+
+  /**
+   * {@link #newSession(int, int, boolean, long)} with maxBatchTokens: the tokens one packed run of
+   * {@link Session#embedMany(String[])} / {@link Session#classifyMany(String[])} holds (0 =
+   * maxSequenceLength; else at least maxSequenceLength, or creation fails with INVALID_ARGUMENT).
+   */
   public synchronized Session newSession(int threads, int maxSequenceLength, boolean splitSpecialTokens,
-                                         long maxMemoryBytes) {
+                                         long maxMemoryBytes, int maxBatchTokens) {
     if (maxMemoryBytes < 0) {
       throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "maxMemoryBytes must not be negative");
     }
     long p = ptr();
     int hidden = info().hiddenSize;
     Session s = new Session(this, nCreateSession(p, threads, maxSequenceLength, splitSpecialTokens ? 1 : 0,
-                                                 maxMemoryBytes), hidden);
+                                                 maxMemoryBytes, maxBatchTokens), hidden);
     sessions.add(s);
     return s;
   }
@@ -173,6 +182,7 @@ public final class Model implements AutoCloseable {
   private static native void nMemory(long model, long[] out);
   private static native void nInfo(long model, int[] out);
   private static native byte[] nLabel(long model, int index);
-  private static native long nCreateSession(long model, int threads, int maxSeq, int splitSpecial, long maxMemory);
+  private static native long nCreateSession(long model, int threads, int maxSeq, int splitSpecial, long maxMemory,
+                                            int maxBatchTokens);
   private static native void nFree(long model);
 }

@@ -263,6 +263,124 @@ public final class Session implements AutoCloseable {
     return out.toArray(new TokenLabel[0]);
   }
 
+  // ---- many texts per call: packed runs (eb_session_run_texts / eb_session_run_text_pairs)
+
+  /**
+   * The embeddings of many texts, one row per text ({@code [texts.length][hidden]}), each equal to
+   * a single run of that text: sentence-embedding models give their SENTENCE_EMBEDDING, other
+   * models with a pooler their POOLER_OUTPUT; a model with neither: UNSUPPORTED. The texts run in
+   * packed runs (as many whole texts per run as the session's maxBatchTokens holds, see
+   * {@link Model#newSession(int, int, boolean, long, int)}) until all are done. A null array or
+   * text, or a text with a NUL: INVALID_ARGUMENT before anything runs; no texts: an empty array.
+   * A text that cannot run (longer than the session maximum: SEQUENCE_TOO_LONG) throws
+   * EdgeBertException with its status and "texts[i]: " + the C message, for the first such text
+   * (see {@link #embedMany(String[], String[], int[])} to get per-text statuses instead).
+   * Afterwards the session's outputs are those of the last run.
+   */
+  public float[][] embedMany(String[] texts) {
+    return embedMany(texts, null, null);
+  }
+
+  /** {@link #embedMany(String[])} of the pairs (a[i], b[i]) (a and b of the same length). */
+  public float[][] embedMany(String[] a, String[] b) {
+    return embedMany(a, b, null);
+  }
+
+  /**
+   * {@link #embedMany(String[], String[])} (b may be null: single texts). With a non-null
+   * statuses (as long as a), nothing is thrown for an input that cannot run: statuses[i]
+   * receives its eb_status (0 = ok, else e.g. {@link EdgeBertException#SEQUENCE_TOO_LONG}) and
+   * its row is all 0.
+   */
+  public synchronized float[][] embedMany(String[] a, String[] b, int[] statuses) {
+    ModelInfo info = model.info();
+    Output which;
+    if (info.task == Task.SENTENCE_EMBEDDING) {
+      which = Output.SENTENCE_EMBEDDING;
+    } else if (info.hasPooler) {
+      which = Output.POOLER_OUTPUT;
+    } else {
+      throw new EdgeBertException(EdgeBertException.UNSUPPORTED,
+                                  "embedMany: this model has neither a sentence embedding nor a pooler output (task "
+                                  + info.task + ")");
+    }
+    return runMany(a, b, statuses, which, info.hiddenSize);
+  }
+
+  /**
+   * Sequence classifiers: the logits of many texts, {@code [texts.length][numLabels]}, each row
+   * equal to a single run of that text (other models: UNSUPPORTED). Runs, inputs and failures as
+   * {@link #embedMany(String[])}.
+   */
+  public float[][] classifyMany(String[] texts) {
+    return classifyMany(texts, null, null);
+  }
+
+  /** {@link #classifyMany(String[])} of the pairs (a[i], b[i]). */
+  public float[][] classifyMany(String[] a, String[] b) {
+    return classifyMany(a, b, null);
+  }
+
+  /** {@link #classifyMany(String[], String[])} with per-input statuses, as {@link #embedMany(String[], String[], int[])}. */
+  public synchronized float[][] classifyMany(String[] a, String[] b, int[] statuses) {
+    ModelInfo info = model.info();
+    if (info.task != Task.SEQUENCE_CLASSIFICATION) {
+      throw new EdgeBertException(EdgeBertException.UNSUPPORTED,
+                                  "classifyMany: this model is not a sequence classifier (task " + info.task + ")");
+    }
+    return runMany(a, b, statuses, Output.LOGITS, info.numLabels);
+  }
+
+  private float[][] runMany(String[] a, String[] b, int[] statuses, Output which, int width) {
+    TextBatch ta = TextBatch.of(a, "texts");
+    TextBatch tb = b == null ? null : TextBatch.of(b, "pairs");
+    int n = ta.size();
+    if (tb != null && tb.size() != n) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, n + " texts but " + tb.size() + " pairs");
+    }
+    if (statuses != null && statuses.length != n) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT,
+                                  "statuses has " + statuses.length + " entries, expected " + n);
+    }
+    long p = ptr();
+    if ((long) n * width > Integer.MAX_VALUE) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, n + " rows of " + width + " floats are too many");
+    }
+    float[] flat = new float[n * width];
+    int[] codes = statuses != null ? statuses : new int[n];
+    if (n > 0) {
+      context = null;
+      texts = new byte[0][];
+      int failed = nRunMany(p, ta.bytes, ta.starts, tb == null ? null : tb.bytes, tb == null ? null : tb.starts,
+                            which.code, width, flat, codes, statuses == null);
+      if (failed >= 0 && statuses == null) {
+        throw sequenceError(failed, a, b, codes[failed]);
+      }
+    }
+    float[][] rows = new float[n][];
+    for (int i = 0; i < n; i++) {
+      rows[i] = java.util.Arrays.copyOfRange(flat, i * width, (i + 1) * width);
+    }
+    return rows;
+  }
+
+  // The error of input i of a packed run: the C message of a single run of it (which fails the same way).
+  private EdgeBertException sequenceError(int i, String[] a, String[] b, int status) {
+    String name = b == null ? "texts[" + i + "]" : "texts[" + i + "], pairs[" + i + "]";
+    try {
+      if (b == null) {
+        runText(a[i]);
+      } else {
+        runTextPair(a[i], b[i]);
+      }
+    } catch (EdgeBertException e) {
+      if (e.status() == status) {
+        return new EdgeBertException(status, name + ": " + e.getMessage());
+      }
+    }
+    return new EdgeBertException(status, name + ": " + nStatusString(status));
+  }
+
   private float[] taskOutput(Output which) {
     if (!hasOutput(which)) {
       throw new EdgeBertException(EdgeBertException.UNSUPPORTED,
@@ -321,6 +439,12 @@ public final class Session implements AutoCloseable {
   private static native int[] nWords(long s);
   private static native void nAnswer(long s, byte[] question, byte[] context, int maxAnswerTokens, int docStride,
                                      int[] ints, float[] score);
+  // Runs all inputs in packed runs; out [n * width] receives the rows of output `which`, statuses
+  // [n] each input's eb_status. Returns the first failed input's index (with stopAtFailure: as
+  // soon as its run is read), else -1.
+  private static native int nRunMany(long s, byte[] a, int[] startsA, byte[] b, int[] startsB, int which, int width,
+                                     float[] out, int[] statuses, boolean stopAtFailure);
+  private static native String nStatusString(int status);
   private static native void nMemory(long s, long[] out);
   private static native void nDestroy(long s);
 }
