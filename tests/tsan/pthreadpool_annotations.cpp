@@ -8,8 +8,8 @@
 // per call: everything the caller did before pthreadpool_parallelize_*() happens before every
 // task, and every task happens before the call returns. These wrappers interpose the two
 // entry points edgebert uses and state those two edges with __tsan_release/__tsan_acquire on
-// two distinct per-pool addresses ("start": caller releases, tasks acquire; "done": tasks
-// release, caller acquires). Tasks never acquire "done", so two tasks of one call stay
+// two addresses ("start", the call's task record: caller releases, tasks acquire; "done", per
+// pool: tasks release, caller acquires). Tasks never acquire "done", so two tasks of one call stay
 // unordered for TSan and a race between them is still reported (tsan_race_control proves it).
 #include <dlfcn.h>
 #include <pthreadpool.h>
@@ -23,16 +23,17 @@ namespace {
 using Parallelize1d = void (*)(pthreadpool_t, pthreadpool_task_1d_t, void*, size_t, uint32_t);
 using Parallelize1dTile1d = void (*)(pthreadpool_t, pthreadpool_task_1d_tile_1d_t, void*, size_t, size_t, uint32_t);
 
+// "start" is the wrapper's own task record on the caller's stack: the caller releases its address
+// after filling it in and every task acquires that address before reading the record (acquiring
+// an address stored *inside* the record would read it unordered first: TSan reported exactly that
+// once a new pool's fresh worker met a reused stack slot). "done" is per pool.
 struct Handover {
-  const void* start;
   const void* done;
 };
 
 Handover handover(pthreadpool_t pool) {
-  // Two addresses per pool (its handle is the address of a live object; one past it is not
-  // dereferenced, it only names a synchronization object for TSan).
-  const char* p = reinterpret_cast<const char*>(pool);
-  return {p, p + 1};
+  // One past the pool's handle: never dereferenced, it only names a synchronization object for TSan.
+  return {reinterpret_cast<const char*>(pool) + 1};
 }
 
 // EDGEBERT_TSAN_NO_ANNOTATIONS=1 turns the annotations off, to show what TSan reports without
@@ -55,8 +56,8 @@ struct Task1d {
   Handover h;
 };
 void run_1d(void* ctx, size_t i) {
+  __tsan_acquire(ctx);  // before the first read of *ctx (see "start" above)
   auto* t = static_cast<Task1d*>(ctx);
-  __tsan_acquire(const_cast<void*>(t->h.start));
   t->task(t->context, i);
   __tsan_release(const_cast<void*>(t->h.done));
 }
@@ -67,8 +68,8 @@ struct Task1dTile {
   Handover h;
 };
 void run_1d_tile(void* ctx, size_t start, size_t count) {
+  __tsan_acquire(ctx);  // before the first read of *ctx (see "start" above)
   auto* t = static_cast<Task1dTile*>(ctx);
-  __tsan_acquire(const_cast<void*>(t->h.start));
   t->task(t->context, start, count);
   __tsan_release(const_cast<void*>(t->h.done));
 }
@@ -80,7 +81,7 @@ extern "C" void pthreadpool_parallelize_1d(pthreadpool_t pool, pthreadpool_task_
   static const auto next = real<Parallelize1d>("pthreadpool_parallelize_1d");
   if (!pool || disabled()) return next(pool, task, context, range, flags);  // !pool: inline on the caller
   Task1d t{task, context, handover(pool)};
-  __tsan_release(const_cast<void*>(t.h.start));
+  __tsan_release(&t);
   next(pool, run_1d, &t, range, flags);
   __tsan_acquire(const_cast<void*>(t.h.done));
 }
@@ -91,7 +92,7 @@ extern "C" void pthreadpool_parallelize_1d_tile_1d(pthreadpool_t pool, pthreadpo
       real<Parallelize1dTile1d>("pthreadpool_parallelize_1d_tile_1d");
   if (!pool || disabled()) return next(pool, task, context, range, tile, flags);
   Task1dTile t{task, context, handover(pool)};
-  __tsan_release(const_cast<void*>(t.h.start));
+  __tsan_release(&t);
   next(pool, run_1d_tile, &t, range, tile, flags);
   __tsan_acquire(const_cast<void*>(t.h.done));
 }
