@@ -46,23 +46,48 @@ bool match_from(const char* p, const char* s) {
 }
 
 // Chooses every GEMM's quantization as soon as the float reference has produced that GEMM's
-// calibration activations (no activation is stored).
+// calibration activations. A stored layer applied more than once (ALBERT's shared groups) has one
+// static set of scales and one packed weight set for all its uses: its GEMMs' inputs and outputs
+// are kept until the last use, and the parameters are chosen once over the rows of every use (the
+// union of their ranges), not from the last use alone. Unshared layers store nothing.
 class Calibrator : public GemmObserver {
  public:
   Calibrator(const FloatBert& m, Scheme scheme, std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers)
-      : m_(m), scheme_(scheme), layers_(layers) {}
-  void observe(int layer, GemmKind kind, const FloatLinear&, const float* x, const float* y, size_t rows) override {
+      : m_(m), scheme_(scheme), layers_(layers), uses_(layers.size(), 0), pending_(layers.size()) {
+    for (int i = 0; i < m.num_applied_layers(); ++i) ++uses_[static_cast<size_t>(m.stored_layer(i))];
+  }
+  void observe(int layer, GemmKind kind, const FloatLinear& l, const float* x, const float* y, size_t rows) override {
     const auto t0 = std::chrono::steady_clock::now();
-    choose_gemm_params(m_, kind, scheme_, x, y, rows, layers_[layer][static_cast<int>(kind)]);
+    ConvertedLinear& c = layers_[layer][static_cast<int>(kind)];
+    const int uses = uses_[static_cast<size_t>(layer)];
+    if (uses <= 1) {
+      choose_gemm_params(m_, kind, scheme_, x, y, rows, c);
+    } else {
+      Pending& p = pending_[static_cast<size_t>(layer)][static_cast<int>(kind)];
+      p.x.insert(p.x.end(), x, x + rows * static_cast<size_t>(l.in));
+      p.y.insert(p.y.end(), y, y + rows * static_cast<size_t>(l.out));
+      p.rows += rows;
+      if (++p.seen == uses) {  // the last use: one choice over every use's rows
+        choose_gemm_params(m_, kind, scheme_, p.x.data(), p.y.data(), p.rows, c);
+        p = Pending{};
+      }
+    }
     seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   double seconds() const { return seconds_; }
 
  private:
+  struct Pending {
+    std::vector<float> x, y;
+    size_t rows = 0;
+    int seen = 0;
+  };
   double seconds_ = 0;
   const FloatBert& m_;
   Scheme scheme_;
   std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers_;
+  std::vector<int> uses_;  // applied uses per stored layer
+  std::vector<std::array<Pending, kGemmsPerLayer>> pending_;
 };
 
 struct ErrorAccumulator {
@@ -295,9 +320,12 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
   const bool have_vocab = vocab_in != nullptr;
 
   // int8 of the families where the runtime runs it: RoBERTa / XLM-R / CamemBERT (BERT's blocks
-  // with other position ids and an fp32 head) and ELECTRA (its projection GEMM stays fp32); the
-  // others stay fp32 for now.
+  // with other position ids and an fp32 head), ELECTRA and ALBERT (their projection GEMM stays
+  // fp32; ALBERT's shared layers calibrated over every use), nomic-bert with SwiGLU / GeGLU and
+  // ModernBERT (pre-norm: the residual stream stays float, each LayerNorm quantizes for its GEMM);
+  // the others (nomic-bert's GLU / ReLU gates) stay fp32 for now.
   const bool int8_family = m.family() == Family::kRoberta || m.family() == Family::kElectra ||
+                           m.family() == Family::kAlbert || m.family() == Family::kModernBert ||
                            (m.family() == Family::kNomicBert && (cfg.activation == HiddenAct::kGelu ||
                                                                  cfg.activation == HiddenAct::kSilu));
   if (!o.fp32 && !cfg.is_bert_or_distilbert() && !int8_family)

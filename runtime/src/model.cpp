@@ -506,6 +506,7 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
   m->int8 = fm->precision() == fb::Precision::INT8;
   const bool int8_family = m->family == Family::kBert || m->family == Family::kDistilBert ||
                            m->family == Family::kRoberta || m->family == Family::kElectra ||
+                           m->family == Family::kAlbert || m->family == Family::kModernBert ||
                            (m->family == Family::kNomicBert &&
                             (k.activation == Activation::kGelu || k.activation == Activation::kSilu ||
                              k.activation == Activation::kGeluTanh));

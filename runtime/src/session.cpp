@@ -349,6 +349,7 @@ size_t element_bytes(const Op& op) { return op.linear->int8 ? 1 : 4; }
 
 void Session::attention_pack(size_t h, size_t row0, size_t n, uint8_t* slot) {
   const BoundOp& b = *cur_attention_;
+  if (b.op->window > 0) return;  // the window kernel reads its keys in place (no pack step)
   const size_t H = static_cast<size_t>(b.op->width), e = element_bytes(*b.op);
   const kernels::AttentionHeadS8 a = head_args_s8(*b.op, b.in[0] + row0 * 3 * H * e, b.out[0] + row0 * H * e, slot, h, n,
                                                   any_padding_ ? key_mask_.data() + row0 : nullptr);
@@ -369,7 +370,10 @@ void Session::attention_rows(size_t h, size_t row0, size_t n, uint8_t* slot, siz
     kernels::AttentionHeadS8 a = head_args_s8(*b.op, qkv, context, slot, h, n, mask);
     a.scores = reinterpret_cast<float*>(b.out[2] + w * scores_stride);
     a.probs = b.out[3] + w * attention_scratch_stride(tile * n_max);
-    kernels::attention_s8_kernel().rows(a, static_cast<int>(row_begin), static_cast<int>(row_end));
+    if (b.op->window > 0)  // sliding window: |i - j| <= window / 2, cost n x (window + 1)
+      kernels::attention_s8_rows_window(a, b.op->window / 2, static_cast<int>(row_begin), static_cast<int>(row_end));
+    else
+      kernels::attention_s8_kernel().rows(a, static_cast<int>(row_begin), static_cast<int>(row_end));
   } else {
     kernels::AttentionHeadF32 a;
     point_at_head(a, reinterpret_cast<const float*>(qkv), reinterpret_cast<float*>(context), *b.op, h, n, mask);
@@ -528,10 +532,24 @@ void Session::run_rotary(const BoundOp& b, size_t n) {
   }
 }
 
-// Gated FFN (fp32): y[r, c] = act(x[r, c]) * x[r, I + c], the activation on the first half in place.
+// Gated FFN: y[r, c] = act(x[r, c]) * x[r, I + c]; int8 or float halves in, the down GEMM's int8
+// input or floats out (mixed precision through --keep-fp32 gives the two mixed cases).
 void Session::run_gated_activation(const BoundOp& b, size_t n) {
   const Op& op = *b.op;
   const size_t I = static_cast<size_t>(op.width);
+  if (op.linear->int8 && !op.quant_for) {  // int8 halves, fp32 down GEMM (--keep-fp32): float out
+    const float s = op.linear->output_scale;
+    const int32_t zp = op.linear->output_zero_point;
+    auto gate = [&](size_t r0, size_t rows) {
+      for (size_t r = r0; r < r0 + rows; ++r) {
+        const int8_t* g = reinterpret_cast<const int8_t*>(b.in[0]) + r * 2 * I;
+        float* y = reinterpret_cast<float*>(b.out[0]) + r * I;
+        for (size_t c = 0; c < I; ++c) y[c] = op.lut_f32[static_cast<uint8_t>(g[c])] * ((g[I + c] - zp) * s);  // the table's order (gated.h)
+      }
+    };
+    parallel_rows(pool_, n, row_tile_, gate);
+    return;
+  }
   if (op.linear->int8) {  // int8 halves -> the down GEMM's int8 input (kernels/gated.h)
     auto gate_s8 = [&](size_t r0, size_t rows) {
       kernels::GatedArgs a{reinterpret_cast<const int8_t*>(b.in[0]) + r0 * 2 * I, 2 * I, rows, I, op.lut_f32.data(),
@@ -544,11 +562,17 @@ void Session::run_gated_activation(const BoundOp& b, size_t n) {
   }
   float* x = reinterpret_cast<float*>(b.in[0]);
   float* y = reinterpret_cast<float*>(b.out[0]);
+  const LinearView* next = op.quant_for;  // an int8 down GEMM after an fp32 up GEMM (--keep-fp32)
   auto gate = [&](size_t r0, size_t rows) {
     for (size_t r = r0; r < r0 + rows; ++r) {
       float* g = x + r * 2 * I;
       activation_in_place(op.activation, g, I);
-      for (size_t c = 0; c < I; ++c) y[r * I + c] = g[c] * g[I + c];
+      if (next) {  // the product into the first half, then quantized for the down GEMM
+        for (size_t c = 0; c < I; ++c) g[c] *= g[I + c];
+        kernels::quantize_s8(g, I, next->input_scale, next->input_zero_point, reinterpret_cast<int8_t*>(b.out[0]) + r * I);
+      } else {
+        for (size_t c = 0; c < I; ++c) y[r * I + c] = g[c] * g[I + c];
+      }
     }
   };
   parallel_rows(pool_, n, row_tile_, gate);

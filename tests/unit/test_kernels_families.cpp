@@ -212,7 +212,8 @@ TEST_CASE("int8 attention with a sliding window: reference, full-window bytes, r
   struct Shape {
     int n, hd;
   };
-  for (const Shape sh : {Shape{1, 16}, Shape{9, 24}, Shape{40, 64}, Shape{77, 33}, Shape{130, 64}}) {
+  for (const Shape sh : {Shape{1, 16}, Shape{9, 24}, Shape{40, 64}, Shape{77, 33}, Shape{130, 64}, Shape{33, 32},
+                         Shape{21, 128}}) {
     for (const char* mk : {"none", "random", "trailing", "one_valid"}) {
       const S8Case c = make_s8_case(rng, sh.n, sh.hd, mk, 6.0f, -3);
       const size_t n = size_t(c.n), hd = size_t(c.hd);
@@ -224,8 +225,16 @@ TEST_CASE("int8 attention with a sliding window: reference, full-window bytes, r
         kn::AttentionHeadS8 a = s8_args(c, nullptr, out.data(), hd);
         a.scores = scores.data();
         a.probs = probs.data();
-        kn::attention_s8_rows_window(a, window, 0, c.n);
+        kn::attention_s8_rows_window_portable(a, window, 0, c.n);
         const std::vector<int8_t> ref = ref_attention_s8(c, window);
+        for (const kn::KernelTable* t : tables_here()) {  // every variant: the portable bytes
+          INFO(t->name);
+          std::vector<int8_t> v(n * hd, 0x5A);
+          a.context = v.data();
+          t->attention_s8_rows_window(a, window, 0, c.n);
+          CHECK(v == out);
+        }
+        a.context = out.data();
         for (size_t i = 0; i < out.size(); ++i) {
           const int e = std::abs(int(out[i]) - int(ref[i]));
           CHECK(e <= 1);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Int8 attention with a sliding-window mask, for the model families of issue 18 (Longformer /
-// BigBird-style local attention, Mistral-style windows; nothing calls it yet): query row i
+// BigBird-style local attention, Mistral-style windows; ModernBERT's local layers): query row i
 // attends only to the keys j in [i - window, i + window] (and, of those, the ones key_mask
 // keeps), with the numerics of attention.h, so window >= n gives attention_head_s8's bytes. The
 // work grows with n x (2 window + 1), not n^2: each row reads only its window's keys, in place (no
@@ -14,8 +14,12 @@
 namespace edgebert {
 namespace kernels {
 
+// The active kernel table's variant (kernels/dispatch.h).
 void attention_s8_rows_window(const AttentionHeadS8& args, int window, int row_begin, int row_end);
 void attention_s8_rows_window_portable(const AttentionHeadS8& args, int window, int row_begin, int row_end);
+#if defined(__x86_64__) || defined(__i386__)
+void attention_s8_rows_window_avx2(const AttentionHeadS8& args, int window, int row_begin, int row_end);  // AVX2
+#endif
 // fp32 (kernels/attention.cpp): attention_rows_f32_portable's numerics over the window's keys, so
 // window >= n gives its bytes; a row whose window holds only padding gets a zero context. Portable
 // only (the fp32 path serves the fp32 family models; the int8 window kernel is the fast one).

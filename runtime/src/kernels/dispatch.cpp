@@ -27,7 +27,8 @@ const KernelTable kPortable = {"portable",
                                gelu_f32_portable,
                                attention_rows_f32_portable,
                                &kAttentionS8Portable,
-                               gated_s8_portable};
+                               gated_s8_portable,
+                               attention_s8_rows_window_portable};
 
 #if defined(__x86_64__) || defined(__i386__)
 // AVX2 element-wise kernels with one of the 256-bit int8 attention cores.
@@ -42,7 +43,8 @@ constexpr KernelTable avx2_table(const char* name, const AttentionS8Kernel* atte
           gelu_f32_avx2,
           attention_rows_f32_avx2,
           attention,
-          gated_s8_portable};
+          gated_s8_portable,
+          attention_s8_rows_window_avx2};
 }
 const KernelTable kAvx2 = avx2_table("avx2", &kAttentionS8Avx2);
 const KernelTable kAvxVnni = avx2_table("avxvnni", &kAttentionS8AvxVnni);
@@ -59,7 +61,8 @@ constexpr KernelTable avx512_table(const char* name, void (*lut)(int8_t*, size_t
           gelu_f32_avx2,
           attention_rows_f32_avx2,
           &kAttentionS8Avx512,
-          gated_s8_avx512};
+          gated_s8_avx512,
+          attention_s8_rows_window_avx2};
 }
 const KernelTable kAvx512 = avx512_table("avx512", apply_lut_s8_avx512);
 const KernelTable kAvx512Vbmi = avx512_table("avx512vbmi", apply_lut_s8_avx512vbmi);
@@ -77,7 +80,8 @@ constexpr KernelTable neon_table(const char* name, const AttentionS8Kernel* atte
           gelu_f32_portable,
           attention_rows_f32_portable,
           attention,
-          gated_s8_portable};
+          gated_s8_portable,
+          attention_s8_rows_window_portable};
 }
 const KernelTable kNeon = neon_table("neon", &kAttentionS8Neon);
 const KernelTable kNeonDot = neon_table("neon_dot", &kAttentionS8NeonDot);
