@@ -394,6 +394,12 @@ eb_status eb_session_best_span(const eb_session* session, int32_t max_answer_tok
   return session->impl->best_span(max_answer_tokens, out_span);
 }
 
+eb_status eb_session_sequence_best_span(const eb_session* session, size_t index, int32_t max_answer_tokens,
+                                        eb_span* out_span) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return session->impl->sequence_best_span(index, max_answer_tokens, out_span);
+}
+
 eb_status eb_session_get_word_ids(const eb_session* session, const int32_t** out_word_ids, size_t* out_len) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   edgebert::Session& s = *session->impl;

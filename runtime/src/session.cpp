@@ -1032,6 +1032,7 @@ eb_status Session::run_packed(size_t count, bool text, bool pair) {
             batch_sentence_.begin() + static_cast<std::ptrdiff_t>(sentence_embedding_ ? count * H : 0), 0.f);
   clear_error();
   state_.packed = true;
+  state_.packed_pairs = text && pair;
   state_.sequences = count;
   if (rows > 0) {
     const eb_status s = forward(rows, 0);
@@ -1045,7 +1046,6 @@ eb_status Session::run_packed(size_t count, bool text, bool pair) {
   if (!text || rows == 0) return EB_OK;
   finish_text_run(rows, false);
   state_.pair = false;  // best_span reads single runs only
-  (void)pair;
   size_t w = 0;
   for (size_t k = 0; k < count; ++k) {
     SequenceInfo& q = sequences_[k];
@@ -1131,10 +1131,9 @@ eb_status Session::run_ids_batch(const int32_t* ids, const int32_t* token_types,
 
 // ---- question answering
 
-bool Session::best_span_in_run(size_t max_len, eb_span* out) const {
-  const size_t n = state_.tokens;
+bool Session::best_span_in_run(size_t begin, size_t n, size_t max_len, eb_span* out) const {
   bool found = false;
-  for (size_t s = 0; s < n; ++s) {
+  for (size_t s = begin; s < n; ++s) {
     if (segment_[s] != 1) continue;
     for (size_t e = s; e < n && e - s < max_len && segment_[e] == 1; ++e) {
       const float score = start_logits_[s] + end_logits_[e];
@@ -1156,8 +1155,30 @@ eb_status Session::best_span(int max_tokens, eb_span* out) {
     return fail(EB_ERROR_UNSUPPORTED, "best_span needs a question-answering model");
   if (!has_pair())
     return fail(EB_ERROR_BAD_STATE, "best_span needs a successful run_text_pair(question, context) as the last run");
-  if (!best_span_in_run(max_tokens <= 0 ? 30 : static_cast<size_t>(max_tokens), out))
+  if (!best_span_in_run(0, state_.tokens, max_tokens <= 0 ? 30 : static_cast<size_t>(max_tokens), out))
     return fail(EB_ERROR_BAD_STATE, "the context of the last run has no tokens");
+  clear_error();
+  return EB_OK;
+}
+
+eb_status Session::sequence_best_span(size_t index, int max_tokens, eb_span* out) {
+  if (!out) return fail(EB_ERROR_INVALID_ARGUMENT, "out_span is NULL");
+  if (model_.task != Task::kQuestionAnswering || !start_logits_)
+    return fail(EB_ERROR_UNSUPPORTED, "sequence_best_span needs a question-answering model");
+  if (!state_.packed) {
+    if (index != 0) return fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu of 1 (the last run was a single run)", index);
+    return best_span(max_tokens, out);
+  }
+  if (!state_.packed_pairs)
+    return fail(EB_ERROR_BAD_STATE, "sequence_best_span needs a successful run_text_pairs(questions, contexts) as the last run");
+  if (index >= state_.sequences)
+    return fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu of %zu", index, state_.sequences);
+  const SequenceInfo& q = sequences_[index];
+  if (q.status != EB_OK)
+    return fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu did not run (%s)", index, eb_status_string(q.status));
+  if (!best_span_in_run(q.first_token, q.first_token + q.tokens, max_tokens <= 0 ? 30 : static_cast<size_t>(max_tokens),
+                        out))
+    return fail(EB_ERROR_BAD_STATE, "the context of sequence %zu has no tokens", index);
   clear_error();
   return EB_OK;
 }
@@ -1278,7 +1299,7 @@ eb_status Session::answer(const char* question, const char* context, int max_ans
     finish_text_run(n, true);
     ++windows;
     eb_span span;
-    if (best_span_in_run(max_len, &span) && (!found || span.score > best.score)) best = span, found = true;
+    if (best_span_in_run(0, n, max_len, &span) && (!found || span.score > best.score)) best = span, found = true;
     if (start + window >= total) break;
     // the next cursor: the start of the word holding the next window's first token
     if (whole) continue;  // the whole context stays in the buffers

@@ -103,6 +103,8 @@ class Session {
   // Extractive QA after run_text_pair(question, context): best span of the context (segment 1),
   // start <= end, at most max_tokens tokens (<= 0: 30), by start_logits + end_logits.
   eb_status best_span(int max_tokens, eb_span* out);
+  // The same for sequence `index` of the last run (a packed run of pairs, or a single pair run).
+  eb_status sequence_best_span(size_t index, int max_tokens, eb_span* out);
   const int32_t* input_ids() const { return ids_.data(); }
   const Model& model() const { return program_->model(); }
   const Program& program() const { return *program_; }
@@ -161,6 +163,7 @@ class Session {
     bool pair = false;  // a (question, context) pair: segment 1 is the context (best_span)
     size_t words = 0;
     bool packed = false;   // a packed run: `sequences` sequences (sequences_ has them)
+    bool packed_pairs = false;  // a packed run of text pairs (sequence_best_span)
     size_t sequences = 0;
   };
 
@@ -218,8 +221,8 @@ class Session {
   // answer(): tokenizes the context from byte `from` (a word start) into the context buffers, at
   // least `need` tokens (fewer only at the end of the context); returns how many it found.
   size_t tokenize_context(std::string_view context, size_t from, size_t need);
-  // Best span over the context tokens (segment 1) of the current run, or false.
-  bool best_span_in_run(size_t max_len, eb_span* out) const;
+  // Best span over the context tokens (segment 1) of the run's tokens [begin, end), or false.
+  bool best_span_in_run(size_t begin, size_t end, size_t max_len, eb_span* out) const;
 
   std::shared_ptr<const Program> program_;
   const Model& model_;

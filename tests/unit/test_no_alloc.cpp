@@ -211,6 +211,11 @@ TEST_CASE("packed runs perform zero heap allocations", "[alloc][packed]") {
             failures += eb_session_run_texts(s.s, texts + done, 8 - done, &n) != EB_OK || n == 0;
           for (size_t done = 0, n = 0; done < 8; done += n)
             failures += eb_session_run_text_pairs(s.s, texts + done, second + done, 8 - done, &n) != EB_OK || n == 0;
+          {
+            eb_span span;  // the last run's first pair: its answer span (QA), or the documented refusals
+            const eb_status st = eb_session_sequence_best_span(s.s, 0, 5, &span);  // (not QA / it did not run)
+            failures += st != EB_OK && st != EB_ERROR_UNSUPPORTED && st != EB_ERROR_INVALID_ARGUMENT;
+          }
           size_t n = 0;
           failures += eb_session_run_ids_batch(s.s, ids, nullptr, lengths, 5, &n) != EB_OK || n != 5;
           for (int out = EB_OUTPUT_LAST_HIDDEN_STATE; out < EB_OUTPUT_COUNT; ++out) {

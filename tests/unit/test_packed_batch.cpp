@@ -333,3 +333,73 @@ TEST_CASE("packed runs refuse bad arguments and a too small max_batch_tokens", "
   REQUIRE(eb_session_get_sequence(s.s, 2, &q) == EB_OK);
   CHECK((q.status == EB_OK && q.first_token == 3 && q.tokens == 3));
 }
+
+TEST_CASE("each pair of a packed QA run has the best span of its single run", "[packed][qa]") {
+  const std::string long_context(400, 'x');  // far longer than the session maximum of 32 tokens
+  const char* questions[] = {"who was rude?", "what was clean?", "who?", "was it good?", "where?"};
+  const char* contexts[] = {"the hotel was clean , but the staff was rude", "the hotel was clean",
+                            long_context.c_str(), "the movie was good , not bad !", "in the hotel by the sea"};
+  constexpr size_t kPairs = 5;
+  for (const char* kind : {"int8", "fp32"}) {
+    for (int threads : {1, 2}) {
+      INFO(kind << " threads " << threads);
+      ModelHandle m;
+      char err[512];
+      REQUIRE(eb_model_load_file(ebm_path("task_bert_qa", kind).c_str(), &m.m, err, sizeof err) == EB_OK);
+      SessionHandle single = make_session(m.m, threads, 0);
+      SessionHandle packed = make_session(m.m, threads, kMaxLen);  // runs of 32 tokens: several runs
+      eb_span span;
+      CHECK(eb_session_sequence_best_span(packed.s, 0, 5, &span) == EB_ERROR_BAD_STATE);  // no run yet
+      size_t runs = 0;
+      for (size_t done = 0, n = 0; done < kPairs; done += n, ++runs) {
+        REQUIRE(eb_session_run_text_pairs(packed.s, questions + done, contexts + done, kPairs - done, &n) == EB_OK);
+        REQUIRE(n >= 1);
+        // the spans of this run's pairs, read before the single runs below change nothing here
+        std::vector<eb_span> spans(n);
+        std::vector<eb_sequence_info> infos(n);
+        std::vector<eb_status> statuses(n);
+        for (size_t i = 0; i < n; ++i) {
+          REQUIRE(eb_session_get_sequence(packed.s, i, &infos[i]) == EB_OK);
+          statuses[i] = eb_session_sequence_best_span(packed.s, i, 5, &spans[i]);
+        }
+        CHECK(eb_session_sequence_best_span(packed.s, n, 5, &span) == EB_ERROR_INVALID_ARGUMENT);
+        CHECK(eb_session_sequence_best_span(packed.s, 0, 5, nullptr) == EB_ERROR_INVALID_ARGUMENT);
+        for (size_t i = 0; i < n; ++i) {
+          INFO("pair " << done + i);
+          const eb_status alone = eb_session_run_text_pair(single.s, questions[done + i], contexts[done + i]);
+          CHECK(infos[i].status == alone);
+          if (alone != EB_OK) {
+            CHECK(statuses[i] == EB_ERROR_INVALID_ARGUMENT);  // the sequence did not run
+            continue;
+          }
+          REQUIRE(statuses[i] == EB_OK);
+          eb_span want;
+          REQUIRE(eb_session_best_span(single.s, 5, &want) == EB_OK);
+          CHECK(spans[i].start_token - infos[i].first_token == want.start_token);
+          CHECK(spans[i].end_token - infos[i].first_token == want.end_token);
+          CHECK(spans[i].begin_byte == want.begin_byte);
+          CHECK(spans[i].end_byte == want.end_byte);
+          if (std::strcmp(kind, "int8") == 0) CHECK(spans[i].score == want.score);
+          else CHECK(std::fabs(spans[i].score - want.score) <= 1e-4f * (1.f + std::fabs(want.score)));
+          // and index 0 of a single run is best_span
+          eb_span first;
+          REQUIRE(eb_session_sequence_best_span(single.s, 0, 5, &first) == EB_OK);
+          CHECK((first.start_token == want.start_token && first.end_token == want.end_token));
+          CHECK(eb_session_sequence_best_span(single.s, 1, 5, &first) == EB_ERROR_INVALID_ARGUMENT);
+        }
+      }
+      CHECK(runs >= 2);  // the five pairs need more than one packed run of 32 tokens
+      // texts (not pairs), and a model that is not QA
+      size_t n = 0;
+      REQUIRE(eb_session_run_texts(packed.s, questions, 2, &n) == EB_OK);
+      CHECK(eb_session_sequence_best_span(packed.s, 0, 5, &span) == EB_ERROR_BAD_STATE);
+    }
+  }
+  ModelHandle enc;
+  char err[512];
+  REQUIRE(eb_model_load_file(ebm_path("base2_h12", "int8").c_str(), &enc.m, err, sizeof err) == EB_OK);
+  SessionHandle s = make_session(enc.m, 1, kBatchTokens);
+  eb_span span;
+  CHECK(eb_session_sequence_best_span(s.s, 0, 5, &span) == EB_ERROR_UNSUPPORTED);
+  CHECK(eb_session_sequence_best_span(nullptr, 0, 5, &span) == EB_ERROR_INVALID_ARGUMENT);
+}

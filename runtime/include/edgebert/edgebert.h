@@ -216,7 +216,8 @@ EB_API eb_status eb_session_run_embeddings(eb_session* session, const float* emb
  * token outputs (last_hidden_state, start/end_logits, token_logits), input ids, token offsets,
  * word ids and words cover all tokens of the run, sequence i's at [first_token, first_token +
  * tokens) (words at [first_word, first_word + words]; their token indices are the run's).
- * eb_session_best_span reads single runs only (EB_ERROR_BAD_STATE after a packed run).
+ * eb_session_best_span reads single runs only (EB_ERROR_BAD_STATE after a packed run); the answer
+ * span of each pair of a packed eb_session_run_text_pairs is eb_session_sequence_best_span.
  * Performs no heap allocation. */
 EB_API eb_status eb_session_run_texts(eb_session* session, const char* const* texts, size_t count, size_t* out_consumed);
 /* Pairs ("[CLS] a [SEP] b [SEP]" each, as eb_session_run_text_pair). */
@@ -266,6 +267,16 @@ typedef struct eb_span {
   float score;         /* start_logits[start_token] + end_logits[end_token] */
 } eb_span;
 EB_API eb_status eb_session_best_span(const eb_session* session, int32_t max_answer_tokens, eb_span* out_span);
+/* The same for sequence `index` of the last run (eb_session_get_sequence): after a packed
+ * eb_session_run_text_pairs(questions, contexts), the best span of pair `index`'s context; after a
+ * single run_text_pair, index 0 is eb_session_best_span. start_token / end_token index the run's
+ * tokens (sequence `index` holds [first_token, first_token + tokens)); begin_byte / end_byte index
+ * that pair's own context text. EB_ERROR_INVALID_ARGUMENT for an index out of range or a sequence
+ * that did not run (its own status is in eb_session_get_sequence); EB_ERROR_BAD_STATE unless the
+ * last run was of text pairs. Equal to a single run_text_pair of that pair and best_span (int8:
+ * the same span and score). */
+EB_API eb_status eb_session_sequence_best_span(const eb_session* session, size_t index, int32_t max_answer_tokens,
+                                               eb_span* out_span);
 
 /* After run_text / run_text_pair: for each token of the last run, the index of the word it belongs
  * to within its segment (as HuggingFace's word_ids()), -1 for special tokens. Same validity as
