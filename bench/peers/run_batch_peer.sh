@@ -6,16 +6,18 @@
 # interleaved round by round so that every configuration sees the same machine. Prints one line per
 # measurement and a summary table (best sentences/s of each configuration over the rounds).
 # usage: bench/peers/run_batch_peer.sh --ebm M.ebm --onnx M_int8.onnx --texts FILE [--peer-dir DIR]
-#          [--rounds R (2)] [--batch-tokens "0 256 1024"] [--debian13] [--build DIR]
+#          [--rounds R (2)] [--batch-tokens "0 256 1024"] [--debian13] [--build DIR] [--peak-gops G]
 #   --peer-dir  a writable copy of ../shared/peers with node_modules (made and installed if absent)
 #   --debian13  run edgebert-bench inside the Debian 13 root (scripts/debian13/root.sh; XNNPACK 2024),
 #               from the build folder build/debian13 (the files must then lie inside this checkout)
 #   --build     the (host) build folder with edgebert-bench (default build/release)
+#   --peak-gops the one-core int8 peak (edgebert-int8-peak): edgebert-bench then reports the
+#               fraction of the int8-peak limit in its JSON
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 SHARED=${EDGEBERT_SHARED:-$REPO/../shared}
-EBM="" ONNX="" TEXTS="" PEER=/tmp/edgebert_batch_peer ROUNDS=2 NS="0 256 1024" D13=0 BUILD=$REPO/build/release
+EBM="" ONNX="" TEXTS="" PEER=/tmp/edgebert_batch_peer ROUNDS=2 NS="0 256 1024" D13=0 BUILD=$REPO/build/release PEAK=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --ebm) EBM=$(realpath "$2"); shift 2 ;;
@@ -26,6 +28,7 @@ while [ $# -gt 0 ]; do
     --batch-tokens) NS=$2; shift 2 ;;
     --debian13) D13=1; shift ;;
     --build) BUILD=$(realpath "$2"); shift 2 ;;
+    --peak-gops) PEAK=(--peak-gops "$2"); shift 2 ;;
     *) echo "usage: see the head of $0" >&2; exit 2 ;;
   esac
 done
@@ -62,7 +65,7 @@ for r in $(seq "$ROUNDS"); do
     sps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sentences_per_s"])' "$OUT/ort_r${r}_t$t.json")
     echo "round $r threads $t ort_batch32 $sps load $(cut -d' ' -f1 /proc/loadavg)" | tee -a "$OUT/results.txt"
     for n in $NS; do
-      bench "$t" "$n" "$OUT/eb_r${r}_t${t}_n$n.json" --runs 2 >/dev/null
+      bench "$t" "$n" "$OUT/eb_r${r}_t${t}_n$n.json" --runs 2 "${PEAK[@]}" >/dev/null
       sps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sentences_per_second"])' "$OUT/eb_r${r}_t${t}_n$n.json")
       echo "round $r threads $t edgebert_n$n $sps load $(cut -d' ' -f1 /proc/loadavg)" | tee -a "$OUT/results.txt"
     done
