@@ -39,12 +39,15 @@ done
 OUT=$REPO/build/batch-peer
 mkdir -p "$OUT"
 
-bench() {  # threads batch-tokens json [extra args]
+inroot() { echo "/src/${1#"$REPO"/}"; }  # a path inside this checkout, as the Debian 13 root sees it
+bench() {  # threads batch-tokens json [--write-ids PATH] [extra args]
   local t=$1 n=$2 json=$3; shift 3
   if [ $D13 -eq 1 ]; then
+    local args=() a
+    for a in "$@"; do case "$a" in "$REPO"/*) args+=("$(inroot "$a")") ;; *) args+=("$a") ;; esac; done
     "$REPO/scripts/debian13/root.sh" --src "$REPO" -- /src/build/debian13/edgebert-bench \
-      --model "/src/${EBM#"$REPO"/}" --texts "/src/${TEXTS#"$REPO"/}" --batch-tokens "$n" --threads "$t" \
-      --json "/src/${json#"$REPO"/}" "$@"
+      --model "$(inroot "$EBM")" --texts "$(inroot "$TEXTS")" --batch-tokens "$n" --threads "$t" \
+      --json "$(inroot "$json")" "${args[@]}"
   else
     "$BUILD/edgebert-bench" --model "$EBM" --texts "$TEXTS" --batch-tokens "$n" --threads "$t" --json "$json" "$@"
   fi
