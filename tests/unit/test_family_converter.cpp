@@ -21,6 +21,7 @@
 #include "converter/model_writer.h"
 #include "edgebert_generated.h"
 #include "converter/reference_bert.h"
+#include "family_manifest.h"
 #include "test_support.h"
 
 using namespace edgebert::convert;
@@ -29,20 +30,7 @@ namespace fb = edgebert::fb;
 
 namespace {
 
-std::string families_dir() { return testdata_dir() + "/families"; }
-
-struct ManifestLine {
-  std::string model, family, task, name;
-  int seq = 0;
-};
-
-std::vector<ManifestLine> manifest() {
-  std::ifstream f(families_dir() + "/families_manifest.txt");
-  std::vector<ManifestLine> out;
-  ManifestLine l;
-  while (f >> l.model >> l.family >> l.task >> l.name >> l.seq) out.push_back(l);
-  return out;
-}
+std::vector<ManifestLine> manifest() { return family_manifest(); }
 
 std::vector<float> linear(const FloatLinear& l, const std::vector<float>& x, size_t rows) {
   std::vector<float> y(rows * l.out);

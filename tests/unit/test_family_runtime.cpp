@@ -25,14 +25,13 @@
 #include "model.h"
 #include "program/program.h"
 #include "session.h"
+#include "family_manifest.h"
 #include "test_support.h"
 
 using namespace edgebert::test;
 namespace fb = edgebert::fb;
 
 namespace {
-
-std::string families_dir() { return testdata_dir() + "/families"; }
 
 struct TempDir {
   std::string path;
@@ -44,16 +43,9 @@ struct TempDir {
 };
 
 
-struct ManifestLine {
-  std::string model, family, task, name;
-  int seq = 0;
-};
-
 std::vector<ManifestLine> manifest() {
-  std::ifstream f(families_dir() + "/families_manifest.txt");
   std::vector<ManifestLine> out;
-  ManifestLine l;
-  while (f >> l.model >> l.family >> l.task >> l.name >> l.seq)
+  for (const ManifestLine& l : family_manifest())
     if (l.model != "nomic_prenorm_ntk") out.push_back(l);  // refused by the converter (test_family_converter)
   return out;
 }
