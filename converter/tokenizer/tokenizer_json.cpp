@@ -157,7 +157,13 @@ class Writer {
 
   // id -> token for the model's vocabulary, extended with the added tokens' ids.
   void finish_vocab(const std::string& what) {
+    const size_t id_limit = vocab_.size() + added_.size();
     for (const Added& a : added_) {
+      // Ids are dense (0..n-1), so an id at or past entries + added tokens leaves a hole: refuse
+      // it before sizing anything by it.
+      if (static_cast<size_t>(a.id) >= id_limit)
+        fail(src_, "added_tokens: id " + std::to_string(a.id) + " of \"" + a.content + "\" is out of range (" +
+                       std::to_string(id_limit) + " tokens in all; ids must be 0..n-1)");
       if (static_cast<size_t>(a.id) >= vocab_.size()) {
         vocab_.resize(static_cast<size_t>(a.id) + 1);
         present_.resize(vocab_.size(), false);
@@ -174,10 +180,14 @@ class Writer {
 
   void vocab_from_object(const JsonValue& v, const std::string& what) {
     if (!v.is_object()) fail(src_, what + ": \"vocab\" is not an object");
+    // Ids are dense (0..n-1) over the vocab and the added tokens, so none can reach this bound; checking
+    // it first keeps a corrupt id from sizing the tables (memory stays proportional to the file).
+    const size_t id_limit = v.size() + added_.size();
     for (size_t i = 0; i < v.size(); ++i) {
       const JsonValue& idv = v.value(i);
-      if (!idv.is_integer() || idv.as_int64() < 0 || idv.as_int64() >= (1 << 30))
-        fail(src_, what + ": vocab id of \"" + v.key(i) + "\" is not a valid id");
+      if (!idv.is_integer() || idv.as_int64() < 0 || static_cast<uint64_t>(idv.as_int64()) >= id_limit)
+        fail(src_, what + ": vocab id of \"" + v.key(i) + "\" is not a valid id (" + std::to_string(v.size()) +
+                       " entries and " + std::to_string(added_.size()) + " added tokens; ids must be 0..n-1)");
       const size_t id = static_cast<size_t>(idv.as_int64());
       if (id >= vocab_.size()) {
         vocab_.resize(id + 1);

@@ -239,6 +239,11 @@ TEST_CASE("the converter refuses what the runtime cannot run, naming it", "[text
   std::string bpe = byte_level_json();
   bpe.replace(bpe.find("\"hell o\""), 8, "\"o hell\"");
   CHECK_THAT(refusal(bpe), Catch::Contains("merge 3 produces \"ohell\", missing from the vocabulary"));
+  // an id far past the token count is refused before it sizes any table (found by fuzz_tokenizer_json)
+  const std::string wp_head = R"({"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"[UNK]": 0, "a": )";
+  CHECK_THAT(refusal(wp_head + "151111111}}}"), Catch::Contains("vocab id of \"a\" is not a valid id (2 entries and 0 added tokens"));
+  CHECK_THAT(refusal(R"({"added_tokens": [{"id": 151111111, "content": "[CLS]"}], )" + wp_head.substr(1) + "1}}}"),
+             Catch::Contains("added_tokens: id 151111111 of \"[CLS]\" is out of range (3 tokens in all"));
 }
 
 TEST_CASE("the verifier rejects inconsistent tokenizer tables", "[text]") {
