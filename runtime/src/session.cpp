@@ -349,11 +349,13 @@ size_t element_bytes(const Op& op) { return op.linear->int8 ? 1 : 4; }
 
 void Session::attention_pack(size_t h, size_t row0, size_t n, uint8_t* slot) {
   const BoundOp& b = *cur_attention_;
-  if (b.op->window > 0) return;  // the window kernel reads its keys in place (no pack step)
   const size_t H = static_cast<size_t>(b.op->width), e = element_bytes(*b.op);
   const kernels::AttentionHeadS8 a = head_args_s8(*b.op, b.in[0] + row0 * 3 * H * e, b.out[0] + row0 * H * e, slot, h, n,
                                                   any_padding_ ? key_mask_.data() + row0 : nullptr);
-  kernels::attention_s8_kernel().pack(a);
+  if (b.op->window > 0)
+    kernels::attention_s8_pack_window(a);  // a no-op where the window kernel reads keys in place
+  else
+    kernels::attention_s8_kernel().pack(a);
 }
 
 void Session::attention_pack_task(size_t h) { attention_pack(h, attention_row0_, attention_n_, packed_slot(*cur_attention_, h)); }

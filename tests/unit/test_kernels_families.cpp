@@ -212,17 +212,19 @@ TEST_CASE("int8 attention with a sliding window: reference, full-window bytes, r
   struct Shape {
     int n, hd;
   };
-  for (const Shape sh : {Shape{1, 16}, Shape{9, 24}, Shape{40, 64}, Shape{77, 33}, Shape{130, 64}, Shape{33, 32},
+  for (const Shape sh : {Shape{1, 16}, Shape{9, 24}, Shape{40, 64}, Shape{77, 33}, Shape{130, 64}, Shape{33, 32}, Shape{200, 64},
                          Shape{21, 128}}) {
     for (const char* mk : {"none", "random", "trailing", "one_valid"}) {
       const S8Case c = make_s8_case(rng, sh.n, sh.hd, mk, 6.0f, -3);
       const size_t n = size_t(c.n), hd = size_t(c.hd);
       std::vector<float> scores(n * n);
       std::vector<uint8_t> probs(n * n);
-      for (int window : {0, 1, 5, 16, sh.n}) {
+      std::vector<int8_t> packed_kv(kn::attention_s8_packed_bytes(n, hd) + 64);
+      int8_t* packed = packed_kv.data() + (64 - reinterpret_cast<uintptr_t>(packed_kv.data()) % 64) % 64;
+      for (int window : {0, 1, 5, 16, 37, sh.n}) {
         INFO("n=" << sh.n << " hd=" << sh.hd << " mask=" << mk << " window=" << window);
         std::vector<int8_t> out(n * hd, 0x5A);
-        kn::AttentionHeadS8 a = s8_args(c, nullptr, out.data(), hd);
+        kn::AttentionHeadS8 a = s8_args(c, packed, out.data(), hd);
         a.scores = scores.data();
         a.probs = probs.data();
         kn::attention_s8_rows_window_portable(a, window, 0, c.n);
@@ -231,8 +233,24 @@ TEST_CASE("int8 attention with a sliding window: reference, full-window bytes, r
           INFO(t->name);
           std::vector<int8_t> v(n * hd, 0x5A);
           a.context = v.data();
+          std::fill(scores.begin(), scores.end(), 1e30f);  // no variant may read scratch it did not write
+          std::fill(probs.begin(), probs.end(), uint8_t{0xEE});
+          t->attention_s8_pack_window(a);
           t->attention_s8_rows_window(a, window, 0, c.n);
           CHECK(v == out);
+          // row blocks that start anywhere (not only at multiples of 4) give the same bytes
+          std::vector<int8_t> odd(n * hd, 0x5A);
+          a.context = odd.data();
+          for (int r0 = 0; r0 < c.n; r0 += 3) {
+            std::vector<float> ts(size_t(3) * n);
+            std::vector<uint8_t> tp(size_t(3) * n);
+            a.scores = ts.data();
+            a.probs = tp.data();
+            t->attention_s8_rows_window(a, window, r0, std::min(c.n, r0 + 3));
+          }
+          a.scores = scores.data();
+          a.probs = probs.data();
+          CHECK(odd == out);
         }
         a.context = out.data();
         for (size_t i = 0; i < out.size(); ++i) {
@@ -253,6 +271,7 @@ TEST_CASE("int8 attention with a sliding window: reference, full-window bytes, r
         // row tiles with their own scratch give the same bytes
         std::vector<int8_t> tiled(n * hd, 0x5A);
         a.context = tiled.data();
+        kn::attention_s8_pack_window(a);
         for (int r0 = 0; r0 < c.n; r0 += 7) {
           const int r1 = std::min(c.n, r0 + 7);
           std::vector<float> ts(size_t(r1 - r0) * n);

@@ -21,6 +21,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/attention_pack_x86.h"
+#include "kernels/attention_window.h"
 #include "kernels/numerics.h"
 #include "kernels/simd_avx512.h"
 
@@ -266,6 +267,30 @@ void pv_block(const PvArgs& a, const float mult_rows[4], int32_t zp_i) {
   }
 }
 
+constexpr size_t kQs = kMaxHd + 64;  // bytes per query row (u8) in a query block, keeps rows 64-byte aligned
+
+// Query rows [i0, i0 + rows) (rows <= 4) as q + 128 in u8, zero-padded to whole quads (K is zero
+// there), into qbuf (4 rows of kQs bytes; missing rows all zero); srow[r] = row r's scores
+// (row 0's for missing rows).
+void load_query_block(const AttentionHeadS8& a, int i0, int rows, int row_begin, int nquads, uint8_t* qbuf,
+                      float* srow[4]) {
+  const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int r = 0; r < 4; ++r) {
+    uint8_t* qb = qbuf + r * kQs;
+    if (r < rows) {
+      const int8_t* src = a.q + static_cast<size_t>(i0 + r) * a.qkv_stride;
+      for (int d = 0; d < 4 * nquads; d += 64) {
+        const __mmask64 k = avx512::tail_mask64(static_cast<size_t>(a.head_dim - d));
+        const __m512i u = _mm512_xor_si512(_mm512_maskz_loadu_epi8(k, src + d), bias);
+        _mm512_store_si512(qb + d, _mm512_maskz_mov_epi8(k, u));
+      }
+    } else {
+      std::memset(qb, 0, static_cast<size_t>(4 * nquads));
+    }
+    srow[r] = a.scores + static_cast<size_t>(i0 - row_begin + (r < rows ? r : 0)) * a.n;
+  }
+}
+
 void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   const int n = a.n, hd = a.head_dim;
   if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
@@ -273,7 +298,6 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
     kAttentionS8Portable.rows(a, row_begin, row_end);
     return;
   }
-  const size_t stride = a.qkv_stride;
   const int32_t zp = a.context_zero_point;
   const int nvalid = attention_valid_keys(a.key_mask, n);
   if (nvalid == 0) {
@@ -282,10 +306,8 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   }
   const PackedKv pk = packed_layout(a, nvalid);
   const int nquads = (hd + 3) / 4;
-  constexpr size_t kQs = kMaxHd + 64;  // bytes per query row (u8), keeps rows 64-byte aligned
   alignas(64) uint8_t qbuf[4 * kQs];
   const __m512 vscale = _mm512_set1_ps(detail::attention_score_scale(a.q_scale, a.k_scale, hd));
-  const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
   PvArgs pv;
   pv.vpack = pk.v;
   pv.ngroups = pk.ngroups;
@@ -295,20 +317,7 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   for (int i0 = row_begin; i0 < row_end; i0 += 4) {
     const int rows = row_end - i0 < 4 ? row_end - i0 : 4;
     float* srow[4];
-    for (int r = 0; r < 4; ++r) {
-      uint8_t* qb = qbuf + r * kQs;
-      if (r < rows) {  // q + 128 as u8, zero-padded to whole quads (K is zero there)
-        const int8_t* src = a.q + static_cast<size_t>(i0 + r) * stride;
-        for (int d = 0; d < 4 * nquads; d += 64) {
-          const __mmask64 k = avx512::tail_mask64(static_cast<size_t>(hd - d));
-          const __m512i u = _mm512_xor_si512(_mm512_maskz_loadu_epi8(k, src + d), bias);
-          _mm512_store_si512(qb + d, _mm512_maskz_mov_epi8(k, u));
-        }
-      } else {
-        std::memset(qb, 0, static_cast<size_t>(4 * nquads));
-      }
-      srow[r] = a.scores + static_cast<size_t>(i0 - row_begin + (r < rows ? r : 0)) * n;
-    }
+    load_query_block(a, i0, rows, row_begin, nquads, qbuf, srow);
 
     // ---- scores (valid keys only, compacted order) and their row maxima
     __m512 vmax[4];
@@ -350,9 +359,121 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   }
 }
 
+// ---- sliding window (attention_window.h), blocked: every key of the head packed once in order
+// (padding keys too: the mask is applied per row, the band is in token positions), then per
+// block of 4 query rows the scores of the 16-key blocks that cover the rows' band
+// [i0 - w, i0 + 3 + w], softmax over each row's own keys [i - w, i + w] (padding excluded),
+// probabilities laid out from the band's first 4-key group with zeros outside the row's window,
+// and P.V over the band's groups. The same values as the portable window body: exact int32 sums,
+// the same float operations per key, and zero probabilities add nothing.
+
+void pack_window_s8(const AttentionHeadS8& a) {
+  AttentionHeadS8 all = a;
+  all.key_mask = nullptr;
+  pack_s8(all);
+}
+
+void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+  const int n = a.n, hd = a.head_dim;
+  if (n <= 0 || hd <= 0 || row_begin >= row_end || window < 0) return;
+  if (hd > kMaxHd) {  // not packed (pack_s8 skips such heads): the portable body reads in place
+    attention_s8_rows_window_portable(a, window, row_begin, row_end);
+    return;
+  }
+  const int32_t zp = a.context_zero_point;
+  const PackedKv pk = packed_layout(a, n);
+  const int nquads = (hd + 3) / 4, full_groups = n / 4;
+  alignas(64) uint8_t qbuf[4 * kQs];
+  const __m512 vscale = _mm512_set1_ps(detail::attention_score_scale(a.q_scale, a.k_scale, hd));
+  const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
+  PvArgs pv;
+  pv.hd = hd;
+  for (int i0 = row_begin; i0 < row_end; i0 += 4) {
+    const int rows = row_end - i0 < 4 ? row_end - i0 : 4;
+    float* srow[4];
+    load_query_block(a, i0, rows, row_begin, nquads, qbuf, srow);
+    const int lo = i0 - window > 0 ? i0 - window : 0;
+    const int hi = i0 + rows + window < n ? i0 + rows + window : n;  // the block's keys [lo, hi)
+
+    // ---- scores of the 16-key blocks over [lo, hi) (at their key index in each row's scratch)
+    __m512 vmax[4] = {ninf, ninf, ninf, ninf};  // unused: each row's maximum is taken over its own window below
+    for (int b = lo / 16, b_end = (hi + 15) / 16; b < b_end; b += 2) {
+      const int nb = b_end - b >= 2 ? 2 : 1;
+      const int j_last = 16 * (b + nb - 1);
+      const int kc_last = n - j_last < 16 ? n - j_last : 16;
+      const int8_t* k0 = pk.k + static_cast<size_t>(b) * pk.kbb;
+      if (nb == 2)
+        qk_block<2>(qbuf, kQs, k0, k0 + pk.kbb, nquads, srow, rows, 16 * b, kc_last, vscale, vmax);
+      else
+        qk_block<1>(qbuf, kQs, k0, k0, nquads, srow, rows, 16 * b, kc_last, vscale, vmax);
+    }
+
+    // ---- per row: padding keys out, max and softmax over its window, probabilities from `base`
+    const int base = 4 * (lo / 4);
+    const int g_end = (hi + 3) / 4 < full_groups ? (hi + 3) / 4 : full_groups;  // full groups [lo/4, g_end)
+    const bool tail = hi > 4 * full_groups;                                      // the partial last group
+    const int plen = (tail ? n : 4 * g_end) - base;                              // probability bytes per row
+    float out_mult[4] = {0, 0, 0, 0};
+    bool empty[4] = {false, false, false, false};
+    for (int r = 0; r < 4; ++r) {
+      const int rr = r < rows ? r : 0;
+      uint8_t* prow = a.probs + static_cast<size_t>(i0 - row_begin + rr) * n;
+      pv.prow[r] = prow;
+      pv.out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
+      if (r >= rows) continue;
+      const int i = i0 + r;
+      const int j0 = i - window > 0 ? i - window : 0;
+      const int j1 = i + window + 1 < n ? i + window + 1 : n;  // keys [j0, j1)
+      float* s = srow[r];
+      int valid = j1 - j0;
+      if (a.key_mask != nullptr)
+        for (int j = j0; j < j1; ++j)
+          if (a.key_mask[j] == 0) {
+            s[j] = -__builtin_inff();  // exp gives 0: the key adds nothing
+            --valid;
+          }
+      std::memset(prow, 0, static_cast<size_t>(plen));
+      if (valid == 0) {
+        empty[r] = true;
+        continue;
+      }
+      __m512 m = ninf;
+      int j = j0;
+      for (; j + 16 <= j1; j += 16) m = _mm512_max_ps(m, _mm512_loadu_ps(s + j));
+      if (j < j1) {
+        const __mmask16 k = avx512::tail_mask16(static_cast<size_t>(j1 - j));
+        m = _mm512_mask_max_ps(m, k, m, _mm512_maskz_loadu_ps(k, s + j));
+      }
+      const int32_t prob_sum = softmax_quantize_row(s + j0, j1 - j0, _mm512_reduce_max_ps(m),
+                                                    detail::attention_prob_multiplier(), prow + (j0 - base));
+      out_mult[r] = detail::attention_context_multiplier(a.v_scale, a.context_scale, prob_sum);
+    }
+    pv.vpack = pk.v + static_cast<size_t>(lo / 4) * 4 * static_cast<size_t>(hd);
+    pv.ngroups = g_end - lo / 4 > 0 ? g_end - lo / 4 : 0;
+    pv.vtail = tail && pk.vrem > 0 ? pk.v + static_cast<size_t>(full_groups) * 4 * static_cast<size_t>(hd) : nullptr;
+    for (int r = 0; r < 4; ++r) {
+      uint32_t w = 0;
+      if (pv.vtail != nullptr)
+        for (int t = 0; t < pk.vrem; ++t) w |= static_cast<uint32_t>(pv.prow[r][4 * full_groups - base + t]) << (8 * t);
+      pv.tail_word[r] = static_cast<int32_t>(w);
+    }
+    pv.rows = rows;
+
+    // ---- context = P.V over the band's groups
+    pv_block(pv, out_mult, zp);
+    for (int r = 0; r < rows; ++r)
+      if (empty[r]) attention_s8_fill_zero_point(a, i0 + r, i0 + r + 1);
+  }
+}
+
 }  // namespace
 
 const AttentionS8Kernel kAttentionS8Avx512 = {"avx512", pack_s8, rows_s8};
+
+void attention_s8_pack_window_avx512(const AttentionHeadS8& a) { pack_window_s8(a); }
+void attention_s8_rows_window_avx512(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+  rows_window_s8(a, window, row_begin, row_end);
+}
 
 }  // namespace kernels
 }  // namespace edgebert

@@ -17,6 +17,10 @@ void attention_s8_rows_window_portable(const AttentionHeadS8& a, int window, int
   attention_s8_rows_window_body<0>(a, window, row_begin, row_end);
 }
 
+void attention_s8_pack_window_in_place(const AttentionHeadS8&) {}
+
+void attention_s8_pack_window(const AttentionHeadS8& args) { kernel_table().attention_s8_pack_window(args); }
+
 void attention_s8_rows_window(const AttentionHeadS8& args, int window, int row_begin, int row_end) {
   kernel_table().attention_s8_rows_window(args, window, row_begin, row_end);
 }

@@ -3,8 +3,8 @@
 // BigBird-style local attention, Mistral-style windows; ModernBERT's local layers): query row i
 // attends only to the keys j in [i - window, i + window] (and, of those, the ones key_mask
 // keeps), with the numerics of attention.h, so window >= n gives attention_head_s8's bytes. The
-// work grows with n x (2 window + 1), not n^2: each row reads only its window's keys, in place (no
-// pack step). Scratch as attention.h's rows(): row i's scores and probabilities at offset
+// work grows with n x (2 window + 1), not n^2: each row reads only its window's keys (in place for
+// the portable and AVX2 variants; packed once per head for the AVX-512 one). Scratch as attention.h's rows(): row i's scores and probabilities at offset
 // (i - row_begin) * n (only the window's 2 window + 1 entries are used). Rows are independent, so
 // threads may compute different rows of a head at once.
 #pragma once
@@ -14,11 +14,21 @@
 namespace edgebert {
 namespace kernels {
 
-// The active kernel table's variant (kernels/dispatch.h).
+// Two steps, as attention.h's pack/rows: pack_window(args) once per head (into args.packed,
+// attention_s8_packed_bytes(n, head_dim) bytes, 64-byte aligned; a no-op for the variants that read
+// K and V in place), then rows_window(args, ...) on any row ranges, from any number of threads.
+// The active kernel table's variants (kernels/dispatch.h).
+void attention_s8_pack_window(const AttentionHeadS8& args);
 void attention_s8_rows_window(const AttentionHeadS8& args, int window, int row_begin, int row_end);
+void attention_s8_pack_window_in_place(const AttentionHeadS8& args);  // the no-op pack step
 void attention_s8_rows_window_portable(const AttentionHeadS8& args, int window, int row_begin, int row_end);
 #if defined(__x86_64__) || defined(__i386__)
 void attention_s8_rows_window_avx2(const AttentionHeadS8& args, int window, int row_begin, int row_end);  // AVX2
+// AVX-512 VNNI, blocked: every key packed once (attention_avx512.cpp), 4 query rows at a time over
+// the 16-key blocks of their band, so the work is n x (2 window + ~36) with the full kernel's
+// micro-kernels.
+void attention_s8_pack_window_avx512(const AttentionHeadS8& args);
+void attention_s8_rows_window_avx512(const AttentionHeadS8& args, int window, int row_begin, int row_end);
 #endif
 // fp32 (kernels/attention.cpp): attention_rows_f32_portable's numerics over the window's keys, so
 // window >= n gives its bytes; a row whose window holds only padding gets a zero context. Portable

@@ -28,6 +28,7 @@ const KernelTable kPortable = {"portable",
                                attention_rows_f32_portable,
                                &kAttentionS8Portable,
                                gated_s8_portable,
+                               attention_s8_pack_window_in_place,
                                attention_s8_rows_window_portable};
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -44,6 +45,7 @@ constexpr KernelTable avx2_table(const char* name, const AttentionS8Kernel* atte
           attention_rows_f32_avx2,
           attention,
           gated_s8_portable,
+          attention_s8_pack_window_in_place,
           attention_s8_rows_window_avx2};
 }
 const KernelTable kAvx2 = avx2_table("avx2", &kAttentionS8Avx2);
@@ -62,7 +64,8 @@ constexpr KernelTable avx512_table(const char* name, void (*lut)(int8_t*, size_t
           attention_rows_f32_avx2,
           &kAttentionS8Avx512,
           gated_s8_avx512,
-          attention_s8_rows_window_avx2};
+          attention_s8_pack_window_avx512,
+          attention_s8_rows_window_avx512};
 }
 const KernelTable kAvx512 = avx512_table("avx512", apply_lut_s8_avx512);
 const KernelTable kAvx512Vbmi = avx512_table("avx512vbmi", apply_lut_s8_avx512vbmi);
@@ -81,6 +84,7 @@ constexpr KernelTable neon_table(const char* name, const AttentionS8Kernel* atte
           attention_rows_f32_portable,
           attention,
           gated_s8_portable,
+          attention_s8_pack_window_in_place,
           attention_s8_rows_window_portable};
 }
 const KernelTable kNeon = neon_table("neon", &kAttentionS8Neon);

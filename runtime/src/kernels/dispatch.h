@@ -37,6 +37,7 @@ struct KernelTable {
   void (*attention_rows_f32)(const AttentionHeadF32& args, int row_begin, int row_end);
   const AttentionS8Kernel* attention_s8;
   void (*gated_s8)(const GatedArgs& args);
+  void (*attention_s8_pack_window)(const AttentionHeadS8& args);
   void (*attention_s8_rows_window)(const AttentionHeadS8& args, int window, int row_begin, int row_end);
 };
 
