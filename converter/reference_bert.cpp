@@ -205,7 +205,12 @@ std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch
     }
     linear_forward(L.output, out_in, T, tmp.data());
     if (observer) observer->observe(layer, GemmKind::kOutput, L.output, out_in, tmp.data(), T);
-    for (size_t i = 0; i < T * H; ++i) hidden[i] += tmp[i];
+    // nomic-bert prenorm (contrastors' NomicBertBlock): the encoder returns the last layer's MLP
+    // output; its residual add would happen in a next layer that does not exist
+    if (m.pre_norm && m.family() == Family::kNomicBert && li == m.num_applied_layers() - 1)
+      hidden.assign(tmp.begin(), tmp.end());
+    else
+      for (size_t i = 0; i < T * H; ++i) hidden[i] += tmp[i];
     if (!m.pre_norm) layer_norm_rows(hidden.data(), T, H, L.output_norm, eps);
   }
   if (m.has_final_norm) layer_norm_rows(hidden.data(), T, H, m.final_norm, eps);

@@ -111,7 +111,8 @@ void read_nomic(const JsonValue& cfg, const std::string& path, BertConfig& c) {
   f.attention_bias = config_bool(cfg, path, "qkv_proj_bias", true);
   f.mlp_in_bias = config_bool(cfg, path, "mlp_fc1_bias", true);
   f.mlp_out_bias = config_bool(cfg, path, "mlp_fc2_bias", true);
-  for (const char* key : {"prenorm", "causal", "use_rms_norm", "parallel_block", "rotary_head_dim"})
+  f.pre_norm = config_bool(cfg, path, "prenorm", false);  // the encoder's end: see reference_bert.cpp
+  for (const char* key : {"causal", "use_rms_norm", "parallel_block", "rotary_head_dim"})
     if (config_bool(cfg, path, key, false))
       throw CheckpointError(path + ": unsupported nomic-bert option '" + key + "' (only false)");
   if (const JsonValue* sb = cfg.find("rotary_emb_scale_base"); sb && !sb->is_null())

@@ -584,7 +584,10 @@ void Session::run_add(const BoundOp& b, size_t n) {
   const Op& op = *b.op;
   const size_t H = static_cast<size_t>(op.width);
   float* hidden = reinterpret_cast<float*>(b.out[0]);
-  auto add = [&](size_t r0, size_t rows) { add_residual(hidden + r0 * H, b.in[1], r0, rows, H, op); };
+  auto add = [&](size_t r0, size_t rows) {
+    if (op.assign) std::fill(hidden + r0 * H, hidden + (r0 + rows) * H, 0.0f);  // 0 + y == y exactly
+    add_residual(hidden + r0 * H, b.in[1], r0, rows, H, op);
+  };
   parallel_rows(pool_, n, row_tile_, add);
 }
 

@@ -753,7 +753,7 @@ TEST_CASE("hf: config.json errors", "[hf]") {
   cfg_err("{\"model_type\":\"electra\"," + base_ints + ",\"hidden_act\":\"silu\"}", {"unsupported hidden_act 'silu'"});
   const std::string nomic = "{\"model_type\":\"nomic_bert\",\"n_embd\":8,\"n_head\":2,\"n_layer\":1,"
                             "\"vocab_size\":10,\"rotary_emb_fraction\":1.0";
-  cfg_err(nomic + ",\"prenorm\":true}", {"unsupported nomic-bert option 'prenorm' (only false)"});
+  cfg_err(nomic + ",\"causal\":true}", {"unsupported nomic-bert option 'causal' (only false)"});
   cfg_err(nomic + ",\"rotary_emb_scale_base\":512}", {"rotary_emb_scale_base"});
   cfg_err(nomic + ",\"activation_function\":\"relu\"}", {"unsupported activation_function 'relu'"});
   cfg_err("{\"model_type\":\"nomic_bert\",\"n_embd\":6,\"n_head\":2,\"n_layer\":1,\"vocab_size\":10,"

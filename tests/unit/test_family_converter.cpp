@@ -126,7 +126,6 @@ TEST_CASE("every family checkpoint loads and its fp32 reference matches the nump
   std::map<std::string, int> per_family;
   for (const ManifestLine& l : lines) {
     INFO(l.model << " " << l.name);
-    if (l.model == "nomic_prenorm_ntk") continue;  // refused (see below)
     auto it = models.find(l.model);
     if (it == models.end()) {
       std::vector<std::string> notes;
@@ -156,19 +155,17 @@ TEST_CASE("every family checkpoint loads and its fp32 reference matches the nump
   CHECK(per_family.size() == 5);
 }
 
-TEST_CASE("prenorm nomic-bert is refused with a one-line error", "[families]") {
-  // contrastors' prenorm path returns the last block's MLP output without its residual; the
-  // converter does not support it (the numpy reference does, for when a checkpoint needs it).
+TEST_CASE("prenorm nomic-bert: pre-norm layers, the encoder ends with the last MLP's output", "[families]") {
+  // contrastors' prenorm path returns the last block's MLP output without its residual (and no
+  // final norm); the goldens above check the values, this the mapping.
   if (manifest().empty()) return;
   std::vector<std::string> notes;
   std::string dir;
-  try {
-    load_model_dir(families_dir() + "/nomic_prenorm_ntk", &notes, &dir);
-    FAIL("prenorm must be refused");
-  } catch (const std::exception& e) {
-    CHECK(std::string(e.what()).find("config.json: unsupported nomic-bert option 'prenorm' (only false)") !=
-          std::string::npos);
-  }
+  const FloatBert m = load_model_dir(families_dir() + "/nomic_prenorm_ntk", &notes, &dir);
+  CHECK(m.family() == Family::kNomicBert);
+  CHECK(m.pre_norm);
+  CHECK_FALSE(m.has_final_norm);
+  for (int l = 0; l < m.num_applied_layers(); ++l) CHECK(m.applied_layer(l).has_attention_norm);
 }
 
 TEST_CASE("family mappings: shared ALBERT layers, gated FFNs, bias-free norms, windows", "[families]") {

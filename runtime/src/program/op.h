@@ -112,6 +112,8 @@ struct Op {
   bool per_token = true;                  // GEMMs / kLayerNorm: one row per token, else one row ([CLS])
   bool float_output = false;              // kGemm: int8 GEMM writing float; kAddNorm / kAdd: the
                                           // added input is that float output
+  bool assign = false;                    // kAdd: the stream becomes the branch (its old value is
+                                          // dropped: nomic-bert prenorm's last layer)
   PostOp post = PostOp::kNone;            // kGemm
   Activation activation = Activation::kGelu;  // kActivation
   Pooling pooling = Pooling::kCls;        // kSentencePooling

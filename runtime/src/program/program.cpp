@@ -111,6 +111,7 @@ std::string Program::format(int max_seq_len, int threads) const {
       what += "(" + std::to_string(workers) + (workers == 1 ? " worker" : " workers") + ", tiles of " +
               std::to_string(attention_row_tile(max_seq_len)) + " rows)";
     if (o.type == OpType::kAttention && o.window > 0) what += "(sliding window " + std::to_string(o.window) + ")";
+    if (o.type == OpType::kAdd && o.assign) what += "(assign: the stream becomes the branch)";
     if (o.type == OpType::kRotary)
       what += "(" + std::to_string(o.rotary.dims) + " dims, theta " + std::to_string(static_cast<long long>(o.rotary.theta)) +
               (o.rotary.interleaved ? ", interleaved" : "") + (o.rotary.ntk_factor > 0 ? ", dynamic NTK)" : ")");

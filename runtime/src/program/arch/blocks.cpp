@@ -217,11 +217,12 @@ int pre_norm(ProgramBuilder& b, int layer, int stage, const Stream& x, const Lay
   return q >= 0 ? q : normed;
 }
 
-void residual_add(ProgramBuilder& b, int layer, int stage, const Stream& x, const Branch& branch) {
+void residual_add(ProgramBuilder& b, int layer, int stage, const Stream& x, const Branch& branch, bool assign) {
   Op& a = b.op(OpType::kAdd, stage == 0 ? OpKind::kAddNorm1 : OpKind::kAddNorm2, layer, {x.hidden, branch.buffer},
                {x.hidden});
   a.linear = branch.gemm;
   a.float_output = branch.float_output;
+  a.assign = assign;
   a.width = b.model().config.hidden;
   a.hidden_states = {true, layer, stage};
 }
@@ -242,12 +243,13 @@ Stream post_norm_encoder(ProgramBuilder& b, const Stream& in) {
   return x;
 }
 
-Stream pre_norm_layer(ProgramBuilder& b, int layer, const LayerView& L, Activation activation, const Stream& x) {
+Stream pre_norm_layer(ProgramBuilder& b, int layer, const LayerView& L, Activation activation, const Stream& x,
+                      bool ffn_output_only) {
   const std::string p = layer_prefix(layer);
   const int att_in = pre_norm(b, layer, 0, x, L.attention_norm, L.qkv, p + "attention_input", p + "input_q");
   residual_add(b, layer, 0, x, attention(b, layer, L.qkv, L.attention_output, att_in));
   const int ffn_in = pre_norm(b, layer, 1, x, L.output_norm, L.intermediate, p + "ffn_input", p + "ffn_input_q");
-  residual_add(b, layer, 1, x, ffn(b, layer, L.intermediate, L.output, activation, ffn_in));
+  residual_add(b, layer, 1, x, ffn(b, layer, L.intermediate, L.output, activation, ffn_in), ffn_output_only);
   return Stream{x.hidden, -1};
 }
 

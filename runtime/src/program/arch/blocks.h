@@ -48,16 +48,19 @@ Stream residual_post_norm(ProgramBuilder& b, int layer, int stage, const Stream&
 // Returns the buffer `next` reads.
 int pre_norm(ProgramBuilder& b, int layer, int stage, const Stream& x, const LayerNormView& norm,
              const LinearView& next, const std::string& normed_name, const std::string& quantized_name);
-// Pre-norm residual: hidden += branch (announces the hidden states (layer, stage)).
-void residual_add(ProgramBuilder& b, int layer, int stage, const Stream& x, const Branch& branch);
+// Pre-norm residual: hidden += branch (announces the hidden states (layer, stage)); with `assign`,
+// hidden = branch (nomic-bert prenorm: the encoder returns its last FFN's output).
+void residual_add(ProgramBuilder& b, int layer, int stage, const Stream& x, const Branch& branch, bool assign = false);
 
 // Every encoder layer of the model, post-norm (BERT, DistilBERT, RoBERTa, ELECTRA, nomic-bert;
 // ALBERT: applied layer l runs the stored layer layer_map[l]). The attention block adds the rotary
 // op and the sliding window of the model; the FFN block is gated when the model's FFN is.
 Stream post_norm_encoder(ProgramBuilder& b, const Stream& x);
 // One pre-norm layer (attention then FFN, each x = x + f(LN(x))) with the layer's weights; the
-// stream it returns has no quantized copy (the next pre-norm LayerNorm makes one).
-Stream pre_norm_layer(ProgramBuilder& b, int layer, const LayerView& weights, Activation activation, const Stream& x);
+// stream it returns has no quantized copy (the next pre-norm LayerNorm makes one). With
+// `ffn_output_only` the FFN's output replaces the stream (x = f(LN(x)); nomic-bert prenorm's last layer).
+Stream pre_norm_layer(ProgramBuilder& b, int layer, const LayerView& weights, Activation activation, const Stream& x,
+                      bool ffn_output_only = false);
 // A final LayerNorm of the stream in place (pre-norm models end with one).
 Stream final_norm(ProgramBuilder& b, const Stream& x, const LayerNormView& norm);
 
