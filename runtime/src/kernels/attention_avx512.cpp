@@ -22,6 +22,7 @@
 #include "kernels/attention.h"
 #include "kernels/attention_pack_x86.h"
 #include "kernels/attention_window.h"
+#include "kernels/attention_window_impl.h"
 #include "kernels/numerics.h"
 #include "kernels/simd_avx512.h"
 
@@ -367,19 +368,28 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
 // and P.V over the band's groups. The same values as the portable window body: exact int32 sums,
 // the same float operations per key, and zero probabilities add nothing.
 
+float row_max16(const float* s, int len) {
+  __m512 m = _mm512_set1_ps(-__builtin_inff());
+  int j = 0;
+  for (; j + 16 <= len; j += 16) m = _mm512_max_ps(m, _mm512_loadu_ps(s + j));
+  if (j < len) {
+    const __mmask16 k = avx512::tail_mask16(static_cast<size_t>(len - j));
+    m = _mm512_mask_max_ps(m, k, m, _mm512_maskz_loadu_ps(k, s + j));
+  }
+  return _mm512_reduce_max_ps(m);
+}
+
+int32_t softmax_pm(const float* s, int len, float m, uint8_t* out) {
+  return softmax_quantize_row(s, len, m, detail::attention_prob_multiplier(), out);
+}
+
 void pack_window_s8(const AttentionHeadS8& a) {
-  AttentionHeadS8 all = a;
-  all.key_mask = nullptr;
-  pack_s8(all);
+  pack_window_all_keys(a, pack_s8);
 }
 
 void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+  if (window_rows_done_elsewhere(a, window, row_begin, row_end, kMaxHd)) return;
   const int n = a.n, hd = a.head_dim;
-  if (n <= 0 || hd <= 0 || row_begin >= row_end || window < 0) return;
-  if (hd > kMaxHd) {  // not packed (pack_s8 skips such heads): the portable body reads in place
-    attention_s8_rows_window_portable(a, window, row_begin, row_end);
-    return;
-  }
   const int32_t zp = a.context_zero_point;
   const PackedKv pk = packed_layout(a, n);
   const int nquads = (hd + 3) / 4, full_groups = n / 4;
@@ -392,12 +402,11 @@ void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row
     const int rows = row_end - i0 < 4 ? row_end - i0 : 4;
     float* srow[4];
     load_query_block(a, i0, rows, row_begin, nquads, qbuf, srow);
-    const int lo = i0 - window > 0 ? i0 - window : 0;
-    const int hi = i0 + rows + window < n ? i0 + rows + window : n;  // the block's keys [lo, hi)
+    const WindowBand band = window_band(i0, rows, window, n);
 
     // ---- scores of the 16-key blocks over [lo, hi) (at their key index in each row's scratch)
-    __m512 vmax[4] = {ninf, ninf, ninf, ninf};  // unused: each row's maximum is taken over its own window below
-    for (int b = lo / 16, b_end = (hi + 15) / 16; b < b_end; b += 2) {
+    __m512 vmax[4] = {ninf, ninf, ninf, ninf};  // unused: each row's maximum is taken over its own window
+    for (int b = band.lo / 16, b_end = (band.hi + 15) / 16; b < b_end; b += 2) {
       const int nb = b_end - b >= 2 ? 2 : 1;
       const int j_last = 16 * (b + nb - 1);
       const int kc_last = n - j_last < 16 ? n - j_last : 16;
@@ -408,11 +417,7 @@ void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row
         qk_block<1>(qbuf, kQs, k0, k0, nquads, srow, rows, 16 * b, kc_last, vscale, vmax);
     }
 
-    // ---- per row: padding keys out, max and softmax over its window, probabilities from `base`
-    const int base = 4 * (lo / 4);
-    const int g_end = (hi + 3) / 4 < full_groups ? (hi + 3) / 4 : full_groups;  // full groups [lo/4, g_end)
-    const bool tail = hi > 4 * full_groups;                                      // the partial last group
-    const int plen = (tail ? n : 4 * g_end) - base;                              // probability bytes per row
+    // ---- per row: padding keys out, max and softmax over its window, probabilities from band.base
     float out_mult[4] = {0, 0, 0, 0};
     bool empty[4] = {false, false, false, false};
     for (int r = 0; r < 4; ++r) {
@@ -420,41 +425,16 @@ void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row
       uint8_t* prow = a.probs + static_cast<size_t>(i0 - row_begin + rr) * n;
       pv.prow[r] = prow;
       pv.out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
-      if (r >= rows) continue;
-      const int i = i0 + r;
-      const int j0 = i - window > 0 ? i - window : 0;
-      const int j1 = i + window + 1 < n ? i + window + 1 : n;  // keys [j0, j1)
-      float* s = srow[r];
-      int valid = j1 - j0;
-      if (a.key_mask != nullptr)
-        for (int j = j0; j < j1; ++j)
-          if (a.key_mask[j] == 0) {
-            s[j] = -__builtin_inff();  // exp gives 0: the key adds nothing
-            --valid;
-          }
-      std::memset(prow, 0, static_cast<size_t>(plen));
-      if (valid == 0) {
-        empty[r] = true;
-        continue;
-      }
-      __m512 m = ninf;
-      int j = j0;
-      for (; j + 16 <= j1; j += 16) m = _mm512_max_ps(m, _mm512_loadu_ps(s + j));
-      if (j < j1) {
-        const __mmask16 k = avx512::tail_mask16(static_cast<size_t>(j1 - j));
-        m = _mm512_mask_max_ps(m, k, m, _mm512_maskz_loadu_ps(k, s + j));
-      }
-      const int32_t prob_sum = softmax_quantize_row(s + j0, j1 - j0, _mm512_reduce_max_ps(m),
-                                                    detail::attention_prob_multiplier(), prow + (j0 - base));
-      out_mult[r] = detail::attention_context_multiplier(a.v_scale, a.context_scale, prob_sum);
+      if (r < rows)
+        empty[r] = !window_band_row(a, window, i0 + r, band, srow[r], prow, row_max16, softmax_pm, &out_mult[r]);
     }
-    pv.vpack = pk.v + static_cast<size_t>(lo / 4) * 4 * static_cast<size_t>(hd);
-    pv.ngroups = g_end - lo / 4 > 0 ? g_end - lo / 4 : 0;
-    pv.vtail = tail && pk.vrem > 0 ? pk.v + static_cast<size_t>(full_groups) * 4 * static_cast<size_t>(hd) : nullptr;
+    pv.vpack = pk.v + static_cast<size_t>(band.g_begin) * 4 * static_cast<size_t>(hd);
+    pv.ngroups = band.g_end - band.g_begin;
+    pv.vtail = band.tail && pk.vrem > 0 ? pk.v + static_cast<size_t>(full_groups) * 4 * static_cast<size_t>(hd) : nullptr;
     for (int r = 0; r < 4; ++r) {
       uint32_t w = 0;
       if (pv.vtail != nullptr)
-        for (int t = 0; t < pk.vrem; ++t) w |= static_cast<uint32_t>(pv.prow[r][4 * full_groups - base + t]) << (8 * t);
+        for (int t = 0; t < pk.vrem; ++t) w |= static_cast<uint32_t>(pv.prow[r][4 * full_groups - band.base + t]) << (8 * t);
       pv.tail_word[r] = static_cast<int32_t>(w);
     }
     pv.rows = rows;

@@ -26,6 +26,8 @@
 #include <cstring>
 
 #include "kernels/attention.h"
+#include "kernels/attention_window.h"
+#include "kernels/attention_window_impl.h"
 #include "kernels/numerics.h"
 
 // The dot-product micro-kernels are compiled for ARMv8.2-A + dotprod through a function attribute
@@ -258,6 +260,99 @@ void pack_s8(const AttentionHeadS8& a) {
   std::memset(a.packed + static_cast<size_t>(g) * gstride, 0, 64);
 }
 
+// Scores of 4 query rows (rows of them stored) against kc <= 4 keys kp[0..kc) (kp[t] for t >= kc
+// is set to kp[0] here): srow[r][j0 + t] = (q_r . k_t) * scale.
+template <bool kDot>
+static void scores_4x4(const int8_t* const qr[4], const int8_t* kp[4], int kc, int rows, int hd, float32x4_t vscale,
+                       float* const srow[4], int j0) {
+  for (int t = kc; t < 4; ++t) kp[t] = kp[0];
+  const int len16 = hd & ~15;
+  int32x4_t acc[4];
+  if (kDot)
+    qk_4x4_dot(qr, kp, len16, acc);
+  else
+    qk_4x4_plain(qr, kp, len16, acc);
+  if (len16 < hd) {  // channel tail
+    alignas(16) int32_t tmp[4][4];
+    for (int r = 0; r < 4; ++r) vst1q_s32(tmp[r], acc[r]);
+    for (int r = 0; r < rows; ++r)
+      for (int t = 0; t < kc; ++t) {
+        int32_t s = 0;
+        for (int d = len16; d < hd; ++d) s += static_cast<int32_t>(qr[r][d]) * static_cast<int32_t>(kp[t][d]);
+        tmp[r][t] += s;
+      }
+    for (int r = 0; r < 4; ++r) acc[r] = vld1q_s32(tmp[r]);
+  }
+  for (int r = 0; r < rows; ++r) {
+    const float32x4_t f = vmulq_f32(vcvtq_f32_s32(acc[r]), vscale);
+    if (kc == 4) {
+      vst1q_f32(srow[r] + j0, f);
+    } else {
+      alignas(16) float tmp[4];
+      vst1q_f32(tmp, f);
+      for (int t = 0; t < kc; ++t) srow[r][j0 + t] = tmp[t];
+    }
+  }
+}
+
+// The P.V step of a block of 4 query rows: ngroups packed groups from vpack with the rows'
+// probabilities pr[r] (4 per group), plus the partial group vtail (nullptr: none) with tail_p[r],
+// requantized into out[r] (rows of them) with out_mult[r].
+template <bool kDot>
+static void pv_rows(const uint8_t* const pr[4], const uint8_t* const tail_p[4], const int8_t* vpack, const int8_t* vtail,
+                    int ngroups, int hd, int rows, const float out_mult[4], int32_t zp, int8_t* const out[4]) {
+  const size_t gstride = 4 * static_cast<size_t>(hd);
+  const float32x4_t lo = vdupq_n_f32(-128.0f - static_cast<float>(zp));
+  const float32x4_t hi = vdupq_n_f32(127.0f - static_cast<float>(zp));
+  const int32x4_t vzp = vdupq_n_s32(zp);
+  constexpr int kTile = kDot ? 16 : 8;  // channels per P.V micro-kernel call
+  for (int d0 = 0; d0 < hd; d0 += kTile) {
+    int32x4_t acc[4][4];
+    for (auto& row : acc)
+      for (auto& x : row) x = vdupq_n_s32(0);
+    if (kDot) {
+      pv_4x16_dot(pr, vpack + 4 * d0, gstride, ngroups, acc);
+      if (vtail != nullptr) pv_4x16_dot(tail_p, vtail + 4 * d0, gstride, 1, acc);
+    } else {
+      pv_4x8_plain(pr, vpack + 4 * d0, gstride, ngroups, acc);
+      if (vtail != nullptr) pv_4x8_plain(tail_p, vtail + 4 * d0, gstride, 1, acc);
+    }
+    const int cnt = hd - d0 < kTile ? hd - d0 : kTile;
+    for (int r = 0; r < rows; ++r) {
+      const float32x4_t mult = vdupq_n_f32(out_mult[r]);
+      int16x8_t w0 = vcombine_s16(vqmovn_s32(requant4(acc[r][0], mult, lo, hi, vzp)),
+                                  vqmovn_s32(requant4(acc[r][1], mult, lo, hi, vzp)));
+      int16x8_t w1 = w0;
+      if (kDot)
+        w1 = vcombine_s16(vqmovn_s32(requant4(acc[r][2], mult, lo, hi, vzp)),
+                          vqmovn_s32(requant4(acc[r][3], mult, lo, hi, vzp)));
+      const int8x16_t b = vcombine_s8(vqmovn_s16(w0), vqmovn_s16(w1));
+      if (cnt == 16) {
+        vst1q_s8(out[r] + d0, b);
+      } else if (cnt == 8) {
+        vst1_s8(out[r] + d0, vget_low_s8(b));
+      } else {
+        alignas(16) int8_t tmp[16];
+        vst1q_s8(tmp, b);
+        std::memcpy(out[r] + d0, tmp, static_cast<size_t>(cnt));
+      }
+    }
+  }
+}
+
+// Row pointers of the query block [i0, i0 + rows): query, scores, probabilities, context (missing
+// rows repeat row 0 and are never stored).
+static void block_rows(const AttentionHeadS8& a, int i0, int rows, int row_begin, const int8_t* qr[4], float* srow[4],
+                       uint8_t* prow[4], int8_t* out[4]) {
+  for (int r = 0; r < 4; ++r) {
+    const int rr = r < rows ? r : 0;
+    qr[r] = a.q + static_cast<size_t>(i0 + rr) * a.qkv_stride;
+    srow[r] = a.scores + static_cast<size_t>(i0 - row_begin + rr) * a.n;
+    prow[r] = a.probs + static_cast<size_t>(i0 - row_begin + rr) * a.n;
+    out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
+  }
+}
+
 template <bool kDot>
 void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   const int n = a.n, hd = a.head_dim;
@@ -280,13 +375,7 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   const int8_t* vpack = a.packed;
   const int8_t* vtail = a.packed + static_cast<size_t>(ngroups) * gstride;
 
-  const int len16 = hd & ~15;
-  const float score_scale = detail::attention_score_scale(a.q_scale, a.k_scale, hd);
-  const float32x4_t vscale = vdupq_n_f32(score_scale);
-  const float32x4_t lo = vdupq_n_f32(-128.0f - static_cast<float>(zp));
-  const float32x4_t hi = vdupq_n_f32(127.0f - static_cast<float>(zp));
-  const int32x4_t vzp = vdupq_n_s32(zp);
-  constexpr int kTile = kDot ? 16 : 8;  // channels per P.V micro-kernel call
+  const float32x4_t vscale = vdupq_n_f32(detail::attention_score_scale(a.q_scale, a.k_scale, hd));
 
   for (int i0 = row_begin; i0 < row_end; i0 += 4) {
     const int rows = row_end - i0 < 4 ? row_end - i0 : 4;
@@ -294,13 +383,7 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
     float* srow[4];
     uint8_t* prow[4];
     int8_t* out[4];
-    for (int r = 0; r < 4; ++r) {
-      const int rr = r < rows ? r : 0;  // missing rows repeat row 0 and are never stored
-      qr[r] = a.q + static_cast<size_t>(i0 + rr) * stride;
-      srow[r] = a.scores + static_cast<size_t>(i0 - row_begin + rr) * n;
-      prow[r] = a.probs + static_cast<size_t>(i0 - row_begin + rr) * n;
-      out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
-    }
+    block_rows(a, i0, rows, row_begin, qr, srow, prow, out);
 
     // ---- scores of the valid keys, 4 at a time, compacted
     int jn = 0;  // next key to look at
@@ -311,33 +394,7 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
         if (mask != nullptr && mask[jn] == 0) continue;
         kp[kc++] = a.k + static_cast<size_t>(jn) * stride;
       }
-      for (int t = kc; t < 4; ++t) kp[t] = kp[0];
-      int32x4_t acc[4];
-      if (kDot)
-        qk_4x4_dot(qr, kp, len16, acc);
-      else
-        qk_4x4_plain(qr, kp, len16, acc);
-      if (len16 < hd) {  // channel tail
-        alignas(16) int32_t tmp[4][4];
-        for (int r = 0; r < 4; ++r) vst1q_s32(tmp[r], acc[r]);
-        for (int r = 0; r < rows; ++r)
-          for (int t = 0; t < kc; ++t) {
-            int32_t s = 0;
-            for (int d = len16; d < hd; ++d) s += static_cast<int32_t>(qr[r][d]) * static_cast<int32_t>(kp[t][d]);
-            tmp[r][t] += s;
-          }
-        for (int r = 0; r < 4; ++r) acc[r] = vld1q_s32(tmp[r]);
-      }
-      for (int r = 0; r < rows; ++r) {
-        const float32x4_t f = vmulq_f32(vcvtq_f32_s32(acc[r]), vscale);
-        if (kc == 4) {
-          vst1q_f32(srow[r] + j0, f);
-        } else {
-          alignas(16) float tmp[4];
-          vst1q_f32(tmp, f);
-          for (int t = 0; t < kc; ++t) srow[r][j0 + t] = tmp[t];
-        }
-      }
+      scores_4x4<kDot>(qr, kp, kc, rows, hd, vscale, srow, j0);
     }
 
     // ---- softmax -> uint8 probabilities
@@ -357,38 +414,56 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
     const uint8_t* const pr[4] = {prow[0], prow[1], prow[2], prow[3]};
 
     // ---- context = P.V, requantized
-    for (int d0 = 0; d0 < hd; d0 += kTile) {
-      int32x4_t acc[4][4];
-      for (auto& row : acc)
-        for (auto& x : row) x = vdupq_n_s32(0);
-      if (kDot) {
-        pv_4x16_dot(pr, vpack + 4 * d0, gstride, ngroups, acc);
-        if (vrem > 0) pv_4x16_dot(tail_ptr, vtail + 4 * d0, gstride, 1, acc);
-      } else {
-        pv_4x8_plain(pr, vpack + 4 * d0, gstride, ngroups, acc);
-        if (vrem > 0) pv_4x8_plain(tail_ptr, vtail + 4 * d0, gstride, 1, acc);
-      }
-      const int cnt = hd - d0 < kTile ? hd - d0 : kTile;
-      for (int r = 0; r < rows; ++r) {
-        const float32x4_t mult = vdupq_n_f32(out_mult[r]);
-        int16x8_t w0 = vcombine_s16(vqmovn_s32(requant4(acc[r][0], mult, lo, hi, vzp)),
-                                    vqmovn_s32(requant4(acc[r][1], mult, lo, hi, vzp)));
-        int16x8_t w1 = w0;
-        if (kDot)
-          w1 = vcombine_s16(vqmovn_s32(requant4(acc[r][2], mult, lo, hi, vzp)),
-                            vqmovn_s32(requant4(acc[r][3], mult, lo, hi, vzp)));
-        const int8x16_t b = vcombine_s8(vqmovn_s16(w0), vqmovn_s16(w1));
-        if (cnt == 16) {
-          vst1q_s8(out[r] + d0, b);
-        } else if (cnt == 8) {
-          vst1_s8(out[r] + d0, vget_low_s8(b));
-        } else {
-          alignas(16) int8_t tmp[16];
-          vst1q_s8(tmp, b);
-          std::memcpy(out[r] + d0, tmp, static_cast<size_t>(cnt));
-        }
-      }
+    pv_rows<kDot>(pr, tail_ptr, vpack, vrem > 0 ? vtail : nullptr, ngroups, hd, rows, out_mult, zp, out);
+  }
+}
+
+// ---- sliding window (attention_window.h), blocked as the AVX-512 variant: V of every key packed
+// once in groups of 4 from key 0 (padding keys too; the mask is applied per row), K read in place;
+// per block of 4 query rows the scores of the band's keys [band.base, band.hi) 4 at a time, each
+// row's window softmax (window_band_row) and P.V over the band's groups. The portable window
+// body's bytes: exact int32 sums, the same float steps per key, zero probabilities add nothing.
+void pack_window_s8(const AttentionHeadS8& a) {
+  pack_window_all_keys(a, pack_s8);
+}
+
+template <bool kDot>
+void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+  if (window_rows_done_elsewhere(a, window, row_begin, row_end, kMaxHd)) return;
+  const int n = a.n, hd = a.head_dim;
+  const size_t stride = a.qkv_stride, gstride = 4 * static_cast<size_t>(hd);
+  const int full_groups = n / 4, vrem = n % 4;
+  const float32x4_t vscale = vdupq_n_f32(detail::attention_score_scale(a.q_scale, a.k_scale, hd));
+  for (int i0 = row_begin; i0 < row_end; i0 += 4) {
+    const int rows = row_end - i0 < 4 ? row_end - i0 : 4;
+    const WindowBand band = window_band(i0, rows, window, n);
+    const int8_t* qr[4];
+    float* srow[4];
+    uint8_t* prow[4];
+    int8_t* out[4];
+    block_rows(a, i0, rows, row_begin, qr, srow, prow, out);
+    for (int j0 = band.base; j0 < band.hi; j0 += 4) {  // scores at their key index
+      const int kc = band.hi - j0 < 4 ? band.hi - j0 : 4;
+      const int8_t* kp[4] = {nullptr, nullptr, nullptr, nullptr};
+      for (int t = 0; t < kc; ++t) kp[t] = a.k + static_cast<size_t>(j0 + t) * stride;
+      scores_4x4<kDot>(qr, kp, kc, rows, hd, vscale, srow, j0);
     }
+    float out_mult[4] = {0, 0, 0, 0};
+    bool empty[4] = {false, false, false, false};
+    for (int r = 0; r < rows; ++r)
+      empty[r] = !window_band_row(a, window, i0 + r, band, srow[r], prow[r], row_max, softmax_quantize_row, &out_mult[r]);
+    alignas(4) uint8_t tail_p[4][4];
+    const uint8_t* tail_ptr[4];
+    for (int r = 0; r < 4; ++r) {
+      for (int t = 0; t < 4; ++t) tail_p[r][t] = band.tail && t < vrem ? prow[r][4 * full_groups - band.base + t] : 0;
+      tail_ptr[r] = tail_p[r];
+    }
+    const uint8_t* const pr[4] = {prow[0], prow[1], prow[2], prow[3]};
+    const int8_t* vtail = band.tail && vrem > 0 ? a.packed + static_cast<size_t>(full_groups) * gstride : nullptr;
+    pv_rows<kDot>(pr, tail_ptr, a.packed + static_cast<size_t>(band.g_begin) * gstride, vtail, band.g_end - band.g_begin,
+                  hd, rows, out_mult, a.context_zero_point, out);
+    for (int r = 0; r < rows; ++r)
+      if (empty[r]) attention_s8_fill_zero_point(a, i0 + r, i0 + r + 1);
   }
 }
 
@@ -396,6 +471,14 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
 
 const AttentionS8Kernel kAttentionS8Neon = {"neon", pack_s8, rows_s8<false>};
 const AttentionS8Kernel kAttentionS8NeonDot = {"neon_dot", pack_s8, rows_s8<true>};
+
+void attention_s8_pack_window_neon(const AttentionHeadS8& a) { pack_window_s8(a); }
+void attention_s8_rows_window_neon(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+  rows_window_s8<false>(a, window, row_begin, row_end);
+}
+void attention_s8_rows_window_neon_dot(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+  rows_window_s8<true>(a, window, row_begin, row_end);
+}
 
 }  // namespace kernels
 }  // namespace edgebert

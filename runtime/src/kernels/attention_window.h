@@ -4,7 +4,7 @@
 // attends only to the keys j in [i - window, i + window] (and, of those, the ones key_mask
 // keeps), with the numerics of attention.h, so window >= n gives attention_head_s8's bytes. The
 // work grows with n x (2 window + 1), not n^2: each row reads only its window's keys (in place for
-// the portable and AVX2 variants; packed once per head for the AVX-512 one). Scratch as attention.h's rows(): row i's scores and probabilities at offset
+// the portable and AVX2 variants; packed once per head for the AVX-512 and NEON ones). Scratch as attention.h's rows(): row i's scores and probabilities at offset
 // (i - row_begin) * n (only the window's 2 window + 1 entries are used). Rows are independent, so
 // threads may compute different rows of a head at once.
 #pragma once
@@ -29,6 +29,13 @@ void attention_s8_rows_window_avx2(const AttentionHeadS8& args, int window, int 
 // micro-kernels.
 void attention_s8_pack_window_avx512(const AttentionHeadS8& args);
 void attention_s8_rows_window_avx512(const AttentionHeadS8& args, int window, int row_begin, int row_end);
+#endif
+#if defined(__aarch64__)
+// NEON, blocked the same way (attention_neon.cpp: V packed once, K read in place); without and
+// with the dot-product instructions.
+void attention_s8_pack_window_neon(const AttentionHeadS8& args);
+void attention_s8_rows_window_neon(const AttentionHeadS8& args, int window, int row_begin, int row_end);
+void attention_s8_rows_window_neon_dot(const AttentionHeadS8& args, int window, int row_begin, int row_end);
 #endif
 // fp32 (kernels/attention.cpp): attention_rows_f32_portable's numerics over the window's keys, so
 // window >= n gives its bytes; a row whose window holds only padding gets a zero context. Portable

@@ -72,7 +72,8 @@ const KernelTable kAvx512Vbmi = avx512_table("avx512vbmi", apply_lut_s8_avx512vb
 #endif
 
 #if defined(__aarch64__)
-constexpr KernelTable neon_table(const char* name, const AttentionS8Kernel* attention) {
+constexpr KernelTable neon_table(const char* name, const AttentionS8Kernel* attention,
+                                 void (*rows_window)(const AttentionHeadS8&, int, int, int)) {
   return {name,
           layernorm_f32_portable,
           layernorm_quantize_s8_portable,
@@ -84,11 +85,11 @@ constexpr KernelTable neon_table(const char* name, const AttentionS8Kernel* atte
           attention_rows_f32_portable,
           attention,
           gated_s8_portable,
-          attention_s8_pack_window_in_place,
-          attention_s8_rows_window_portable};
+          attention_s8_pack_window_neon,
+          rows_window};
 }
-const KernelTable kNeon = neon_table("neon", &kAttentionS8Neon);
-const KernelTable kNeonDot = neon_table("neon_dot", &kAttentionS8NeonDot);
+const KernelTable kNeon = neon_table("neon", &kAttentionS8Neon, attention_s8_rows_window_neon);
+const KernelTable kNeonDot = neon_table("neon_dot", &kAttentionS8NeonDot, attention_s8_rows_window_neon_dot);
 #endif
 
 // Supported tables in order of preference, best last.
