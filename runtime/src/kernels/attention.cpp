@@ -109,14 +109,12 @@ static void attention_s8_pack_portable(const AttentionHeadS8&) {}  // reads K an
 static void attention_s8_rows_portable(const AttentionHeadS8& a, int row_begin, int row_end) {
   const int n = a.n, hd = a.head_dim;
   if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
-  const int32_t zp = a.context_zero_point;
   if (attention_valid_keys(a.key_mask, n) == 0) {
     attention_s8_fill_zero_point(a, row_begin, row_end);
     return;
   }
   const size_t stride = a.qkv_stride;
-  const float score_scale = detail::attention_score_scale(a.q_scale, a.k_scale, hd);
-  const float lo = -128.0f - static_cast<float>(zp), hi = 127.0f - static_cast<float>(zp);
+  const auto [score_scale, lo, hi, zp] = attention_s8_scalars(a);
 
   for (int i = row_begin; i < row_end; ++i) {
     float* s = a.scores + static_cast<size_t>(i - row_begin) * n;

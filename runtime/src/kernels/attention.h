@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/numerics.h"
+
 namespace edgebert {
 namespace kernels {
 
@@ -80,6 +82,18 @@ static inline void attention_s8_fill_zero_point(const AttentionHeadS8& a, int ro
   const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
   for (int i = row_begin; i < row_end; ++i)
     for (int d = 0; d < a.head_dim; ++d) a.context[static_cast<size_t>(i) * a.context_stride + d] = zp8;
+}
+
+// The scalar constants of the portable int8 rows: the score scale and the context's clamp bounds
+// around its zero point (q = clamp(round(x) + zp): x in [lo, hi]).
+struct AttentionS8Scalars {
+  float score_scale, lo, hi;
+  int32_t zp;
+};
+static inline AttentionS8Scalars attention_s8_scalars(const AttentionHeadS8& a) {
+  const int32_t zp = a.context_zero_point;
+  return {detail::attention_score_scale(a.q_scale, a.k_scale, a.head_dim), -128.0f - static_cast<float>(zp),
+          127.0f - static_cast<float>(zp), zp};
 }
 
 // One implementation: its pack and rows steps share a private layout of `packed`.

@@ -27,6 +27,8 @@
 
 #include "kernels/attention.h"
 #include "kernels/attention_pack_x86.h"
+#include "kernels/attention_window.h"
+#include "kernels/attention_window_impl.h"
 #include "kernels/numerics.h"
 #include "kernels/simd_avx2.h"
 
@@ -36,6 +38,8 @@ namespace kernels {
 #ifndef EB_ATTENTION_S8_KERNEL
 #define EB_ATTENTION_S8_KERNEL kAttentionS8Avx2
 #define EB_ATTENTION_S8_KERNEL_NAME "avx2"
+#define EB_ATTENTION_S8_WINDOW_PACK attention_s8_pack_window_avx2
+#define EB_ATTENTION_S8_WINDOW_ROWS attention_s8_rows_window_avx2
 #define EB_ATTENTION_WITH_F32 1
 #endif
 // acc + sum of 4 u8 x s8 products per int32 lane; exact (the int16 pair sums cannot saturate).
@@ -445,6 +449,84 @@ static void pack_s8(const AttentionHeadS8& a) {
   if (nk > 0) flush_k();
 }
 
+constexpr size_t kQs = kMaxHd + 16;  // int16 per query row in a block: keeps every row 32-byte aligned
+
+// Query rows [i0, i0 + rows) (rows <= 4) of a block into qbuf (4 rows of kQs int16; missing rows
+// zero): AVX2 widened to int16 and zero-padded to an even length (qodd[r]: the odd last channel
+// as an int16 pair); VNNI as u8 (q + 128) zero-padded to whole quads. srow[r] = row r's scores
+// (row 0's for missing rows).
+static void load_query_block(const AttentionHeadS8& a, int i0, int rows, int row_begin, int16_t* qbuf,
+                             int32_t qodd[4], float* srow[4]) {
+  const int hd = a.head_dim;
+  for (int r = 0; r < 4; ++r) {
+    const int8_t* src = r < rows ? a.q + static_cast<size_t>(i0 + r) * a.qkv_stride : nullptr;
+    if (kQkDot4) {
+      uint8_t* qb = reinterpret_cast<uint8_t*>(qbuf + r * kQs);
+      const int padded = 4 * ((hd + 3) / 4);
+      int d = 0;
+      if (src != nullptr) {
+        const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+        for (; d + 32 <= hd; d += 32)
+          _mm256_store_si256(reinterpret_cast<__m256i*>(qb + d),
+                             _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + d)), bias));
+        for (; d < hd; ++d) qb[d] = static_cast<uint8_t>(src[d] ^ 0x80);
+      }
+      for (; d < padded; ++d) qb[d] = 0;  // K is zero there
+    } else {
+      int16_t* qb = qbuf + r * kQs;
+      if (src != nullptr) {
+        int d = 0;
+        for (; d + 16 <= hd; d += 16)
+          _mm256_store_si256(reinterpret_cast<__m256i*>(qb + d),
+                             _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + d))));
+        for (; d < hd; ++d) qb[d] = src[d];
+        qb[hd] = 0;
+        qodd[r] = static_cast<uint16_t>(src[hd - 1]);  // (q_last, 0) as an int16 pair
+      } else {
+        std::memset(qb, 0, sizeof(int16_t) * static_cast<size_t>(hd + 1));
+        qodd[r] = 0;
+      }
+    }
+    srow[r] = a.scores + static_cast<size_t>(i0 - row_begin + (r < rows ? r : 0)) * a.n;
+  }
+}
+
+// Scores of a query block against the packed K blocks [b_begin, b_end) of 8 keys (nkeys keys
+// packed in all): srow[r][j] for the keys of those blocks; vmax[r] = running max of what was written.
+static void score_blocks(const int16_t* qbuf, const int32_t qodd[4], const PackedKv& pk, int b_begin, int b_end, int nkeys,
+                         int hd, float* const* srow, int rows, __m256 vscale, __m256* vmax) {
+  [[maybe_unused]] const int npairs = hd / 2;
+  [[maybe_unused]] const bool odd = (hd % 2) != 0;
+  for (int b0 = b_begin; b0 < b_end; b0 += 2) {
+    const int nb = b_end - b0 >= 2 ? 2 : 1;
+    const int j_last = 8 * (b0 + nb - 1);
+    const int kc_last = nkeys - j_last < 8 ? nkeys - j_last : 8;
+    const int8_t* k0 = pk.k + static_cast<size_t>(b0) * pk.kbb;
+    const int8_t* k1 = nb == 2 ? k0 + pk.kbb : k0;
+#ifdef EB_QK_DOT4
+    (void)qodd;
+    const uint8_t* qu = reinterpret_cast<const uint8_t*>(qbuf);
+    const int nquads = (hd + 3) / 4;
+    if (nb == 2)
+      qk_block_dot4<2>(qu, 2 * kQs, k0, k1, nquads, srow, rows, 8 * b0, kc_last, vscale, vmax);
+    else
+      qk_block_dot4<1>(qu, 2 * kQs, k0, k1, nquads, srow, rows, 8 * b0, kc_last, vscale, vmax);
+#else
+    if (nb == 2) {
+      if (odd)
+        qk_block<2, true>(qbuf, kQs, qodd, k0, k1, npairs, srow, rows, 8 * b0, kc_last, vscale, vmax);
+      else
+        qk_block<2, false>(qbuf, kQs, qodd, k0, k1, npairs, srow, rows, 8 * b0, kc_last, vscale, vmax);
+    } else {
+      if (odd)
+        qk_block<1, true>(qbuf, kQs, qodd, k0, k1, npairs, srow, rows, 8 * b0, kc_last, vscale, vmax);
+      else
+        qk_block<1, false>(qbuf, kQs, qodd, k0, k1, npairs, srow, rows, 8 * b0, kc_last, vscale, vmax);
+    }
+#endif
+  }
+}
+
 static void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   const int n = a.n, hd = a.head_dim;
   if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
@@ -452,7 +534,6 @@ static void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
     kAttentionS8Portable.rows(a, row_begin, row_end);
     return;
   }
-  const size_t stride = a.qkv_stride;
   const int32_t zp = a.context_zero_point;
   const size_t row_bytes = static_cast<size_t>(hd);
   const int nvalid = attention_valid_keys(a.key_mask, a.n);
@@ -462,15 +543,9 @@ static void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   }
   const PackedKv pk = packed_layout(a, nvalid);
   const int ngroups = pk.ngroups, vrem = pk.vrem, nblocks_total = pk.nblocks;
-  auto kblock = [&](int b) -> const int8_t* { return pk.k + static_cast<size_t>(b) * pk.kbb; };
 
-  // query rows: AVX2 widened to int16 and zero-padded to an even length; VNNI as u8 (q + 128)
-  // zero-padded to whole quads
-  constexpr size_t kQs = kMaxHd + 16;  // keeps every row 32-byte aligned
   alignas(32) int16_t qbuf[4 * kQs];
-  [[maybe_unused]] const int npairs = hd / 2;
-  [[maybe_unused]] const bool odd = (hd % 2) != 0;
-  [[maybe_unused]] int32_t qodd[4] = {0, 0, 0, 0};
+  int32_t qodd[4] = {0, 0, 0, 0};
   const float score_scale = detail::attention_score_scale(a.q_scale, a.k_scale, hd);
   const __m256 vscale = _mm256_set1_ps(score_scale);
   PvArgs pv;
@@ -482,68 +557,12 @@ static void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   for (int i0 = row_begin; i0 < row_end; i0 += 4) {
     const int rows = row_end - i0 < 4 ? row_end - i0 : 4;
     float* srow[4];
-    for (int r = 0; r < 4; ++r) {
-      const int8_t* src = r < rows ? a.q + static_cast<size_t>(i0 + r) * stride : nullptr;
-      if (kQkDot4) {
-        uint8_t* qb = reinterpret_cast<uint8_t*>(qbuf + r * kQs);
-        const int padded = 4 * ((hd + 3) / 4);
-        int d = 0;
-        if (src != nullptr) {
-          const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
-          for (; d + 32 <= hd; d += 32)
-            _mm256_store_si256(reinterpret_cast<__m256i*>(qb + d),
-                               _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + d)), bias));
-          for (; d < hd; ++d) qb[d] = static_cast<uint8_t>(src[d] ^ 0x80);
-        }
-        for (; d < padded; ++d) qb[d] = 0;  // K is zero there
-      } else {
-        int16_t* qb = qbuf + r * kQs;
-        if (src != nullptr) {
-          int d = 0;
-          for (; d + 16 <= hd; d += 16)
-            _mm256_store_si256(reinterpret_cast<__m256i*>(qb + d),
-                               _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + d))));
-          for (; d < hd; ++d) qb[d] = src[d];
-          qb[hd] = 0;
-          qodd[r] = static_cast<uint16_t>(src[hd - 1]);  // (q_last, 0) as an int16 pair
-        } else {
-          std::memset(qb, 0, sizeof(int16_t) * static_cast<size_t>(hd + 1));
-          qodd[r] = 0;
-        }
-      }
-      srow[r] = a.scores + static_cast<size_t>(i0 - row_begin + (r < rows ? r : 0)) * n;
-    }
+    load_query_block(a, i0, rows, row_begin, qbuf, qodd, srow);
 
     // ---- scores (valid keys only, compacted order) and their row maxima
     __m256 vmax[4];
     for (auto& m : vmax) m = _mm256_set1_ps(-__builtin_inff());
-    for (int b0 = 0; b0 < nblocks_total; b0 += 2) {
-      const int nb = nblocks_total - b0 >= 2 ? 2 : 1;
-      const int j_last = 8 * (b0 + nb - 1);
-      const int kc_last = nvalid - j_last < 8 ? nvalid - j_last : 8;
-      const int8_t* k0 = kblock(b0);
-      const int8_t* k1 = nb == 2 ? kblock(b0 + 1) : k0;
-#ifdef EB_QK_DOT4
-      const uint8_t* qu = reinterpret_cast<const uint8_t*>(qbuf);
-      const int nquads = (hd + 3) / 4;
-      if (nb == 2)
-        qk_block_dot4<2>(qu, 2 * kQs, k0, k1, nquads, srow, rows, 8 * b0, kc_last, vscale, vmax);
-      else
-        qk_block_dot4<1>(qu, 2 * kQs, k0, k1, nquads, srow, rows, 8 * b0, kc_last, vscale, vmax);
-#else
-      if (nb == 2) {
-        if (odd)
-          qk_block<2, true>(qbuf, kQs, qodd, k0, k1, npairs, srow, rows, 8 * b0, kc_last, vscale, vmax);
-        else
-          qk_block<2, false>(qbuf, kQs, qodd, k0, k1, npairs, srow, rows, 8 * b0, kc_last, vscale, vmax);
-      } else {
-        if (odd)
-          qk_block<1, true>(qbuf, kQs, qodd, k0, k1, npairs, srow, rows, 8 * b0, kc_last, vscale, vmax);
-        else
-          qk_block<1, false>(qbuf, kQs, qodd, k0, k1, npairs, srow, rows, 8 * b0, kc_last, vscale, vmax);
-      }
-#endif
-    }
+    score_blocks(qbuf, qodd, pk, 0, nblocks_total, nvalid, hd, srow, rows, vscale, vmax);
 
     // ---- softmax -> uint8 probabilities (exp pass for all rows first, then quantization)
     for (int r = 0; r < rows; ++r) softmax_exp_pass(srow[r], nvalid, avx2::hmax_ps(vmax[r]));
@@ -570,9 +589,53 @@ static void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   }
 }
 
+// ---- sliding window (attention_window.h), blocked as the AVX-512 variant: every key packed
+// once (pack_window_s8), then per block of 4 query rows the scores of the 8-key blocks over the
+// band, each row's window softmax (window_band_row: the full kernel's two passes) and P.V over the
+// band's groups. The portable window body's bytes (exact int32 sums, the same float steps per key).
+static void pack_window_s8(const AttentionHeadS8& a) { pack_window_all_keys(a, pack_s8); }
+
+static float row_max8(const float* s, int len) {
+  __m256 m = _mm256_set1_ps(-__builtin_inff());
+  int j = 0;
+  for (; j + 8 <= len; j += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(s + j));
+  float r = avx2::hmax_ps(m);
+  for (; j < len; ++j) r = s[j] > r ? s[j] : r;
+  return r;
+}
+
+static int32_t softmax_two_pass(const float* s, int len, float m, uint8_t* out) {
+  float* e = const_cast<float*>(s);  // the window's scores, this row's scratch: the exps replace them
+  softmax_exp_pass(e, len, m);
+  return softmax_quantize_pass(e, len, detail::attention_prob_multiplier(), out);
+}
+
+static void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+  if (window_rows_done_elsewhere(a, window, row_begin, row_end, kMaxHd)) return;
+  const int n = a.n, hd = a.head_dim;
+  const PackedKv pk = packed_layout(a, n);
+  alignas(32) int16_t qbuf[4 * kQs];
+  int32_t qodd[4] = {0, 0, 0, 0};
+  const __m256 vscale = _mm256_set1_ps(detail::attention_score_scale(a.q_scale, a.k_scale, hd));
+  PvArgs pv;
+  pv.hd = hd;
+  for_each_band_block(row_begin, row_end, window, n, [&](int i0, int rows, const WindowBand& band) {
+    float* srow[4];
+    load_query_block(a, i0, rows, row_begin, qbuf, qodd, srow);
+    __m256 vmax[4];  // unused: each row's maximum is taken over its own window
+    for (auto& m : vmax) m = _mm256_set1_ps(-__builtin_inff());
+    score_blocks(qbuf, qodd, pk, band.lo / 8, (band.hi + 7) / 8, n, hd, srow, rows, vscale, vmax);
+    window_band_block(a, window, i0, rows, row_begin, band, srow, pk.v, pv, row_max8, softmax_two_pass, pv_block);
+  });
+}
+
 }  // namespace
 
 const AttentionS8Kernel EB_ATTENTION_S8_KERNEL = {EB_ATTENTION_S8_KERNEL_NAME, pack_s8, rows_s8};
+void EB_ATTENTION_S8_WINDOW_PACK(const AttentionHeadS8& a) { pack_window_s8(a); }
+void EB_ATTENTION_S8_WINDOW_ROWS(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+  rows_window_s8(a, window, row_begin, row_end);
+}
 
 // =============================================================================================
 // fp32

@@ -390,19 +390,16 @@ void pack_window_s8(const AttentionHeadS8& a) {
 void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
   if (window_rows_done_elsewhere(a, window, row_begin, row_end, kMaxHd)) return;
   const int n = a.n, hd = a.head_dim;
-  const int32_t zp = a.context_zero_point;
   const PackedKv pk = packed_layout(a, n);
-  const int nquads = (hd + 3) / 4, full_groups = n / 4;
+  const int nquads = (hd + 3) / 4;
   alignas(64) uint8_t qbuf[4 * kQs];
   const __m512 vscale = _mm512_set1_ps(detail::attention_score_scale(a.q_scale, a.k_scale, hd));
   const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
   PvArgs pv;
   pv.hd = hd;
-  for (int i0 = row_begin; i0 < row_end; i0 += 4) {
-    const int rows = row_end - i0 < 4 ? row_end - i0 : 4;
+  for_each_band_block(row_begin, row_end, window, n, [&](int i0, int rows, const WindowBand& band) {
     float* srow[4];
     load_query_block(a, i0, rows, row_begin, nquads, qbuf, srow);
-    const WindowBand band = window_band(i0, rows, window, n);
 
     // ---- scores of the 16-key blocks over [lo, hi) (at their key index in each row's scratch)
     __m512 vmax[4] = {ninf, ninf, ninf, ninf};  // unused: each row's maximum is taken over its own window
@@ -417,33 +414,9 @@ void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row
         qk_block<1>(qbuf, kQs, k0, k0, nquads, srow, rows, 16 * b, kc_last, vscale, vmax);
     }
 
-    // ---- per row: padding keys out, max and softmax over its window, probabilities from band.base
-    float out_mult[4] = {0, 0, 0, 0};
-    bool empty[4] = {false, false, false, false};
-    for (int r = 0; r < 4; ++r) {
-      const int rr = r < rows ? r : 0;
-      uint8_t* prow = a.probs + static_cast<size_t>(i0 - row_begin + rr) * n;
-      pv.prow[r] = prow;
-      pv.out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
-      if (r < rows)
-        empty[r] = !window_band_row(a, window, i0 + r, band, srow[r], prow, row_max16, softmax_pm, &out_mult[r]);
-    }
-    pv.vpack = pk.v + static_cast<size_t>(band.g_begin) * 4 * static_cast<size_t>(hd);
-    pv.ngroups = band.g_end - band.g_begin;
-    pv.vtail = band.tail && pk.vrem > 0 ? pk.v + static_cast<size_t>(full_groups) * 4 * static_cast<size_t>(hd) : nullptr;
-    for (int r = 0; r < 4; ++r) {
-      uint32_t w = 0;
-      if (pv.vtail != nullptr)
-        for (int t = 0; t < pk.vrem; ++t) w |= static_cast<uint32_t>(pv.prow[r][4 * full_groups - band.base + t]) << (8 * t);
-      pv.tail_word[r] = static_cast<int32_t>(w);
-    }
-    pv.rows = rows;
-
-    // ---- context = P.V over the band's groups
-    pv_block(pv, out_mult, zp);
-    for (int r = 0; r < rows; ++r)
-      if (empty[r]) attention_s8_fill_zero_point(a, i0 + r, i0 + r + 1);
-  }
+    // ---- per row: padding keys out, max and softmax over its window; P.V over the band's groups
+    window_band_block(a, window, i0, rows, row_begin, band, srow, pk.v, pv, row_max16, softmax_pm, pv_block);
+  });
 }
 
 }  // namespace

@@ -9,4 +9,6 @@
 #define EB_ATTENTION_S8_KERNEL_NAME "avx512vnni"
 #define EB_DOT4(acc, p, v) _mm256_dpbusd_epi32(acc, p, v)
 #define EB_QK_DOT4(acc, q, k) _mm256_dpbusd_epi32(acc, q, k)
+#define EB_ATTENTION_S8_WINDOW_PACK attention_s8_pack_window_avx512vnni256
+#define EB_ATTENTION_S8_WINDOW_ROWS attention_s8_rows_window_avx512vnni256
 #include "kernels/attention_avx2.cpp"

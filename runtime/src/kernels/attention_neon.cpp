@@ -431,12 +431,9 @@ template <bool kDot>
 void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
   if (window_rows_done_elsewhere(a, window, row_begin, row_end, kMaxHd)) return;
   const int n = a.n, hd = a.head_dim;
-  const size_t stride = a.qkv_stride, gstride = 4 * static_cast<size_t>(hd);
-  const int full_groups = n / 4, vrem = n % 4;
+  const size_t stride = a.qkv_stride;
   const float32x4_t vscale = vdupq_n_f32(detail::attention_score_scale(a.q_scale, a.k_scale, hd));
-  for (int i0 = row_begin; i0 < row_end; i0 += 4) {
-    const int rows = row_end - i0 < 4 ? row_end - i0 : 4;
-    const WindowBand band = window_band(i0, rows, window, n);
+  for_each_band_block(row_begin, row_end, window, n, [&](int i0, int rows, const WindowBand& band) {
     const int8_t* qr[4];
     float* srow[4];
     uint8_t* prow[4];
@@ -452,19 +449,23 @@ void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row
     bool empty[4] = {false, false, false, false};
     for (int r = 0; r < rows; ++r)
       empty[r] = !window_band_row(a, window, i0 + r, band, srow[r], prow[r], row_max, softmax_quantize_row, &out_mult[r]);
+    const uint8_t* const pr[4] = {prow[0], prow[1], prow[2], prow[3]};
+    const int8_t* vpack;
+    const int8_t* vtail;
+    int ngroups;
+    int32_t tail_word[4];
+    window_band_pv(band, a.packed, n, hd, pr, &vpack, &ngroups, &vtail, tail_word);
     alignas(4) uint8_t tail_p[4][4];
     const uint8_t* tail_ptr[4];
     for (int r = 0; r < 4; ++r) {
-      for (int t = 0; t < 4; ++t) tail_p[r][t] = band.tail && t < vrem ? prow[r][4 * full_groups - band.base + t] : 0;
+      std::memcpy(tail_p[r], &tail_word[r], 4);  // little-endian: key t in byte t
       tail_ptr[r] = tail_p[r];
     }
-    const uint8_t* const pr[4] = {prow[0], prow[1], prow[2], prow[3]};
-    const int8_t* vtail = band.tail && vrem > 0 ? a.packed + static_cast<size_t>(full_groups) * gstride : nullptr;
-    pv_rows<kDot>(pr, tail_ptr, a.packed + static_cast<size_t>(band.g_begin) * gstride, vtail, band.g_end - band.g_begin,
+    pv_rows<kDot>(pr, tail_ptr, vpack, vtail, ngroups,
                   hd, rows, out_mult, a.context_zero_point, out);
     for (int r = 0; r < rows; ++r)
       if (empty[r]) attention_s8_fill_zero_point(a, i0 + r, i0 + r + 1);
-  }
+  });
 }
 
 }  // namespace

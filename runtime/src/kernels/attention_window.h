@@ -4,7 +4,7 @@
 // attends only to the keys j in [i - window, i + window] (and, of those, the ones key_mask
 // keeps), with the numerics of attention.h, so window >= n gives attention_head_s8's bytes. The
 // work grows with n x (2 window + 1), not n^2: each row reads only its window's keys (in place for
-// the portable and AVX2 variants; packed once per head for the AVX-512 and NEON ones). Scratch as attention.h's rows(): row i's scores and probabilities at offset
+// the portable variant; packed once per head for the x86 and NEON ones). Scratch as attention.h's rows(): row i's scores and probabilities at offset
 // (i - row_begin) * n (only the window's 2 window + 1 entries are used). Rows are independent, so
 // threads may compute different rows of a head at once.
 #pragma once
@@ -23,10 +23,16 @@ void attention_s8_rows_window(const AttentionHeadS8& args, int window, int row_b
 void attention_s8_pack_window_in_place(const AttentionHeadS8& args);  // the no-op pack step
 void attention_s8_rows_window_portable(const AttentionHeadS8& args, int window, int row_begin, int row_end);
 #if defined(__x86_64__) || defined(__i386__)
-void attention_s8_rows_window_avx2(const AttentionHeadS8& args, int window, int row_begin, int row_end);  // AVX2
-// AVX-512 VNNI, blocked: every key packed once (attention_avx512.cpp), 4 query rows at a time over
-// the 16-key blocks of their band, so the work is n x (2 window + ~36) with the full kernel's
-// micro-kernels.
+// Blocked: every key packed once with the full kernel's pack, 4 query rows at a time over the key
+// blocks of their band with the full kernel's micro-kernels, so the work is n x (2 window + ~20 to
+// 36). AVX2 / AVX-VNNI / AVX512-VNNI at 256 bits (attention_avx2.cpp and the files that compile
+// it again), AVX-512 VNNI (attention_avx512.cpp).
+void attention_s8_pack_window_avx2(const AttentionHeadS8& args);
+void attention_s8_rows_window_avx2(const AttentionHeadS8& args, int window, int row_begin, int row_end);
+void attention_s8_pack_window_avxvnni(const AttentionHeadS8& args);
+void attention_s8_rows_window_avxvnni(const AttentionHeadS8& args, int window, int row_begin, int row_end);
+void attention_s8_pack_window_avx512vnni256(const AttentionHeadS8& args);
+void attention_s8_rows_window_avx512vnni256(const AttentionHeadS8& args, int window, int row_begin, int row_end);
 void attention_s8_pack_window_avx512(const AttentionHeadS8& args);
 void attention_s8_rows_window_avx512(const AttentionHeadS8& args, int window, int row_begin, int row_end);
 #endif

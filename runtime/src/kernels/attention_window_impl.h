@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The int8 sliding-window attention rows (attention_window.h) as one inline body, compiled by the
-// portable kernel (head_dim from the arguments) and by the AVX2 one (common head dims as
-// compile-time constants, so the int8 dot products and P.V sums vectorize). Integer sums are exact
-// in any order and every float operation is the same scalar one in the same order (-ffp-contract
-// off), so both give the same bytes. Also the band bookkeeping of the blocked variants (AVX-512,
-// NEON), below. Everything here is static (internal linkage): a copy compiled with AVX2 / AVX-512
-// flags must never be what the linker keeps for the portable kernel (as numerics.h).
+// The band bookkeeping of the blocked sliding-window variants (attention_window.h: AVX2 family,
+// AVX-512, NEON), shared so that each keeps only its micro-kernels. Everything here is static
+// (internal linkage): a copy compiled with AVX2 / AVX-512 flags must never be what the linker
+// keeps for another file (as numerics.h).
 #pragma once
 
 #include <cstddef>
@@ -18,69 +15,6 @@
 namespace edgebert {
 namespace kernels {
 
-template <int kHeadDim>
-static inline void attention_s8_rows_window_body(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
-  const int n = a.n, hd = kHeadDim > 0 ? kHeadDim : a.head_dim;  // a constant lets the compiler vectorize
-  if (n <= 0 || hd <= 0 || row_begin >= row_end || window < 0) return;
-  const size_t stride = a.qkv_stride;
-  const int32_t zp = a.context_zero_point;
-  const float score_scale = detail::attention_score_scale(a.q_scale, a.k_scale, hd);
-  const float lo = -128.0f - static_cast<float>(zp), hi = 127.0f - static_cast<float>(zp);
-  for (int i = row_begin; i < row_end; ++i) {
-    float* s = a.scores + static_cast<size_t>(i - row_begin) * n;
-    uint8_t* p = a.probs + static_cast<size_t>(i - row_begin) * n;
-    int8_t* ctx = a.context + static_cast<size_t>(i) * a.context_stride;
-    const int j0 = i - window > 0 ? i - window : 0;
-    const int j1 = i + window + 1 < n ? i + window + 1 : n;  // keys [j0, j1)
-    const int8_t* qi = a.q + static_cast<size_t>(i) * stride;
-    float m = -__builtin_inff();
-    int valid = 0;
-    for (int j = j0; j < j1; ++j) {
-      if (a.key_mask != nullptr && a.key_mask[j] == 0) {
-        s[j - j0] = -__builtin_inff();
-        continue;
-      }
-      const int8_t* kj = a.k + static_cast<size_t>(j) * stride;
-      int32_t acc = 0;
-      for (int d = 0; d < hd; ++d) acc += static_cast<int32_t>(qi[d]) * static_cast<int32_t>(kj[d]);
-      s[j - j0] = static_cast<float>(acc) * score_scale;
-      m = s[j - j0] > m ? s[j - j0] : m;
-      ++valid;
-    }
-    if (valid == 0) {
-      attention_s8_fill_zero_point(a, i, i + 1);
-      continue;
-    }
-    int32_t prob_sum = 0;
-    for (int j = 0; j < j1 - j0; ++j) {
-      const float e = detail::exp_approx(s[j] - m);  // masked keys: exp(-inf) = 0
-      const float v = detail::clamp_hi(e * detail::attention_prob_multiplier(), detail::kAttentionProbLevels);
-      p[j] = static_cast<uint8_t>(static_cast<int32_t>(detail::round_half_even(v)));
-      prob_sum += p[j];
-    }
-    const float out_mult = detail::attention_context_multiplier(a.v_scale, a.context_scale, prob_sum);
-    constexpr int kChunk = 256;  // channels per pass: acc stays in registers / L1
-    int32_t acc[kChunk];
-    for (int d0 = 0; d0 < hd; d0 += kChunk) {
-      const int cnt = hd - d0 < kChunk ? hd - d0 : kChunk;
-      for (int d = 0; d < cnt; ++d) acc[d] = 0;
-      for (int j = j0; j < j1; ++j) {  // V rows in order (auto-vectorized widening multiply-adds)
-        const int32_t pj = p[j - j0];
-        if (pj == 0) continue;
-        const int8_t* vj = a.v + static_cast<size_t>(j) * stride + d0;
-        for (int d = 0; d < cnt; ++d) acc[d] += pj * static_cast<int32_t>(vj[d]);
-      }
-      for (int d = 0; d < cnt; ++d)
-        ctx[d0 + d] = detail::quantize_value_s8(static_cast<float>(acc[d]) * out_mult, lo, hi, zp);
-    }
-  }
-}
-
-// ---- The blocked band variants (AVX-512, NEON): every key's V packed once in groups of 4 keys
-// from key 0 (padding keys too: the band is in token positions, the mask is applied per row).
-// A block of query rows [i0, i0 + rows) reads the keys [lo, hi); each row's probabilities are laid
-// out from `base` (the first key of lo's group), zero outside the row's window, so that P.V runs
-// over the full groups [lo / 4, g_end) and, when `tail`, the partial last group (n % 4 keys).
 // The pack step: the variant's full-attention pack of every key, padding keys included.
 template <class Pack>
 static inline void pack_window_all_keys(const AttentionHeadS8& a, Pack pack) {
@@ -118,6 +52,33 @@ static inline WindowBand window_band(int i0, int rows, int window, int n) {
   return b;
 }
 
+// block(i0, rows, band) for the query blocks of 4 rows (the last one shorter) of [row_begin, row_end).
+template <class Block>
+static inline void for_each_band_block(int row_begin, int row_end, int window, int n, Block block) {
+  for (int i0 = row_begin; i0 < row_end; i0 += 4) {
+    const int rows = row_end - i0 < 4 ? row_end - i0 : 4;
+    block(i0, rows, window_band(i0, rows, window, n));
+  }
+}
+
+// The P.V operands of a band block over V packed from key 0 in groups of 4 (v, 4 * hd bytes per
+// group): the full groups [band.g_begin, band.g_end) from *vpack, the partial last group *vtail
+// (nullptr: none in the band) with each row's probabilities of it as one little-endian word.
+static inline void window_band_pv(const WindowBand& band, const int8_t* v, int n, int hd, const uint8_t* const prow[4],
+                                  const int8_t** vpack, int* ngroups, const int8_t** vtail, int32_t tail_word[4]) {
+  const size_t gbytes = 4 * static_cast<size_t>(hd);
+  const int full_groups = n / 4, rem = n % 4;
+  *vpack = v + static_cast<size_t>(band.g_begin) * gbytes;
+  *ngroups = band.g_end - band.g_begin;
+  *vtail = band.tail && rem > 0 ? v + static_cast<size_t>(full_groups) * gbytes : nullptr;
+  for (int r = 0; r < 4; ++r) {
+    uint32_t w = 0;
+    if (*vtail != nullptr)
+      for (int t = 0; t < rem; ++t) w |= static_cast<uint32_t>(prow[r][4 * full_groups - band.base + t]) << (8 * t);
+    tail_word[r] = static_cast<int32_t>(w);
+  }
+}
+
 // Row i of a band block: its scores s (at key index, written for [band.base or band.lo, band.hi))
 // become the row's probabilities prow[j - band.base] (zero outside its window and at padding
 // keys) through row_max(s, len) and softmax(s, len, max, out) -> sum, the variant's vector
@@ -140,6 +101,29 @@ static inline bool window_band_row(const AttentionHeadS8& a, int window, int i, 
   const int32_t prob_sum = softmax(s + j0, j1 - j0, row_max(s + j0, j1 - j0), prow + (j0 - band.base));
   *out_mult = detail::attention_context_multiplier(a.v_scale, a.context_scale, prob_sum);
   return true;
+}
+
+// The x86 variants' whole block after its scores (Pv: the variant's P.V arguments, with prow,
+// out, vpack, ngroups, vtail, tail_word and rows; pv_block(pv, out_mult, zp) its P.V step): each
+// row's window softmax, P.V over the band's groups, the zero point for rows without a valid key.
+template <class Pv, class RowMax, class Softmax, class PvBlock>
+static inline void window_band_block(const AttentionHeadS8& a, int window, int i0, int rows, int row_begin,
+                                     const WindowBand& band, float* const srow[4], const int8_t* v, Pv& pv,
+                                     RowMax row_max, Softmax softmax, PvBlock pv_block) {
+  float out_mult[4] = {0, 0, 0, 0};
+  bool empty[4] = {false, false, false, false};
+  for (int r = 0; r < 4; ++r) {
+    const int rr = r < rows ? r : 0;  // missing rows repeat row 0 and are never stored
+    uint8_t* prow = a.probs + static_cast<size_t>(i0 - row_begin + rr) * a.n;
+    pv.prow[r] = prow;
+    pv.out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
+    if (r < rows) empty[r] = !window_band_row(a, window, i0 + r, band, srow[r], prow, row_max, softmax, &out_mult[r]);
+  }
+  window_band_pv(band, v, a.n, a.head_dim, pv.prow, &pv.vpack, &pv.ngroups, &pv.vtail, pv.tail_word);
+  pv.rows = rows;
+  pv_block(pv, out_mult, a.context_zero_point);
+  for (int r = 0; r < rows; ++r)
+    if (empty[r]) attention_s8_fill_zero_point(a, i0 + r, i0 + r + 1);
 }
 
 }  // namespace kernels

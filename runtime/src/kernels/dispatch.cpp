@@ -33,7 +33,9 @@ const KernelTable kPortable = {"portable",
 
 #if defined(__x86_64__) || defined(__i386__)
 // AVX2 element-wise kernels with one of the 256-bit int8 attention cores.
-constexpr KernelTable avx2_table(const char* name, const AttentionS8Kernel* attention) {
+constexpr KernelTable avx2_table(const char* name, const AttentionS8Kernel* attention,
+                                 void (*pack_window)(const AttentionHeadS8&),
+                                 void (*rows_window)(const AttentionHeadS8&, int, int, int)) {
   return {name,
           layernorm_f32_avx2,
           layernorm_quantize_s8_avx2,
@@ -45,12 +47,14 @@ constexpr KernelTable avx2_table(const char* name, const AttentionS8Kernel* atte
           attention_rows_f32_avx2,
           attention,
           gated_s8_portable,
-          attention_s8_pack_window_in_place,
-          attention_s8_rows_window_avx2};
+          pack_window,
+          rows_window};
 }
-const KernelTable kAvx2 = avx2_table("avx2", &kAttentionS8Avx2);
-const KernelTable kAvxVnni = avx2_table("avxvnni", &kAttentionS8AvxVnni);
-const KernelTable kAvx512Vnni256 = avx2_table("avx512vnni256", &kAttentionS8Avx512Vnni);
+const KernelTable kAvx2 = avx2_table("avx2", &kAttentionS8Avx2, attention_s8_pack_window_avx2, attention_s8_rows_window_avx2);
+const KernelTable kAvxVnni =
+    avx2_table("avxvnni", &kAttentionS8AvxVnni, attention_s8_pack_window_avxvnni, attention_s8_rows_window_avxvnni);
+const KernelTable kAvx512Vnni256 = avx2_table("avx512vnni256", &kAttentionS8Avx512Vnni,
+                                              attention_s8_pack_window_avx512vnni256, attention_s8_rows_window_avx512vnni256);
 // 512-bit kernels; the table lookup with vpermi2b where AVX512-VBMI exists.
 constexpr KernelTable avx512_table(const char* name, void (*lut)(int8_t*, size_t, const int8_t*)) {
   return {name,
