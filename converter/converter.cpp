@@ -322,12 +322,14 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
   // int8 of the families where the runtime runs it: RoBERTa / XLM-R / CamemBERT (BERT's blocks
   // with other position ids and an fp32 head), ELECTRA and ALBERT (their projection GEMM stays
   // fp32; ALBERT's shared layers calibrated over every use), nomic-bert with SwiGLU / GeGLU and
-  // ModernBERT (pre-norm: the residual stream stays float, each LayerNorm quantizes for its GEMM);
-  // the others (nomic-bert's GLU / ReLU gates) stay fp32 for now.
+  // ModernBERT (pre-norm: the residual stream stays float, each LayerNorm quantizes for its GEMM).
+  // nomic-bert: every activation it has (SwiGLU, GeGLU, GLU: the gate table of the gated op; plain
+  // GELU).
   const bool int8_family = m.family() == Family::kRoberta || m.family() == Family::kElectra ||
                            m.family() == Family::kAlbert || m.family() == Family::kModernBert ||
-                           (m.family() == Family::kNomicBert && (cfg.activation == HiddenAct::kGelu ||
-                                                                 cfg.activation == HiddenAct::kSilu));
+                           (m.family() == Family::kNomicBert &&
+                            (cfg.activation == HiddenAct::kGelu || cfg.activation == HiddenAct::kSilu ||
+                             cfg.activation == HiddenAct::kSigmoid));
   if (!o.fp32 && !cfg.is_bert_or_distilbert() && !int8_family)
     throw std::runtime_error(std::string("int8 conversion of ") + family_name(m.family()) +
                              " models is not supported yet (convert with --fp32)");

@@ -509,7 +509,7 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
                            m->family == Family::kAlbert || m->family == Family::kModernBert ||
                            (m->family == Family::kNomicBert &&
                             (k.activation == Activation::kGelu || k.activation == Activation::kSilu ||
-                             k.activation == Activation::kGeluTanh));
+                             k.activation == Activation::kGeluTanh || k.activation == Activation::kSigmoid));
   if (m->int8 && !int8_family)
     return c.fail(std::string("int8 ") + family_name(m->family) +
                       " models are not supported by this runtime yet (convert with --fp32)",

@@ -133,6 +133,10 @@ FAMILY_MODELS = {
                           dict(hidden=64, heads=4, layers=2, inter=256, act="swiglu", rot_frac=1.0, rot_base=1000.0,
                                prenorm=True, ntk=2.0, max_trained=48, fc2_bias=True),
                           None, None, 64, ("noprefix",)),
+    "nomic_glu": ("nomic_bert", "NomicBertModel",
+                  dict(hidden=64, heads=4, layers=2, inter=192, act="glu", rot_frac=1.0, rot_base=1000.0,
+                       fc1_bias=True),
+                  None, None, 65, ("noprefix",)),
     # ModernBERT: pre-norm, rotary with global/local theta, sliding windows, GeGLU, bias-free norms
     "modernbert_model": ("modernbert", "ModernBertModel",
                          dict(hidden=64, heads=4, layers=4, inter=96, every=3, window=8), None, None, 71, ("noprefix",)),

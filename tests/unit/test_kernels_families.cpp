@@ -113,10 +113,10 @@ TEST_CASE("rope: both pairings, float and int8, against a double reference", "[k
   CHECK(s8_off * 1000 < s8_total);
 }
 
-TEST_CASE("gated activations (GeGLU, SwiGLU) from an [n, 2I] int8 GEMM output", "[kernels][gated]") {
+TEST_CASE("gated activations (GeGLU, SwiGLU, GLU) from an [n, 2I] int8 GEMM output", "[kernels][gated]") {
   std::mt19937 rng(19);
   size_t total = 0, off = 0, variant_runs = 0;
-  for (kn::GateKind kind : {kn::GateKind::kGeglu, kn::GateKind::kSwiglu, kn::GateKind::kGegluTanh}) {
+  for (kn::GateKind kind : {kn::GateKind::kGeglu, kn::GateKind::kSwiglu, kn::GateKind::kGegluTanh, kn::GateKind::kGlu}) {
     for (size_t inter : {1, 15, 16, 17, 63, 64, 100, 257}) {
       const size_t rows = 1 + rng() % 6, x_stride = 2 * inter + rng() % 5, y_stride = inter + rng() % 3;
       std::vector<int8_t> x(rows * x_stride);
@@ -141,6 +141,7 @@ TEST_CASE("gated activations (GeGLU, SwiGLU) from an [n, 2I] int8 GEMM output", 
           const double u = (x[r * x_stride + inter + c] - up_zp) * double(up_scale);
           double act = 0.5 * g * std::erfc(-g / std::sqrt(2.0));
           if (kind == kn::GateKind::kSwiglu) act = g / (1.0 + std::exp(-g));
+          if (kind == kn::GateKind::kGlu) act = 1.0 / (1.0 + std::exp(-g));
           if (kind == kn::GateKind::kGegluTanh)
             act = 0.5 * g * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)));
           const int e = std::abs(int(got) - int(ref_quant(act * u / out_scale, out_zp)));

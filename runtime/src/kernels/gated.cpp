@@ -15,6 +15,7 @@ double gate_activation_ref(GateKind kind, double x) {
   switch (kind) {
     case GateKind::kSwiglu: return x / (1.0 + std::exp(-x));
     case GateKind::kGegluTanh: return activation_ref(ActivationKind::kGeluTanh, x);
+    case GateKind::kGlu: return 1.0 / (1.0 + std::exp(-x));
     case GateKind::kGeglu: break;
   }
   return activation_ref(ActivationKind::kGelu, x);

@@ -15,9 +15,10 @@
 namespace edgebert {
 namespace kernels {
 
-enum class GateKind : int { kGeglu = 0, kSwiglu = 1, kGegluTanh = 2 };
+enum class GateKind : int { kGeglu = 0, kSwiglu = 1, kGegluTanh = 2, kGlu = 3 };
 
-// act(x): GeGLU = x * Phi(x) (erf GELU), SwiGLU = x * sigmoid(x) (SiLU), GeGLU-tanh = tanh GELU.
+// act(x): GeGLU = x * Phi(x) (erf GELU), SwiGLU = x * sigmoid(x) (SiLU), GeGLU-tanh = tanh GELU,
+// GLU = sigmoid(x) (nomic-bert's "glu").
 double gate_activation_ref(GateKind kind, double x);
 void build_gate_table_f32(GateKind kind, float gate_scale, int32_t gate_zp, float gate_table[256]);
 

@@ -129,6 +129,7 @@ void build_constants(Op& op, const std::vector<Op>& built) {
   if (op.type == OpType::kGatedActivation && op.linear->int8) {  // act of the 256 int8 gate values
     const kernels::GateKind kind = op.activation == Activation::kSilu       ? kernels::GateKind::kSwiglu
                                    : op.activation == Activation::kGeluTanh ? kernels::GateKind::kGegluTanh
+                                   : op.activation == Activation::kSigmoid  ? kernels::GateKind::kGlu
                                                                             : kernels::GateKind::kGeglu;
     op.lut_f32.resize(256);
     kernels::build_gate_table_f32(kind, op.linear->output_scale, op.linear->output_zero_point, op.lut_f32.data());
