@@ -604,10 +604,10 @@ static float row_max8(const float* s, int len) {
   return r;
 }
 
-static int32_t softmax_two_pass(const float* s, int len, float m, uint8_t* out) {
-  float* e = const_cast<float*>(s);  // the window's scores, this row's scratch: the exps replace them
-  softmax_exp_pass(e, len, m);
-  return softmax_quantize_pass(e, len, detail::attention_prob_multiplier(), out);
+// s: the window's scores in this row's scratch; the exps replace them.
+static int32_t softmax_two_pass(float* s, int len, float m, uint8_t* out) {
+  softmax_exp_pass(s, len, m);
+  return softmax_quantize_pass(s, len, detail::attention_prob_multiplier(), out);
 }
 
 static void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
