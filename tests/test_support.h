@@ -105,4 +105,26 @@ inline const char* const kModels[] = {"base2_h12", "base2_h1",     "h192_3x64", 
                                       "tiny_f16",  "tiny_bf16",    "tiny_sharded", "tiny_noprefix"};
 inline const char* const kCases[] = {"len1", "len7", "lenmax", "len7_pad", "len20_types"};
 
+// Every output of the last run that belongs to one sequence (tokens [t0, t0 + n), per-sequence
+// row `row`), indexed by eb_output (empty: the model has no such output).
+inline std::vector<std::vector<float>> sequence_outputs(const eb_session* s, size_t t0, size_t n, size_t row) {
+  std::vector<std::vector<float>> r(EB_OUTPUT_COUNT);
+  for (int out = 0; out < EB_OUTPUT_COUNT; ++out) {
+    const float* p = nullptr;
+    int64_t shape[2] = {0, 0};
+    int32_t rank = 0;
+    if (eb_session_get_output(s, static_cast<eb_output>(out), &p, shape, &rank) != EB_OK) continue;
+    const bool per_token = out == EB_OUTPUT_LAST_HIDDEN_STATE || out == EB_OUTPUT_START_LOGITS ||
+                           out == EB_OUTPUT_END_LOGITS || out == EB_OUTPUT_TOKEN_LOGITS;
+    if (per_token) {
+      const size_t w = rank == 2 ? static_cast<size_t>(shape[1]) : 1;
+      r[static_cast<size_t>(out)].assign(p + t0 * w, p + (t0 + n) * w);
+    } else {
+      const size_t w = static_cast<size_t>(rank == 2 ? shape[1] : shape[0]);
+      r[static_cast<size_t>(out)].assign(p + row * w, p + (row + 1) * w);
+    }
+  }
+  return r;
+}
+
 }  // namespace edgebert::test

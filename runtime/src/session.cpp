@@ -4,8 +4,6 @@
 #include "session.h"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -13,6 +11,7 @@
 #include <cstring>
 #include <new>
 
+#include "exec/executor.h"
 #include "kernels/kernels.h"
 
 namespace edgebert {
@@ -20,63 +19,6 @@ namespace {
 
 constexpr size_t kAlignment = 64;
 constexpr int kMaxBatchTokens = 1 << 20;
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// Runs f(start, count) over [0, range) in tiles on the pool (inline when pool is null).
-template <class F>
-void parallel_rows(pthreadpool_t pool, size_t range, size_t tile, F& f) {
-  pthreadpool_parallelize_1d_tile_1d(
-      pool, [](void* ctx, size_t start, size_t count) { (*static_cast<F*>(ctx))(start, count); }, &f, range, tile, 0);
-}
-
-// Scoped timer for --op-profile (no allocation).
-class OpTimer {
- public:
-  OpTimer(bool on, int64_t* slot) : slot_(on ? slot : nullptr), t0_(on ? now_ns() : 0) {}
-  ~OpTimer() {
-    if (slot_) *slot_ += now_ns() - t0_;
-  }
-
- private:
-  int64_t* slot_;
-  int64_t t0_;
-};
-
-// hidden rows += a GEMM's output rows [r0, r0 + rows): dequantized with the op's per-channel
-// scales when the GEMM wrote int8, added as is when it wrote float.
-void add_residual(float* h, const void* y, size_t r0, size_t rows, size_t H, const Op& op) {
-  if (op.linear->int8 && !op.float_output) {
-    kernels::residual_dequant_add_s8(h, static_cast<const int8_t*>(y) + r0 * H, rows, H, op.dequant_scales.data(),
-                                     op.linear->output_zero_point);
-  } else {
-    const float* yf = static_cast<const float*>(y) + r0 * H;
-    for (size_t i = 0; i < rows * H; ++i) h[i] += yf[i];
-  }
-}
-
-// x = act(x) in place, every Activation (GELU / ReLU / tanh-GELU by the kernels, the others here).
-void activation_in_place(Activation a, float* x, size_t count) {
-  switch (a) {
-    case Activation::kGelu:
-    case Activation::kRelu:
-    case Activation::kGeluTanh:
-      kernels::activation_f32(static_cast<kernels::ActivationKind>(a), x, count);
-      break;
-    case Activation::kSilu:
-      for (size_t i = 0; i < count; ++i) x[i] = x[i] / (1.f + std::exp(-x[i]));
-      break;
-    case Activation::kSigmoid:
-      for (size_t i = 0; i < count; ++i) x[i] = 1.f / (1.f + std::exp(-x[i]));
-      break;
-    case Activation::kTanh:
-      for (size_t i = 0; i < count; ++i) x[i] = std::tanh(x[i]);
-      break;
-  }
-}
 
 bool set_mask(const int32_t* mask, size_t n, uint8_t* key_mask, bool* any_padding, size_t* bad) {
   *any_padding = false;
@@ -158,8 +100,6 @@ Status Session::build(const SessionOptions& o) {
                                                  " and " + std::to_string(kMaxBatchTokens));
   max_rows_ = static_cast<size_t>(o.max_batch_tokens > 0 ? o.max_batch_tokens : max_n_);
   const size_t n = max_rows_;  // per-token arrays hold a packed run
-  attention_workers_ = static_cast<size_t>(threads_);
-  attention_max_tile_ = attention_row_tile(max_n_);
   // This session's buffer sizes, then its plan.
   requests_ = program_->requests(max_n_, threads_, static_cast<int>(max_rows_));
   std::string perr;
@@ -184,6 +124,10 @@ Status Session::build(const SessionOptions& o) {
     pool_ = pthreadpool_create(static_cast<size_t>(threads_));
     if (!pool_) return Status(EB_ERROR_BACKEND, "cannot create a thread pool of " + std::to_string(threads_) + " threads");
   }
+  resources_.pool = pool_;
+  resources_.workers = static_cast<size_t>(threads_);
+  resources_.max_seq_len = static_cast<size_t>(max_n_);
+  resources_.max_tile = attention_row_tile(max_n_);
   if (posix_memalign(reinterpret_cast<void**>(&arena_raw_), kAlignment, std::max<size_t>(plan_.arena_bytes, 64)) != 0) {
     arena_raw_ = nullptr;
     return Status(EB_ERROR_OUT_OF_MEMORY, "cannot allocate the " + std::to_string(plan_.arena_bytes) + "-byte arena");
@@ -193,13 +137,27 @@ Status Session::build(const SessionOptions& o) {
   // Every op bound to its arena pointers.
   const std::vector<Op>& ops = program_->ops();
   auto ptr = [&](int b) { return arena_ + plan_.offsets[static_cast<size_t>(b)]; };
+  const std::vector<ProgramBuffer>& buffers = program_->buffers();
+  // how a buffer advances per row / per sequence when a per-sequence op runs on one sequence
+  auto step = [&](int x) {
+    const BufferSize& sz = buffers[static_cast<size_t>(x)].size;
+    exec::BufferStep st;
+    if (sz.rule == BufferSize::Rule::kRows) st.row_bytes = sz.row_bytes;
+    if (sz.rule == BufferSize::Rule::kPerSequence) st.sequence_bytes = sz.row_bytes;
+    return st;
+  };
   ops_.resize(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
-    BoundOp& b = ops_[i];
+    exec::BoundOp& b = ops_[i];
     b.op = &ops[i];
-    for (int x : ops[i].inputs) b.in.push_back(ptr(x));
-    for (int x : ops[i].outputs) b.out.push_back(ptr(x));
+    if (ops[i].inputs.size() > exec::kMaxOpBuffers || ops[i].outputs.size() > exec::kMaxOpBuffers)
+      return Status(EB_ERROR_BACKEND, "op " + std::to_string(i) + " has more buffers than the executor binds");
+    for (int x : ops[i].inputs) b.in_step[b.in_count] = step(x), b.in[b.in_count++] = ptr(x);
+    for (int x : ops[i].outputs) b.out_step[b.out_count] = step(x), b.out[b.out_count++] = ptr(x);
   }
+  for (size_t x = 0; x < buffers.size(); ++x)  // cleared for the sequences of a packed run that fail
+    if (buffers[x].graph_output && buffers[x].size.rule == BufferSize::Rule::kPerSequence)
+      per_sequence_outputs_.push_back({ptr(static_cast<int>(x)), buffers[x].size.row_bytes});
   auto output = [&](const char* name) {
     const int b = program_->find_buffer(name);
     return b >= 0 ? reinterpret_cast<float*>(ptr(b)) : nullptr;
@@ -229,12 +187,7 @@ Status Session::build(const SessionOptions& o) {
   context_spans_.assign(context_cap, TokenSpan{0, 0});
   text_.reserve(context_cap, 16 * context_cap);
   sequences_.assign(n, SequenceInfo{});
-  active_.assign(n, 0);
-  positions_.assign(n, 0);
-  const size_t H = static_cast<size_t>(c.hidden);
-  if (pooled_) batch_pooled_.assign(n * H, 0.f);
-  if (logits_) batch_logits_.assign(n * static_cast<size_t>(std::max(c.num_labels, 1)), 0.f);
-  if (sentence_embedding_) batch_sentence_.assign(n * H, 0.f);
+  run_sequences_.assign(n, exec::SequenceRows{});
   profile_.assign(static_cast<size_t>(c.layers + 1) * static_cast<size_t>(OpKind::kCount), 0);
   return Status::ok();
 }
@@ -262,13 +215,13 @@ Status Session::create_gemms() {
   PackedWeights* store = program_->packed_weights();
   const size_t shared_before = store ? store->packed_bytes() : 0;
   for (size_t i = 0; i < ops_.size(); ++i) {
-    BoundOp& b = ops_[i];
+    exec::BoundOp& b = ops_[i];
     if (!b.op->is_gemm()) continue;
     // The same weights on the same buffers (ALBERT's shared layers): one operator, packed once.
     for (size_t j = 0; j < i && !b.gemm; ++j) {
-      const BoundOp& o = ops_[j];
+      const exec::BoundOp& o = ops_[j];
       if (o.gemm && o.op->type == b.op->type && o.op->linear == b.op->linear && o.in[0] == b.in[0] &&
-          o.out[0] == b.out[0] && o.op->float_output == b.op->float_output && o.op->per_token == b.op->per_token)
+          o.out[0] == b.out[0] && o.op->float_output == b.op->float_output && o.op->per_sequence == b.op->per_sequence)
         b.gemm = o.gemm;
     }
     if (b.gemm) continue;
@@ -282,8 +235,8 @@ Status Session::create_gemms() {
     model_.release_weight_pages(*b.op->linear);
   }
   // Head GEMMs read one row: set up once here (encoder GEMMs are set up per row count).
-  for (BoundOp& b : ops_)
-    if (b.owns_gemm && !b.op->per_token && !b.gemm->setup(1, b.in[0], b.out[0], pool_))
+  for (exec::BoundOp& b : ops_)
+    if (b.owns_gemm && b.op->per_sequence && !b.gemm->setup(1, b.in[0], b.out[0], pool_))
       return Status(EB_ERROR_BACKEND, std::string("XNNPACK setup failed (") + b.op->linear->name + ")");
   // this session's own packed copies (2022 API), plus what it packed into the shared store
   packed_bytes_ = xnn_bytes_allocated() - xnn_before + (store ? store->packed_bytes() - shared_before : 0);
@@ -299,435 +252,42 @@ int64_t Session::profile_ns(int layer, OpKind kind) const {
 
 // ---- the executor
 
-namespace {
-// Points the kernel arguments `a` at head h of the QKV rows [n, 3H] (Q | K | V) and of the
-// context rows [n, H].
-template <typename Args, typename T>
-void point_at_head(Args& a, const T* qkv, T* context, const Op& op, size_t h, size_t n, const uint8_t* mask) {
-  const size_t H = static_cast<size_t>(op.width), d = static_cast<size_t>(op.head_dim);
-  a.q = qkv + h * d;
-  a.k = qkv + H + h * d;
-  a.v = qkv + 2 * H + h * d;
-  a.qkv_stride = 3 * H;
-  a.n = static_cast<int>(n);
-  a.head_dim = static_cast<int>(d);
-  a.key_mask = mask;
-  a.context = context + h * d;
-  a.context_stride = H;
-}
-
-// Head h's arguments for the int8 kernel (scratch pointers left for the caller).
-kernels::AttentionHeadS8 head_args_s8(const Op& op, const uint8_t* qkv_buf, uint8_t* context, uint8_t* packed, size_t h,
-                                      size_t n, const uint8_t* mask) {
-  const int H = op.width, d = op.head_dim, hd = static_cast<int>(h) * d;
-  kernels::AttentionHeadS8 a;
-  point_at_head(a, reinterpret_cast<const int8_t*>(qkv_buf), reinterpret_cast<int8_t*>(context), op, h, n, mask);
-  a.q_scale = op.linear->output_channel_scale(hd);
-  a.k_scale = op.linear->output_channel_scale(H + hd);
-  a.v_scale = op.linear->output_channel_scale(2 * H + hd);
-  a.scores = nullptr;
-  a.probs = nullptr;
-  a.packed = reinterpret_cast<int8_t*>(packed);
-  a.context_scale = op.quant_for->input_scale;
-  a.context_zero_point = op.quant_for->input_zero_point;
-  return a;
-}
-}  // namespace
-
-// Buffers of the attention op (blocks::attention): out[0] context; int8: out[1] packed K/V per
-// head (one slot, reused head after head, with one worker), out[2] scores and out[3]
-// probabilities per worker; float: out[1] scores per worker.
-uint8_t* Session::packed_slot(const BoundOp& b, size_t h) const {
-  const size_t slot = attention_workers_ > 1 ? h : 0;
-  return b.out[1] + slot * attention_packed_stride(static_cast<size_t>(max_n_), static_cast<size_t>(b.op->head_dim));
-}
-
-// The QKV rows [3H] and context rows [H] of the sequence from row `row0` (int8 or float).
-namespace {
-size_t element_bytes(const Op& op) { return op.linear->int8 ? 1 : 4; }
-}  // namespace
-
-void Session::attention_pack(size_t h, size_t row0, size_t n, uint8_t* slot) {
-  const BoundOp& b = *cur_attention_;
-  const size_t H = static_cast<size_t>(b.op->width), e = element_bytes(*b.op);
-  const kernels::AttentionHeadS8 a = head_args_s8(*b.op, b.in[0] + row0 * 3 * H * e, b.out[0] + row0 * H * e, slot, h, n,
-                                                  any_padding_ ? key_mask_.data() + row0 : nullptr);
-  if (b.op->window > 0)
-    kernels::attention_s8_pack_window(a);  // a no-op where the window kernel reads keys in place
-  else
-    kernels::attention_s8_kernel().pack(a);
-}
-
-void Session::attention_pack_task(size_t h) { attention_pack(h, attention_row0_, attention_n_, packed_slot(*cur_attention_, h)); }
-
-void Session::attention_rows(size_t h, size_t row0, size_t n, uint8_t* slot, size_t row_begin, size_t row_end, size_t w) {
-  const BoundOp& b = *cur_attention_;
-  const size_t n_max = static_cast<size_t>(max_n_), tile = attention_max_tile_;
-  const uint8_t* mask = any_padding_ ? key_mask_.data() + row0 : nullptr;
-  const size_t scores_stride = attention_scratch_stride(tile * n_max * 4);
-  const size_t H = static_cast<size_t>(b.op->width), e = element_bytes(*b.op);
-  const uint8_t* qkv = b.in[0] + row0 * 3 * H * e;
-  uint8_t* context = b.out[0] + row0 * H * e;
-  if (b.op->linear->int8) {
-    kernels::AttentionHeadS8 a = head_args_s8(*b.op, qkv, context, slot, h, n, mask);
-    a.scores = reinterpret_cast<float*>(b.out[2] + w * scores_stride);
-    a.probs = b.out[3] + w * attention_scratch_stride(tile * n_max);
-    if (b.op->window > 0)  // sliding window: |i - j| <= window / 2, cost n x (window + 1)
-      kernels::attention_s8_rows_window(a, b.op->window / 2, static_cast<int>(row_begin), static_cast<int>(row_end));
-    else
-      kernels::attention_s8_kernel().rows(a, static_cast<int>(row_begin), static_cast<int>(row_end));
-  } else {
-    kernels::AttentionHeadF32 a;
-    point_at_head(a, reinterpret_cast<const float*>(qkv), reinterpret_cast<float*>(context), *b.op, h, n, mask);
-    a.scores = reinterpret_cast<float*>(b.out[1] + w * scores_stride);
-    if (b.op->window > 0)  // sliding window: |i - j| <= window / 2
-      kernels::attention_rows_window_f32(a, b.op->window / 2, static_cast<int>(row_begin), static_cast<int>(row_end));
-    else
-      kernels::attention_rows_f32(a, static_cast<int>(row_begin), static_cast<int>(row_end));
-  }
-}
-
-void Session::attention_worker(size_t w) {
-  const size_t total = static_cast<size_t>(cur_attention_->op->heads) * attention_tiles_per_head_;
-  for (size_t item = attention_next_.fetch_add(1, std::memory_order_relaxed); item < total;
-       item = attention_next_.fetch_add(1, std::memory_order_relaxed)) {
-    const size_t h = item / attention_tiles_per_head_, r0 = (item % attention_tiles_per_head_) * attention_tile_;
-    attention_rows(h, attention_row0_, attention_n_, packed_slot(*cur_attention_, h), r0,
-                   std::min(r0 + attention_tile_, attention_n_), w);
-  }
-}
-
-void Session::run_attention(const BoundOp& b, size_t row0, size_t n) {
-  cur_attention_ = &b;
-  attention_row0_ = row0;
-  attention_n_ = n;
-  const size_t heads = static_cast<size_t>(b.op->heads);
-  const size_t workers = attention_workers_, max_tile = attention_max_tile_;
-  const bool int8 = b.op->linear->int8;
-  // Rows per item: the whole tile on one thread; with several, small enough for about 4 items per
-  // worker, so that a few heads (or one) still keep every thread busy.
-  size_t tile = max_tile;
-  if (pool_ && workers > 1) {
-    const size_t tiles_per_head = (4 * workers + heads - 1) / heads;
-    tile = std::min(max_tile, std::max<size_t>(4, ((n + tiles_per_head - 1) / tiles_per_head + 3) & ~size_t{3}));
-  }
-  attention_tile_ = tile;
-  attention_tiles_per_head_ = (n + tile - 1) / tile;
-  if (!pool_ || workers <= 1) {
-    for (size_t h = 0; h < heads; ++h) {  // head by head (one packed slot), its K and V stay in cache
-      if (int8) attention_pack_task(h);
-      for (size_t r0 = 0; r0 < n; r0 += tile) attention_rows(h, row0, n, packed_slot(b, h), r0, std::min(r0 + tile, n), 0);
-    }
-    return;
-  }
-  if (int8)
-    pthreadpool_parallelize_1d(
-        pool_, [](void* ctx, size_t h) { static_cast<Session*>(ctx)->attention_pack_task(h); }, this, heads, 0);
-  attention_next_.store(0, std::memory_order_relaxed);
-  pthreadpool_parallelize_1d(
-      pool_, [](void* ctx, size_t w) { static_cast<Session*>(ctx)->attention_worker(w); }, this, workers, 0);
-}
-
-void Session::run_embeddings_op(const BoundOp& b, size_t n) {
-  const Op& op = *b.op;
-  const EmbeddingTables& e = op.embeddings;
-  const size_t H = static_cast<size_t>(op.width);
-  float* hidden = reinterpret_cast<float*>(b.out[0]);
-  size_t non_pad = 0;  // PADDING_OFFSET: the non-pad tokens so far
-  for (size_t t = 0; t < n; ++t) {
-    float* row = hidden + t * H;
-    const int32_t id = ids_[t];
-    if (e.word_s8) {
-      const int8_t* w = e.word_s8 + static_cast<size_t>(id) * H;
-      const float s = e.word_scales[id];
-      for (size_t i = 0; i < H; ++i) row[i] = w[i] * s;
-    } else {
-      const float* w = e.word_f32 + static_cast<size_t>(id) * H;
-      for (size_t i = 0; i < H; ++i) row[i] = w[i];
-    }
-    // position within its sequence (a packed run lays several sequences end to end)
-    const size_t local = state_.packed ? static_cast<size_t>(positions_[t]) : t;
-    if (local == 0) non_pad = 0;
-    if (e.position_ids != PositionIds::kNone) {
-      size_t p = local;
-      if (e.position_ids == PositionIds::kPaddingOffset)  // RoBERTa: pads get padding_idx
-        p = id == e.padding_idx ? static_cast<size_t>(e.padding_idx) : static_cast<size_t>(e.padding_idx) + ++non_pad;
-      const float* pos = e.position + p * H;
-      for (size_t i = 0; i < H; ++i) row[i] += pos[i];
-    }
-    if (e.token_type) {  // DistilBERT has none
-      const float* typ = e.token_type + static_cast<size_t>(types_[t]) * H;
-      for (size_t i = 0; i < H; ++i) row[i] += typ[i];
-    }
-  }
-  if (const LinearView* q = op.quant_for) {
-    kernels::layernorm_quantize_s8(hidden, op.norm->gamma, op.norm->beta, op.eps, n, H, op.inv_factors_or_null(),
-                                   q->input_scale, q->input_zero_point, reinterpret_cast<int8_t*>(b.out[1]));
-  } else {
-    kernels::layernorm_f32(hidden, op.norm->gamma, op.norm->beta, op.eps, n, H, hidden);
-  }
-}
-
-void Session::run_add_norm(const BoundOp& b, size_t n) {
-  const Op& op = *b.op;
-  const size_t H = static_cast<size_t>(op.width);
-  float* hidden = reinterpret_cast<float*>(b.out[0]);
-  auto add_norm = [&](size_t r0, size_t rows) {
-    float* h = hidden + r0 * H;
-    add_residual(h, b.in[1], r0, rows, H, op);
-    if (op.quant_for) {
-      kernels::layernorm_quantize_s8(h, op.norm->gamma, op.norm->beta, op.eps, rows, H, op.inv_factors_or_null(),
-                                     op.quant_for->input_scale, op.quant_for->input_zero_point,
-                                     reinterpret_cast<int8_t*>(b.out[1]) + r0 * H);
-    } else {
-      kernels::layernorm_f32(h, op.norm->gamma, op.norm->beta, op.eps, rows, H, h);
-    }
-  };
-  parallel_rows(pool_, n, row_tile_, add_norm);
-}
-
-void Session::run_layer_norm(const BoundOp& b, size_t n) {
-  const Op& op = *b.op;
-  const size_t H = static_cast<size_t>(op.width);
-  const float* x = reinterpret_cast<const float*>(b.in[0]);
-  float* y = reinterpret_cast<float*>(b.out[0]);
-  if (!op.per_token) n = 1;  // a head's one row
-  auto norm = [&](size_t r0, size_t rows) {
-    kernels::layernorm_f32(x + r0 * H, op.norm->gamma, op.norm->beta, op.eps, rows, H, y + r0 * H);
-    if (op.quant_for)
-      kernels::quantize_s8_per_channel(y + r0 * H, rows, H, op.inv_factors_or_null(), op.quant_for->input_scale,
-                                       op.quant_for->input_zero_point, reinterpret_cast<int8_t*>(b.out[1]) + r0 * H);
-  };
-  parallel_rows(pool_, n, row_tile_, norm);
-}
-
-// Rotary embedding of Q and K (the first 2H channels of each QKV row), in place. Dynamic NTK
-// (nomic-bert) beyond the trained length: this length's base, its table built into the op's
-// scratch (no allocation).
-void Session::run_rotary(const BoundOp& b, size_t n) {
-  const Op& op = *b.op;
-  const RotaryOp& r = op.rotary;
-  const float* table = op.rope_table->data();
-  if (r.ntk_factor > 0 && n > static_cast<size_t>(r.ntk_max_trained)) {
-    const double f = r.ntk_factor, scale = f * static_cast<double>(n) / r.ntk_max_trained - (f - 1.0);
-    const double base = r.theta * std::pow(scale, static_cast<double>(r.dims) / (r.dims - 2));
-    float* scratch = reinterpret_cast<float*>(b.out[1]);
-    kernels::build_rope_table(base, r.dims, static_cast<int>(n), scratch);
-    table = scratch;
-  }
-  const size_t H = static_cast<size_t>(op.width), d = static_cast<size_t>(op.head_dim);
-  const kernels::RopeForm form = r.interleaved ? kernels::RopeForm::kInterleaved : kernels::RopeForm::kRotateHalf;
-  if (op.linear && op.linear->int8) {  // int8 QKV: each head at its own (symmetric) scale, kept
-    int8_t* qkv = reinterpret_cast<int8_t*>(b.in[0]);
-    for (size_t part = 0; part < 2; ++part)
-      for (size_t h = 0; h < static_cast<size_t>(op.heads); ++h) {
-        const float s = op.linear->output_channel_scale(static_cast<int>(part * H + h * d));
-        kernels::RopeArgs a{n, 3 * H, part * H + h * d, 1, op.head_dim, r.dims, form, nullptr, table};
-        kernels::rope_s8(a, s, s, qkv);
-      }
-    return;
-  }
-  float* qkv = reinterpret_cast<float*>(b.in[0]);
-  for (size_t part = 0; part < 2; ++part) {  // Q, then K
-    kernels::RopeArgs a{n, 3 * H, part * H, op.heads, op.head_dim, r.dims, form, nullptr, table};
-    kernels::rope_f32(a, qkv);
-  }
-}
-
-// Gated FFN: y[r, c] = act(x[r, c]) * x[r, I + c]; int8 or float halves in, the down GEMM's int8
-// input or floats out (mixed precision through --keep-fp32 gives the two mixed cases).
-void Session::run_gated_activation(const BoundOp& b, size_t n) {
-  const Op& op = *b.op;
-  const size_t I = static_cast<size_t>(op.width);
-  if (op.linear->int8 && !op.quant_for) {  // int8 halves, fp32 down GEMM (--keep-fp32): float out
-    const float s = op.linear->output_scale;
-    const int32_t zp = op.linear->output_zero_point;
-    auto gate = [&](size_t r0, size_t rows) {
-      for (size_t r = r0; r < r0 + rows; ++r) {
-        const int8_t* g = reinterpret_cast<const int8_t*>(b.in[0]) + r * 2 * I;
-        float* y = reinterpret_cast<float*>(b.out[0]) + r * I;
-        for (size_t c = 0; c < I; ++c) y[c] = op.lut_f32[static_cast<uint8_t>(g[c])] * ((g[I + c] - zp) * s);  // the table's order (gated.h)
-      }
-    };
-    parallel_rows(pool_, n, row_tile_, gate);
-    return;
-  }
-  if (op.linear->int8) {  // int8 halves -> the down GEMM's int8 input (kernels/gated.h)
-    auto gate_s8 = [&](size_t r0, size_t rows) {
-      kernels::GatedArgs a{reinterpret_cast<const int8_t*>(b.in[0]) + r0 * 2 * I, 2 * I, rows, I, op.lut_f32.data(),
-                           op.linear->output_scale, op.linear->output_zero_point, op.quant_for->input_scale,
-                           op.quant_for->input_zero_point, reinterpret_cast<int8_t*>(b.out[0]) + r0 * I, I};
-      kernels::gated_s8(a);
-    };
-    parallel_rows(pool_, n, row_tile_, gate_s8);
-    return;
-  }
-  float* x = reinterpret_cast<float*>(b.in[0]);
-  float* y = reinterpret_cast<float*>(b.out[0]);
-  const LinearView* next = op.quant_for;  // an int8 down GEMM after an fp32 up GEMM (--keep-fp32)
-  auto gate = [&](size_t r0, size_t rows) {
-    for (size_t r = r0; r < r0 + rows; ++r) {
-      float* g = x + r * 2 * I;
-      activation_in_place(op.activation, g, I);
-      if (next) {  // the product into the first half, then quantized for the down GEMM
-        for (size_t c = 0; c < I; ++c) g[c] *= g[I + c];
-        kernels::quantize_s8(g, I, next->input_scale, next->input_zero_point, reinterpret_cast<int8_t*>(b.out[0]) + r * I);
-      } else {
-        for (size_t c = 0; c < I; ++c) y[r * I + c] = g[c] * g[I + c];
-      }
-    }
-  };
-  parallel_rows(pool_, n, row_tile_, gate);
-}
-
-void Session::run_add(const BoundOp& b, size_t n) {
-  const Op& op = *b.op;
-  const size_t H = static_cast<size_t>(op.width);
-  float* hidden = reinterpret_cast<float*>(b.out[0]);
-  auto add = [&](size_t r0, size_t rows) {
-    if (op.assign) std::fill(hidden + r0 * H, hidden + (r0 + rows) * H, 0.0f);  // 0 + y == y exactly
-    add_residual(hidden + r0 * H, b.in[1], r0, rows, H, op);
-  };
-  parallel_rows(pool_, n, row_tile_, add);
-}
-
-void Session::run_activation(const BoundOp& b, size_t n) {
-  const Op& op = *b.op;
-  const size_t I = static_cast<size_t>(op.width);
-  const LinearView* next = op.quant_for;
-  auto act = [&](size_t r0, size_t rows) {
-    const size_t o = r0 * I, cnt = rows * I;
-    if (op.linear->int8 && next) {
-      kernels::apply_lut_s8(reinterpret_cast<int8_t*>(b.out[0]) + o, cnt, op.lut_s8.data());
-    } else if (op.linear->int8) {
-      const int8_t* src = reinterpret_cast<const int8_t*>(b.in[0]) + o;
-      float* dst = reinterpret_cast<float*>(b.out[0]) + o;
-      for (size_t i = 0; i < cnt; ++i) dst[i] = op.lut_f32[static_cast<size_t>(src[i] + 128)];
-    } else {
-      float* x = reinterpret_cast<float*>(b.in[0]) + o;
-      kernels::activation_f32(static_cast<kernels::ActivationKind>(op.activation), x, cnt);
-      if (next)
-        kernels::quantize_s8(x, cnt, next->input_scale, next->input_zero_point, reinterpret_cast<int8_t*>(b.out[0]) + o);
-    }
-  };
-  parallel_rows(pool_, n, row_tile_, act);
-}
-
-eb_status Session::execute(const BoundOp& b, size_t n) {
-  const Op& op = *b.op;
-  switch (op.type) {
-    case OpType::kEmbeddings: run_embeddings_op(b, n); break;
-    case OpType::kGemm: {
-      if (!b.gemm->run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed (%s)", op.linear->name);
-      if (op.post == PostOp::kNone) break;
-      float* y = reinterpret_cast<float*>(b.out[0]);  // head GEMMs with a post op write float
-      const size_t count = (op.per_token ? n : 1) * static_cast<size_t>(op.linear->out);
-      if (op.post == PostOp::kActivation) {
-        activation_in_place(op.activation, y, count);
-      } else {
-        for (size_t i = 0; i < count; ++i) y[i] = op.post == PostOp::kTanh ? std::tanh(y[i]) : std::max(y[i], 0.f);
-      }
-      break;
-    }
-    case OpType::kAttention:
-      if (state_.packed) {
-        run_attention_packed(b);
-      } else {
-        run_attention(b, 0, n);
-      }
-      break;
-    case OpType::kConvertContext: {
-      const LinearView& g = *op.quant_for;  // the GEMM that reads the converted context
-      const size_t count = n * static_cast<size_t>(op.width);
-      if (g.int8) {
-        kernels::quantize_s8(reinterpret_cast<const float*>(b.in[0]), count, g.input_scale, g.input_zero_point,
-                             reinterpret_cast<int8_t*>(b.out[0]));
-      } else {
-        const int8_t* src = reinterpret_cast<const int8_t*>(b.in[0]);
-        float* dst = reinterpret_cast<float*>(b.out[0]);
-        for (size_t i = 0; i < count; ++i) dst[i] = (src[i] - g.input_zero_point) * g.input_scale;
-      }
-      break;
-    }
-    case OpType::kAddNorm: run_add_norm(b, n); break;
-    case OpType::kLayerNorm: run_layer_norm(b, n); break;
-    case OpType::kAdd: run_add(b, n); break;
-    case OpType::kActivation: run_activation(b, n); break;
-    case OpType::kSpanLogits:
-      if (!b.gemm->run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed (%s)", op.linear->name);
-      kernels::split_span_logits(reinterpret_cast<const float*>(b.out[0]), n, reinterpret_cast<float*>(b.out[1]),
-                                 reinterpret_cast<float*>(b.out[2]));
-      break;
-    case OpType::kRotary: run_rotary(b, n); break;
-    case OpType::kGatedActivation: run_gated_activation(b, n); break;
-    case OpType::kQuantize:
-      kernels::quantize_s8_per_channel(reinterpret_cast<const float*>(b.in[0]), n, static_cast<size_t>(op.width),
-                                       op.inv_factors_or_null(), op.quant_for->input_scale,
-                                       op.quant_for->input_zero_point, reinterpret_cast<int8_t*>(b.out[0]));
-      break;
-    case OpType::kSentencePooling:
-      kernels::sentence_pool_f32(reinterpret_cast<const float*>(b.in[0]), n, static_cast<size_t>(op.width),
-                                 key_mask_.data(), static_cast<kernels::PoolingKind>(op.pooling), op.normalize,
-                                 reinterpret_cast<float*>(b.out[0]));
-      break;
-    case OpType::kCount: break;
-  }
-  return EB_OK;
-}
-
-eb_status Session::setup_gemms(size_t n) {
-  row_tile_ = std::max<size_t>(1, (n + 2 * threads_ - 1) / (2 * threads_));
-  if (n != cur_n_) {
-    for (BoundOp& b : ops_) {
-      if (!b.owns_gemm || !b.op->per_token) continue;
-      if (!b.gemm->setup(n, b.in[0], b.out[0], pool_)) {
-        cur_n_ = 0;
-        return fail(EB_ERROR_BACKEND, "XNNPACK setup failed for %zu rows", n);
-      }
-    }
-    cur_n_ = n;
-  }
-  return EB_OK;
-}
-
 eb_status Session::forward(size_t n, size_t first) {
-  const size_t layers = static_cast<size_t>(model_.config.layers), kinds = static_cast<size_t>(OpKind::kCount);
-  const eb_status setup = setup_gemms(n);
-  if (setup != EB_OK) return setup;
-  for (size_t i = first; i < ops_.size(); ++i) {
-    if (state_.packed && is_one_row_head(i)) {  // pooler, classifiers, pooling: per sequence
-      size_t end = i + 1;
-      while (end < ops_.size() && is_one_row_head(end)) ++end;
-      const eb_status s = run_heads_per_sequence(i, end);
-      if (s != EB_OK) return s;
-      i = end - 1;
-      continue;
-    }
-    const BoundOp& b = ops_[i];
-    {
-      const size_t layer = b.op->layer >= 0 ? static_cast<size_t>(b.op->layer) : layers;
-      OpTimer t(profiling_, &profile_[layer * kinds + static_cast<size_t>(b.op->profile)]);
-      const eb_status s = execute(b, n);
-      if (s != EB_OK) return s;
-    }
-    if (hook_ && b.op->hidden_states.set) call_hook(b, n);
-  }
+  exec::RunContext ctx;
+  ctx.rows = n;
+  ctx.sequences = run_sequences_.data();
+  ctx.sequence_count = run_sequence_count_;
+  ctx.ids = ids_.data();
+  ctx.types = types_.data();
+  ctx.key_mask = key_mask_.data();
+  ctx.any_padding = any_padding_;
+  ctx.row_tile = std::max<size_t>(1, (n + 2 * threads_ - 1) / (2 * threads_));
+  ctx.res = resources_;
+  const exec::ExecObserver observer = observer_for_run();
+  cur_n_ = 0;
+  const Status s = exec::run_ops(ops_, first, ctx, observer);
+  if (!s.is_ok()) return fail(s.code(), "%s", s.message().c_str());
+  cur_n_ = n;
   return EB_OK;
 }
 
-void Session::call_hook(const BoundOp& b, size_t n) {
-  const Op& op = *b.op;
-  float* hidden = reinterpret_cast<float*>(b.out[0]);
-  if (!hook_(hook_ctx_, op.hidden_states.layer, op.hidden_states.stage, hidden, n)) return;
-  const LinearView* next = op.quant_for;
-  if (!next || !next->int8 || b.out.size() < 2) return;
-  kernels::quantize_s8_per_channel(hidden, n, static_cast<size_t>(op.width), op.inv_factors_or_null(),
-                                   next->input_scale, next->input_zero_point, reinterpret_cast<int8_t*>(b.out[1]));
+exec::ExecObserver Session::observer_for_run() {
+  exec::ExecObserver o;
+  o.profile_ns = profiling_ ? profile_.data() : nullptr;
+  o.layers = static_cast<size_t>(model_.config.layers);
+  o.hook = hook_;
+  o.hook_ctx = hook_ctx_;
+  return o;
+}
+
+void Session::one_sequence(size_t n) {
+  run_sequences_[0] = exec::SequenceRows{0, n, 0};
+  run_sequence_count_ = 1;
 }
 
 eb_status Session::run_gemms_only() {
   if (cur_n_ == 0) return fail(EB_ERROR_BAD_STATE, "run_gemms_only needs a previous successful run");
-  for (const BoundOp& b : ops_)
+  for (const exec::BoundOp& b : ops_)
     if (b.gemm && b.op->layer >= 0 && !b.gemm->run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed");
   return EB_OK;
 }
@@ -749,6 +309,7 @@ eb_status Session::run_prepared(const int32_t* mask, size_t n) {
   if (!set_mask(mask, n, key_mask_.data(), &any_padding_, &bad))
     return fail(EB_ERROR_INVALID_ARGUMENT, "attention_mask[%zu] = %d is not 0 or 1", bad, mask[bad]);
   clear_error();
+  one_sequence(n);
   const eb_status s = forward(n, 0);
   if (s != EB_OK) return s;
   state_.tokens = n;
@@ -907,13 +468,14 @@ eb_status Session::run_embeddings(const float* embeddings, const int32_t* mask, 
   clear_error();
   // The given embeddings replace the op that computes them: its outputs are written here.
   const size_t e = static_cast<size_t>(program_->embeddings_op());
-  const BoundOp& eop = ops_[e];
+  const exec::BoundOp& eop = ops_[e];
   float* hidden = reinterpret_cast<float*>(eop.out[0]);
   std::memcpy(hidden, embeddings, n * H * sizeof(float));
   if (const LinearView* q = eop.op->quant_for)
     kernels::quantize_s8_per_channel(hidden, n, H, eop.op->inv_factors_or_null(), q->input_scale, q->input_zero_point,
                                      reinterpret_cast<int8_t*>(eop.out[1]));
-  if (hook_ && eop.op->hidden_states.set) call_hook(eop, n);
+  if (hook_ && eop.op->hidden_states.set) exec::call_hidden_state_hook(eop, n, observer_for_run());
+  one_sequence(n);
   const eb_status s = forward(n, e + 1);
   if (s != EB_OK) return s;
   state_.tokens = n;
@@ -930,12 +492,6 @@ SequenceInfo Session::sequence(size_t i) const {
   return q;
 }
 
-bool Session::is_one_row_head(size_t i) const {
-  const Op& op = *ops_[i].op;
-  if (op.layer >= 0 || static_cast<int>(i) <= program_->embeddings_op()) return false;
-  return (op.is_gemm() && !op.per_token) || op.type == OpType::kSentencePooling;
-}
-
 eb_status Session::check_sequence(size_t first, size_t n) {
   const ModelConfig& c = model_.config;
   for (size_t t = first; t < first + n; ++t) {
@@ -946,95 +502,17 @@ eb_status Session::check_sequence(size_t first, size_t n) {
   return EB_OK;
 }
 
-void Session::attention_packed_worker(size_t w) {
-  const BoundOp& b = *cur_attention_;
-  const size_t heads = static_cast<size_t>(b.op->heads), total = active_count_ * heads, tile = attention_max_tile_;
-  const bool int8 = b.op->linear->int8;
-  // this worker's own K/V slot (there is one per head and workers <= heads)
-  uint8_t* slot = int8 ? b.out[1] + w * attention_packed_stride(static_cast<size_t>(max_n_), static_cast<size_t>(b.op->head_dim))
-                       : nullptr;
-  for (size_t item = attention_next_.fetch_add(1, std::memory_order_relaxed); item < total;
-       item = attention_next_.fetch_add(1, std::memory_order_relaxed)) {
-    const SequenceInfo& q = sequences_[active_[item / heads]];
-    const size_t h = item % heads;
-    if (int8) attention_pack(h, q.first_token, q.tokens, slot);
-    for (size_t r0 = 0; r0 < q.tokens; r0 += tile)
-      attention_rows(h, q.first_token, q.tokens, slot, r0, std::min(r0 + tile, q.tokens), w);
-  }
-}
-
-void Session::run_attention_packed(const BoundOp& b) {
-  cur_attention_ = &b;
-  const size_t heads = static_cast<size_t>(b.op->heads);
-  if (!pool_ || attention_workers_ <= 1 || attention_workers_ > heads) {
-    for (size_t k = 0; k < active_count_; ++k) {
-      const SequenceInfo& q = sequences_[active_[k]];
-      run_attention(b, q.first_token, q.tokens);
-    }
-    return;
-  }
-  // Work items (sequence, head) over every worker: each packs that head's K/V into its own slot
-  // and computes all its row tiles.
-  attention_next_.store(0, std::memory_order_relaxed);
-  pthreadpool_parallelize_1d(
-      pool_, [](void* ctx, size_t w) { static_cast<Session*>(ctx)->attention_packed_worker(w); }, this,
-      attention_workers_, 0);
-}
-
-eb_status Session::run_heads_per_sequence(size_t first, size_t end) {
-  const size_t layers = static_cast<size_t>(model_.config.layers), kinds = static_cast<size_t>(OpKind::kCount);
-  const size_t H = static_cast<size_t>(model_.config.hidden), labels = static_cast<size_t>(std::max(model_.config.num_labels, 1));
-  const std::vector<ProgramBuffer>& buffers = program_->buffers();
-  eb_status status = EB_OK;
-  for (size_t k = 0; k < active_count_ && status == EB_OK; ++k) {
-    const size_t s = active_[k];
-    const SequenceInfo& q = sequences_[s];
-    for (size_t i = first; i < end && status == EB_OK; ++i) {
-      BoundOp& b = ops_[i];
-      OpTimer t(profiling_, &profile_[layers * kinds + static_cast<size_t>(b.op->profile)]);
-      const size_t in_row = buffers[static_cast<size_t>(b.op->inputs[0])].size.row_bytes;  // 0: a one-row input
-      if (b.op->type == OpType::kSentencePooling) {
-        kernels::sentence_pool_f32(reinterpret_cast<const float*>(b.in[0] + q.first_token * in_row), q.tokens,
-                                   static_cast<size_t>(b.op->width), key_mask_.data() + q.first_token,
-                                   static_cast<kernels::PoolingKind>(b.op->pooling), b.op->normalize,
-                                   reinterpret_cast<float*>(b.out[0]));
-        continue;
-      }
-      if (in_row > 0 && !b.gemm->setup(1, b.in[0] + q.first_token * in_row, b.out[0], pool_))
-        status = fail(EB_ERROR_BACKEND, "XNNPACK setup failed (%s)", b.op->linear->name);
-      else
-        status = execute(b, 1);
-    }
-    if (pooled_) std::memcpy(batch_pooled_.data() + s * H, pooled_, H * sizeof(float));
-    if (logits_) std::memcpy(batch_logits_.data() + s * labels, logits_, labels * sizeof(float));
-    if (sentence_embedding_) std::memcpy(batch_sentence_.data() + s * H, sentence_embedding_, H * sizeof(float));
-  }
-  // back to row 0 for single runs
-  for (size_t i = first; i < end; ++i) {
-    BoundOp& b = ops_[i];
-    if (b.gemm && !b.gemm->setup(1, b.in[0], b.out[0], pool_) && status == EB_OK)
-      status = fail(EB_ERROR_BACKEND, "XNNPACK setup failed (%s)", b.op->linear->name);
-  }
-  return status;
-}
-
 eb_status Session::run_packed(size_t count, bool text, bool pair) {
   size_t rows = 0;
-  active_count_ = 0;
-  for (size_t k = 0; k < count; ++k) {
-    SequenceInfo& q = sequences_[k];
+  run_sequence_count_ = 0;
+  for (size_t k = 0; k < count; ++k) {  // the sequences that run; sequence k's outputs go to row k
+    const SequenceInfo& q = sequences_[k];
     if (q.status != EB_OK) continue;
-    active_[active_count_++] = k;
-    for (size_t i = 0; i < q.tokens; ++i) positions_[q.first_token + i] = static_cast<int32_t>(i);
+    run_sequences_[run_sequence_count_++] = exec::SequenceRows{q.first_token, q.tokens, k};
     rows = q.first_token + q.tokens;
   }
   std::fill(key_mask_.begin(), key_mask_.begin() + static_cast<std::ptrdiff_t>(rows), uint8_t{1});
   any_padding_ = false;
-  const size_t H = static_cast<size_t>(model_.config.hidden), labels = static_cast<size_t>(std::max(model_.config.num_labels, 1));
-  std::fill(batch_pooled_.begin(), batch_pooled_.begin() + static_cast<std::ptrdiff_t>(pooled_ ? count * H : 0), 0.f);
-  std::fill(batch_logits_.begin(), batch_logits_.begin() + static_cast<std::ptrdiff_t>(logits_ ? count * labels : 0), 0.f);
-  std::fill(batch_sentence_.begin(),
-            batch_sentence_.begin() + static_cast<std::ptrdiff_t>(sentence_embedding_ ? count * H : 0), 0.f);
   clear_error();
   state_.packed = true;
   state_.packed_pairs = text && pair;
@@ -1046,6 +524,9 @@ eb_status Session::run_packed(size_t count, bool text, bool pair) {
       return s;
     }
   }
+  for (size_t k = 0; k < count; ++k)  // the sequences that failed read 0 (after the run: the arena is shared)
+    if (sequences_[k].status != EB_OK)
+      for (const PerSequenceOutput& o : per_sequence_outputs_) std::memset(o.data + k * o.row_bytes, 0, o.row_bytes);
   state_.tokens = rows;
   state_.ids = rows > 0;
   if (!text || rows == 0) return EB_OK;

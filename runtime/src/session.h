@@ -6,7 +6,6 @@
 // creation; runs allocate nothing. Modelled on XNNPACK's create/setup/run life cycle.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -17,6 +16,9 @@
 #include <pthreadpool.h>
 
 #include "edgebert/edgebert.h"
+#include "exec/bound_op.h"
+#include "exec/executor.h"
+#include "exec/run_context.h"
 #include "model.h"
 #include "program/memory_planner.h"
 #include "program/program.h"
@@ -83,12 +85,10 @@ class Session {
   SequenceInfo sequence(size_t i) const;
   size_t max_batch_tokens() const { return max_rows_; }
   const float* last_hidden_state() const { return hidden_; }
-  // Pooled outputs: one row, or [sequence_count(), width] after a packed run.
-  const float* pooler_output() const { return state_.packed && pooled_ ? batch_pooled_.data() : pooled_; }
-  const float* logits() const { return state_.packed && logits_ ? batch_logits_.data() : logits_; }
-  const float* sentence_embedding() const {
-    return state_.packed && sentence_embedding_ ? batch_sentence_.data() : sentence_embedding_;
-  }
+  // Per-sequence outputs: [sequence_count(), width] (one row after a single run).
+  const float* pooler_output() const { return pooled_; }
+  const float* logits() const { return logits_; }
+  const float* sentence_embedding() const { return sentence_embedding_; }
   const float* start_logits() const { return start_logits_; }
   const float* end_logits() const { return end_logits_; }
   const float* token_logits() const { return token_logits_; }
@@ -132,7 +132,7 @@ class Session {
   // overwrite the n rows and return true; the session then re-derives the op's int8 output for
   // the next GEMM from them (edgebert-eval uses this to feed each block the fp32 model's input and
   // measure that block's own error).
-  using HiddenStateHook = bool (*)(void* ctx, int layer, int stage, float* hidden, size_t n);
+  using HiddenStateHook = exec::HiddenStateHook;
   void set_hidden_state_hook(HiddenStateHook hook, void* ctx) {
     hook_ = hook;
     hook_ctx_ = ctx;
@@ -142,19 +142,7 @@ class Session {
   eb_status fail(eb_status s, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
   void clear_error() { last_error_[0] = '\0'; }
 
-  // Internal, called from the thread pool during the attention op: pack head `h`'s K and V;
-  // worker `w` takes (head, row tile) items until none are left.
-  void attention_pack_task(size_t h);
-  void attention_worker(size_t w);
-
  private:
-  // One op of the program bound to this session's arena pointers and XNNPACK operator.
-  struct BoundOp {
-    const Op* op = nullptr;
-    std::vector<uint8_t*> in, out;
-    XnnGemm* gemm = nullptr;  // GEMM ops
-    bool owns_gemm = false;   // false: shares the operator of an earlier op (same weights and buffers)
-  };
   // What the last run produced; every run entry point resets it first and sets it on success.
   struct RunState {
     size_t tokens = 0;  // positions of the last successful run; 0: none
@@ -184,40 +172,15 @@ class Session {
   // Runs the sequences_[0, count) laid out in the inputs (their statuses set): the encoder over all
   // their tokens, attention and the one-row heads per sequence.
   eb_status run_packed(size_t count, bool text, bool pair);
-  // Reshapes the per-token GEMMs for n rows when n changed.
-  eb_status setup_gemms(size_t n);
-  void run_attention_packed(const BoundOp& b);
-  void attention_packed_worker(size_t w);
-  // Runs the one-row head ops [first, end) once per packed sequence and gathers their outputs.
-  eb_status run_heads_per_sequence(size_t first, size_t end);
-  // A one-row head op (pooler, classifiers, sentence pooling): run once per sequence when packed.
-  bool is_one_row_head(size_t op) const;
   // EB_OK when the ids and token types of tokens [first, first + n) are in range.
   eb_status check_sequence(size_t first, size_t n);
   // After a successful text run: word ids known, builds the words (labels of token classifiers).
   void finish_text_run(size_t n, bool pair);
-  // Sets up the GEMMs for n rows when n changed, then runs ops [first, end) (a packed run: the
-  // one-row heads once per sequence).
+  // Runs ops [first, end) over the n rows of the sequences in run_sequences_ (exec/executor.h).
   eb_status forward(size_t n, size_t first);
-  eb_status execute(const BoundOp& b, size_t n);
-  void run_embeddings_op(const BoundOp& b, size_t n);
-  // Attention of the sequence at rows [row0, row0 + n) (the whole run for single runs).
-  void run_attention(const BoundOp& b, size_t row0, size_t n);
-  // Where head h's packed K/V live during the attention op `b`.
-  uint8_t* packed_slot(const BoundOp& b, size_t h) const;
-  // Packs head h's K/V of the sequence [row0, row0 + n) into `slot`.
-  void attention_pack(size_t h, size_t row0, size_t n, uint8_t* slot);
-  // Computes query rows [row_begin, row_end) of head h of that sequence with worker w's scratch.
-  void attention_rows(size_t h, size_t row0, size_t n, uint8_t* slot, size_t row_begin, size_t row_end, size_t w);
-  void run_add_norm(const BoundOp& b, size_t n);
-  void run_layer_norm(const BoundOp& b, size_t n);
-  void run_add(const BoundOp& b, size_t n);
-  void run_rotary(const BoundOp& b, size_t n);
-  void run_gated_activation(const BoundOp& b, size_t n);
-  void run_activation(const BoundOp& b, size_t n);
-  // The hook after an op that announces the hidden states; when the hook rewrote them,
-  // re-quantizes them into the op's int8 output for the next GEMM.
-  void call_hook(const BoundOp& b, size_t n);
+  exec::ExecObserver observer_for_run();
+  // A single run: one sequence of n rows.
+  void one_sequence(size_t n);
   // answer(): tokenizes the context from byte `from` (a word start) into the context buffers, at
   // least `need` tokens (fewer only at the end of the context); returns how many it found.
   size_t tokenize_context(std::string_view context, size_t from, size_t need);
@@ -235,22 +198,19 @@ class Session {
   MemoryPlan plan_;
   uint8_t* arena_raw_ = nullptr;
   uint8_t* arena_ = nullptr;
-  std::vector<BoundOp> ops_;
+  std::vector<exec::BoundOp> ops_;
   std::vector<std::unique_ptr<XnnGemm>> gemms_;
-  // Attention execution parameters (this session's threads and maximum length).
-  size_t attention_workers_ = 1, attention_max_tile_ = 1;
-  // The attention op being executed: its op, rows per item, items per head, next item to take.
-  const BoundOp* cur_attention_ = nullptr;
-  size_t attention_tile_ = 0, attention_tiles_per_head_ = 0;
-  std::atomic<size_t> attention_next_{0};
-  size_t attention_row0_ = 0, attention_n_ = 0;  // the sequence run_attention works on
-  // Packed runs: the sequences (laid out in the inputs), those with tokens, their pooled outputs.
+  exec::ExecResources resources_;
+  // Packed runs: the sequences (laid out in the inputs) and the rows of those that run.
   std::vector<SequenceInfo> sequences_;
-  std::vector<size_t> active_;
-  size_t active_count_ = 0;
-  std::vector<int32_t> positions_;  // position id of each token (packed runs)
-  std::vector<float> batch_pooled_, batch_logits_, batch_sentence_;
-  size_t row_tile_ = 1;
+  std::vector<exec::SequenceRows> run_sequences_;
+  size_t run_sequence_count_ = 0;
+  // The per-sequence graph outputs (a packed run's failed sequences read 0 there).
+  struct PerSequenceOutput {
+    uint8_t* data;
+    size_t row_bytes;
+  };
+  std::vector<PerSequenceOutput> per_sequence_outputs_;
   float* hidden_ = nullptr;
   float* pooled_ = nullptr;
   float* logits_ = nullptr;

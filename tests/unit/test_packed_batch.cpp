@@ -44,23 +44,8 @@ struct Outputs {
 // The part of the last run that belongs to sequence `q` (first token / word subtracted).
 Outputs collect(eb_session* s, const eb_sequence_info& q, size_t row, bool text) {
   Outputs r;
-  r.outputs.resize(EB_OUTPUT_COUNT);
   const size_t t0 = static_cast<size_t>(q.first_token), n = static_cast<size_t>(q.tokens);
-  for (int out = 0; out < EB_OUTPUT_COUNT; ++out) {
-    const float* p = nullptr;
-    int64_t shape[2] = {0, 0};
-    int32_t rank = 0;
-    if (eb_session_get_output(s, static_cast<eb_output>(out), &p, shape, &rank) != EB_OK) continue;
-    const bool per_token = out == EB_OUTPUT_LAST_HIDDEN_STATE || out == EB_OUTPUT_START_LOGITS ||
-                           out == EB_OUTPUT_END_LOGITS || out == EB_OUTPUT_TOKEN_LOGITS;
-    if (per_token) {
-      const size_t w = rank == 2 ? static_cast<size_t>(shape[1]) : 1;
-      r.outputs[static_cast<size_t>(out)].assign(p + t0 * w, p + (t0 + n) * w);
-    } else {
-      const size_t w = static_cast<size_t>(rank == 2 ? shape[1] : shape[0]);
-      r.outputs[static_cast<size_t>(out)].assign(p + row * w, p + (row + 1) * w);
-    }
-  }
+  r.outputs = sequence_outputs(s, t0, n, row);
   const int32_t* ids = nullptr;
   size_t len = 0;
   REQUIRE(eb_session_get_input_ids(s, &ids, &len) == EB_OK);

@@ -100,6 +100,9 @@ TEST_CASE("buffer sizes are functions of the session's length and threads", "[pr
     if (s.rule == BufferSize::Rule::kRows) {
       CHECK(b[i].bytes == 2 * a[i].bytes - s.fixed_bytes);  // per row
       CHECK(c[i].bytes == b[i].bytes);                      // no thread dependence
+    } else if (s.rule == BufferSize::Rule::kPerSequence) {  // a row per sequence (at most one per token)
+      CHECK(b[i].bytes == 2 * a[i].bytes);
+      CHECK(c[i].bytes == b[i].bytes);
     } else if (s.rule == BufferSize::Rule::kWorkerScores || s.rule == BufferSize::Rule::kWorkerProbs) {
       CHECK(c[i].bytes == 3 * b[i].bytes);  // one scratch per thread
     } else {

@@ -109,7 +109,9 @@ struct Op {
                                           // and quantization of outputs[0]); null: stays float
   const LayerNormView* norm = nullptr;    // kEmbeddings / kAddNorm / kLayerNorm
   EmbeddingTables embeddings;             // kEmbeddings
-  bool per_token = true;                  // GEMMs / kLayerNorm: one row per token, else one row ([CLS])
+  bool per_sequence = false;              // runs once per sequence of the run (the executor hands it that
+                                          // sequence): one row (h[CLS], a head's one-row buffers) for
+                                          // GEMMs and kLayerNorm, the sequence's rows for kSentencePooling
   bool float_output = false;              // kGemm: int8 GEMM writing float; kAddNorm / kAdd: the
                                           // added input is that float output
   bool assign = false;                    // kAdd: the stream becomes the branch (its old value is

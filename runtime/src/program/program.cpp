@@ -62,6 +62,7 @@ size_t BufferSize::bytes(int max_seq_len, int threads, int max_rows) const {
   const size_t t = static_cast<size_t>(threads > 0 ? threads : 1);
   switch (rule) {
     case Rule::kRows: return row_bytes * rows + fixed_bytes;
+    case Rule::kPerSequence: return row_bytes * rows;
     case Rule::kWorkerScores: return t * attention_scratch_stride(attention_row_tile(max_seq_len) * n * 4);
     case Rule::kWorkerProbs: return t * attention_scratch_stride(attention_row_tile(max_seq_len) * n);
     case Rule::kPackedKv: {
@@ -197,6 +198,27 @@ Status Program::finish() {
   for (ProgramBuffer& b : buffers_) {
     if (b.first_op < 0) return Status(EB_ERROR_BACKEND, "buffer '" + b.name + "' is never written");
     if (b.graph_output) b.last_op = last;
+  }
+  // A stretch of per-sequence ops runs once per sequence (exec/executor.h): every buffer it
+  // touches lives over the whole stretch, so that no sequence's pass overwrites what an earlier
+  // pass left (a per-sequence output row) in memory the planner gave to a buffer dead by then.
+  for (int i = 0; i <= last;) {
+    if (!ops_[static_cast<size_t>(i)].per_sequence) {
+      ++i;
+      continue;
+    }
+    int end = i;
+    while (end < last && ops_[static_cast<size_t>(end + 1)].per_sequence) ++end;
+    for (int k = i; k <= end; ++k) {
+      const Op& o = ops_[static_cast<size_t>(k)];
+      for (const std::vector<int>* list : {&o.inputs, &o.outputs})
+        for (int x : *list) {
+          ProgramBuffer& b = buffers_[static_cast<size_t>(x)];
+          b.first_op = std::min(b.first_op, i);
+          b.last_op = std::max(b.last_op, end);
+        }
+    }
+    i = end + 1;
   }
   // The op writing the first hidden states: the embeddings, or the projection GEMM after them
   // (ELECTRA, ALBERT); run_embeddings replaces everything up to it.

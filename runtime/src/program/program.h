@@ -28,6 +28,8 @@ struct BufferSize {
     kWorkerProbs,   // per thread: a row tile of int8 attention probabilities
     kPackedKv,      // int8 K/V of one head packed for the attention kernel: one slot per head with
                     // several threads, a single reused slot with one
+    kPerSequence,   // row_bytes per sequence of a packed run (at most one sequence per row): the
+                    // per-sequence outputs (pooled vectors, logits), [sequences, width]
   };
   Rule rule = Rule::kRows;
   size_t row_bytes = 0;
@@ -36,6 +38,7 @@ struct BufferSize {
 
   static BufferSize rows(size_t bytes_per_row) { return {Rule::kRows, bytes_per_row, 0, 0, 0}; }
   static BufferSize fixed(size_t bytes) { return {Rule::kRows, 0, bytes, 0, 0}; }
+  static BufferSize per_sequence(size_t bytes) { return {Rule::kPerSequence, bytes, 0, 0, 0}; }
   size_t bytes(int max_seq_len, int threads) const { return bytes(max_seq_len, threads, max_seq_len); }
   // Packed runs: per-token buffers hold max_rows rows (all sequences of a run); the attention
   // scratch stays sized for one sequence of max_seq_len.

@@ -23,10 +23,15 @@ int quantized_buffer(ProgramBuilder& b, const LinearView* next, const std::strin
 
 int head_gemm(ProgramBuilder& b, const LinearView& g, int in, const char* name, size_t outputs, bool graph_output,
               bool per_token, PostOp post, Activation activation = Activation::kGelu) {
-  const int y = b.buffer(name, per_token ? BufferSize::rows(outputs * 4) : BufferSize::fixed(outputs * 4), graph_output);
+  // per token: a row per token; else once per sequence, into a row per sequence when the caller
+  // reads it (a graph output), or into one reused row
+  const BufferSize size = per_token      ? BufferSize::rows(outputs * 4)
+                          : graph_output ? BufferSize::per_sequence(outputs * 4)
+                                         : BufferSize::fixed(outputs * 4);
+  const int y = b.buffer(name, size, graph_output);
   Op& o = b.op(OpType::kGemm, OpKind::kPoolerClassifier, -1, {in}, {y});
   o.linear = &g;
-  o.per_token = per_token;
+  o.per_sequence = !per_token;
   o.post = post;
   o.activation = activation;
   o.detail = post == PostOp::kActivation ? activation_name(activation) : nullptr;
@@ -40,7 +45,7 @@ void head_layer_norm(ProgramBuilder& b, int buffer, const LayerNormView& norm, b
   o.norm = &norm;
   o.eps = b.model().config.eps;
   o.width = hidden_size(b);
-  o.per_token = per_token;
+  o.per_sequence = !per_token;
 }
 
 // The last GEMM of a block, whose result is added to the residual: it writes float when the
@@ -281,6 +286,7 @@ void family_head(ProgramBuilder& b, int hidden) {
     if (m.head_input == HeadInput::kMean) {  // ModernBERT classifier_pooling "mean"
       in = b.buffer("head_pooled", BufferSize::fixed(H * 4));
       Op& o = b.op(OpType::kSentencePooling, OpKind::kPoolerClassifier, -1, {hidden}, {in});
+      o.per_sequence = true;
       o.detail = pooling_name(Pooling::kMean);
       o.pooling = Pooling::kMean;
       o.width = m.config.hidden;
@@ -318,7 +324,8 @@ void task_head(ProgramBuilder& b, int hidden, int sequence_features) {
       break;
     case Task::kSentenceEmbedding: {
       Op& o = b.op(OpType::kSentencePooling, OpKind::kPoolerClassifier, -1, {hidden},
-                   {b.buffer("sentence_embedding", BufferSize::fixed(H * 4), true)});
+                   {b.buffer("sentence_embedding", BufferSize::per_sequence(H * 4), true)});
+      o.per_sequence = true;
       o.detail = pooling_name(m.pooling);  // (+ L2 normalization when m.normalize)
       o.pooling = m.pooling;
       o.normalize = m.normalize;

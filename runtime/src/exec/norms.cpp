@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// norms.cpp: the residual stream's ops: post-norm add + LayerNorm, pre-norm LayerNorm and add, and
+// the quantize / convert ops that hand a float or int8 tensor to the next GEMM in its precision.
+#include "exec/op_kernels.h"
+#include "exec/parallel.h"
+#include "kernels/kernels.h"
+
+namespace edgebert::exec {
+namespace {
+
+// hidden rows += a GEMM's output rows [r0, r0 + rows): dequantized with the op's per-channel
+// scales when the GEMM wrote int8, added as is when it wrote float.
+void add_residual(float* h, const void* y, size_t r0, size_t rows, size_t H, const Op& op) {
+  if (op.linear->int8 && !op.float_output) {
+    kernels::residual_dequant_add_s8(h, static_cast<const int8_t*>(y) + r0 * H, rows, H, op.dequant_scales.data(),
+                                     op.linear->output_zero_point);
+  } else {
+    const float* yf = static_cast<const float*>(y) + r0 * H;
+    for (size_t i = 0; i < rows * H; ++i) h[i] += yf[i];
+  }
+}
+
+}  // namespace
+
+Status run_add_norm(const BoundOp& b, const RunContext& ctx) {
+  const Op& op = *b.op;
+  const size_t H = static_cast<size_t>(op.width);
+  float* hidden = reinterpret_cast<float*>(b.out[0]);
+  auto add_norm = [&](size_t r0, size_t rows) {
+    float* h = hidden + r0 * H;
+    add_residual(h, b.in[1], r0, rows, H, op);
+    if (op.quant_for) {
+      kernels::layernorm_quantize_s8(h, op.norm->gamma, op.norm->beta, op.eps, rows, H, op.inv_factors_or_null(),
+                                     op.quant_for->input_scale, op.quant_for->input_zero_point,
+                                     reinterpret_cast<int8_t*>(b.out[1]) + r0 * H);
+    } else {
+      kernels::layernorm_f32(h, op.norm->gamma, op.norm->beta, op.eps, rows, H, h);
+    }
+  };
+  parallel_rows(ctx.res.pool, ctx.rows, ctx.row_tile, add_norm);
+  return Status::ok();
+}
+
+Status run_layer_norm(const BoundOp& b, const RunContext& ctx) {
+  const Op& op = *b.op;
+  const size_t H = static_cast<size_t>(op.width);
+  const float* x = reinterpret_cast<const float*>(b.in[0]);
+  float* y = reinterpret_cast<float*>(b.out[0]);
+  auto norm = [&](size_t r0, size_t rows) {
+    kernels::layernorm_f32(x + r0 * H, op.norm->gamma, op.norm->beta, op.eps, rows, H, y + r0 * H);
+    if (op.quant_for)
+      kernels::quantize_s8_per_channel(y + r0 * H, rows, H, op.inv_factors_or_null(), op.quant_for->input_scale,
+                                       op.quant_for->input_zero_point, reinterpret_cast<int8_t*>(b.out[1]) + r0 * H);
+  };
+  parallel_rows(ctx.res.pool, op_rows(op, ctx), ctx.row_tile, norm);
+  return Status::ok();
+}
+
+Status run_add(const BoundOp& b, const RunContext& ctx) {
+  const Op& op = *b.op;
+  const size_t H = static_cast<size_t>(op.width);
+  float* hidden = reinterpret_cast<float*>(b.out[0]);
+  auto add = [&](size_t r0, size_t rows) {
+    if (op.assign) std::fill(hidden + r0 * H, hidden + (r0 + rows) * H, 0.0f);  // 0 + y == y exactly
+    add_residual(hidden + r0 * H, b.in[1], r0, rows, H, op);
+  };
+  parallel_rows(ctx.res.pool, ctx.rows, ctx.row_tile, add);
+  return Status::ok();
+}
+
+Status run_quantize(const BoundOp& b, const RunContext& ctx) {
+  const Op& op = *b.op;
+  kernels::quantize_s8_per_channel(reinterpret_cast<const float*>(b.in[0]), ctx.rows, static_cast<size_t>(op.width),
+                                   op.inv_factors_or_null(), op.quant_for->input_scale, op.quant_for->input_zero_point,
+                                   reinterpret_cast<int8_t*>(b.out[0]));
+  return Status::ok();
+}
+
+Status run_convert_context(const BoundOp& b, const RunContext& ctx) {
+  const Op& op = *b.op;
+  const LinearView& g = *op.quant_for;  // the GEMM that reads the converted context
+  const size_t count = ctx.rows * static_cast<size_t>(op.width);
+  if (g.int8) {
+    kernels::quantize_s8(reinterpret_cast<const float*>(b.in[0]), count, g.input_scale, g.input_zero_point,
+                         reinterpret_cast<int8_t*>(b.out[0]));
+  } else {
+    const int8_t* src = reinterpret_cast<const int8_t*>(b.in[0]);
+    float* dst = reinterpret_cast<float*>(b.out[0]);
+    for (size_t i = 0; i < count; ++i) dst[i] = (src[i] - g.input_zero_point) * g.input_scale;
+  }
+  return Status::ok();
+}
+
+}  // namespace edgebert::exec

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// rotary.cpp: rotary position embedding of Q and K (the first 2H channels of each QKV row), in
+// place, sequence by sequence: a row's angle is its position in its own sequence, and dynamic NTK
+// (nomic-bert) scales the base by that sequence's length beyond the trained one (its table built
+// into the op's scratch; no allocation). A packed run therefore rotates each sequence exactly as
+// its single run does, and never reads past the table (a sequence is at most max_position long).
+#include <cmath>
+
+#include "exec/op_kernels.h"
+#include "kernels/kernels.h"
+
+namespace edgebert::exec {
+
+Status run_rotary(const BoundOp& b, const RunContext& ctx) {
+  const Op& op = *b.op;
+  const RotaryOp& r = op.rotary;
+  const size_t H = static_cast<size_t>(op.width), d = static_cast<size_t>(op.head_dim);
+  const kernels::RopeForm form = r.interleaved ? kernels::RopeForm::kInterleaved : kernels::RopeForm::kRotateHalf;
+  for (size_t s = 0; s < ctx.sequence_count; ++s) {
+    const SequenceRows& seq = ctx.sequences[s];
+    const size_t n = seq.rows;
+    if (n > static_cast<size_t>(r.table_positions))
+      return Status(EB_ERROR_BACKEND, "rotary: a sequence of " + std::to_string(n) + " rows is longer than the table");
+    const float* table = op.rope_table->data();
+    if (r.ntk_factor > 0 && n > static_cast<size_t>(r.ntk_max_trained)) {
+      const double f = r.ntk_factor, scale = f * static_cast<double>(n) / r.ntk_max_trained - (f - 1.0);
+      const double base = r.theta * std::pow(scale, static_cast<double>(r.dims) / (r.dims - 2));
+      float* scratch = reinterpret_cast<float*>(b.out[1]);
+      kernels::build_rope_table(base, r.dims, static_cast<int>(n), scratch);
+      table = scratch;
+    }
+    if (op.linear && op.linear->int8) {  // int8 QKV: each head at its own (symmetric) scale, kept
+      int8_t* qkv = reinterpret_cast<int8_t*>(b.in[0]) + seq.first_row * 3 * H;
+      for (size_t part = 0; part < 2; ++part)
+        for (size_t h = 0; h < static_cast<size_t>(op.heads); ++h) {
+          const float sc = op.linear->output_channel_scale(static_cast<int>(part * H + h * d));
+          kernels::RopeArgs a{n, 3 * H, part * H + h * d, 1, op.head_dim, r.dims, form, nullptr, table};
+          kernels::rope_s8(a, sc, sc, qkv);
+        }
+      continue;
+    }
+    float* qkv = reinterpret_cast<float*>(b.in[0]) + seq.first_row * 3 * H;
+    for (size_t part = 0; part < 2; ++part) {  // Q, then K
+      kernels::RopeArgs a{n, 3 * H, part * H, op.heads, op.head_dim, r.dims, form, nullptr, table};
+      kernels::rope_f32(a, qkv);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace edgebert::exec
