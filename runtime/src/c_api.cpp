@@ -11,6 +11,7 @@
 #include "model.h"
 #include "program/program.h"
 #include "session.h"
+#include "tasks/question_answering.h"
 #include "xnn_gemm.h"
 
 // A loaded model and its Program (built once here, shared by every session of the model).
@@ -271,7 +272,7 @@ eb_status eb_session_run_text_pairs(eb_session* session, const char* const* text
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   if (!texts_b) {
     if (out_consumed) *out_consumed = 0;
-    return session->impl->fail(EB_ERROR_INVALID_ARGUMENT, "texts_b is NULL");
+    return session->impl->refuse_run(EB_ERROR_INVALID_ARGUMENT, "texts_b is NULL");
   }
   return session->impl->run_texts(texts_a, texts_b, count, out_consumed);
 }
@@ -422,7 +423,7 @@ eb_status eb_session_get_words(const eb_session* session, const eb_word** out_wo
 eb_status eb_session_answer(eb_session* session, const char* question, const char* context, int32_t max_answer_tokens,
                             int32_t doc_stride, eb_span* out_span, int32_t* out_windows) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  return session->impl->answer(question, context, max_answer_tokens, doc_stride, out_span, out_windows);
+  return edgebert::tasks::answer(*session->impl, question, context, max_answer_tokens, doc_stride, out_span, out_windows);
 }
 
 eb_status eb_session_memory(const eb_session* session, size_t* arena_bytes, size_t* naive_bytes,

@@ -23,6 +23,8 @@
 #include "program/memory_planner.h"
 #include "program/program.h"
 #include "status.h"
+#include "tasks/question_answering.h"
+#include "tasks/run_inputs.h"
 #include "text_encoder.h"
 #include "xnn_gemm.h"
 
@@ -64,11 +66,6 @@ class Session {
   eb_status run_texts(const char* const* texts_a, const char* const* texts_b, size_t count, size_t* consumed);
   eb_status run_ids_batch(const int32_t* ids, const int32_t* token_types, const size_t* lengths, size_t count,
                           size_t* consumed);
-  // Extractive QA over a context of any length (eb_session_answer): windows of the context's
-  // tokens, each run as [CLS] question [SEP] window [SEP]; the best span over all windows.
-  eb_status answer(const char* question, const char* context, int max_answer_tokens, int doc_stride, eb_span* out,
-                   int32_t* out_windows);
-
   // Benchmark floor: runs only the XNNPACK GEMMs of every layer on the buffers of the last
   // successful run (same row count), skipping everything else. Results are meaningless.
   eb_status run_gemms_only();
@@ -94,18 +91,18 @@ class Session {
   const float* token_logits() const { return token_logits_; }
   // Byte range of each token of the last text run in its text, and its segment (0: text / text_a,
   // 1: text_b, -1: added special token). Valid when has_offsets().
-  const int32_t* token_begin() const { return begin_.data(); }
-  const int32_t* token_end() const { return end_.data(); }
-  const int32_t* token_segment() const { return segment_.data(); }
-  const int32_t* word_ids() const { return word_ids_.data(); }
-  const eb_word* words() const { return words_.data(); }
+  const int32_t* token_begin() const { return inputs_.begin.data(); }
+  const int32_t* token_end() const { return inputs_.end.data(); }
+  const int32_t* token_segment() const { return inputs_.segment.data(); }
+  const int32_t* word_ids() const { return inputs_.word_ids.data(); }
+  const eb_word* words() const { return inputs_.words.data(); }
   size_t word_count() const { return state_.words; }
   // Extractive QA after run_text_pair(question, context): best span of the context (segment 1),
   // start <= end, at most max_tokens tokens (<= 0: 30), by start_logits + end_logits.
   eb_status best_span(int max_tokens, eb_span* out);
   // The same for sequence `index` of the last run (a packed run of pairs, or a single pair run).
   eb_status sequence_best_span(size_t index, int max_tokens, eb_span* out);
-  const int32_t* input_ids() const { return ids_.data(); }
+  const int32_t* input_ids() const { return inputs_.ids.data(); }
   const Model& model() const { return program_->model(); }
   const Program& program() const { return *program_; }
   int threads() const { return threads_; }
@@ -138,6 +135,20 @@ class Session {
     hook_ctx_ = ctx;
   }
 
+  // For the tasks (tasks/): the tokenizer, the run's inputs to lay out, QA's token buffers, and a
+  // single text run of the n tokens laid out in the inputs (segment 1 the context when `pair`).
+  const TextEncoder& text() const { return text_; }
+  tasks::RunInputs& inputs() { return inputs_; }
+  tasks::QaScratch& qa_scratch() { return qa_; }
+  eb_status run_text_inputs(size_t n, bool pair);
+  // Forgets the last run (its outputs are no longer readable).
+  void reset_run() { state_ = RunState(); }
+  // A run refused before it started (the C API's own argument checks): the previous run's
+  // outputs are gone, as after any failed run.
+  eb_status refuse_run(eb_status s, const char* message) {
+    state_ = RunState();
+    return fail(s, "%s", message);
+  }
   const char* last_error() const { return last_error_; }
   eb_status fail(eb_status s, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
   void clear_error() { last_error_[0] = '\0'; }
@@ -163,12 +174,8 @@ class Session {
   size_t estimate_packed_bytes() const;
   // Validates ids_/types_ (n tokens, already in place) and the mask, then runs the program.
   eb_status run_prepared(const int32_t* mask, size_t n);
-  // Tokenizes [CLS] a [SEP] (b [SEP]) into the inputs; b may be null. 0 with the error set when too long.
+  // Tokenizes the template around a (and b, may be null) into the inputs; 0 with the error set when too long.
   size_t tokenize(const char* a, const char* b);
-  // Lays out [CLS] a [SEP] (b [SEP]) from token `at` in at most `cap` tokens; returns the tokens
-  // it needs (written only when <= cap; for a pair whose a alone is too long, a lower bound), and
-  // a's tokens in *first_len.
-  size_t lay_out_sequence(const char* a, const char* b, size_t at, size_t cap, size_t* first_len);
   // Runs the sequences_[0, count) laid out in the inputs (their statuses set): the encoder over all
   // their tokens, attention and the one-row heads per sequence.
   eb_status run_packed(size_t count, bool text, bool pair);
@@ -181,12 +188,6 @@ class Session {
   exec::ExecObserver observer_for_run();
   // A single run: one sequence of n rows.
   void one_sequence(size_t n);
-  // answer(): tokenizes the context from byte `from` (a word start) into the context buffers, at
-  // least `need` tokens (fewer only at the end of the context); returns how many it found.
-  size_t tokenize_context(std::string_view context, size_t from, size_t need);
-  // Best span over the context tokens (segment 1) of the run's tokens [begin, end), or false.
-  bool best_span_in_run(size_t begin, size_t end, size_t max_len, eb_span* out) const;
-
   std::shared_ptr<const Program> program_;
   const Model& model_;
   TextEncoder text_;
@@ -219,18 +220,10 @@ class Session {
   float* end_logits_ = nullptr;
   float* token_logits_ = nullptr;
   size_t packed_bytes_ = 0;
-  // The current run's inputs.
-  std::vector<int32_t> ids_;
-  std::vector<int32_t> types_;
-  std::vector<uint8_t> key_mask_;
+  // The current run's inputs, and QA's token buffers.
+  tasks::RunInputs inputs_;
   bool any_padding_ = false;
-  // Text runs: per token its byte range, segment and word; the words.
-  std::vector<TokenSpan> spans_;
-  std::vector<int32_t> begin_, end_, segment_, word_ids_;
-  std::vector<eb_word> words_;
-  // answer(): the question's tokens, and the context's tokens from the current word start.
-  std::vector<int32_t> question_ids_, question_words_, context_ids_, context_words_;
-  std::vector<TokenSpan> question_spans_, context_spans_;
+  tasks::QaScratch qa_;
   RunState state_;
   size_t cur_n_ = 0;
   bool profiling_ = false;

@@ -21,31 +21,36 @@ namespace edgebert {
 namespace {
 
 std::atomic<size_t> g_xnn_bytes{0};
+// The same balance for the calling thread alone: what one thread's operator creation packed,
+// whatever other threads create or free meanwhile (frees on another thread count there).
+thread_local long long t_xnn_bytes = 0;
+
+void count(long long bytes) {
+  g_xnn_bytes += static_cast<size_t>(bytes);  // two's complement: a negative count subtracts
+  t_xnn_bytes += bytes;
+}
 
 void* count_alloc(void*, size_t size) {
   void* p = std::malloc(size);
-  if (p) g_xnn_bytes += malloc_usable_size(p);
+  if (p) count(static_cast<long long>(malloc_usable_size(p)));
   return p;
 }
 void* count_realloc(void*, void* p, size_t size) {
   const size_t old = p ? malloc_usable_size(p) : 0;
   void* q = std::realloc(p, size);
-  if (q) {
-    g_xnn_bytes -= old;
-    g_xnn_bytes += malloc_usable_size(q);
-  }
+  if (q) count(static_cast<long long>(malloc_usable_size(q)) - static_cast<long long>(old));
   return q;
 }
 void count_free(void*, void* p) {
   if (!p) return;
-  g_xnn_bytes -= malloc_usable_size(p);
+  count(-static_cast<long long>(malloc_usable_size(p)));
   std::free(p);
 }
 void* count_aligned_alloc(void*, size_t alignment, size_t size) {
   void* p = nullptr;
   if (alignment < sizeof(void*)) alignment = sizeof(void*);
   if (posix_memalign(&p, alignment, size) != 0) return nullptr;
-  g_xnn_bytes += malloc_usable_size(p);
+  count(static_cast<long long>(malloc_usable_size(p)));
   return p;
 }
 
@@ -80,6 +85,7 @@ bool xnn_ready(std::string* error) {
 }
 
 size_t xnn_bytes_allocated() { return g_xnn_bytes.load(); }
+long long xnn_bytes_allocated_by_this_thread() { return t_xnn_bytes; }
 
 XnnGemm::~XnnGemm() {
   if (op_) xnn_delete_operator(op_);

@@ -32,6 +32,9 @@ namespace edgebert {
 bool xnn_ready(std::string* error);
 // Bytes XNNPACK currently holds through our allocator (all sessions of the process).
 size_t xnn_bytes_allocated();
+// The balance of what XNNPACK allocated minus freed on the calling thread (a session measures its
+// own operators' packed copies with it while other sessions are created concurrently).
+long long xnn_bytes_allocated_by_this_thread();
 
 class XnnGemm {
  public:

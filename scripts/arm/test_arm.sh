@@ -62,7 +62,9 @@ cmake --build "$BUILD" -j "$JOBS"
 t_build=$SECONDS
 
 echo "== $TARGET: tests under qemu-$QARCH"
-# EDGEBERT_ARM_CTEST_EXCLUDE: a ctest -E regex of tests to leave out (the Debian 13 stage).
+# EDGEBERT_ARM_CTEST_ONLY: a ctest -R regex of the tests to run (CI's curated emulated subset,
+# scripts/test.sh); EDGEBERT_ARM_CTEST_EXCLUDE: a ctest -E regex of tests to leave out.
+if [ -n "${EDGEBERT_ARM_CTEST_ONLY:-}" ]; then TESTS+=(-R "$EDGEBERT_ARM_CTEST_ONLY"); fi
 if [ -n "${EDGEBERT_ARM_CTEST_EXCLUDE:-}" ]; then TESTS+=(-E "$EDGEBERT_ARM_CTEST_EXCLUDE"); fi
 ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" "${TESTS[@]}"
 t_test=$SECONDS

@@ -135,8 +135,16 @@ TEST_CASE("the op list defines the lifetimes: first writer to last reader, outpu
           if (in || out) last_touch = i;
         }
         CHECK(written_first);
-        CHECK(r.first_op == first_touch);
-        CHECK(r.last_op == (sc.buffers()[b].graph_output ? last : last_touch));
+        // a stretch of per-sequence ops runs once per sequence: what it touches lives over all of it
+        int stretch_first = first_touch, stretch_last = last_touch;
+        while (stretch_first > 0 && sc.ops()[static_cast<size_t>(first_touch)].per_sequence &&
+               sc.ops()[static_cast<size_t>(stretch_first - 1)].per_sequence)
+          --stretch_first;
+        while (stretch_last < last && sc.ops()[static_cast<size_t>(last_touch)].per_sequence &&
+               sc.ops()[static_cast<size_t>(stretch_last + 1)].per_sequence)
+          ++stretch_last;
+        CHECK(r.first_op == stretch_first);
+        CHECK(r.last_op == (sc.buffers()[b].graph_output ? last : stretch_last));
       }
       // the task's outputs are graph outputs
       const char* head = m->task == Task::kQuestionAnswering     ? "end_logits"

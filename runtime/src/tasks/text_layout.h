@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// text_layout.h: a text or text pair laid out as the model's template (prefix A suffix, or prefix
+// A middle B suffix: [CLS] A [SEP] B [SEP], <s> A </s></s> B </s>, ...) into a run's inputs,
+// and the words of a text run (the labels of token classifiers: each word's first token).
+#pragma once
+
+#include <cstddef>
+
+#include "tasks/run_inputs.h"
+#include "text_encoder.h"
+
+namespace edgebert::tasks {
+
+// Writes the template around `a` (and `b`, may be null) from token `at`, at most `cap` tokens,
+// with token types when the model has them. Returns the tokens the sequence needs (written only
+// when <= cap; for a pair whose a alone is too long, a lower bound; max_len + 1 for a text longer
+// than the tokenizer takes), and a's tokens in *first_len.
+size_t lay_out_sequence(const TextEncoder& text, bool token_types, size_t max_len, RunInputs& in, const char* a,
+                        const char* b, size_t at, size_t cap, size_t* first_len);
+
+// Why a text (pair) that needs `total` tokens (a alone: first_len) does not fit a session of
+// max_len positions, into msg[0, size) (no allocation: refusals are allocation-free too).
+void too_long_message(const TextEncoder& text, const char* a, const char* b, size_t total, size_t first_len,
+                      size_t max_len, char* msg, size_t size);
+
+// The words of the text run's tokens [0, n) (consecutive tokens of one word and segment), each
+// labelled with the argmax of its first token's logits when token_logits is not null. Returns
+// their count.
+size_t build_words(RunInputs& in, size_t n, const float* token_logits, int labels);
+
+}  // namespace edgebert::tasks
