@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include <cpuinfo.h>
 #include <xnnpack.h>
@@ -304,9 +305,49 @@ LoadResult map_file(const std::string& path, int fd, uint64_t size, std::shared_
   return kOk;
 }
 
+// Every entry's CRC32C. A large payload is split over up to kCrcThreads threads (by entries, about
+// equal bytes each): the check is bound by memory bandwidth and page faults, which more cores
+// share out. Where a thread cannot be started its share runs on the caller's.
+constexpr unsigned kCrcThreads = 4;
+constexpr uint64_t kCrcBytesPerThread = 16u << 20;
+
 LoadResult check_payload(const std::string& path, const Parsed& p, const uint8_t* base) {
-  for (size_t k = 0; k < p.entries.size(); ++k)
-    if (crc32c(base + p.offsets[k], static_cast<size_t>(p.entries[k].size)) != p.crcs[k])
+  const size_t n = p.entries.size();
+  std::vector<uint8_t> bad(n, 0);
+  auto check = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k)
+      bad[k] = crc32c(base + p.offsets[k], static_cast<size_t>(p.entries[k].size)) != p.crcs[k];
+  };
+  uint64_t total = 0;
+  for (const auto& e : p.entries) total += e.size;
+  unsigned parts = std::thread::hardware_concurrency();
+  if (parts > kCrcThreads) parts = kCrcThreads;
+  if (parts > total / kCrcBytesPerThread) parts = static_cast<unsigned>(total / kCrcBytesPerThread);
+  if (parts > n) parts = static_cast<unsigned>(n);
+  if (parts <= 1) {
+    check(0, n);
+  } else {
+    std::vector<size_t> cut(parts + 1, n);  // part i checks entries [cut[i], cut[i+1])
+    cut[0] = 0;
+    uint64_t seen = 0;
+    size_t part = 1;
+    for (size_t k = 0; k < n && part < parts; ++k) {
+      seen += p.entries[k].size;
+      if (seen >= total / parts * part) cut[part++] = k + 1;
+    }
+    std::vector<std::thread> threads;
+    for (unsigned i = 1; i < parts; ++i) {
+      try {
+        threads.emplace_back(check, cut[i], cut[i + 1]);
+      } catch (...) {
+        check(cut[i], cut[i + 1]);
+      }
+    }
+    check(cut[0], cut[1]);
+    for (auto& t : threads) t.join();
+  }
+  for (size_t k = 0; k < n; ++k)
+    if (bad[k])
       return fail(LoadOutcome::kCorrupt, path, "the packed weights of entry " + std::to_string(k) + " (GEMM " +
                                                    std::to_string(p.entries[k].gemm) + ") are corrupt (CRC32C mismatch)");
   return kOk;
