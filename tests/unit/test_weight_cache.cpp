@@ -10,7 +10,14 @@
 //   - truncated, bit-flipped, garbage, wrong-content-id and wrong-build-id files are refused with a
 //     reason (and then rebuilt); an unwritable path leaves the store working from memory;
 //   - two forked processes creating one file at once both succeed and agree;
-//   - runs allocate nothing with the store.
+//   - runs allocate nothing with the store;
+//   - the program layout (probed packed sizes, quantization digest); a file of another layout or
+//     runtime version, crafted offsets (2^63 - 64, past the end), a short last entry, payload
+//     flips (CRC32C) are rebuilt with bit-identical outputs; the payload opt-out;
+//   - the path: a FIFO (no blocking), a foreign file, a symlink, the model file (also through a
+//     hard link) are never replaced; no temporary file is left by a write or a killed writer,
+//     stale ones of dead writers are removed at the next load;
+//   - CRC32C against known values and a bitwise reference.
 // On the 2022 API (Debian 12) it checks the documented "unavailable" behaviour instead.
 #include <catch2/catch.hpp>
 
