@@ -608,6 +608,8 @@ void expect_rebuilt(const std::string& path, const std::vector<uint8_t>& bytes, 
   CHECK(again.state == EB_WEIGHT_CACHE_LOADED);
   CHECK(again.store->packs() == 0);
   CHECK(outputs_of(again) == own_copy_outputs());
+  CHECK(again.store->packs() == 0);  // every GEMM's operator found its packing in the file
+  CHECK(again.store->hits() == fixture().gemms.size());
 }
 
 bool is_fifo(const std::string& path) {

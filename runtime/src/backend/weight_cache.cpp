@@ -174,27 +174,17 @@ Result<ModelWeights> prepare_model_weights(const Model& model, const std::vector
   const weight_cache_file::LoadResult loaded =
       weight_cache_file::load(cache_path, id, layout.value(), w.store.get(), load_options);
   if (loaded.outcome == weight_cache_file::LoadOutcome::kForeign) return packed_in_memory(loaded.message);
-  std::string why = loaded.message;
   if (loaded.outcome == weight_cache_file::LoadOutcome::kLoaded) {
-    // Every GEMM must find its packing in the file; one that does not is packed and the file rebuilt.
-    const Status s = pack_all(model, gemms, w.store.get());
-    if (!s) {
-      w.state = EB_WEIGHT_CACHE_UNAVAILABLE;
-      w.message = s.message();
-      return w;
-    }
-    if (w.store->packs() == 0) {
-      w.state = EB_WEIGHT_CACHE_LOADED;
-      return w;
-    }
-    why = cache_path + ": " + std::to_string(w.store->packs()) + " GEMM packings were missing from the file";
-  } else {
-    const Status s = pack_all(model, gemms, w.store.get());
-    if (!s) {
-      w.state = EB_WEIGHT_CACHE_UNAVAILABLE;
-      w.message = s.message();
-      return w;
-    }
+    // The file holds exactly the layout's entries (key, seed, fingerprint, size: what the probes
+    // saw XNNPACK look up), so every GEMM's operator finds its packing: no creation is needed now.
+    w.state = EB_WEIGHT_CACHE_LOADED;
+    return w;
+  }
+  const Status packed = pack_all(model, gemms, w.store.get());
+  if (!packed) {
+    w.state = EB_WEIGHT_CACHE_UNAVAILABLE;
+    w.message = packed.message();
+    return w;
   }
   const Status written =
       weight_cache_file::write(cache_path, id, layout.value(), w.store.get(), true, load_options.protect);
@@ -204,7 +194,7 @@ Result<ModelWeights> prepare_model_weights(const Model& model, const std::vector
     return w;
   }
   w.state = EB_WEIGHT_CACHE_CREATED;
-  if (loaded.outcome != weight_cache_file::LoadOutcome::kMissing) w.message = "rebuilt: " + why;
+  if (loaded.outcome != weight_cache_file::LoadOutcome::kMissing) w.message = "rebuilt: " + loaded.message;
   return w;
 }
 
