@@ -34,6 +34,15 @@ class ContentHasher {
   uint64_t seed_;
 };
 
+// CRC32C (Castagnoli, reflected, as in iSCSI / ext4) of [data, data + size), continuing from
+// `crc` (0 for a new range; crc32c(b, crc32c(a)) is the CRC of a followed by b). Uses the CPU's
+// instruction where it has one (SSE4.2 on x86-64, checked at run time; the ARMv8 CRC extension
+// when compiled for it), three independent streams per block so the instruction's latency is
+// hidden; elsewhere a portable table (slicing by 8).
+uint32_t crc32c(const void* data, size_t size, uint32_t crc = 0);
+// Whether crc32c uses the CPU's instruction here (for messages and measurements).
+bool crc32c_hardware();
+
 // "0123...ef": 32 lowercase hex digits.
 void content_id_hex(const ContentId& id, char out[33]);
 

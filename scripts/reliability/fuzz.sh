@@ -12,7 +12,7 @@ SECONDS_EACH=${1:-60}
 BUILD=${2:-$ROOT/build/fuzz}
 shift $(( $# > 2 ? 2 : $# ))
 NAMES=("$@")
-[ ${#NAMES[@]} -gt 0 ] || NAMES=(fuzz_model fuzz_checkpoint fuzz_tokenizer fuzz_tokenizer_json fuzz_c_api)
+[ ${#NAMES[@]} -gt 0 ] || NAMES=(fuzz_model fuzz_checkpoint fuzz_tokenizer fuzz_tokenizer_json fuzz_c_api fuzz_weight_cache)
 
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DEDGEBERT_FUZZ=ON -DEDGEBERT_BUILD_TESTS=OFF >/dev/null

@@ -10,11 +10,19 @@
 //   - truncated, bit-flipped, garbage, wrong-content-id and wrong-build-id files are refused with a
 //     reason (and then rebuilt); an unwritable path leaves the store working from memory;
 //   - two forked processes creating one file at once both succeed and agree;
-//   - runs allocate nothing with the store.
+//   - runs allocate nothing with the store;
+//   - the program layout (probed packed sizes, quantization digest); a file of another layout or
+//     runtime version, crafted offsets (2^63 - 64, past the end), a short last entry, payload
+//     flips (CRC32C) are rebuilt with bit-identical outputs; the payload opt-out;
+//   - the path: a FIFO (no blocking), a foreign file, a symlink, the model file (also through a
+//     hard link) are never replaced; no temporary file is left by a write or a killed writer,
+//     stale ones of dead writers are removed at the next load;
+//   - CRC32C against known values and a bitwise reference.
 // On the 2022 API (Debian 12) it checks the documented "unavailable" behaviour instead.
 #include <catch2/catch.hpp>
 
 #include <pthreadpool.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,6 +41,7 @@
 
 #include "alloc_counter.h"
 #include "backend/packed_weights.h"
+#include "backend/weight_cache.h"
 #include "backend/weight_cache_file.h"
 #include "model.h"
 #include "test_support.h"
@@ -163,6 +172,30 @@ std::unique_ptr<PackedWeights> new_store() {
 }
 
 #if EDGEBERT_XNN_SHARED_WEIGHTS
+// The GEMMs as the program hands them to prepare_model_weights.
+std::vector<edgebert::GemmToPack> to_pack(const std::vector<GemmSpec>& specs) {
+  std::vector<edgebert::GemmToPack> g;
+  for (const GemmSpec& s : specs) g.push_back({&s.view, s.float_output});
+  return g;
+}
+
+// The program layout of `specs` (the fixture's GEMMs by default), as a cache file must match it.
+wcf::Layout layout_of(const std::vector<GemmSpec>& specs) {
+  auto store = new_store();
+  auto r = edgebert::describe_layout(*fixture().model, to_pack(specs), store.get());
+  INFO(r.status().message());
+  REQUIRE(r.is_ok());
+  CHECK(store->entry_count() == 0);  // probing packs nothing
+  CHECK(store->packs() == 0);
+  return r.take();
+}
+const wcf::Layout& layout() {
+  static const wcf::Layout l = layout_of(fixture().gemms);
+  return l;
+}
+#endif
+
+#if EDGEBERT_XNN_SHARED_WEIGHTS
 std::vector<uint8_t> read_file(const std::string& path) { return edgebert::test::read_bytes(path); }
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream o(path, std::ios::binary | std::ios::trunc);
@@ -173,7 +206,7 @@ void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
 void create_cache_file(const std::string& path, const ContentId& id) {
   auto store = new_store();
   { auto set = make_set(store.get()); }
-  const edgebert::Status s = wcf::write(path, id, store.get(), false);
+  const edgebert::Status s = wcf::write(path, id, layout(), store.get(), false);
   INFO(s.message());
   REQUIRE(s.is_ok());
 }
@@ -271,7 +304,7 @@ TEST_CASE("runs allocate nothing with the store, in memory or mapped", "[weight_
   create_cache_file(path, fixture().model->content_id_or_hash());
   for (bool mapped : {false, true}) {
     auto store = new_store();
-    if (mapped) REQUIRE(wcf::load(path, fixture().model->content_id_or_hash(), store.get()).outcome == wcf::LoadOutcome::kLoaded);
+    if (mapped) REQUIRE(wcf::load(path, fixture().model->content_id_or_hash(), layout(), store.get()).outcome == wcf::LoadOutcome::kLoaded);
     auto set = make_set(store.get());
     pthreadpool_t pool = pthreadpool_create(2);
     const Fixture& f = fixture();
@@ -300,10 +333,10 @@ TEST_CASE("a cache file: written, remapped, reloaded; the reload packs nothing",
   std::remove(path.c_str());
 
   auto store = new_store();
-  CHECK(wcf::load(path, id, store.get()).outcome == wcf::LoadOutcome::kMissing);
+  CHECK(wcf::load(path, id, layout(), store.get()).outcome == wcf::LoadOutcome::kMissing);
   { auto set = make_set(store.get()); }  // pack, then no operator is left
   const size_t packed = store->packed_bytes();
-  REQUIRE(wcf::write(path, id, store.get(), true).is_ok());
+  REQUIRE(wcf::write(path, id, layout(), store.get(), true).is_ok());
   CHECK(store->heap_bytes() == 0);  // the heap copies were swapped for the file's pages
   CHECK(store->mapped_bytes() == packed);
   CHECK(wcf::verify_payload(path).is_ok());
@@ -331,7 +364,7 @@ TEST_CASE("a cache file: written, remapped, reloaded; the reload packs nothing",
     }
   }
   auto reloaded = new_store();
-  const wcf::LoadResult r = wcf::load(path, id, reloaded.get());
+  const wcf::LoadResult r = wcf::load(path, id, layout(), reloaded.get());
   INFO(r.message);
   REQUIRE(r.outcome == wcf::LoadOutcome::kLoaded);
   CHECK(reloaded->mapped_bytes() == packed);
@@ -368,8 +401,13 @@ TEST_CASE("damaged or foreign cache files are refused with a reason, then rebuil
   std::mt19937 rng(5);
   std::vector<uint8_t> garbage(bytes.size());
   for (auto& b : garbage) b = static_cast<uint8_t>(rng());
-  cases.push_back({"garbage", wcf::LoadOutcome::kCorrupt, garbage});
-  for (size_t at : {size_t(0), size_t(13), size_t(20), size_t(30), size_t(50), size_t(117), size_t(130), size_t(150),
+  cases.push_back({"garbage", wcf::LoadOutcome::kForeign, garbage});  // not a cache: never replaced
+  {
+    std::vector<uint8_t> flipped = bytes;
+    flipped[0] ^= 0x10;  // the magic: no longer recognisable as ours
+    cases.push_back({"bit flip in the magic", wcf::LoadOutcome::kForeign, flipped});
+  }
+  for (size_t at : {size_t(13), size_t(20), size_t(30), size_t(50), size_t(117), size_t(130), size_t(150),
                     size_t(170), size_t(250), wcf::kHeaderBytes + 5, wcf::kHeaderBytes + 12}) {
     std::vector<uint8_t> flipped = bytes;
     flipped[at] ^= 0x10;
@@ -403,28 +441,36 @@ TEST_CASE("damaged or foreign cache files are refused with a reason, then rebuil
     INFO(d.what);
     write_file(path, d.file);
     auto store = new_store();
-    const wcf::LoadResult r = wcf::load(path, id, store.get());
+    const wcf::LoadResult r = wcf::load(path, id, layout(), store.get());
     INFO(r.message);
     CHECK(r.outcome == d.outcome);
     CHECK(r.message.find(path) != std::string::npos);
     CHECK(store->entry_count() == 0);  // untouched
-    // the caller rebuilds: pack, write over the damaged file, and the next load maps it
     { auto set = make_set(store.get()); }
-    REQUIRE(wcf::write(path, id, store.get(), true).is_ok());
+    if (d.outcome == wcf::LoadOutcome::kForeign) {  // never replaced, left byte for byte
+      const edgebert::Status s = wcf::write(path, id, layout(), store.get(), true);
+      CHECK(s.code() == EB_ERROR_IO);
+      CHECK(s.message().find("not overwriting") != std::string::npos);
+      CHECK(read_file(path) == d.file);
+      continue;
+    }
+    // the caller rebuilds: pack, write over the damaged file, and the next load maps it
+    REQUIRE(wcf::write(path, id, layout(), store.get(), true).is_ok());
     auto again = new_store();
-    CHECK(wcf::load(path, id, again.get()).outcome == wcf::LoadOutcome::kLoaded);
+    CHECK(wcf::load(path, id, layout(), again.get()).outcome == wcf::LoadOutcome::kLoaded);
     auto set = make_set(again.get());
     CHECK(again->packs() == 0);
     CHECK(run_set(*set) == own_copy_outputs());
   }
 
-  // A flipped payload byte is not seen at load (by design, docs/weight-cache.md), but by
-  // verify_payload.
+  // A flipped payload byte is seen at load (every entry's CRC32C) and by verify_payload.
   std::vector<uint8_t> payload_flip = bytes;
   payload_flip[bytes.size() - 5000] ^= 1;
   write_file(path, payload_flip);
   CHECK(!wcf::verify_payload(path).is_ok());
   CHECK(wcf::verify_payload(good).is_ok());
+  auto store = new_store();
+  CHECK(wcf::load(path, id, layout(), store.get()).outcome == wcf::LoadOutcome::kCorrupt);
 }
 
 TEST_CASE("an unwritable cache path leaves the store working from memory", "[weight_cache]") {
@@ -433,9 +479,9 @@ TEST_CASE("an unwritable cache path leaves the store working from memory", "[wei
   { auto set = make_set(store.get()); }
   const size_t packed = store->packed_bytes();
   for (const std::string& path : {std::string("/dev/null/cache.ebwc"), temp_dir() + "/no/such/dir/cache.ebwc"}) {
-    const wcf::LoadResult r = wcf::load(path, id, store.get());
+    const wcf::LoadResult r = wcf::load(path, id, layout(), store.get());
     CHECK(r.outcome != wcf::LoadOutcome::kLoaded);
-    const edgebert::Status s = wcf::write(path, id, store.get(), true);
+    const edgebert::Status s = wcf::write(path, id, layout(), store.get(), true);
     CHECK(!s.is_ok());
     CHECK(s.code() == EB_ERROR_IO);
     CHECK(s.message().find(path) != std::string::npos);
@@ -451,6 +497,7 @@ TEST_CASE("two processes creating one cache file at once both succeed and agree"
   const auto& ref = own_copy_outputs();
   const std::string path = temp_dir() + "/race.ebwc";
   std::remove(path.c_str());
+  (void)layout();  // made before the children exist
   int go[2];
   REQUIRE(pipe(go) == 0);
   pid_t kids[2];
@@ -464,7 +511,7 @@ TEST_CASE("two processes creating one cache file at once both succeed and agree"
       auto rs = PackedWeights::create(fixture().gemms.size());
       if (!rs.is_ok()) _exit(11);
       auto store = rs.take();
-      const wcf::LoadResult r = wcf::load(path, id, store.get());
+      const wcf::LoadResult r = wcf::load(path, id, layout(), store.get());
       if (r.outcome != wcf::LoadOutcome::kLoaded) {
         std::vector<std::unique_ptr<XnnGemm>> ops;
         for (size_t i = 0; i < fixture().gemms.size(); ++i) {
@@ -474,7 +521,7 @@ TEST_CASE("two processes creating one cache file at once both succeed and agree"
             _exit(12);
         }
         ops.clear();
-        if (!wcf::write(path, id, store.get(), true).is_ok()) _exit(13);
+        if (!wcf::write(path, id, layout(), store.get(), true).is_ok()) _exit(13);
       }
       // its outputs must be the reference's
       std::vector<std::unique_ptr<XnnGemm>> ops;
@@ -502,13 +549,331 @@ TEST_CASE("two processes creating one cache file at once both succeed and agree"
     CHECK(WEXITSTATUS(status) == 0);
   }
   auto store = new_store();
-  CHECK(wcf::load(path, id, store.get()).outcome == wcf::LoadOutcome::kLoaded);
+  CHECK(wcf::load(path, id, layout(), store.get()).outcome == wcf::LoadOutcome::kLoaded);
   CHECK(wcf::verify_payload(path).is_ok());
   // no temporary file left behind
   int leftovers = 0;
   for (const auto& e : std::filesystem::directory_iterator(temp_dir()))
     if (e.path().filename().string().find("race.ebwc.tmp") == 0) ++leftovers;
   CHECK(leftovers == 0);
+}
+
+namespace {
+
+void put64_at(std::vector<uint8_t>& b, size_t at, uint64_t v) {
+  for (int i = 0; i < 8; ++i) b[at + i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint64_t get64_at(const std::vector<uint8_t>& b, size_t at) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t(b[at + i]) << (8 * i);
+  return v;
+}
+size_t entry_at(size_t k) { return wcf::kHeaderBytes + k * wcf::kEntryBytes; }
+
+edgebert::ModelWeights prepare(const std::string& path, const std::vector<GemmSpec>& specs,
+                               const edgebert::WeightCacheOptions& o = edgebert::WeightCacheOptions()) {
+  auto r = edgebert::prepare_model_weights(*fixture().model, to_pack(specs), path, o);
+  INFO(r.status().message());
+  REQUIRE(r.is_ok());
+  return r.take();
+}
+edgebert::ModelWeights prepare(const std::string& path) { return prepare(path, fixture().gemms); }
+
+std::vector<std::vector<uint8_t>> outputs_of(const edgebert::ModelWeights& w) {
+  REQUIRE(w.store);
+  auto set = make_set(w.store.get());
+  return run_set(*set);
+}
+
+// A valid cache file of the fixture at `path`, made through prepare_model_weights; its bytes.
+std::vector<uint8_t> fresh_cache(const std::string& path) {
+  std::remove(path.c_str());
+  const edgebert::ModelWeights w = prepare(path);
+  REQUIRE(w.state == EB_WEIGHT_CACHE_CREATED);
+  return read_file(path);
+}
+
+// `bytes` at `path`: prepare must rebuild it (message naming `why`), and then load what it wrote.
+void expect_rebuilt(const std::string& path, const std::vector<uint8_t>& bytes, const char* why) {
+  write_file(path, bytes);
+  {
+    const edgebert::ModelWeights w = prepare(path);
+    INFO(w.message);
+    CHECK(w.state == EB_WEIGHT_CACHE_CREATED);
+    CHECK(w.message.find(why) != std::string::npos);
+    CHECK(outputs_of(w) == own_copy_outputs());
+  }
+  const edgebert::ModelWeights again = prepare(path);
+  INFO(again.message);
+  CHECK(again.state == EB_WEIGHT_CACHE_LOADED);
+  CHECK(again.store->packs() == 0);
+  CHECK(outputs_of(again) == own_copy_outputs());
+  CHECK(again.store->packs() == 0);  // every GEMM's operator found its packing in the file
+  CHECK(again.store->hits() == fixture().gemms.size());
+}
+
+bool is_fifo(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+size_t temporaries_of(const std::string& path) {
+  const std::string prefix = std::filesystem::path(path).filename().string() + ".tmp.";
+  size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("the layout: one entry per GEMM with XNNPACK's exact packed size, digest of the quantization", "[weight_cache]") {
+  const Fixture& f = fixture();
+  const wcf::Layout& l = layout();
+  REQUIRE(l.entries.size() == f.gemms.size());
+  // the probed sizes are what packing then takes
+  auto store = new_store();
+  { auto set = make_set(store.get()); }
+  const auto entries = store->entries();
+  REQUIRE(entries.size() == l.entries.size());
+  for (size_t k = 0; k < entries.size(); ++k) {
+    CHECK(entries[k].gemm == l.entries[k].gemm);
+    CHECK(entries[k].seed == l.entries[k].seed);
+    CHECK(entries[k].size == l.entries[k].size);
+  }
+  CHECK(layout_of(f.gemms).digest == l.digest);  // deterministic
+  // any of the quantization parameters XNNPACK bakes into the packed bytes changes the digest
+  for (int what = 0; what < 5; ++what) {
+    std::vector<GemmSpec> other = f.gemms;
+    LinearView& v = other[0].view;
+    std::vector<float> copy(v.out);
+    switch (what) {
+      case 0: v.output_scale *= 1.5f; v.output_scales = nullptr; break;
+      case 1: v.input_scale *= 1.01f; break;
+      case 2: v.input_zero_point += 1; break;
+      case 3: std::copy(v.weight_scales, v.weight_scales + v.out, copy.begin()); copy[3] *= 2; v.weight_scales = copy.data(); break;
+      case 4: std::copy(v.bias, v.bias + v.out, copy.begin()); copy[5] += 1; v.bias = copy.data(); break;
+    }
+    INFO("change " << what);
+    CHECK(layout_of(other).digest != l.digest);
+  }
+}
+
+TEST_CASE("a cache of another program layout or runtime version is rebuilt, never used", "[weight_cache]") {
+  const Fixture& f = fixture();
+  const std::string path = temp_dir() + "/layout.ebwc";
+  // written for a program whose first GEMM requantizes differently (its output scale)
+  std::vector<GemmSpec> other = f.gemms;
+  other[0].view.output_scale *= 1.25f;
+  other[0].view.output_scales = nullptr;
+  std::remove(path.c_str());
+  {
+    const edgebert::ModelWeights w = prepare(path, other);
+    REQUIRE(w.state == EB_WEIGHT_CACHE_CREATED);
+    CHECK(outputs_of(w)[0] != own_copy_outputs()[0]);  // its packed bytes really differ
+  }
+  expect_rebuilt(path, read_file(path), "another program layout");
+
+  // recorded by another runtime version (checksum recomputed)
+  std::vector<uint8_t> bytes = fresh_cache(path);
+  char version[wcf::kRuntimeVersionBytes] = "0.0.1-elsewhere";
+  std::memcpy(bytes.data() + wcf::kRuntimeVersionOffset, version, sizeof version);
+  REQUIRE(wcf::reseal(bytes.data(), bytes.size()));
+  {
+    auto store = new_store();
+    const wcf::LoadResult r = wcf::load(path + ".x", fixture().model->content_id_or_hash(), layout(), store.get());
+    CHECK(r.outcome == wcf::LoadOutcome::kMissing);
+  }
+  expect_rebuilt(path, bytes, "made by edgebert 0.0.1-elsewhere");
+  CHECK(std::string(wcf::runtime_version()).size() > 0);
+}
+
+TEST_CASE("crafted offsets and sizes are refused without overflow, then rebuilt", "[weight_cache]") {
+  const std::string path = temp_dir() + "/crafted.ebwc";
+  const std::vector<uint8_t> bytes = fresh_cache(path);
+  const size_t n = fixture().gemms.size();
+  {  // an offset of 2^63 - 64: offset + size wraps
+    std::vector<uint8_t> b = bytes;
+    put64_at(b, entry_at(1) + wcf::kEntryOffsetField, (uint64_t(1) << 63) - 64);
+    REQUIRE(wcf::reseal(b.data(), b.size()));
+    expect_rebuilt(path, b, "lies outside the payload");
+  }
+  {  // the last entry a little past the end of the file
+    std::vector<uint8_t> b = bytes;
+    put64_at(b, entry_at(n - 1) + wcf::kEntryOffsetField, b.size() + 64);
+    REQUIRE(wcf::reseal(b.data(), b.size()));
+    expect_rebuilt(path, b, "lies outside the payload");
+  }
+  {  // the last entry 64 bytes long, the file cut after it (sizes and digests all made consistent)
+    std::vector<uint8_t> b = bytes;
+    const uint64_t off = get64_at(b, entry_at(n - 1) + wcf::kEntryOffsetField);
+    put64_at(b, entry_at(n - 1) + wcf::kEntrySizeField, 64);
+    b.resize(off + 64);
+    put64_at(b, wcf::kFileBytesOffset, b.size());
+    put64_at(b, 144, b.size() - get64_at(b, 136));  // payload bytes = size - payload offset
+    REQUIRE(wcf::reseal(b.data(), b.size()));
+    expect_rebuilt(path, b, "is not the packing GEMM");
+  }
+  {  // a misaligned entry
+    std::vector<uint8_t> b = bytes;
+    put64_at(b, entry_at(n - 1) + wcf::kEntryOffsetField, get64_at(b, entry_at(n - 1) + wcf::kEntryOffsetField) + 8);
+    REQUIRE(wcf::reseal(b.data(), b.size()));
+    expect_rebuilt(path, b, "lies outside the payload");
+  }
+  {  // a huge entry count
+    std::vector<uint8_t> b = bytes;
+    for (int i = 0; i < 4; ++i) b[116 + i] = 0xff;
+    REQUIRE_FALSE(wcf::reseal(b.data(), b.size()));
+    expect_rebuilt(path, b, "corrupt header");
+  }
+}
+
+TEST_CASE("flipped payload bytes are caught by the CRC32C at load, then rebuilt", "[weight_cache]") {
+  const std::string path = temp_dir() + "/payload.ebwc";
+  const std::vector<uint8_t> bytes = fresh_cache(path);
+  const size_t n = fixture().gemms.size();
+  for (size_t k : {size_t(0), n / 2, n - 1}) {
+    const uint64_t off = get64_at(bytes, entry_at(k) + wcf::kEntryOffsetField);
+    const uint64_t size = get64_at(bytes, entry_at(k) + wcf::kEntrySizeField);
+    for (uint64_t at : {off, off + size / 2, off + size - 1}) {
+      std::vector<uint8_t> b = bytes;
+      b[at] ^= 0x04;
+      INFO("entry " << k << " byte " << at - off);
+      expect_rebuilt(path, b, "CRC32C mismatch");
+    }
+  }
+  // the documented opt-out: the caller verifies the file itself (the flip is then not seen)
+  std::vector<uint8_t> b = bytes;
+  b[get64_at(bytes, entry_at(0) + wcf::kEntryOffsetField) + 10] ^= 0x04;
+  write_file(path, b);
+  edgebert::WeightCacheOptions trust;
+  trust.verify_payload = false;
+  CHECK(prepare(path, fixture().gemms, trust).state == EB_WEIGHT_CACHE_LOADED);
+  setenv("EDGEBERT_WEIGHT_CACHE_VERIFY", "0", 1);
+  CHECK(prepare(path).state == EB_WEIGHT_CACHE_LOADED);
+  unsetenv("EDGEBERT_WEIGHT_CACHE_VERIFY");
+  CHECK(prepare(path).state == EB_WEIGHT_CACHE_CREATED);
+}
+
+TEST_CASE("a cache path that cannot hurt: FIFO, foreign file, symlink, the model file", "[weight_cache]") {
+  const std::string dir = temp_dir();
+  {  // a FIFO: no blocking open, never replaced
+    const std::string path = dir + "/fifo.ebwc";
+    std::remove(path.c_str());
+    REQUIRE(mkfifo(path.c_str(), 0600) == 0);
+    const edgebert::ModelWeights w = prepare(path);
+    INFO(w.message);
+    CHECK(w.state == EB_WEIGHT_CACHE_UNAVAILABLE);
+    CHECK(w.message.find("not a regular file") != std::string::npos);
+    CHECK(is_fifo(path));
+    CHECK(outputs_of(w) == own_copy_outputs());
+  }
+  {  // a file that is not a weight cache: left byte for byte
+    const std::string path = dir + "/notes.txt";
+    std::vector<uint8_t> text(10000);
+    for (size_t i = 0; i < text.size(); ++i) text[i] = static_cast<uint8_t>('a' + i % 26);
+    write_file(path, text);
+    const edgebert::ModelWeights w = prepare(path);
+    INFO(w.message);
+    CHECK(w.state == EB_WEIGHT_CACHE_UNAVAILABLE);
+    CHECK(w.message.find("not a weight cache, not overwriting") != std::string::npos);
+    CHECK(read_file(path) == text);
+    CHECK(outputs_of(w) == own_copy_outputs());
+  }
+  {  // a symbolic link (to a valid cache, or to a file): the link and its target stay as they are
+    const std::string target = dir + "/link_target.ebwc", link = dir + "/link.ebwc";
+    const std::vector<uint8_t> cache = fresh_cache(target);
+    std::remove(link.c_str());
+    REQUIRE(symlink(target.c_str(), link.c_str()) == 0);
+    const edgebert::ModelWeights w = prepare(link);
+    INFO(w.message);
+    CHECK(w.state == EB_WEIGHT_CACHE_UNAVAILABLE);
+    CHECK(w.message.find("symbolic link") != std::string::npos);
+    struct stat st;
+    REQUIRE(lstat(link.c_str(), &st) == 0);
+    CHECK(S_ISLNK(st.st_mode));
+    CHECK(read_file(target) == cache);
+    CHECK(outputs_of(w) == own_copy_outputs());
+  }
+  {  // the model file itself, through the C API: the model is untouched and still loads
+    const std::string model = dir + "/model_copy.ebm";
+    const std::vector<uint8_t> original = edgebert::test::read_bytes(edgebert::test::ebm_path("h192_3x64", "int8"));
+    write_file(model, original);
+    eb_load_options o;
+    eb_load_options_init(&o);
+    o.weight_cache_path = model.c_str();
+    char err[512];
+    for (int pass = 0; pass < 2; ++pass) {
+      edgebert::test::ModelHandle m;
+      REQUIRE(eb_model_load_file_with_options(model.c_str(), &o, &m.m, err, sizeof err) == EB_OK);
+      eb_weight_cache_state state;
+      const char* message = nullptr;
+      REQUIRE(eb_model_get_weight_cache(m.m, &state, &message) == EB_OK);
+      INFO(message);
+      CHECK(state == EB_WEIGHT_CACHE_UNAVAILABLE);
+      CHECK(std::string(message).find("model file itself") != std::string::npos);
+      CHECK(read_file(model) == original);
+    }
+    // the same file reached through a hard link under a cache-like name
+    const std::string hard = dir + "/model_link.ebwc";
+    std::remove(hard.c_str());
+    REQUIRE(link(model.c_str(), hard.c_str()) == 0);
+    o.weight_cache_path = hard.c_str();
+    edgebert::test::ModelHandle m;
+    REQUIRE(eb_model_load_file_with_options(model.c_str(), &o, &m.m, err, sizeof err) == EB_OK);
+    eb_weight_cache_state state;
+    const char* message = nullptr;
+    REQUIRE(eb_model_get_weight_cache(m.m, &state, &message) == EB_OK);
+    CHECK(state == EB_WEIGHT_CACHE_UNAVAILABLE);
+    CHECK(read_file(model) == original);
+  }
+}
+
+TEST_CASE("temporary files: none left by a write, stale ones of dead writers removed at load", "[weight_cache]") {
+  const std::string path = temp_dir() + "/stale.ebwc";
+  fresh_cache(path);
+  CHECK(temporaries_of(path) == 0);  // O_TMPFILE (or a renamed temporary): nothing left
+  pid_t dead = fork();
+  REQUIRE(dead >= 0);
+  if (dead == 0) _exit(0);
+  REQUIRE(waitpid(dead, nullptr, 0) == dead);
+  const std::string stale = path + ".tmp." + std::to_string(dead) + ".Ab12Cd";
+  const std::string alive = path + ".tmp." + std::to_string(getppid()) + ".Ef34Gh";  // a live writer's
+  const std::string other = path + ".tmp.notapid";
+  for (const std::string& p : {stale, alive, other}) write_file(p, std::vector<uint8_t>(4096, 7));
+  const edgebert::ModelWeights w = prepare(path);
+  CHECK(w.state == EB_WEIGHT_CACHE_LOADED);
+  struct stat st;
+  CHECK(stat(stale.c_str(), &st) != 0);  // removed
+  CHECK(stat(alive.c_str(), &st) == 0);  // kept: its writer may still be writing
+  CHECK(stat(other.c_str(), &st) == 0);  // not one of ours
+  std::remove(alive.c_str());
+  std::remove(other.c_str());
+}
+
+TEST_CASE("a writer killed at any point leaves nothing that survives the next load", "[weight_cache]") {
+  const std::string path = temp_dir() + "/killed.ebwc";
+  (void)layout();
+  for (int delay_us : {0, 2000, 8000, 20000, 50000}) {
+    std::remove(path.c_str());
+    pid_t kid = fork();
+    REQUIRE(kid >= 0);
+    if (kid == 0) {
+      for (;;) {  // keep rewriting the file until killed
+        auto r = edgebert::prepare_model_weights(*fixture().model, to_pack(fixture().gemms), path);
+        (void)r;
+        std::remove(path.c_str());
+      }
+    }
+    usleep(static_cast<useconds_t>(delay_us));
+    kill(kid, SIGKILL);
+    REQUIRE(waitpid(kid, nullptr, 0) == kid);
+    const edgebert::ModelWeights w = prepare(path);
+    INFO("delay " << delay_us << ": " << w.message);
+    CHECK((w.state == EB_WEIGHT_CACHE_CREATED || w.state == EB_WEIGHT_CACHE_LOADED));
+    CHECK(temporaries_of(path) == 0);
+    CHECK(outputs_of(w) == own_copy_outputs());
+  }
 }
 
 #else  // the 2022 API: no weights-cache provider
@@ -531,10 +896,10 @@ TEST_CASE("without a weights-cache API the store reports it and operators pack t
   CHECK(run_set(*b) == own_copy_outputs());
   const std::string path = temp_dir() + "/unavailable.ebwc";
   const ContentId id = fixture().model->content_id_or_hash();
-  const wcf::LoadResult r = wcf::load(path, id, store.get());
+  const wcf::LoadResult r = wcf::load(path, id, wcf::Layout(), store.get());
   CHECK(r.outcome == wcf::LoadOutcome::kMismatch);
   CHECK(r.message.find("2022") != std::string::npos);
-  const edgebert::Status s = wcf::write(path, id, store.get(), false);
+  const edgebert::Status s = wcf::write(path, id, wcf::Layout(), store.get(), false);
   CHECK(s.code() == EB_ERROR_UNSUPPORTED);
   struct stat st;
   CHECK(stat(path.c_str(), &st) != 0);  // nothing written
@@ -640,4 +1005,26 @@ TEST_CASE("C API: load options, weight cache state, model memory", "[weight_cach
   }
   CHECK(eb_model_get_weight_cache(nullptr, &state, &message) == EB_ERROR_INVALID_ARGUMENT);
   CHECK(eb_model_get_memory(nullptr, &packed, nullptr) == EB_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("CRC32C: known values, continuation, hardware and table agree", "[weight_cache]") {
+  CHECK(edgebert::crc32c("123456789", 9) == 0xE3069283u);
+  const std::vector<uint8_t> zeros(32, 0);
+  CHECK(edgebert::crc32c(zeros.data(), zeros.size()) == 0x8A9136AAu);
+  std::vector<uint8_t> b(3 * 4096 * 5 + 77);
+  std::mt19937 rng(3);
+  for (auto& x : b) x = static_cast<uint8_t>(rng());
+  // a bit-at-a-time reference
+  uint32_t ref = ~0u;
+  for (uint8_t x : b) {
+    ref ^= x;
+    for (int k = 0; k < 8; ++k) ref = ref & 1 ? (ref >> 1) ^ 0x82F63B78u : ref >> 1;
+  }
+  ref = ~ref;
+  for (size_t skew : {size_t(0), size_t(1), size_t(5)}) {
+    const uint32_t head = edgebert::crc32c(b.data(), skew);
+    CHECK(edgebert::crc32c(b.data() + skew, b.size() - skew, head) == ref);
+  }
+  INFO("hardware: " << edgebert::crc32c_hardware());
+  CHECK(edgebert::crc32c(b.data(), b.size()) == ref);
 }

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The packed-weight cache file and the model's shared memory, as edgebert.h documents them
 (eb_load_options, eb_model_get_weight_cache, eb_model_get_memory): the first load writes the
-file, the next maps it; a corrupt or truncated file is rebuilt; an unwritable path leaves the
-model working without one; outputs are bit-identical with and without the cache. On XNNPACK 2022
+file, the next maps it; a corrupt or truncated file is rebuilt; a file that is not a cache is
+never replaced; an unwritable path leaves the model working without one; outputs are bit-identical with and without the cache. On XNNPACK 2022
 (no cache API: the model holds no packed weights) every cache request is UNAVAILABLE, with a
 reason."""
 
@@ -78,7 +78,7 @@ def test_first_load_creates_then_loads_with_identical_outputs(testdata, tmp_path
         np.testing.assert_array_equal(hidden(m), want)
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "garbage"])
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "payload"])
 def test_damaged_cache_is_rebuilt(testdata, tmp_path, damage):
     if not has_cache_api():
         pytest.skip("XNNPACK without a weight cache API (2022): nothing to damage")
@@ -89,12 +89,12 @@ def test_damaged_cache_is_rebuilt(testdata, tmp_path, damage):
     data = bytearray(cache.read_bytes())
     if damage == "truncate":
         data = data[:len(data) // 2]
-    elif damage == "flip":  # a header byte (header and table are checked at load; the payload
-        data[8] ^= 0xFF     # is not hashed at load, see docs/weight-cache.md)
+    elif damage == "flip":  # a header byte (the format version)
+        data[8] ^= 0xFF
     elif damage == "empty":
         data = bytearray()
-    else:
-        data = bytearray(os.urandom(4096))
+    else:  # a payload byte: every entry's CRC32C is checked at load (docs/weight-cache.md)
+        data[-100] ^= 0x01
     cache.write_bytes(bytes(data))
     with edgebert.Model(ebm_path(*MODEL), weight_cache=cache) as m:
         state, message = m.weight_cache
@@ -102,6 +102,23 @@ def test_damaged_cache_is_rebuilt(testdata, tmp_path, damage):
         np.testing.assert_array_equal(hidden(m), want)
     with edgebert.Model(ebm_path(*MODEL), weight_cache=cache) as m:
         assert m.weight_cache.state == W.LOADED
+
+
+def test_a_file_that_is_not_a_cache_is_never_replaced(testdata, tmp_path):
+    if not has_cache_api():
+        pytest.skip("XNNPACK without a weight cache API (2022)")
+    cache = tmp_path / "c.ebwc"
+    garbage = os.urandom(4096)
+    if garbage.startswith(b"EBWCACHE"):
+        garbage = b"x" + garbage[1:]
+    cache.write_bytes(garbage)
+    with edgebert.Model(ebm_path(*MODEL)) as plain:
+        want = hidden(plain)
+    with edgebert.Model(ebm_path(*MODEL), weight_cache=cache) as m:
+        state, message = m.weight_cache
+        assert state == W.UNAVAILABLE and "not overwriting" in message, (state, message)
+        np.testing.assert_array_equal(hidden(m), want)
+    assert cache.read_bytes() == garbage
 
 
 def test_cache_of_another_model_is_rebuilt(testdata, tmp_path):

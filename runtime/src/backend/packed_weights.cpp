@@ -37,6 +37,9 @@ struct PackedWeights::GemmProvider {
   void* pending = nullptr;
   size_t pending_size = 0;
   bool last_ok = true;
+  bool probing = false;  // begin_probe .. end_probe
+  bool probe_looked_up = false;
+  PackedWeights::Probe probe;
 };
 
 namespace {
@@ -81,6 +84,12 @@ struct PackedWeightsCallbacks {
   }
   static size_t look_up(void* context, const xnn_weights_cache_look_up_key* key) {
     auto* g = static_cast<PackedWeights::GemmProvider*>(context);
+    if (g->probing) {
+      g->probe_looked_up = true;
+      g->probe.seed = key->seed;
+      g->probe.fingerprint = fingerprint(key);
+      return kNotFound;
+    }
     const size_t i = find(g, key);
     if (i != kNotFound) g->store->hits_.fetch_add(1);
     return i;
@@ -93,6 +102,12 @@ struct PackedWeightsCallbacks {
   static void* reserve_space(void* context, size_t n) {
     auto* g = static_cast<PackedWeights::GemmProvider*>(context);
     drop_pending(g);
+    if (g->probing) {  // the size is all we wanted: the creation fails here, nothing is packed
+      g->probe.size = n;
+      g->probe.complete = g->probe_looked_up;
+      g->last_ok = false;
+      return nullptr;
+    }
     void* p = allocate_packed(n);
     if (!p) {
       g->last_ok = false;
@@ -104,6 +119,12 @@ struct PackedWeightsCallbacks {
   }
   static size_t look_up_or_insert(void* context, const xnn_weights_cache_look_up_key* key, void* ptr, size_t size) {
     auto* g = static_cast<PackedWeights::GemmProvider*>(context);
+    if (g->probing) {  // an XNNPACK that packed into its own memory: record, insert nothing
+      g->probe.size = size;
+      g->probe.complete = g->probe_looked_up;
+      g->last_ok = false;
+      return kNotFound;
+    }
     const size_t found = find(g, key);
     if (found != kNotFound) {
       if (ptr == g->pending) drop_pending(g);
@@ -218,6 +239,21 @@ bool PackedWeights::claim_key(size_t gemm, uint64_t tag) {
   if (tag == 0) tag = 1;
   uint64_t expected = 0;
   return tags_[gemm].compare_exchange_strong(expected, tag) || expected == tag;
+}
+
+void PackedWeights::begin_probe(size_t gemm) {
+  if (gemm >= gemm_count_) return;
+  GemmProvider& g = providers_[gemm];
+  g.probing = true;
+  g.probe_looked_up = false;
+  g.probe = Probe{};
+}
+
+PackedWeights::Probe PackedWeights::end_probe(size_t gemm) {
+  if (gemm >= gemm_count_) return Probe{};
+  GemmProvider& g = providers_[gemm];
+  g.probing = false;
+  return g.probe;
 }
 
 bool PackedWeights::last_creation_ok(size_t gemm) const { return gemm < gemm_count_ && providers_[gemm].last_ok; }

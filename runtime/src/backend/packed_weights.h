@@ -76,6 +76,20 @@ class PackedWeights {
   // are in the store (false if the table of that key was full or space could not be reserved).
   bool last_creation_ok(size_t gemm) const;
 
+  // What XNNPACK needs for GEMM key `gemm`, learnt without packing (the weight cache file's
+  // expected entries): between begin_probe and end_probe, look_up records the packing seed (and
+  // fingerprint) and answers "not found", and reserve_space records the byte count and refuses, so
+  // the operator's creation fails before XNNPACK reads a weight. Load time only: no other operator
+  // of the key may be created meanwhile (call it under creation_mutex or before any session).
+  struct Probe {
+    bool complete = false;  // both calls were seen
+    uint32_t seed = 0;
+    uint64_t fingerprint = 0;
+    uint64_t size = 0;  // the bytes XNNPACK reserves: what an entry of this packing must hold
+  };
+  void begin_probe(size_t gemm);
+  Probe end_probe(size_t gemm);
+
   // Ties GEMM key `gemm` to one GEMM (a tag naming it, e.g. its weight's name and shape): the first
   // call claims the key, later ones must give the same tag. False for a key out of range or a
   // different tag (a caller that numbered its GEMMs differently).

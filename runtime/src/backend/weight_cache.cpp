@@ -2,14 +2,24 @@
 // weight_cache.cpp: load-time preparation of a model's packed weights (see weight_cache.h).
 // Packing at load creates one short-lived operator per GEMM through the store: XNNPACK packs
 // into the store and the operator is deleted again, so no operator holds the heap copies when the
-// written file replaces them.
+// written file replaces them. The program layout a file must match is learnt the same way, with
+// creations that stop before packing (PackedWeights::begin_probe).
 #include "backend/weight_cache.h"
 
-#include "backend/weight_cache_file.h"
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
 #include "xnn_gemm.h"
 
 namespace edgebert {
 namespace {
+
+constexpr uint64_t kLayoutSeed = 0x6c61796f7574ULL;  // "layout"
+constexpr uint32_t kLayoutScheme = 1;                // what the digest covers (bump when it changes)
 
 // Creates (and deletes) one operator per GEMM through the store: packs what is missing.
 Status pack_all(const Model& model, const std::vector<GemmToPack>& gemms, PackedWeights* store) {
@@ -22,10 +32,110 @@ Status pack_all(const Model& model, const std::vector<GemmToPack>& gemms, Packed
   return Status::ok();
 }
 
+void hash_u64(ContentHasher& h, uint64_t v) {
+  uint8_t b[8];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<uint8_t>(v >> (8 * i));
+  h.update(b, sizeof b);
+}
+void hash_f32(ContentHasher& h, float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  hash_u64(h, bits);
+}
+// An optional per-channel array: its presence, then its values (little-endian float bits).
+void hash_floats(ContentHasher& h, const float* v, int n) {
+  hash_u64(h, v ? static_cast<uint64_t>(n) : ~uint64_t(0));
+  if (v)
+    for (int i = 0; i < n; ++i) hash_f32(h, v[i]);
+}
+
+// Where a GEMM's weights are: their offset in the model's bytes, or ~0 for weights the program
+// made in memory (then the name says which).
+uint64_t weight_place(const Model& model, const LinearView& l) {
+  const auto* w = l.int8 ? static_cast<const void*>(l.weight_s8) : static_cast<const void*>(l.weight_f32);
+  const auto* p = static_cast<const uint8_t*>(w);
+  if (p && model.buffer && p >= model.buffer && p < model.buffer + model.file_size)
+    return static_cast<uint64_t>(p - model.buffer);
+  return ~uint64_t(0);
+}
+
 }  // namespace
 
+Result<weight_cache_file::Layout> describe_layout(const Model& model, const std::vector<GemmToPack>& gemms,
+                                                  PackedWeights* store) {
+  weight_cache_file::Layout layout;
+  ContentHasher h(kLayoutSeed);
+  hash_u64(h, kLayoutScheme);
+  hash_u64(h, gemms.size());
+  for (size_t i = 0; i < gemms.size(); ++i) {
+    const LinearView& l = *gemms[i].linear;
+    store->begin_probe(i);
+    {
+      XnnGemm g;
+      std::string err;
+      (void)g.create(l, gemms[i].float_output, 1, &err, store, i);  // stops before packing: fails
+    }
+    const PackedWeights::Probe probe = store->end_probe(i);
+    if (!probe.complete || probe.size == 0)
+      return Status(EB_ERROR_BACKEND, std::string(l.name) + ": XNNPACK did not ask for packed-weight space");
+    weight_cache_file::ExpectedEntry e;
+    e.gemm = static_cast<uint32_t>(i);
+    e.seed = probe.seed;
+    e.fingerprint = probe.fingerprint;
+    e.size = probe.size;
+    layout.entries.push_back(e);
+
+    hash_u64(h, i);
+    hash_u64(h, (l.int8 ? 1u : 0u) | (gemms[i].float_output ? 2u : 0u) | (l.has_quant ? 4u : 0u));
+    hash_u64(h, static_cast<uint64_t>(l.in));
+    hash_u64(h, static_cast<uint64_t>(l.out));
+    const size_t name_len = std::strlen(l.name);
+    hash_u64(h, name_len);
+    h.update(l.name, name_len);
+    hash_u64(h, weight_place(model, l));
+    hash_f32(h, l.input_scale);
+    hash_u64(h, static_cast<uint32_t>(l.input_zero_point));
+    hash_f32(h, l.output_scale);
+    hash_u64(h, static_cast<uint32_t>(l.output_zero_point));
+    hash_floats(h, l.int8 ? l.weight_scales : nullptr, l.out);
+    hash_floats(h, l.output_scales, l.out);
+    hash_floats(h, l.bias, l.out);
+    hash_floats(h, l.input_factors, l.in);
+    hash_u64(h, e.seed);
+    hash_u64(h, e.fingerprint);
+    hash_u64(h, e.size);
+  }
+  layout.digest = h.finish();
+  return layout;
+}
+
+weight_cache_file::FileId model_file_id(const Model& model) {
+  weight_cache_file::FileId id;
+  if (!model.buffer) return id;
+  FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (!maps) return id;
+  const auto addr = reinterpret_cast<uintptr_t>(model.buffer);
+  char line[512];
+  while (std::fgets(line, sizeof line, maps)) {
+    unsigned long long lo = 0, hi = 0, offset = 0, inode = 0;
+    unsigned major_dev = 0, minor_dev = 0;
+    char perms[8];
+    if (std::sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &lo, &hi, perms, &offset, &major_dev, &minor_dev, &inode) != 7)
+      continue;
+    if (addr < lo || addr >= hi) continue;
+    if (inode != 0) {
+      id.known = true;
+      id.dev = static_cast<uint64_t>(makedev(major_dev, minor_dev));
+      id.ino = inode;
+    }
+    break;
+  }
+  std::fclose(maps);
+  return id;
+}
+
 Result<ModelWeights> prepare_model_weights(const Model& model, const std::vector<GemmToPack>& gemms,
-                                           const std::string& cache_path) {
+                                           const std::string& cache_path, const WeightCacheOptions& options) {
   ModelWeights w;
   const bool want_file = !cache_path.empty();
   if (!PackedWeights::supported()) {
@@ -48,38 +158,43 @@ Result<ModelWeights> prepare_model_weights(const Model& model, const std::vector
   if (!want_file) return w;
 
   xnn_ready(nullptr);  // the file's identity names the XNNPACK build and CPU
+  auto packed_in_memory = [&](const std::string& why) -> Result<ModelWeights> {
+    const Status s = pack_all(model, gemms, w.store.get());
+    w.state = EB_WEIGHT_CACHE_UNAVAILABLE;
+    w.message = s ? why + " (the weights are packed in memory instead)" : s.message();
+    return std::move(w);
+  };
+  Result<weight_cache_file::Layout> layout = describe_layout(model, gemms, w.store.get());
+  if (!layout) return packed_in_memory(cache_path + ": cannot describe the program layout: " + layout.status().message());
   const ContentId id = model.content_id_or_hash();
-  const weight_cache_file::LoadResult loaded = weight_cache_file::load(cache_path, id, w.store.get());
-  std::string why = loaded.message;
+  weight_cache_file::LoadOptions load_options;
+  const char* env = std::getenv("EDGEBERT_WEIGHT_CACHE_VERIFY");
+  load_options.verify_payload = options.verify_payload && !(env && std::strcmp(env, "0") == 0);
+  load_options.protect = model_file_id(model);
+  const weight_cache_file::LoadResult loaded =
+      weight_cache_file::load(cache_path, id, layout.value(), w.store.get(), load_options);
+  if (loaded.outcome == weight_cache_file::LoadOutcome::kForeign) return packed_in_memory(loaded.message);
   if (loaded.outcome == weight_cache_file::LoadOutcome::kLoaded) {
-    // Every GEMM must find its packing in the file; one that does not is packed and the file rebuilt.
-    const Status s = pack_all(model, gemms, w.store.get());
-    if (!s) {
-      w.state = EB_WEIGHT_CACHE_UNAVAILABLE;
-      w.message = s.message();
-      return w;
-    }
-    if (w.store->packs() == 0) {
-      w.state = EB_WEIGHT_CACHE_LOADED;
-      return w;
-    }
-    why = cache_path + ": " + std::to_string(w.store->packs()) + " GEMM packings were missing from the file";
-  } else {
-    const Status s = pack_all(model, gemms, w.store.get());
-    if (!s) {
-      w.state = EB_WEIGHT_CACHE_UNAVAILABLE;
-      w.message = s.message();
-      return w;
-    }
+    // The file holds exactly the layout's entries (key, seed, fingerprint, size: what the probes
+    // saw XNNPACK look up), so every GEMM's operator finds its packing: no creation is needed now.
+    w.state = EB_WEIGHT_CACHE_LOADED;
+    return w;
   }
-  const Status written = weight_cache_file::write(cache_path, id, w.store.get(), true);
+  const Status packed = pack_all(model, gemms, w.store.get());
+  if (!packed) {
+    w.state = EB_WEIGHT_CACHE_UNAVAILABLE;
+    w.message = packed.message();
+    return w;
+  }
+  const Status written =
+      weight_cache_file::write(cache_path, id, layout.value(), w.store.get(), true, load_options.protect);
   if (!written) {
     w.state = EB_WEIGHT_CACHE_UNAVAILABLE;
     w.message = written.message() + " (the weights are packed in memory instead)";
     return w;
   }
   w.state = EB_WEIGHT_CACHE_CREATED;
-  if (loaded.outcome != weight_cache_file::LoadOutcome::kMissing) w.message = "rebuilt: " + why;
+  if (loaded.outcome != weight_cache_file::LoadOutcome::kMissing) w.message = "rebuilt: " + loaded.message;
   return w;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/packed_weights.h"
+#include "backend/weight_cache_file.h"
 #include "edgebert/edgebert.h"
 #include "model.h"
 #include "status.h"
@@ -30,11 +31,34 @@ struct ModelWeights {
   size_t packed_bytes() const { return store ? store->packed_bytes() : 0; }
 };
 
+// How a weight cache file is used. verify_payload: every entry's CRC32C is checked before the
+// file's bytes are used (the default). Turned off by `verify_payload = false` or by the environment
+// variable EDGEBERT_WEIGHT_CACHE_VERIFY=0, for callers that verify the file themselves
+// (docs/weight-cache.md); everything else (header, table, sizes, layout) is always checked.
+struct WeightCacheOptions {
+  bool verify_payload = true;
+};
+
+// The program layout a cache file must match (weight_cache_file.h): for every GEMM key, what
+// XNNPACK would pack (its packing seed and exact byte count, learnt by a creation that stops
+// before packing: PackedWeights::begin_probe) and a digest of everything that decides the packed
+// bytes: kind (int8 / fp32, float output), shape, quantization (input and output scales and zero
+// points, per-channel weight and output scales, bias), which of the model's weights (their place
+// in the model file, or their name), plus the probes. `store` must be empty.
+Result<weight_cache_file::Layout> describe_layout(const Model& model, const std::vector<GemmToPack>& gemms,
+                                                  PackedWeights* store);
+
+// The file the model was mapped from (st_dev / st_ino of the mapping holding model.buffer, from
+// /proc/self/maps); unknown for caller memory or where /proc is not readable.
+weight_cache_file::FileId model_file_id(const Model& model);
+
 // Without `cache_path` the store is made empty (sessions fill it as they create their operators).
 // With it: LOADED (mapped), CREATED (packed now, file written; the message says why an existing
-// file was rebuilt) or UNAVAILABLE (no provider on this XNNPACK, or the file cannot be written:
-// the weights are then packed in memory and still shared). Fails only when memory runs out.
+// file was rebuilt) or UNAVAILABLE (no provider on this XNNPACK; the file cannot be written; or
+// something at the path that is not a weight cache, which is never replaced: the weights are then
+// packed in memory and still shared). Fails only when memory runs out.
 Result<ModelWeights> prepare_model_weights(const Model& model, const std::vector<GemmToPack>& gemms,
-                                           const std::string& cache_path);
+                                           const std::string& cache_path,
+                                           const WeightCacheOptions& options = WeightCacheOptions());
 
 }  // namespace edgebert

@@ -3,19 +3,28 @@
 // weight_cache_file.h and docs/weight-cache.md).
 #include "backend/weight_cache_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include <cpuinfo.h>
 #include <xnnpack.h>
+
+#ifndef EDGEBERT_VERSION_STRING
+#define EDGEBERT_VERSION_STRING "unknown"
+#endif
 
 namespace edgebert {
 namespace weight_cache_file {
@@ -25,13 +34,12 @@ constexpr char kMagic[8] = {'E', 'B', 'W', 'C', 'A', 'C', 'H', 'E'};
 constexpr size_t kPayloadAlignment = PackedWeights::kAlignment;
 constexpr uint64_t kChecksumSeed = 0x6562776361636865ULL;  // "ebwcache"
 constexpr uint64_t kSeedsSeed = 0x7365656473ULL;
-constexpr uint64_t kPayloadSeed = 0x7061796c6f6164ULL;
+constexpr uint32_t kPayloadCrc32c = 1;  // the payload check: CRC32C of every entry
 
 // Header field offsets (see weight_cache_file.h for the ones tests use).
-constexpr size_t kVersionOffset = 8, kHeaderBytesOffset = 12, kFileBytesOffset = 16, kApiOffset = 40,
-                 kCpuArchOffset = 112, kEntryCountOffset = 116, kTableOffset = 128, kPayloadOffset = 136,
-                 kPayloadBytesOffset = 144, kSeedsDigestOffset = 152, kPayloadHashOffset = 160,
-                 kGemmCountOffset = 168, kPageSizeOffset = 172;
+constexpr size_t kVersionOffset = 8, kHeaderBytesOffset = 12, kApiOffset = 40, kCpuArchOffset = 112,
+                 kEntryCountOffset = 116, kTableOffset = 128, kPayloadOffset = 136, kPayloadBytesOffset = 144,
+                 kSeedsDigestOffset = 152, kPayloadCheckOffset = 160, kGemmCountOffset = 168, kPageSizeOffset = 172;
 
 void put32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
@@ -183,12 +191,192 @@ std::string dir_of(const std::string& path) {
   if (slash == std::string::npos) return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
 }
+std::string base_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
 
 LoadResult fail(LoadOutcome o, const std::string& path, const std::string& why) {
   LoadResult r;
   r.outcome = o;
   r.message = path + ": " + why;
   return r;
+}
+const LoadResult kOk{LoadOutcome::kLoaded, ""};
+
+// Opens what is at `path` for reading without following a symbolic link or blocking (a FIFO),
+// and says whether it may be read as, and replaced by, a weight cache: kLoaded (a regular file
+// with the magic), kMissing, kCorrupt (empty, or unopenable for another reason), kForeign (not
+// ours: leave it alone). `f` is open only for kLoaded.
+LoadResult open_checked(const std::string& path, const FileId& protect, Fd* f, uint64_t* size) {
+  f->fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (f->fd < 0) {
+    const int e = errno;
+    if (e == ENOENT) return fail(LoadOutcome::kMissing, path, "no weight cache file yet");
+    if (e == ELOOP) return fail(LoadOutcome::kForeign, path, "a symbolic link, not a weight cache, not overwriting");
+    if (e == EACCES || e == EPERM || e == ENXIO || e == EWOULDBLOCK)
+      return fail(LoadOutcome::kForeign, path, std::string("cannot open (") + std::strerror(e) + "), not overwriting");
+    return fail(LoadOutcome::kCorrupt, path, std::string("cannot open: ") + std::strerror(e));
+  }
+  struct stat st;
+  if (fstat(f->fd, &st) != 0) return fail(LoadOutcome::kForeign, path, "cannot fstat, not overwriting");
+  if (!S_ISREG(st.st_mode)) return fail(LoadOutcome::kForeign, path, "not a regular file, not a weight cache, not overwriting");
+  if (protect.known && uint64_t(st.st_dev) == protect.dev && uint64_t(st.st_ino) == protect.ino)
+    return fail(LoadOutcome::kForeign, path, "is the model file itself: not a weight cache, not overwriting");
+  *size = static_cast<uint64_t>(st.st_size);
+  if (*size == 0) return fail(LoadOutcome::kCorrupt, path, "truncated (an empty file)");
+  uint8_t magic[sizeof kMagic];
+  if (*size < sizeof kMagic || !read_exact(f->fd, magic, sizeof magic, 0) || std::memcmp(magic, kMagic, sizeof kMagic) != 0)
+    return fail(LoadOutcome::kForeign, path, "not a weight cache, not overwriting");
+  return kOk;
+}
+
+// A file's structure, checked in full: header, table (checksum) and every entry inside the
+// payload, aligned, in order, without overflow.
+struct Parsed {
+  uint8_t h[kHeaderBytes];
+  std::vector<PackedWeights::Entry> entries;
+  std::vector<uint64_t> offsets;
+  std::vector<uint32_t> crcs;
+};
+
+LoadResult parse(const std::string& path, int fd, uint64_t size, Parsed* p) {
+  if (size < kHeaderBytes)
+    return fail(LoadOutcome::kCorrupt, path, "truncated (" + std::to_string(size) + " bytes, no complete header)");
+  uint8_t* h = p->h;
+  if (!read_exact(fd, h, kHeaderBytes, 0)) return fail(LoadOutcome::kCorrupt, path, "cannot read the header");
+  if (std::memcmp(h, kMagic, sizeof kMagic) != 0) return fail(LoadOutcome::kForeign, path, "not a weight cache, not overwriting");
+  if (get32(h + kVersionOffset) != kFormatVersion)
+    return fail(LoadOutcome::kMismatch, path, "format version " + std::to_string(get32(h + kVersionOffset)) +
+                                                  ", this runtime writes " + std::to_string(kFormatVersion));
+  if (get32(h + kHeaderBytesOffset) != kHeaderBytes) return fail(LoadOutcome::kCorrupt, path, "corrupt header (size)");
+  const uint64_t file_bytes = get64(h + kFileBytesOffset);
+  if (file_bytes != size)
+    return fail(LoadOutcome::kCorrupt, path, "truncated or extended: " + std::to_string(size) + " bytes, header says " +
+                                                 std::to_string(file_bytes));
+  const uint64_t count = get32(h + kEntryCountOffset);
+  const uint64_t table = get64(h + kTableOffset);
+  const uint64_t payload = get64(h + kPayloadOffset);
+  const uint64_t page = get32(h + kPageSizeOffset);
+  // table == kHeaderBytes <= size, so (size - table) cannot wrap; count is then small enough that
+  // table + count * kEntryBytes cannot overflow
+  if (count == 0 || table != kHeaderBytes || count > (size - table) / kEntryBytes || payload > size ||
+      payload < table + count * kEntryBytes || page == 0 || page % kPayloadAlignment != 0 || payload % page != 0 ||
+      get64(h + kPayloadBytesOffset) != size - payload || get32(h + kPayloadCheckOffset) != kPayloadCrc32c)
+    return fail(LoadOutcome::kCorrupt, path, "corrupt header (entry count or offsets)");
+  std::vector<uint8_t> t(static_cast<size_t>(count * kEntryBytes));
+  if (!read_exact(fd, t.data(), t.size(), table)) return fail(LoadOutcome::kCorrupt, path, "cannot read the entry table");
+  if (checksum_of(h, t.data(), t.size()) != get64(h + kChecksumOffset))
+    return fail(LoadOutcome::kCorrupt, path, "header or entry table is corrupt (checksum mismatch)");
+
+  p->entries.assign(static_cast<size_t>(count), PackedWeights::Entry{});
+  p->offsets.assign(p->entries.size(), 0);
+  p->crcs.assign(p->entries.size(), 0);
+  uint64_t end = payload;
+  for (size_t k = 0; k < p->entries.size(); ++k) {
+    const uint8_t* e = t.data() + k * kEntryBytes;
+    PackedWeights::Entry& entry = p->entries[k];
+    entry.gemm = get32(e);
+    entry.seed = get32(e + 4);
+    const uint64_t offset = get64(e + kEntryOffsetField);
+    entry.size = get64(e + kEntrySizeField);
+    entry.fingerprint = get64(e + 24);
+    p->crcs[k] = get32(e + kEntryCrcField);
+    // offset <= size && entry.size <= size - offset: no sum that could wrap
+    if (offset < end || offset > size || offset % kPayloadAlignment != 0 || entry.size == 0 ||
+        entry.size > size - offset || get32(e + 36) != 0)
+      return fail(LoadOutcome::kCorrupt, path, "entry " + std::to_string(k) + " lies outside the payload");
+    p->offsets[k] = offset;
+    end = offset + entry.size;
+  }
+  if (seeds_digest(p->entries) != get64(h + kSeedsDigestOffset))
+    return fail(LoadOutcome::kCorrupt, path, "corrupt entry table (packing seeds digest)");
+  return kOk;
+}
+
+// The whole file, mapped read-only.
+LoadResult map_file(const std::string& path, int fd, uint64_t size, std::shared_ptr<Mapping>* out) {
+  auto mapping = std::make_shared<Mapping>();
+  void* base = mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd, 0);
+  if (base == MAP_FAILED) return fail(LoadOutcome::kCorrupt, path, std::string("mmap failed: ") + std::strerror(errno));
+  mapping->base = base;
+  mapping->size = static_cast<size_t>(size);
+  *out = std::move(mapping);
+  return kOk;
+}
+
+// Every entry's CRC32C. A large payload is split over up to kCrcThreads threads (by entries, about
+// equal bytes each): the check is bound by memory bandwidth and page faults, which more cores
+// share out. Where a thread cannot be started its share runs on the caller's.
+constexpr unsigned kCrcThreads = 4;
+constexpr uint64_t kCrcBytesPerThread = 16u << 20;
+
+LoadResult check_payload(const std::string& path, const Parsed& p, const uint8_t* base) {
+  const size_t n = p.entries.size();
+  std::vector<uint8_t> bad(n, 0);
+  auto check = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k)
+      bad[k] = crc32c(base + p.offsets[k], static_cast<size_t>(p.entries[k].size)) != p.crcs[k];
+  };
+  uint64_t total = 0;
+  for (const auto& e : p.entries) total += e.size;
+  unsigned parts = std::thread::hardware_concurrency();
+  if (parts > kCrcThreads) parts = kCrcThreads;
+  if (parts > total / kCrcBytesPerThread) parts = static_cast<unsigned>(total / kCrcBytesPerThread);
+  if (parts > n) parts = static_cast<unsigned>(n);
+  if (parts <= 1) {
+    check(0, n);
+  } else {
+    std::vector<size_t> cut(parts + 1, n);  // part i checks entries [cut[i], cut[i+1])
+    cut[0] = 0;
+    uint64_t seen = 0;
+    size_t part = 1;
+    for (size_t k = 0; k < n && part < parts; ++k) {
+      seen += p.entries[k].size;
+      if (seen >= total / parts * part) cut[part++] = k + 1;
+    }
+    std::vector<std::thread> threads;
+    for (unsigned i = 1; i < parts; ++i) {
+      try {
+        threads.emplace_back(check, cut[i], cut[i + 1]);
+      } catch (...) {
+        check(cut[i], cut[i + 1]);
+      }
+    }
+    check(cut[0], cut[1]);
+    for (auto& t : threads) t.join();
+  }
+  for (size_t k = 0; k < n; ++k)
+    if (bad[k])
+      return fail(LoadOutcome::kCorrupt, path, "the packed weights of entry " + std::to_string(k) + " (GEMM " +
+                                                   std::to_string(p.entries[k].gemm) + ") are corrupt (CRC32C mismatch)");
+  return kOk;
+}
+
+std::string temp_prefix(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()) + "."; }
+
+// The bytes of a cache file written to `fd` (payload, table, header), then fsync.
+bool write_contents(int fd, const std::vector<PackedWeights::Entry>& entries, const std::vector<uint64_t>& offsets,
+                    uint64_t file_bytes, const uint8_t* table, size_t table_bytes, const uint8_t* header) {
+  if (fchmod(fd, 0644) != 0 || ftruncate(fd, static_cast<off_t>(file_bytes)) != 0) return false;
+  for (size_t k = 0; k < entries.size(); ++k)  // the gaps stay zero (ftruncate)
+    if (!write_exact(fd, entries[k].data, static_cast<size_t>(entries[k].size), offsets[k])) return false;
+  return write_exact(fd, table, table_bytes, kHeaderBytes) && write_exact(fd, header, kHeaderBytes, 0) &&
+         ::fsync(fd) == 0;
+}
+
+// Gives the unnamed O_TMPFILE file `fd` the name `*name` (a new PATH.tmp.<pid>.N) in its folder.
+bool link_tmpfile(int fd, const std::string& path, std::string* name) {
+  static std::atomic<unsigned> counter{0};
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    *name = temp_prefix(path) + "l" + std::to_string(counter.fetch_add(1));
+    if (::linkat(fd, "", AT_FDCWD, name->c_str(), AT_EMPTY_PATH) == 0) return true;  // needs CAP_DAC_READ_SEARCH
+    if (errno == EEXIST) continue;
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name->c_str(), AT_SYMLINK_FOLLOW) == 0) return true;
+    if (errno != EEXIST) return false;
+  }
+  return false;
 }
 
 }  // namespace
@@ -213,51 +401,73 @@ uint64_t header_checksum(const uint8_t* file, size_t size) {
   if (size < kHeaderBytes) return 0;
   const uint64_t table = get64(file + kTableOffset);
   const uint64_t count = get32(file + kEntryCountOffset);
-  if (table != kHeaderBytes || table + count * kEntryBytes > size) return 0;
+  if (table != kHeaderBytes || count > (size - table) / kEntryBytes) return 0;
   return checksum_of(file, file + table, static_cast<size_t>(count * kEntryBytes));
 }
 
-LoadResult load(const std::string& path, const ContentId& content_id, PackedWeights* store) {
-  if (!PackedWeights::supported()) return fail(LoadOutcome::kMismatch, path, PackedWeights::unsupported_reason());
-  Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f.fd < 0) {
-    if (errno == ENOENT) return fail(LoadOutcome::kMissing, path, "no weight cache file yet");
-    return fail(LoadOutcome::kCorrupt, path, std::string("cannot open: ") + std::strerror(errno));
+bool reseal(uint8_t* file, size_t size) {
+  if (size < kHeaderBytes) return false;
+  const uint64_t count = get32(file + kEntryCountOffset);
+  if (get64(file + kTableOffset) != kHeaderBytes || count > (size - kHeaderBytes) / kEntryBytes) return false;
+  std::vector<PackedWeights::Entry> entries(static_cast<size_t>(count));
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const uint8_t* e = file + kHeaderBytes + k * kEntryBytes;
+    entries[k].gemm = get32(e);
+    entries[k].seed = get32(e + 4);
+    entries[k].size = get64(e + kEntrySizeField);
+    entries[k].fingerprint = get64(e + 24);
   }
-  struct stat st;
-  if (fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) return fail(LoadOutcome::kCorrupt, path, "not a regular file");
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (size < kHeaderBytes)
-    return fail(LoadOutcome::kCorrupt, path, "truncated (" + std::to_string(size) + " bytes, no complete header)");
-  uint8_t h[kHeaderBytes];
-  if (!read_exact(f.fd, h, kHeaderBytes, 0)) return fail(LoadOutcome::kCorrupt, path, "cannot read the header");
-  if (std::memcmp(h, kMagic, sizeof kMagic) != 0) return fail(LoadOutcome::kCorrupt, path, "not an edgebert weight cache file");
-  if (get32(h + kVersionOffset) != kFormatVersion)
-    return fail(LoadOutcome::kMismatch, path, "format version " + std::to_string(get32(h + kVersionOffset)) +
-                                                  ", this runtime writes " + std::to_string(kFormatVersion));
-  if (get32(h + kHeaderBytesOffset) != kHeaderBytes) return fail(LoadOutcome::kCorrupt, path, "corrupt header (size)");
-  const uint64_t file_bytes = get64(h + kFileBytesOffset);
-  if (file_bytes != size)
-    return fail(LoadOutcome::kCorrupt, path, "truncated or extended: " + std::to_string(size) + " bytes, header says " +
-                                                 std::to_string(file_bytes));
-  const uint64_t count = get32(h + kEntryCountOffset);
-  const uint64_t table = get64(h + kTableOffset);
-  const uint64_t payload = get64(h + kPayloadOffset);
-  const uint64_t page = get32(h + kPageSizeOffset);
-  if (count == 0 || count > store->gemm_count() * PackedWeights::kSlotsPerGemm || table != kHeaderBytes ||
-      payload < table + count * kEntryBytes || payload > size || page == 0 || page % kPayloadAlignment != 0 ||
-      payload % page != 0 || get64(h + kPayloadBytesOffset) != size - payload)
-    return fail(LoadOutcome::kCorrupt, path, "corrupt header (entry count or offsets)");
-  std::vector<uint8_t> t(static_cast<size_t>(count * kEntryBytes));
-  if (!read_exact(f.fd, t.data(), t.size(), table)) return fail(LoadOutcome::kCorrupt, path, "cannot read the entry table");
-  if (checksum_of(h, t.data(), t.size()) != get64(h + kChecksumOffset))
-    return fail(LoadOutcome::kCorrupt, path, "header or entry table is corrupt (checksum mismatch)");
+  put64(file + kSeedsDigestOffset, seeds_digest(entries));
+  put64(file + kChecksumOffset, header_checksum(file, size));
+  return true;
+}
 
-  // identity
+const char* runtime_version() { return EDGEBERT_VERSION_STRING; }
+
+size_t remove_stale_temporaries(const std::string& path) {
+  const std::string dir = dir_of(path), prefix = base_of(path) + ".tmp.";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return 0;
+  size_t removed = 0;
+  const pid_t me = ::getpid();
+  while (const dirent* e = ::readdir(d)) {
+    const char* name = e->d_name;
+    if (std::strncmp(name, prefix.c_str(), prefix.size()) != 0) continue;
+    const char* digits = name + prefix.size();
+    char* after = nullptr;
+    errno = 0;
+    const long pid = std::strtol(digits, &after, 10);
+    if (errno != 0 || after == digits || *after != '.' || pid <= 0 || pid == me || pid > 0x7fffffffL) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to ask)
+    struct stat st;
+    if (::fstatat(::dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::unlinkat(::dirfd(d), name, 0) == 0) ++removed;
+  }
+  ::closedir(d);
+  return removed;
+}
+
+LoadResult load(const std::string& path, const ContentId& content_id, const Layout& layout, PackedWeights* store,
+                const LoadOptions& options) {
+  if (!PackedWeights::supported()) return fail(LoadOutcome::kMismatch, path, PackedWeights::unsupported_reason());
+  remove_stale_temporaries(path);
+  Fd f;
+  uint64_t size = 0;
+  const LoadResult opened = open_checked(path, options.protect, &f, &size);
+  if (opened.outcome != LoadOutcome::kLoaded) return opened;
+  Parsed p;
+  const LoadResult parsed = parse(path, f.fd, size, &p);
+  if (parsed.outcome != LoadOutcome::kLoaded) return parsed;
+  const uint8_t* h = p.h;
+
+  // identity: the model, the runtime and its program layout, XNNPACK, the CPU
   const Identity& me = identity();
   if (std::memcmp(h + kContentIdOffset, content_id.data(), content_id.size()) != 0)
     return fail(LoadOutcome::kMismatch, path, "made for another model (content id differs)");
+  char version[kRuntimeVersionBytes + 1] = {};
+  std::memcpy(version, h + kRuntimeVersionOffset, kRuntimeVersionBytes);
+  if (std::strcmp(version, runtime_version()) != 0)
+    return fail(LoadOutcome::kMismatch, path, std::string("made by edgebert ") + version + ", this is " + runtime_version());
   const uint32_t build_size = get32(h + kBuildIdSizeOffset);
   if (get32(h + kApiOffset) != me.xnn_api || build_size != me.build_id.size() ||
       std::memcmp(h + kBuildIdOffset, me.build_id.data(), me.build_id.size()) != 0)
@@ -267,41 +477,60 @@ LoadResult load(const std::string& path, const ContentId& content_id, PackedWeig
   if (get32(h + kGemmCountOffset) != store->gemm_count())
     return fail(LoadOutcome::kMismatch, path, "made for " + std::to_string(get32(h + kGemmCountOffset)) + " GEMMs, the model has " +
                                                   std::to_string(store->gemm_count()));
-
-  // entries: inside the payload, aligned, in order, not overlapping
-  std::vector<PackedWeights::Entry> entries(static_cast<size_t>(count));
-  std::vector<uint64_t> offsets(entries.size());
-  uint64_t end = payload;
-  for (size_t k = 0; k < entries.size(); ++k) {
-    const uint8_t* e = t.data() + k * kEntryBytes;
-    entries[k].gemm = get32(e);
-    entries[k].seed = get32(e + 4);
-    offsets[k] = get64(e + 8);
-    entries[k].size = get64(e + 16);
-    entries[k].fingerprint = get64(e + 24);
-    if (offsets[k] < end || offsets[k] % kPayloadAlignment != 0 || entries[k].size == 0 ||
-        entries[k].size > size - offsets[k])
-      return fail(LoadOutcome::kCorrupt, path, "entry " + std::to_string(k) + " lies outside the payload");
-    end = offsets[k] + entries[k].size;
+  if (std::memcmp(h + kLayoutDigestOffset, layout.digest.data(), layout.digest.size()) != 0)
+    return fail(LoadOutcome::kMismatch, path,
+                "made for another program layout (GEMM kinds, shapes, quantization or packing differ)");
+  // every entry exactly the packing its GEMM needs, byte count included
+  if (p.entries.size() != layout.entries.size())
+    return fail(LoadOutcome::kCorrupt, path, std::to_string(p.entries.size()) + " entries, the program needs " +
+                                                 std::to_string(layout.entries.size()));
+  for (size_t k = 0; k < p.entries.size(); ++k) {
+    const PackedWeights::Entry& e = p.entries[k];
+    const ExpectedEntry& x = layout.entries[k];
+    if (e.gemm != x.gemm || e.seed != x.seed || e.fingerprint != x.fingerprint || e.size != x.size)
+      return fail(LoadOutcome::kCorrupt, path, "entry " + std::to_string(k) + " (GEMM " + std::to_string(e.gemm) + ", " +
+                                                   std::to_string(e.size) + " bytes) is not the packing GEMM " +
+                                                   std::to_string(x.gemm) + " needs (" + std::to_string(x.size) + " bytes)");
   }
-  if (seeds_digest(entries) != get64(h + kSeedsDigestOffset))
-    return fail(LoadOutcome::kCorrupt, path, "corrupt entry table (packing seeds digest)");
 
-  auto mapping = std::make_shared<Mapping>();
-  void* base = mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, f.fd, 0);
-  if (base == MAP_FAILED) return fail(LoadOutcome::kCorrupt, path, std::string("mmap failed: ") + std::strerror(errno));
-  mapping->base = base;
-  mapping->size = static_cast<size_t>(size);
-  for (size_t k = 0; k < entries.size(); ++k) entries[k].data = static_cast<const uint8_t*>(base) + offsets[k];
-  const Status s = store->adopt(entries, mapping);
+  std::shared_ptr<Mapping> mapping;
+  const LoadResult mapped = map_file(path, f.fd, size, &mapping);
+  if (mapped.outcome != LoadOutcome::kLoaded) return mapped;
+  const auto* base = static_cast<const uint8_t*>(mapping->base);
+  if (options.verify_payload) {
+    const LoadResult checked = check_payload(path, p, base);
+    if (checked.outcome != LoadOutcome::kLoaded) return checked;
+  }
+  for (size_t k = 0; k < p.entries.size(); ++k) p.entries[k].data = base + p.offsets[k];
+  const Status s = store->adopt(p.entries, mapping);
   if (!s) return fail(LoadOutcome::kCorrupt, path, s.message());
-  return LoadResult{LoadOutcome::kLoaded, ""};
+  return kOk;
 }
 
-Status write(const std::string& path, const ContentId& content_id, PackedWeights* store, bool remap) {
+Status write(const std::string& path, const ContentId& content_id, const Layout& layout, PackedWeights* store,
+             bool remap, const FileId& protect) {
   if (!PackedWeights::supported()) return Status(EB_ERROR_UNSUPPORTED, PackedWeights::unsupported_reason());
   const std::vector<PackedWeights::Entry> entries = store->entries();
   if (entries.empty()) return Status(EB_ERROR_BAD_STATE, path + ": nothing packed to write");
+  bool matches = entries.size() == layout.entries.size();
+  for (size_t k = 0; matches && k < entries.size(); ++k) {
+    const ExpectedEntry& x = layout.entries[k];
+    matches = entries[k].gemm == x.gemm && entries[k].seed == x.seed && entries[k].fingerprint == x.fingerprint &&
+              entries[k].size == x.size;
+  }
+  if (!matches) return Status(EB_ERROR_BAD_STATE, path + ": the packed weights are not the program layout's");
+  // never replace what is not ours (checked again just before the rename)
+  auto replaceable = [&](std::string* why) {
+    Fd existing;
+    uint64_t ignored = 0;
+    const LoadResult r = open_checked(path, protect, &existing, &ignored);
+    if (r.outcome != LoadOutcome::kForeign) return true;
+    *why = r.message;
+    return false;
+  };
+  std::string why;
+  if (!replaceable(&why)) return Status(EB_ERROR_IO, why);
+
   const uint64_t page = page_size();
   const uint64_t table_bytes = entries.size() * kEntryBytes;
   const uint64_t payload = round_up(kHeaderBytes + table_bytes, page);
@@ -313,41 +542,15 @@ Status write(const std::string& path, const ContentId& content_id, PackedWeights
   }
   const uint64_t file_bytes = round_up(end, kPayloadAlignment);
 
-  std::string tmp = path + ".tmp.XXXXXX";
-  std::vector<char> name(tmp.begin(), tmp.end());
-  name.push_back('\0');
-  Fd f;
-  f.fd = mkstemp(name.data());
-  if (f.fd < 0) return Status(EB_ERROR_IO, path + ": cannot create the weight cache file: " + std::strerror(errno));
-  auto give_up = [&](const std::string& what) {
-    const std::string why = std::strerror(errno);
-    ::unlink(name.data());
-    return Status(EB_ERROR_IO, path + ": " + what + ": " + why);
-  };
-  if (fchmod(f.fd, 0644) != 0) return give_up("cannot set permissions");
-  if (ftruncate(f.fd, static_cast<off_t>(file_bytes)) != 0) return give_up("cannot size the file");
-
-  // payload first (its hash goes into the header); the gaps stay zero (ftruncate)
-  ContentHasher payload_hash(kPayloadSeed);
-  static const uint8_t kZeros[kPayloadAlignment] = {};
-  uint64_t at = payload;
-  for (size_t k = 0; k < entries.size(); ++k) {
-    payload_hash.update(kZeros, static_cast<size_t>(offsets[k] - at));
-    payload_hash.update(entries[k].data, static_cast<size_t>(entries[k].size));
-    if (!write_exact(f.fd, entries[k].data, static_cast<size_t>(entries[k].size), offsets[k]))
-      return give_up("write failed");
-    at = offsets[k] + entries[k].size;
-  }
-  payload_hash.update(kZeros, static_cast<size_t>(file_bytes - at));
-
   std::vector<uint8_t> t(static_cast<size_t>(table_bytes));
   for (size_t k = 0; k < entries.size(); ++k) {
     uint8_t* e = t.data() + k * kEntryBytes;
     put32(e, entries[k].gemm);
     put32(e + 4, entries[k].seed);
-    put64(e + 8, offsets[k]);
-    put64(e + 16, entries[k].size);
+    put64(e + kEntryOffsetField, offsets[k]);
+    put64(e + kEntrySizeField, entries[k].size);
     put64(e + 24, entries[k].fingerprint);
+    put32(e + kEntryCrcField, crc32c(entries[k].data, static_cast<size_t>(entries[k].size)));
   }
   const Identity& me = identity();
   uint8_t h[kHeaderBytes] = {};
@@ -366,13 +569,43 @@ Status write(const std::string& path, const ContentId& content_id, PackedWeights
   put64(h + kPayloadOffset, payload);
   put64(h + kPayloadBytesOffset, file_bytes - payload);
   put64(h + kSeedsDigestOffset, seeds_digest(entries));
-  put64(h + kPayloadHashOffset, get64(payload_hash.finish().data()));
+  put32(h + kPayloadCheckOffset, kPayloadCrc32c);
   put32(h + kGemmCountOffset, static_cast<uint32_t>(store->gemm_count()));
   put32(h + kPageSizeOffset, static_cast<uint32_t>(page));
+  std::strncpy(reinterpret_cast<char*>(h + kRuntimeVersionOffset), runtime_version(), kRuntimeVersionBytes - 1);
+  std::memcpy(h + kLayoutDigestOffset, layout.digest.data(), layout.digest.size());
   put64(h + kChecksumOffset, checksum_of(h, t.data(), t.size()));
-  if (!write_exact(f.fd, t.data(), t.size(), kHeaderBytes) || !write_exact(f.fd, h, kHeaderBytes, 0))
-    return give_up("write failed");
-  if (::fsync(f.fd) != 0) return give_up("fsync failed");
+
+  // An unnamed file (nothing is left if the process dies while writing), named only once complete;
+  // where the file system has no O_TMPFILE, a PATH.tmp.<pid>.XXXXXX file (removed by a later load
+  // if this process dies).
+  Fd f;
+  std::string name;
+  bool written = false;
+#ifdef O_TMPFILE
+  f.fd = ::open(dir_of(path).c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+  if (f.fd >= 0) {
+    written = write_contents(f.fd, entries, offsets, file_bytes, t.data(), t.size(), h) && link_tmpfile(f.fd, path, &name);
+    if (!written) {
+      ::close(f.fd);
+      f.fd = -1;
+    }
+  }
+#endif
+  auto give_up = [&](const std::string& what) {
+    const std::string reason = std::strerror(errno);
+    if (!name.empty()) ::unlink(name.c_str());
+    return Status(EB_ERROR_IO, path + ": " + what + ": " + reason);
+  };
+  if (!written) {
+    std::string tmp = temp_prefix(path) + "XXXXXX";
+    std::vector<char> chars(tmp.begin(), tmp.end());
+    chars.push_back('\0');
+    f.fd = mkstemp(chars.data());
+    if (f.fd < 0) return Status(EB_ERROR_IO, path + ": cannot create the weight cache file: " + std::strerror(errno));
+    name = chars.data();
+    if (!write_contents(f.fd, entries, offsets, file_bytes, t.data(), t.size(), h)) return give_up("write failed");
+  }
 
   // The mapping of exactly the bytes written (another process may rename its own copy over ours).
   std::shared_ptr<Mapping> mapping;
@@ -384,7 +617,11 @@ Status write(const std::string& path, const ContentId& content_id, PackedWeights
       mapping->size = static_cast<size_t>(file_bytes);
     }
   }
-  if (std::rename(name.data(), path.c_str()) != 0) return give_up("cannot rename the temporary file into place");
+  if (!replaceable(&why)) {
+    ::unlink(name.c_str());
+    return Status(EB_ERROR_IO, why);
+  }
+  if (std::rename(name.c_str(), path.c_str()) != 0) return give_up("cannot rename the temporary file into place");
   {
     Fd dir;  // make the rename itself durable (best effort)
     dir.fd = ::open(dir_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -400,23 +637,16 @@ Status write(const std::string& path, const ContentId& content_id, PackedWeights
 
 Status verify_payload(const std::string& path) {
   Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f.fd < 0) return Status(EB_ERROR_IO, path + ": cannot open: " + std::strerror(errno));
-  struct stat st;
-  if (fstat(f.fd, &st) != 0 || st.st_size < static_cast<off_t>(kHeaderBytes))
-    return Status(EB_ERROR_INVALID_MODEL, path + ": truncated");
-  uint8_t h[kHeaderBytes];
-  if (!read_exact(f.fd, h, kHeaderBytes, 0)) return Status(EB_ERROR_IO, path + ": cannot read the header");
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  const uint64_t payload = get64(h + kPayloadOffset);
-  if (get64(h + kFileBytesOffset) != size || payload > size) return Status(EB_ERROR_INVALID_MODEL, path + ": truncated");
-  void* base = mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, f.fd, 0);
-  if (base == MAP_FAILED) return Status(EB_ERROR_IO, path + ": mmap failed: " + std::strerror(errno));
-  const ContentId id =
-      content_hash128(static_cast<const uint8_t*>(base) + payload, static_cast<size_t>(size - payload), kPayloadSeed);
-  munmap(base, static_cast<size_t>(size));
-  if (get64(id.data()) != get64(h + kPayloadHashOffset))
-    return Status(EB_ERROR_INVALID_MODEL, path + ": packed weights are corrupt (payload hash mismatch)");
+  uint64_t size = 0;
+  const LoadResult opened = open_checked(path, FileId(), &f, &size);
+  if (opened.outcome != LoadOutcome::kLoaded) return Status(EB_ERROR_IO, opened.message);
+  Parsed p;
+  LoadResult r = parse(path, f.fd, size, &p);
+  if (r.outcome != LoadOutcome::kLoaded) return Status(EB_ERROR_INVALID_MODEL, r.message);
+  std::shared_ptr<Mapping> mapping;
+  r = map_file(path, f.fd, size, &mapping);
+  if (r.outcome == LoadOutcome::kLoaded) r = check_payload(path, p, static_cast<const uint8_t*>(mapping->base));
+  if (r.outcome != LoadOutcome::kLoaded) return Status(EB_ERROR_INVALID_MODEL, r.message);
   return Status::ok();
 }
 
