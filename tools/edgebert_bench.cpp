@@ -50,7 +50,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Options {
   std::string model_path, synthetic, head_sweep, json_path, markdown_path, texts_path, ids_path;
-  long batch_tokens = 0;
+  long batch_tokens = -1;  // --texts: -1 packed runs of the session maximum (the C API default), 0 one per run
   double peak_gops = 0;
   bool runs_given = false;
   bool fp32 = false, op_profile = false;
@@ -69,6 +69,7 @@ int usage(FILE* f, int rc) {
                "                      [--markdown PATH] [--json PATH]\n"
                "       edgebert-bench --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--runs N]\n"
                "                      [--peak-gops G] [--write-ids PATH] [--json PATH]\n"
+               "  --texts: packed runs of up to N tokens (default: the session maximum); --batch-tokens 0: one text per run\n"
                "SPEC: hidden=768,heads=12,layers=12,intermediate=3072[,vocab=N,max_position=N,labels=N,seed=N]\n");
   return rc;
 }
@@ -570,7 +571,8 @@ int bench_texts(const Options& o) {
   const ModelConfig& c = lm.model->config;
   SessionOptions so;
   so.threads = static_cast<int>(o.threads);
-  // packed: sequences of at most N tokens, N per run; one by one: the model's maximum
+  // packed (the default, as the C API): sequences of at most N tokens, N per run, or without
+  // --batch-tokens the model's maximum per run; --batch-tokens 0: one text per run
   so.max_seq_len = o.batch_tokens > 0 ? static_cast<int>(std::min<long>(o.batch_tokens, c.max_position)) : 0;
   so.max_batch_tokens = o.batch_tokens > 0 ? static_cast<int>(std::max<long>(o.batch_tokens, so.max_seq_len)) : 0;
   std::unique_ptr<Session> s;
@@ -651,7 +653,7 @@ int bench_texts(const Options& o) {
     j.value("model", lm.description).value("precision", lm.model->int8 ? "int8" : "fp32");
     j.begin_object("machine").value("cpu", cpu).value("features", features).value("threads", static_cast<int>(o.threads)).end_object();
     j.value("texts", o.texts_path).value("count", texts.size()).value("tokens", tokens).value("too_long", failed);
-    j.value("batch_tokens", static_cast<int>(o.batch_tokens));
+    j.value("batch_tokens", one_by_one ? 0 : static_cast<int>(s->max_batch_tokens()));
     j.begin_array("pass_seconds");
     for (double t : secs) j.value(nullptr, t);
     j.end_array();

@@ -7,8 +7,9 @@
 //   edgebert-run --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--max-seq-len N] [--dump NAME=PATH]...
 // --texts: one text per line, run in packed runs of up to N tokens (eb_session_run_texts; 0: the
 // session maximum); each dump holds every text's output concatenated in file order (pooled
-// outputs [texts, width], token outputs [all tokens, ...]). A text too long for the session is an
-// error (nothing is written).
+// outputs [texts, width], token outputs [all tokens, ...]). A text that cannot run (too long for
+// the session, invalid) is reported as FILE:LINE with its status on stderr and the rest go on: its
+// pooled rows are zeros, it has no token rows; everything is written, and the exit code is 1.
 // NAME is last_hidden_state (float32 [seq, hidden]), pooler_output (float32 [hidden]), logits
 // (float32 [labels]), sentence_embedding ([hidden]), start_logits / end_logits ([seq]) or
 // token_logits ([seq, labels]); raw little-endian, written atomically. Everything goes through
@@ -136,7 +137,7 @@ int run_texts_file(eb_session* session, const std::string& path, const std::vect
   std::vector<const char*> texts;
   for (const std::string& l : lines) texts.push_back(l.c_str());
   std::vector<std::string> data(dumps.size());
-  size_t runs = 0, tokens = 0;
+  size_t runs = 0, tokens = 0, failed = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (size_t done = 0, n = 0; done < texts.size(); done += n) {
     const eb_status s = eb_session_run_texts(session, texts.data() + done, texts.size() - done, &n);
@@ -145,8 +146,11 @@ int run_texts_file(eb_session* session, const std::string& path, const std::vect
     for (size_t i = 0; i < n; ++i) {
       eb_sequence_info q;
       eb_session_get_sequence(session, i, &q);
-      if (q.status != EB_OK)
-        return die(path + ":" + std::to_string(done + i + 1) + ": " + eb_status_string(static_cast<eb_status>(q.status)));
+      if (q.status != EB_OK) {  // that line alone: reported, the others go on
+        std::fprintf(stderr, "edgebert-run: %s:%zu: %s\n", path.c_str(), done + i + 1,
+                     eb_status_string(static_cast<eb_status>(q.status)));
+        ++failed;
+      }
       tokens += static_cast<size_t>(q.tokens);
     }
     for (size_t d = 0; d < dumps.size(); ++d) {
@@ -164,13 +168,14 @@ int run_texts_file(eb_session* session, const std::string& path, const std::vect
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("texts: %zu, tokens: %zu, packed runs: %zu, time %.1f ms (%.1f texts/s)\n", texts.size(), tokens, runs, ms,
               texts.size() / (ms / 1000.0));
+  if (failed) std::printf("failed: %zu of %zu texts (their pooled rows are zeros)\n", failed, texts.size());
   for (size_t d = 0; d < dumps.size(); ++d) {
     std::string why;
     if (!edgebert::tools::write_file_atomically(dumps[d].second, data[d].data(), data[d].size(), &why)) return die(why);
     std::printf("dumped %s -> %s (%zu float32)\n", dumps[d].first.c_str(), dumps[d].second.c_str(),
                 data[d].size() / sizeof(float));
   }
-  return 0;
+  return failed ? 1 : 0;
 }
 
 }  // namespace

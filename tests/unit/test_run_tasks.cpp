@@ -166,18 +166,27 @@ TEST_CASE("edgebert-run --texts dumps every text's pooled output in file order",
       m = std::max({m, std::fabs(double(got[i]) - want[i]), std::fabs(double(got[2 * want.size() + i]) - want[i])});
     CHECK(m <= 1e-3);
   }
-  std::string out, err;  // a text longer than the session: an error, nothing written
+  // a text longer than the session: that line is reported and the others go on; its row is zeros,
+  // the exit code 1
+  std::string out, err;
   const std::string list = testdata_dir() + "/run_tasks_texts.txt", path = testdata_dir() + "/run_tasks_none.f32";
   {
     std::ofstream f(list, std::ios::binary);
     f << "good\n";
     for (int i = 0; i < 40; ++i) f << "good ";
-    f << "\n";
+    f << "\ngood\n";
   }
   std::remove(path.c_str());
   CHECK(run_tool("--model " + ebm_path("task_st_max", "fp32") + " --max-seq-len 16 --texts " + list +
                      " --dump sentence_embedding=" + path,
                  &out, &err) != 0);
-  CHECK(err.find(":2:") != std::string::npos);
-  CHECK(!std::ifstream(path).good());
+  CHECK(err.find(":2: ") != std::string::npos);
+  CHECK(out.find("failed: 1 of 3 texts") != std::string::npos);
+  const std::vector<float> rows = read_f32(path);
+  REQUIRE(rows.size() % 3 == 0);
+  const size_t w = rows.size() / 3;
+  REQUIRE(w > 0);
+  CHECK(std::all_of(rows.begin() + static_cast<std::ptrdiff_t>(w), rows.begin() + static_cast<std::ptrdiff_t>(2 * w),
+                    [](float x) { return x == 0.f; }));
+  CHECK(std::equal(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(w), rows.begin() + static_cast<std::ptrdiff_t>(2 * w)));
 }
