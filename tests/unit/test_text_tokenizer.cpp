@@ -6,6 +6,7 @@
 // edgebert-tokenize giving the same output from a converted model as from its tokenizer.json.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -537,4 +538,58 @@ TEST_CASE("sessions run text, pairs, words and long-context answers with the mod
   eb_session_destroy(s);
   eb_model_free(model);
   fs::remove_all(dir);
+}
+
+TEST_CASE("Unigram byte_fallback: unknown runs become byte tokens with the run's offsets (HF tokenizers 0.22.2)", "[text]") {
+  // ids and offsets as @anush008/tokenizers@0.6.0 (HF tokenizers 0.22.2) gives them for this file
+  const char* json = R"({"added_tokens": [{"id": 1, "content": "</s>", "special": true}],
+    "normalizer": null, "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": true},
+    "post_processor": null,
+    "model": {"type": "Unigram", "unk_id": 0, "byte_fallback": true,
+      "vocab": [["<unk>", 0], ["</s>", 0], ["\u2581", -2], ["\u2581a", -1], ["b", -2], ["<0x7A>", -5], ["<0xC3>", -5],
+                ["<0xA9>", -5], ["<0xE2>", -5], ["a", -3]]}})";
+  text::Tokenizer uni;
+  load(uni, json);
+  Encoded e = encode(uni, "ab zbz az \xC3\xA9" "b q\xC3\xA9");
+  CHECK(e.ids == std::vector<int32_t>{3, 4, 2, 5, 4, 5, 3, 5, 2, 6, 7, 4, 2, 0});
+  CHECK(e.offsets == std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}, {6, 8},
+                                                              {8, 9}, {9, 10}, {10, 12}, {10, 12}, {12, 13}, {13, 14},
+                                                              {14, 17}});
+  e = encode(uni, "azbzbzaz");
+  CHECK(e.ids == std::vector<int32_t>{3, 5, 4, 5, 4, 5, 9, 5});
+  // many unknown runs in one word: expanded in one pass (this took quadratic time before)
+  std::string word = "a";
+  for (int i = 0; i < 50000; ++i) word += "z\xC3\xA9" "b";
+  const auto t0 = std::chrono::steady_clock::now();
+  e = encode(uni, word);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE(e.ids.size() == 1 + 4 * 50000);
+  CHECK(e.ids[1] == 5);
+  CHECK(e.ids[2] == 6);
+  CHECK(e.ids[3] == 7);
+  CHECK(e.offsets[1] == std::make_pair(1, 4));  // "z\xC3\xA9" fused, then one token per byte (HF: the same)
+  CHECK(e.offsets[3] == std::make_pair(1, 4));
+  CHECK(e.offsets[5] == std::make_pair(5, 8));
+  CHECK(e.ids.back() == 4);
+  CHECK(s < 5.0);
+}
+
+TEST_CASE("BPE merges a long word in near-linear time, as HF does", "[text]") {
+  // 150 KB without a space: every symbol takes part in merges (h e, l l, he ll, hell o). The old
+  // loop rescanned every pair after each merge (quadratic: minutes for this word).
+  text::Tokenizer bpe;
+  load(bpe, byte_level_json());
+  std::string word;
+  while (word.size() < 150000) word += "hello";
+  const auto t0 = std::chrono::steady_clock::now();
+  const Encoded e = encode(bpe, word);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE(e.ids.size() == 2 + 30000);  // <s> hello x 30000 </s>
+  CHECK(e.ids[1] == 263);
+  CHECK(e.ids[30000] == 263);
+  CHECK(e.offsets[30000] == std::make_pair(149995, 150000));
+  CHECK(s < 5.0);
+  // ties between equal ranks go to the leftmost pair: "lll" is "ll" + "l"
+  const Encoded t = encode(bpe, "lll");
+  CHECK(t.ids == std::vector<int32_t>{256, 261, 108, 257});
 }

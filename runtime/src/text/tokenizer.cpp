@@ -53,7 +53,7 @@ void TextWorkspace::reserve(size_t n) {
   pre_tokenizer.merged.reserve(bytes);
   pre_tokenizer.changes.reserve(bytes);
   model.symbols.reserve(n + 8);
-  model.pair_rank.reserve(n + 8);
+  model.queue.reserve(2 * n + 8);  // BPE: at most 2 x symbols entries at once (bpe_model.cpp)
   model.nodes.reserve(n + 8);
   model.key.reserve(256);
   model_tokens.reserve(2 * n + 8);
