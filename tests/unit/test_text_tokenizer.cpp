@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -132,6 +133,47 @@ const char* kUnigram = R"({
     "special_tokens": {"</s>": {"id": "</s>", "ids": [1], "tokens": ["</s>"]}}},
   "model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0], ["</s>", 0], ["\u2581", -2], ["\u2581a", -1], ["b", -2], ["\u2581ab", -5], ["c", -3], ["fi", -1]]}
 })";
+
+// A model converted (fp32) from the testdata checkpoint `source` with `tokenizer_json` as its
+// tokenizer.json (its vocab.txt removed), written to dir/name.ebm; returns the file's path.
+std::string convert_with_tokenizer(const fs::path& dir, const std::string& source, const std::string& tokenizer_json,
+                                   const std::string& name) {
+  const fs::path ckpt = dir / name;
+  fs::copy(testdata_dir() + "/" + source, ckpt, fs::copy_options::recursive);
+  fs::remove(ckpt / "vocab.txt");
+  std::ofstream(ckpt / "tokenizer.json") << tokenizer_json;
+  convert::ConvertOptions o;
+  o.input_dir = ckpt.string();
+  o.fp32 = true;
+  o.quiet = true;
+  o.error_report = false;
+  const convert::ConvertResult r = convert::convert_checkpoint(o);
+  const std::string path = (dir / (name + ".ebm")).string();
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(r.buffer.data()), static_cast<std::streamsize>(r.buffer.size()));
+  return path;
+}
+
+// A field of /proc/self/status in kB ("VmRSS:", "VmHWM:"), or -1.
+long proc_status_kb(const char* field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.compare(0, std::strlen(field), field) == 0) return std::atol(line.c_str() + std::strlen(field));
+  return -1;
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
 
 }  // namespace
 
@@ -592,4 +634,58 @@ TEST_CASE("BPE merges a long word in near-linear time, as HF does", "[text]") {
   // ties between equal ranks go to the leftmost pair: "lll" is "ll" + "l"
   const Encoded t = encode(bpe, "lll");
   CHECK(t.ids == std::vector<int32_t>{256, 261, 108, 257});
+}
+
+TEST_CASE("a 64 MB text is refused at once and in bounded memory by every tokenizer kind", "[text][session][long]") {
+  char tmpl[] = "/tmp/eb_text_huge_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const fs::path dir = tmpl;
+  const std::vector<std::pair<std::string, std::string>> models = {
+      {"vocab.txt WordPiece", ebm_path("task_bert_seqcls_tanh", "int8")},
+      {"tokenizer.json WordPiece", convert_with_tokenizer(dir, "task_bert_seqcls_tanh", kWordPiece, "wp")},
+      {"byte-level BPE", convert_with_tokenizer(dir, "task_bert_seqcls_tanh", byte_level_json(), "bpe")},
+      {"Unigram", convert_with_tokenizer(dir, "task_bert_seqcls_tanh", kUnigram, "uni")}};
+  std::string huge;
+  huge.reserve(size_t{64} << 20);
+  while (huge.size() + 12 <= (size_t{64} << 20)) huge += "hello world ";
+  for (const auto& [kind, path] : models) {
+    INFO(kind);
+    eb_model* model = nullptr;
+    char error[256] = "";
+    REQUIRE(eb_model_load_file(path.c_str(), &model, error, sizeof error) == EB_OK);
+    eb_session_options opt;
+    eb_session_options_init(&opt);
+    opt.max_sequence_length = 64;
+    eb_session* s = nullptr;
+    REQUIRE(eb_session_create(model, &opt, &s, error, sizeof error) == EB_OK);
+    REQUIRE(eb_session_run_text(s, "hello world") == EB_OK);  // first-run set-up outside the measurement
+    const long hwm0 = proc_status_kb("VmHWM:"), rss0 = proc_status_kb("VmRSS:");
+    const auto t0 = std::chrono::steady_clock::now();
+    const eb_status text = eb_session_run_text(s, huge.c_str());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::string message = eb_session_last_error(s);
+    const eb_status pair = eb_session_run_text_pair(s, "hello", huge.c_str());
+    const char* texts[2] = {huge.c_str(), "hello world"};
+    size_t consumed = 0;
+    const eb_status packed = eb_session_run_texts(s, texts, 2, &consumed);
+    const long hwm1 = proc_status_kb("VmHWM:"), rss1 = proc_status_kb("VmRSS:");
+    std::printf("64 MB text, %s, 64-token session: %s in %.3f s, VmRSS %+ld kB, VmHWM %+ld kB (\"%s\")\n", kind.c_str(),
+                eb_status_string(text), seconds, rss1 - rss0, hwm1 - hwm0, message.c_str());
+    CHECK(text == EB_ERROR_SEQUENCE_TOO_LONG);
+    CHECK(pair == EB_ERROR_SEQUENCE_TOO_LONG);
+    REQUIRE(packed == EB_OK);
+    CHECK(consumed == 2);
+    eb_sequence_info q0{}, q1{};
+    REQUIRE(eb_session_get_sequence(s, 0, &q0) == EB_OK);
+    REQUIRE(eb_session_get_sequence(s, 1, &q1) == EB_OK);
+    CHECK(q0.status == EB_ERROR_SEQUENCE_TOO_LONG);
+    CHECK(q1.status == EB_OK);
+    // nothing proportional to the text: the 16 MB text of issue 22 took 292 MB on the vocab.txt path
+    CHECK(rss1 - rss0 < 8 * 1024);
+    CHECK(hwm1 - hwm0 < 8 * 1024);
+    if (!kSanitized) CHECK(seconds < 0.5);
+    eb_session_destroy(s);
+    eb_model_free(model);
+  }
+  fs::remove_all(dir);
 }
