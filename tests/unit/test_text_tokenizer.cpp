@@ -26,6 +26,8 @@
 #include "test_support.h"
 #include "text/pre_tokenizers.h"
 #include "text/tokenizer.h"
+#include "text/unicode.h"
+#include "text_encoder.h"
 
 namespace fs = std::filesystem;
 using namespace edgebert;
@@ -687,5 +689,73 @@ TEST_CASE("a 64 MB text is refused at once and in bounded memory by every tokeni
     eb_session_destroy(s);
     eb_model_free(model);
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("invalid UTF-8 is refused by every text entry point and tokenizer kind, naming the byte", "[text][session][utf8]") {
+  char tmpl[] = "/tmp/eb_text_utf8_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const fs::path dir = tmpl;
+  const std::vector<std::pair<std::string, std::string>> models = {
+      {"vocab.txt WordPiece", ebm_path("task_bert_qa", "int8")},
+      {"tokenizer.json WordPiece", convert_with_tokenizer(dir, "task_bert_qa", kWordPiece, "wp")},
+      {"byte-level BPE", convert_with_tokenizer(dir, "task_bert_qa", byte_level_json(), "bpe")},
+      {"Unigram (SentencePiece)", convert_with_tokenizer(dir, "task_bert_qa", kUnigram, "uni")}};
+  for (const auto& [kind, path] : models) {
+    INFO(kind);
+    eb_model* model = nullptr;
+    char error[256] = "";
+    REQUIRE(eb_model_load_file(path.c_str(), &model, error, sizeof error) == EB_OK);
+    eb_session_options opt;
+    eb_session_options_init(&opt);
+    opt.max_sequence_length = 32;
+    eb_session* s = nullptr;
+    REQUIRE(eb_session_create(model, &opt, &s, error, sizeof error) == EB_OK);
+    auto refused = [&](eb_status st, const std::string& expected) {
+      CHECK(st == EB_ERROR_INVALID_ARGUMENT);
+      CHECK(std::string(eb_session_last_error(s)) == expected);
+      // a refused run leaves no outputs behind
+      const float* out = nullptr;
+      CHECK(eb_session_get_output(s, EB_OUTPUT_LAST_HIDDEN_STATE, &out, nullptr, nullptr) == EB_ERROR_BAD_STATE);
+    };
+    // byte-level BPE used to encode these bytes, SentencePiece to drop them, WordPiece to drop them
+    REQUIRE(eb_session_run_text(s, "hello") == EB_OK);
+    refused(eb_session_run_text(s, "ok \xff"), "text is not valid UTF-8: byte 0xFF at offset 3");
+    refused(eb_session_run_text(s, "a\xC0\xAF"), "text is not valid UTF-8: byte 0xC0 at offset 1");  // overlong '/'
+    refused(eb_session_run_text(s, "\xC0\x80"), "text is not valid UTF-8: byte 0xC0 at offset 0");  // Java's NUL
+    refused(eb_session_run_text(s, "ab\xED\xA0\x80"), "text is not valid UTF-8: byte 0xED at offset 2");  // surrogate
+    refused(eb_session_run_text(s, "hello \xE4\xBA"), "text is not valid UTF-8: byte 0xE4 at offset 6");  // cut off
+    refused(eb_session_run_text(s, "\xF4\x90\x80\x80"), "text is not valid UTF-8: byte 0xF4 at offset 0");  // > U+10FFFF
+    REQUIRE(eb_session_run_text_pair(s, "hello", "world") == EB_OK);
+    refused(eb_session_run_text_pair(s, "hello", "w\x80"), "text_b is not valid UTF-8: byte 0x80 at offset 1");
+    refused(eb_session_run_text_pair(s, "\xFE", "w\x80"), "text_a is not valid UTF-8: byte 0xFE at offset 0");
+    const char* texts[3] = {"hello", "wor\xFFld", "he"};
+    size_t consumed = 7;
+    refused(eb_session_run_texts(s, texts, 3, &consumed), "texts[1] is not valid UTF-8: byte 0xFF at offset 3");
+    CHECK(consumed == 0);
+    const char* as[2] = {"hello", "he"};
+    const char* bs[2] = {"world", "\xC3"};
+    refused(eb_session_run_text_pairs(s, as, bs, 2, &consumed), "texts_b[1] is not valid UTF-8: byte 0xC3 at offset 0");
+    eb_span span{};
+    refused(eb_session_answer(s, "he", "hello world \xFF", 5, -1, &span, nullptr),
+            "context is not valid UTF-8: byte 0xFF at offset 12");
+    refused(eb_session_answer(s, "h\xFF", "hello world", 5, -1, &span, nullptr),
+            "question is not valid UTF-8: byte 0xFF at offset 1");
+    // valid UTF-8 of every length (U+FFFD itself included) still runs
+    CHECK(eb_session_run_text(s, "h\xC3\xA9llo \xE2\x82\xAC \xF0\x9F\x98\x80 \xEF\xBF\xBD") == EB_OK);
+    CHECK(eb_session_answer(s, "he", "hello world", 5, -1, &span, nullptr) == EB_OK);
+    eb_session_destroy(s);
+    eb_model_free(model);
+  }
+  // the check itself, as the session will call it per input
+  CHECK(TextEncoder::check("fine \xE2\x82\xAC").is_ok());
+  const Status st = TextEncoder::check(std::string_view("a\0b\xFF", 4), "texts[2]");
+  CHECK(st.code() == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(st.message() == "texts[2] is not valid UTF-8: byte 0xFF at offset 3");
+  CHECK(text::find_invalid_utf8("", 0) == 0);
+  std::string ascii(1000, 'x');
+  CHECK(text::find_invalid_utf8(ascii.data(), ascii.size()) == ascii.size());
+  ascii[997] = '\x80';
+  CHECK(text::find_invalid_utf8(ascii.data(), ascii.size()) == 997);
   fs::remove_all(dir);
 }
