@@ -287,8 +287,13 @@ TEST_CASE("the converter refuses what the runtime cannot run, naming it", "[text
   // an id far past the token count is refused before it sizes any table (found by fuzz_tokenizer_json)
   const std::string wp_head = R"({"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"[UNK]": 0, "a": )";
   CHECK_THAT(refusal(wp_head + "151111111}}}"), Catch::Contains("vocab id of \"a\" is not a valid id (2 entries and 0 added tokens"));
-  CHECK_THAT(refusal(R"({"added_tokens": [{"id": 151111111, "content": "[CLS]"}], )" + wp_head.substr(1) + "1}}}"),
-             Catch::Contains("added_tokens: id 151111111 of \"[CLS]\" is out of range (3 tokens in all"));
+  // an added token's id sizes nothing either: as in HF tokenizers, a new token gets the next id
+  const convert::TokenizerJson far =
+      convert::parse_tokenizer_json(R"({"added_tokens": [{"id": 151111111, "content": "[CLS]"}], )" + wp_head.substr(1) + "1}}}",
+                                    "far.json");
+  CHECK(far.vocab_size == 3);
+  REQUIRE(far.warnings.size() == 1);
+  CHECK_THAT(far.warnings[0], Catch::Contains("added token \"[CLS]\" has id 151111111 in added_tokens; it gets id 2"));
 }
 
 TEST_CASE("the verifier rejects inconsistent tokenizer tables", "[text]") {
@@ -757,5 +762,91 @@ TEST_CASE("invalid UTF-8 is refused by every text entry point and tokenizer kind
   CHECK(text::find_invalid_utf8(ascii.data(), ascii.size()) == ascii.size());
   ascii[997] = '\x80';
   CHECK(text::find_invalid_utf8(ascii.data(), ascii.size()) == 997);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("added tokens whose id disagrees with the vocabulary resolve as HF tokenizers does, with a warning", "[text][added]") {
+  // Expected ids: @anush008/tokenizers@0.6.0 (HF tokenizers 0.22.2) on these files, encoding
+  // "hello world <new> <two> <one>" without special tokens (the vocabulary has 14 tokens).
+  auto with_added = [](const std::string& added) {
+    std::string j = kWordPiece;
+    const size_t b = j.find("\"added_tokens\": [") + 17, e = j.find("],\n  \"normalizer\"");
+    return j.substr(0, b) + added + j.substr(e);
+  };
+  auto tok = [](const std::string& content, int id, bool special) {
+    return std::string("{\"id\": ") + std::to_string(id) + ", \"content\": " + json_string(content) +
+           ", \"special\": " + (special ? "true" : "false") + "}";
+  };
+  struct Case {
+    std::string added;
+    std::vector<int32_t> ids;  // of "hello world <new> <two> <one>"
+    std::vector<std::string> warned;  // tokens named by a warning
+  };
+  const std::vector<Case> cases = {
+      // "hello" is 5 in the vocabulary: HF keeps 5 (edgebert used to give 7, the id of "##s")
+      {tok("hello", 7, false), {5, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {"hello"}},
+      // a new token written with the id of [SEP]: HF appends it (14) and [SEP] stays 3
+      {tok("<new>", 3, true), {5, 6, 14, 1, 1, 1, 1, 1, 1}, {"<new>"}},
+      // new tokens get the next ids in file order, whatever ids the file gives them
+      {tok("<new>", 20, true) + ", " + tok("<two>", 14, true), {5, 6, 14, 15, 1, 1, 1}, {"<new>", "<two>"}},
+      {tok("<one>", 15, true) + ", " + tok("<two>", 14, true), {5, 6, 1, 1, 1, 15, 14}, {"<one>", "<two>"}},
+      // the same content twice: the first entry's id
+      {tok("<new>", 14, true) + ", " + tok("<new>", 15, false), {5, 6, 14, 1, 1, 1, 1, 1, 1}, {"<new>"}},
+      // consistent files give no warning
+      {tok("[PAD]", 0, true) + ", " + tok("<new>", 14, true), {5, 6, 14, 1, 1, 1, 1, 1, 1}, {}},
+  };
+  for (const Case& c : cases) {
+    const std::string json = with_added(c.added);
+    INFO(json);
+    const convert::TokenizerJson tj = convert::parse_tokenizer_json(json, "added.json");
+    text::Tokenizer t;
+    REQUIRE(t.init_from_buffer(convert::tokenizer_spec_buffer(tj)).is_ok());
+    text::TextWorkspace ws;
+    std::vector<TextToken> out(64);
+    const size_t n = t.encode_segment("hello world <new> <two> <one>", false, ws, out.data(), out.size());
+    std::vector<int32_t> ids;
+    for (size_t i = 0; i < n; ++i) ids.push_back(out[i].id);
+    CHECK(ids == c.ids);
+    REQUIRE(tj.warnings.size() == c.warned.size());
+    for (size_t i = 0; i < c.warned.size(); ++i) CHECK_THAT(tj.warnings[i], Catch::Contains("\"" + c.warned[i] + "\""));
+  }
+  const convert::TokenizerJson tj = convert::parse_tokenizer_json(with_added(tok("hello", 7, false)), "added.json");
+  CHECK(tj.warnings[0] == "added.json: added token \"hello\" has id 7 in added_tokens; it gets id 5 (the model "
+                          "vocabulary's id), as HuggingFace tokenizers resolves it");
+  // a model vocabulary with a hole is refused (HF would hand the hole's neighbours' ids out twice)
+  std::string holes = kWordPiece;
+  holes.replace(holes.find("\"\\u4e2d\": 13"), 12, "\"\\u4e2d\": 15");
+  CHECK_THAT(refusal(holes), Catch::Contains("no token has id 13"));
+
+  // the converter passes the warning on, and the model's sessions use the vocabulary's id
+  char tmpl[] = "/tmp/eb_text_added_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const fs::path dir = tmpl;
+  const fs::path ckpt = dir / "ckpt";
+  fs::copy(testdata_dir() + "/task_bert_seqcls_tanh", ckpt, fs::copy_options::recursive);
+  fs::remove(ckpt / "vocab.txt");
+  std::ofstream(ckpt / "tokenizer.json") << with_added(tok("hello", 7, false));
+  convert::ConvertOptions o;
+  o.input_dir = ckpt.string();
+  o.fp32 = true;
+  o.quiet = true;
+  o.error_report = false;
+  const convert::ConvertResult r = convert::convert_checkpoint(o);
+  bool warned = false;
+  for (const std::string& note : r.notes) warned |= note.find("added token \"hello\" has id 7") != std::string::npos;
+  CHECK(warned);
+  const edgebert::test::AlignedBuffer mem(std::vector<uint8_t>(r.buffer.data(), r.buffer.data() + r.buffer.size()));
+  eb_model* model = nullptr;
+  char error[256] = "";
+  REQUIRE(eb_model_load_memory(mem.data, mem.size, &model, error, sizeof error) == EB_OK);
+  eb_session* s = nullptr;
+  REQUIRE(eb_session_create(model, nullptr, &s, error, sizeof error) == EB_OK);
+  REQUIRE(eb_session_run_text(s, "hello world") == EB_OK);
+  const int32_t* ids = nullptr;
+  size_t n = 0;
+  REQUIRE(eb_session_get_input_ids(s, &ids, &n) == EB_OK);
+  CHECK(std::vector<int32_t>(ids, ids + n) == std::vector<int32_t>{2, 5, 6, 3});
+  eb_session_destroy(s);
+  eb_model_free(model);
   fs::remove_all(dir);
 }
