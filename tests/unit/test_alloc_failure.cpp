@@ -43,6 +43,33 @@ bool clean_failure(const Attempt& a) {
          (message.find("out of memory") != std::string::npos || message.find("thread pool") != std::string::npos);
 }
 
+// Runs `attempt` with allocation `i` (1-based, of the counted window) failing; *injected: whether
+// the attempt reached it.
+template <class F>
+Attempt with_failure_at(long i, bool* injected, F&& attempt) {
+  alloc_fail_at(i);
+  alloc_counter_start();
+  const Attempt a = attempt();
+  alloc_counter_stop();
+  *injected = alloc_failure_injected();
+  alloc_fail_at(0);
+  return a;
+}
+
+// Checks one injected attempt and counts it: absorbed (EB_OK) or failed, which must be clean.
+// Returns whether it failed.
+bool judge(const std::string& what, long i, long total, const Attempt& a, bool injected, long* failed, long* absorbed) {
+  INFO(what << ": allocation " << i << " of " << total << " failed -> status " << a.status << " '" << a.message << "'");
+  if (a.status == EB_OK) {
+    ++*absorbed;
+    return false;
+  }
+  CHECK(injected);
+  CHECK(clean_failure(a));
+  *failed += injected && clean_failure(a);
+  return true;
+}
+
 // Runs `attempt` once to count its allocations, then once per allocation with that one failing.
 // Returns the number of allocations; checks each attempt.
 template <class F>
@@ -54,21 +81,9 @@ long fail_each_allocation(const char* what, F&& attempt) {
   REQUIRE(total > 0);
   long failed = 0, absorbed = 0;
   for (long i = 1; i <= total; ++i) {
-    alloc_fail_at(i);
-    alloc_counter_start();
-    const Attempt a = attempt();
-    alloc_counter_stop();
-    const bool injected = alloc_failure_injected();
-    alloc_fail_at(0);
-    INFO(what << ": allocation " << i << " of " << total << " failed -> status " << a.status << " '" << a.message
-              << "'");
-    if (a.status == EB_OK) {
-      ++absorbed;
-    } else {
-      CHECK(injected);
-      CHECK(clean_failure(a));
-      failed += injected && clean_failure(a);
-    }
+    bool injected = false;
+    const Attempt a = with_failure_at(i, &injected, attempt);
+    judge(what, i, total, a, injected, &failed, &absorbed);
   }
   std::printf("fault injection: %s: %ld allocations, %ld failed cleanly, %ld absorbed\n", what, total, failed, absorbed);
   return total;
@@ -177,25 +192,18 @@ long fail_each_run_allocation(const std::string& what, eb_model* m, Run&& run) {
   long failed = 0, absorbed = 0;
   for (long i = 1; i <= total; ++i) {
     s = session_of(m);
-    alloc_fail_at(i);
-    alloc_counter_start();
-    Attempt a;
-    a.status = run(s);
-    alloc_counter_stop();
-    const bool injected = alloc_failure_injected();
-    alloc_fail_at(0);
+    bool injected = false;
+    Attempt a = with_failure_at(i, &injected, [&] {
+      Attempt r;
+      r.status = run(s);
+      return r;
+    });
     std::snprintf(a.message, sizeof a.message, "%s", a.status == EB_OK ? "" : eb_session_last_error(s));
-    INFO(what << ": allocation " << i << " of " << total << " failed -> status " << a.status << " '" << a.message
-              << "'");
-    if (a.status == EB_OK) {
-      ++absorbed;
-    } else {
-      CHECK(injected);
-      CHECK(clean_failure(a));
+    if (judge(what, i, total, a, injected, &failed, &absorbed)) {
+      INFO(what << ": after allocation " << i << " failed");
       const float* out = nullptr;
       CHECK(eb_session_get_output(s, EB_OUTPUT_LAST_HIDDEN_STATE, &out, nullptr, nullptr) == EB_ERROR_BAD_STATE);
       CHECK(run(s) == EB_OK);
-      failed += injected && clean_failure(a);
     }
     eb_session_destroy(s);
   }

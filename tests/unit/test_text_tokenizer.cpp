@@ -139,7 +139,7 @@ const char* kUnigram = R"({
 // A model converted (fp32) from the testdata checkpoint `source` with `tokenizer_json` as its
 // tokenizer.json (its vocab.txt removed), written to dir/name.ebm; returns the file's path.
 std::string convert_with_tokenizer(const fs::path& dir, const std::string& source, const std::string& tokenizer_json,
-                                   const std::string& name) {
+                                   const std::string& name, std::vector<std::string>* notes = nullptr) {
   const fs::path ckpt = dir / name;
   fs::copy(testdata_dir() + "/" + source, ckpt, fs::copy_options::recursive);
   fs::remove(ckpt / "vocab.txt");
@@ -150,11 +150,41 @@ std::string convert_with_tokenizer(const fs::path& dir, const std::string& sourc
   o.quiet = true;
   o.error_report = false;
   const convert::ConvertResult r = convert::convert_checkpoint(o);
+  if (notes) *notes = r.notes;
   const std::string path = (dir / (name + ".ebm")).string();
   std::ofstream f(path, std::ios::binary);
   f.write(reinterpret_cast<const char*>(r.buffer.data()), static_cast<std::streamsize>(r.buffer.size()));
   return path;
 }
+
+// One model of each tokenizer kind, all from the testdata checkpoint `source`: its own vocab.txt
+// WordPiece, and tokenizer.json WordPiece, byte-level BPE and Unigram conversions (into `dir`).
+std::vector<std::pair<std::string, std::string>> every_tokenizer_kind(const fs::path& dir, const std::string& source) {
+  return {{"vocab.txt WordPiece", ebm_path(source, "int8")},
+          {"tokenizer.json WordPiece", convert_with_tokenizer(dir, source, kWordPiece, "wp")},
+          {"byte-level BPE", convert_with_tokenizer(dir, source, byte_level_json(), "bpe")},
+          {"Unigram (SentencePiece)", convert_with_tokenizer(dir, source, kUnigram, "uni")}};
+}
+
+// A loaded model and a session of `max_len` positions on it.
+struct TextSession {
+  eb_model* model = nullptr;
+  eb_session* s = nullptr;
+  TextSession(const std::string& path, int max_len) {
+    char error[256] = "";
+    REQUIRE(eb_model_load_file(path.c_str(), &model, error, sizeof error) == EB_OK);
+    eb_session_options opt;
+    eb_session_options_init(&opt);
+    opt.max_sequence_length = max_len;
+    REQUIRE(eb_session_create(model, &opt, &s, error, sizeof error) == EB_OK);
+  }
+  ~TextSession() {
+    eb_session_destroy(s);
+    eb_model_free(model);
+  }
+  TextSession(const TextSession&) = delete;
+  TextSession& operator=(const TextSession&) = delete;
+};
 
 // A field of /proc/self/status in kB ("VmRSS:", "VmHWM:"), or -1.
 long proc_status_kb(const char* field) {
@@ -481,21 +511,7 @@ TEST_CASE("sessions run text, pairs, words and long-context answers with the mod
   char tmpl[] = "/tmp/eb_text_session_XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);
   const fs::path dir = tmpl;
-  const fs::path ckpt = dir / "qa";
-  fs::copy(testdata_dir() + "/task_bert_qa", ckpt, fs::copy_options::recursive);
-  fs::remove(ckpt / "vocab.txt");
-  std::ofstream(ckpt / "tokenizer.json") << byte_level_json();
-  convert::ConvertOptions o;
-  o.input_dir = ckpt.string();
-  o.fp32 = true;
-  o.quiet = true;
-  o.error_report = false;
-  const convert::ConvertResult r = convert::convert_checkpoint(o);
-  const std::string path = (dir / "qa.ebm").string();
-  {
-    std::ofstream f(path, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(r.buffer.data()), static_cast<std::streamsize>(r.buffer.size()));
-  }
+  const std::string path = convert_with_tokenizer(dir, "task_bert_qa", byte_level_json(), "qa");
   eb_model* model = nullptr;
   char error[256] = "";
   REQUIRE(eb_model_load_file(path.c_str(), &model, error, sizeof error) == EB_OK);
@@ -647,24 +663,13 @@ TEST_CASE("a 64 MB text is refused at once and in bounded memory by every tokeni
   char tmpl[] = "/tmp/eb_text_huge_XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);
   const fs::path dir = tmpl;
-  const std::vector<std::pair<std::string, std::string>> models = {
-      {"vocab.txt WordPiece", ebm_path("task_bert_seqcls_tanh", "int8")},
-      {"tokenizer.json WordPiece", convert_with_tokenizer(dir, "task_bert_seqcls_tanh", kWordPiece, "wp")},
-      {"byte-level BPE", convert_with_tokenizer(dir, "task_bert_seqcls_tanh", byte_level_json(), "bpe")},
-      {"Unigram", convert_with_tokenizer(dir, "task_bert_seqcls_tanh", kUnigram, "uni")}};
   std::string huge;
   huge.reserve(size_t{64} << 20);
   while (huge.size() + 12 <= (size_t{64} << 20)) huge += "hello world ";
-  for (const auto& [kind, path] : models) {
+  for (const auto& [kind, path] : every_tokenizer_kind(dir, "task_bert_seqcls_tanh")) {
     INFO(kind);
-    eb_model* model = nullptr;
-    char error[256] = "";
-    REQUIRE(eb_model_load_file(path.c_str(), &model, error, sizeof error) == EB_OK);
-    eb_session_options opt;
-    eb_session_options_init(&opt);
-    opt.max_sequence_length = 64;
-    eb_session* s = nullptr;
-    REQUIRE(eb_session_create(model, &opt, &s, error, sizeof error) == EB_OK);
+    const TextSession session(path, 64);
+    eb_session* s = session.s;
     REQUIRE(eb_session_run_text(s, "hello world") == EB_OK);  // first-run set-up outside the measurement
     const long hwm0 = proc_status_kb("VmHWM:"), rss0 = proc_status_kb("VmRSS:");
     const auto t0 = std::chrono::steady_clock::now();
@@ -691,8 +696,6 @@ TEST_CASE("a 64 MB text is refused at once and in bounded memory by every tokeni
     CHECK(rss1 - rss0 < 8 * 1024);
     CHECK(hwm1 - hwm0 < 8 * 1024);
     if (!kSanitized) CHECK(seconds < 0.5);
-    eb_session_destroy(s);
-    eb_model_free(model);
   }
   fs::remove_all(dir);
 }
@@ -701,21 +704,10 @@ TEST_CASE("invalid UTF-8 is refused by every text entry point and tokenizer kind
   char tmpl[] = "/tmp/eb_text_utf8_XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);
   const fs::path dir = tmpl;
-  const std::vector<std::pair<std::string, std::string>> models = {
-      {"vocab.txt WordPiece", ebm_path("task_bert_qa", "int8")},
-      {"tokenizer.json WordPiece", convert_with_tokenizer(dir, "task_bert_qa", kWordPiece, "wp")},
-      {"byte-level BPE", convert_with_tokenizer(dir, "task_bert_qa", byte_level_json(), "bpe")},
-      {"Unigram (SentencePiece)", convert_with_tokenizer(dir, "task_bert_qa", kUnigram, "uni")}};
-  for (const auto& [kind, path] : models) {
+  for (const auto& [kind, path] : every_tokenizer_kind(dir, "task_bert_qa")) {
     INFO(kind);
-    eb_model* model = nullptr;
-    char error[256] = "";
-    REQUIRE(eb_model_load_file(path.c_str(), &model, error, sizeof error) == EB_OK);
-    eb_session_options opt;
-    eb_session_options_init(&opt);
-    opt.max_sequence_length = 32;
-    eb_session* s = nullptr;
-    REQUIRE(eb_session_create(model, &opt, &s, error, sizeof error) == EB_OK);
+    const TextSession session(path, 32);
+    eb_session* s = session.s;
     auto refused = [&](eb_status st, const std::string& expected) {
       CHECK(st == EB_ERROR_INVALID_ARGUMENT);
       CHECK(std::string(eb_session_last_error(s)) == expected);
@@ -749,8 +741,6 @@ TEST_CASE("invalid UTF-8 is refused by every text entry point and tokenizer kind
     // valid UTF-8 of every length (U+FFFD itself included) still runs
     CHECK(eb_session_run_text(s, "h\xC3\xA9llo \xE2\x82\xAC \xF0\x9F\x98\x80 \xEF\xBF\xBD") == EB_OK);
     CHECK(eb_session_answer(s, "he", "hello world", 5, -1, &span, nullptr) == EB_OK);
-    eb_session_destroy(s);
-    eb_model_free(model);
   }
   // the check itself, as the session will call it per input
   CHECK(TextEncoder::check("fine \xE2\x82\xAC").is_ok());
@@ -822,31 +812,16 @@ TEST_CASE("added tokens whose id disagrees with the vocabulary resolve as HF tok
   char tmpl[] = "/tmp/eb_text_added_XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);
   const fs::path dir = tmpl;
-  const fs::path ckpt = dir / "ckpt";
-  fs::copy(testdata_dir() + "/task_bert_seqcls_tanh", ckpt, fs::copy_options::recursive);
-  fs::remove(ckpt / "vocab.txt");
-  std::ofstream(ckpt / "tokenizer.json") << with_added(tok("hello", 7, false));
-  convert::ConvertOptions o;
-  o.input_dir = ckpt.string();
-  o.fp32 = true;
-  o.quiet = true;
-  o.error_report = false;
-  const convert::ConvertResult r = convert::convert_checkpoint(o);
+  std::vector<std::string> notes;
+  const TextSession session(
+      convert_with_tokenizer(dir, "task_bert_seqcls_tanh", with_added(tok("hello", 7, false)), "ckpt", &notes), 16);
   bool warned = false;
-  for (const std::string& note : r.notes) warned |= note.find("added token \"hello\" has id 7") != std::string::npos;
+  for (const std::string& note : notes) warned |= note.find("added token \"hello\" has id 7") != std::string::npos;
   CHECK(warned);
-  const edgebert::test::AlignedBuffer mem(std::vector<uint8_t>(r.buffer.data(), r.buffer.data() + r.buffer.size()));
-  eb_model* model = nullptr;
-  char error[256] = "";
-  REQUIRE(eb_model_load_memory(mem.data, mem.size, &model, error, sizeof error) == EB_OK);
-  eb_session* s = nullptr;
-  REQUIRE(eb_session_create(model, nullptr, &s, error, sizeof error) == EB_OK);
-  REQUIRE(eb_session_run_text(s, "hello world") == EB_OK);
+  REQUIRE(eb_session_run_text(session.s, "hello world") == EB_OK);
   const int32_t* ids = nullptr;
   size_t n = 0;
-  REQUIRE(eb_session_get_input_ids(s, &ids, &n) == EB_OK);
+  REQUIRE(eb_session_get_input_ids(session.s, &ids, &n) == EB_OK);
   CHECK(std::vector<int32_t>(ids, ids + n) == std::vector<int32_t>{2, 5, 6, 3});
-  eb_session_destroy(s);
-  eb_model_free(model);
   fs::remove_all(dir);
 }
