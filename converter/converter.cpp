@@ -276,6 +276,10 @@ ConvertResult convert_checkpoint(const ConvertOptions& o) {
   if (m.has_embeddings && std::ifstream(dir + "/tokenizer.json")) {
     // The whole pipeline; vocab.txt (if any) is still written for readers of older files.
     tokenizer = std::make_unique<TokenizerJson>(read_tokenizer_json(dir + "/tokenizer.json"));
+    for (const std::string& w : tokenizer->warnings) {
+      if (!o.quiet) std::fprintf(stderr, "[edgebert-convert] warning: %s\n", w.c_str());
+      notes.push_back("warning: " + w);
+    }
     if (tokenizer->vocab_size > static_cast<size_t>(cfg.vocab_size))
       throw std::runtime_error(dir + "/tokenizer.json: has " + std::to_string(tokenizer->vocab_size) +
                                " token ids, config.json vocab_size is " + std::to_string(cfg.vocab_size));

@@ -53,7 +53,8 @@ std::vector<uint8_t> base64_decode(const std::string& s, const std::string& sour
 
 class Writer {
  public:
-  Writer(flatbuffers::FlatBufferBuilder& b, const TokenizerJson& t) : b_(b), t_(t), src_(t.source) {}
+  Writer(flatbuffers::FlatBufferBuilder& b, const TokenizerJson& t, std::vector<std::string>* warnings = nullptr)
+      : b_(b), t_(t), src_(t.source), warnings_(warnings) {}
 
   flatbuffers::Offset<fb::TokenizerSpec> write(size_t* vocab_size) {
     const JsonValue& root = t_.root;
@@ -155,27 +156,41 @@ class Writer {
     }
   }
 
-  // id -> token for the model's vocabulary, extended with the added tokens' ids.
+  // id -> token for the model's vocabulary (ids 0..n-1), extended with the added tokens. Their ids
+  // are resolved as HuggingFace tokenizers resolves them when it loads a tokenizer.json
+  // (AddedVocabulary::add_tokens, in file order): a content added before keeps that id, one in
+  // the model's vocabulary gets the vocabulary's id, a new one the next id past the vocabulary
+  // and the added tokens so far. The id written in added_tokens is not used; when it differs, a
+  // warning names the token (HF warns too, "Token '...' was expected to have ID '...' but was
+  // given ID '...'").
   void finish_vocab(const std::string& what) {
-    const size_t id_limit = vocab_.size() + added_.size();
-    for (const Added& a : added_) {
-      // Ids are dense (0..n-1), so an id at or past entries + added tokens leaves a hole: refuse
-      // it before sizing anything by it.
-      if (static_cast<size_t>(a.id) >= id_limit)
-        fail(src_, "added_tokens: id " + std::to_string(a.id) + " of \"" + a.content + "\" is out of range (" +
-                       std::to_string(id_limit) + " tokens in all; ids must be 0..n-1)");
-      if (static_cast<size_t>(a.id) >= vocab_.size()) {
-        vocab_.resize(static_cast<size_t>(a.id) + 1);
-        present_.resize(vocab_.size(), false);
-      }
-      if (!present_[static_cast<size_t>(a.id)]) {
-        vocab_[static_cast<size_t>(a.id)] = a.content;
-        present_[static_cast<size_t>(a.id)] = true;
-        ids_.emplace(a.content, a.id);
-      }
-    }
     for (size_t i = 0; i < present_.size(); ++i)
-      if (!present_[i]) fail(src_, what + ": no token has id " + std::to_string(i) + " (ids must be 0..n-1)");
+      if (!present_[i]) fail(src_, what + ": no token has id " + std::to_string(i) + " (the model's vocabulary must use ids 0..n-1)");
+    const size_t model_size = vocab_.size();
+    std::unordered_map<std::string, int32_t> added_ids;
+    for (Added& a : added_) {
+      int32_t id;
+      std::string why;
+      if (auto it = added_ids.find(a.content); it != added_ids.end()) {
+        id = it->second;
+        why = "the id of its first entry in added_tokens";
+      } else if (auto iv = ids_.find(a.content); iv != ids_.end()) {
+        id = iv->second;
+        why = "the model vocabulary's id";
+      } else {
+        id = static_cast<int32_t>(vocab_.size());  // new ids are handed out in order past the model's
+        vocab_.push_back(a.content);
+        present_.push_back(true);
+        ids_.emplace(a.content, id);
+        why = "the next id past the model's " + std::to_string(model_size) + " tokens and the added tokens before it";
+      }
+      if (id != a.id && warnings_)
+        warnings_->push_back(src_ + ": added token \"" + a.content + "\" has id " + std::to_string(a.id) +
+                             " in added_tokens; it gets id " + std::to_string(id) + " (" + why +
+                             "), as HuggingFace tokenizers resolves it");
+      a.id = id;
+      added_ids.emplace(a.content, id);
+    }
   }
 
   void vocab_from_object(const JsonValue& v, const std::string& what) {
@@ -630,6 +645,7 @@ class Writer {
   flatbuffers::FlatBufferBuilder& b_;
   const TokenizerJson& t_;
   const std::string& src_;
+  std::vector<std::string>* warnings_;
   std::vector<Added> added_;
   std::vector<std::string> vocab_;
   std::vector<bool> present_;
@@ -643,8 +659,8 @@ TokenizerJson parse_tokenizer_json(const std::string& text, const std::string& s
   t.root = parse_json(text, source);
   t.source = source;
   flatbuffers::FlatBufferBuilder scratch;
-  Writer w(scratch, t);
-  scratch.Finish(w.write(&t.vocab_size));  // validates everything once ...
+  Writer w(scratch, t, &t.warnings);
+  scratch.Finish(w.write(&t.vocab_size));  // validates everything once (and collects the warnings) ...
   // ... and the tables must pass the runtime's own checks (e.g. the Precompiled charsmap's trie)
   text::Tokenizer check;
   const Status st = check.init_from_buffer(

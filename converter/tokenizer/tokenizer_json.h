@@ -23,6 +23,9 @@ struct TokenizerJson {
   JsonValue root;
   std::string source;  // file name, for messages
   size_t vocab_size = 0;  // ids the tokenizer can produce (model vocabulary and added tokens)
+  // What was translated as HuggingFace tokenizers reads it but differs from the file's own words
+  // (an added token whose id disagrees with the vocabulary), one line each, naming the token.
+  std::vector<std::string> warnings;
 };
 
 // Parses and checks tokenizer.json text (throws CheckpointError "SOURCE: ..." on anything it

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // c_api.cpp: the C boundary. Validates every pointer and argument, maps C++ results to status
 // codes, and guarantees that no exception leaves the library.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <string>
@@ -12,6 +14,7 @@
 #include "program/program.h"
 #include "session.h"
 #include "tasks/question_answering.h"
+#include "text_encoder.h"
 #include "xnn_gemm.h"
 
 // A loaded model and its Program (built once here, shared by every session of the model).
@@ -31,6 +34,8 @@ void write_error(char* buf, size_t size, const std::string& msg) {
   std::snprintf(buf, size, "%s", msg.c_str());
 }
 
+// The guards: every extern "C" body runs inside one, so no exception leaves the library.
+// Calls with an error buffer: the exception becomes a status and a message in the buffer.
 template <class F>
 eb_status guarded(char* err, size_t err_size, F&& f) {
   try {
@@ -41,6 +46,96 @@ eb_status guarded(char* err, size_t err_size, F&& f) {
   } catch (...) {
     write_error(err, err_size, "internal error");
     return EB_ERROR_BACKEND;
+  }
+}
+
+// Calls without an error channel (model getters): the status alone.
+template <class F>
+eb_status guarded(F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return EB_ERROR_OUT_OF_MEMORY;
+  } catch (...) {
+    return EB_ERROR_BACKEND;
+  }
+}
+
+// Functions that return no status (free, destroy, init, strings): nothing to report.
+template <class T, class F>
+T guarded_value(T fallback, F&& f) noexcept {
+  try {
+    return f();
+  } catch (...) {
+    return fallback;
+  }
+}
+template <class F>
+void guarded_void(F&& f) noexcept {
+  try {
+    f();
+  } catch (...) {
+  }
+}
+
+enum class OnError { kResetRun, kKeepRun };
+
+// Session calls: the exception becomes the session's status and message (eb_session_last_error).
+// A run that throws is a failed run: kResetRun clears its state (through a run that fails at
+// once: Session::run_ids resets the run state before checking its arguments), so no output of a
+// half-done run stays readable. Texts that are not UTF-8 (InvalidTextError, text_encoder.h) are
+// EB_ERROR_INVALID_ARGUMENT with the offset of the first invalid byte.
+// The text inputs of a call, to name the one that is not UTF-8 ("texts[3] is not valid UTF-8:
+// byte 0xFF at offset 5"): the first invalid one in order is the one the tokenizer met first.
+struct TextArg {
+  const char* name;
+  const char* const* texts;  // `count` texts (entries may be NULL)
+  size_t count;
+  bool indexed;  // an array: named "name[k]"
+};
+
+template <class F>
+eb_status guarded(const eb_session* session, OnError on_error, F&& f, std::initializer_list<TextArg> inputs = {}) {
+  eb_status code = EB_ERROR_BACKEND;
+  const char* message = "internal error";
+  char what[160];
+  try {
+    return f();
+  } catch (const edgebert::InvalidTextError& e) {
+    code = EB_ERROR_INVALID_ARGUMENT;
+    std::snprintf(what, sizeof what, "%s", e.what());
+    message = what;
+    try {
+      size_t count = 0;
+      for (const TextArg& in : inputs) count = std::max(count, in.texts ? in.count : 0);
+      bool named = false;
+      for (size_t k = 0; k < count && !named; ++k) {  // in the order they are tokenized: a[k], b[k]
+        for (const TextArg& in : inputs) {
+          if (named || in.texts == nullptr || k >= in.count || in.texts[k] == nullptr) continue;
+          const std::string name = in.indexed ? std::string(in.name) + "[" + std::to_string(k) + "]" : in.name;
+          const edgebert::Status st = edgebert::TextEncoder::check(in.texts[k], name.c_str());
+          if (!st.is_ok()) {
+            std::snprintf(what, sizeof what, "%s", st.message().c_str());
+            named = true;
+          }
+        }
+      }
+    } catch (...) {  // keep the tokenizer's own message
+    }
+  } catch (const std::bad_alloc&) {
+    code = EB_ERROR_OUT_OF_MEMORY;
+    message = "out of memory during the call";
+  } catch (const std::exception& e) {
+    std::snprintf(what, sizeof what, "internal error: %s", e.what());
+    message = what;
+  } catch (...) {
+  }
+  try {
+    edgebert::Session& s = *session->impl;
+    if (on_error == OnError::kResetRun) s.reset_run();
+    return s.fail(code, "%s", message);
+  } catch (...) {
+    return code;
   }
 }
 
@@ -79,25 +174,31 @@ eb_status make_model(std::unique_ptr<edgebert::Model> m, const eb_load_options* 
 
 extern "C" {
 
-const char* eb_version(void) { return EDGEBERT_VERSION_STRING; }
+const char* eb_version(void) {
+  return guarded_value(static_cast<const char*>(""), [] { return EDGEBERT_VERSION_STRING; });
+}
 
 const char* eb_status_string(eb_status s) {
-  switch (s) {
-    case EB_OK: return "ok";
-    case EB_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case EB_ERROR_IO: return "I/O error";
-    case EB_ERROR_INVALID_MODEL: return "invalid model";
-    case EB_ERROR_UNSUPPORTED: return "unsupported";
-    case EB_ERROR_OUT_OF_MEMORY: return "out of memory";
-    case EB_ERROR_BACKEND: return "backend error";
-    case EB_ERROR_SEQUENCE_TOO_LONG: return "sequence too long";
-    case EB_ERROR_BAD_STATE: return "bad state";
-  }
-  return "unknown status";
+  return guarded_value(static_cast<const char*>("unknown status"), [s]() -> const char* {
+    switch (s) {
+      case EB_OK: return "ok";
+      case EB_ERROR_INVALID_ARGUMENT: return "invalid argument";
+      case EB_ERROR_IO: return "I/O error";
+      case EB_ERROR_INVALID_MODEL: return "invalid model";
+      case EB_ERROR_UNSUPPORTED: return "unsupported";
+      case EB_ERROR_OUT_OF_MEMORY: return "out of memory";
+      case EB_ERROR_BACKEND: return "backend error";
+      case EB_ERROR_SEQUENCE_TOO_LONG: return "sequence too long";
+      case EB_ERROR_BAD_STATE: return "bad state";
+    }
+    return "unknown status";
+  });
 }
 
 void eb_load_options_init(eb_load_options* options) {
-  if (options) *options = eb_load_options{};
+  guarded_void([&] {
+    if (options) *options = eb_load_options{};
+  });
 }
 
 eb_status eb_model_load_file(const char* path, eb_model** out_model, char* error, size_t error_size) {
@@ -106,13 +207,13 @@ eb_status eb_model_load_file(const char* path, eb_model** out_model, char* error
 
 eb_status eb_model_load_file_with_options(const char* path, const eb_load_options* options, eb_model** out_model,
                                           char* error, size_t error_size) {
-  if (out_model) *out_model = nullptr;
-  if (!path || !out_model) {
-    write_error(error, error_size, "path and out_model must not be NULL");
-    return EB_ERROR_INVALID_ARGUMENT;
-  }
-  if (!options_valid(options, error, error_size)) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(error, error_size, [&]() -> eb_status {
+    if (out_model) *out_model = nullptr;
+    if (!path || !out_model) {
+      write_error(error, error_size, "path and out_model must not be NULL");
+      return EB_ERROR_INVALID_ARGUMENT;
+    }
+    if (!options_valid(options, error, error_size)) return EB_ERROR_INVALID_ARGUMENT;
     std::string msg;
     std::unique_ptr<edgebert::Model> m;
     const eb_status s = edgebert::Model::load_file(path, &m, &msg);
@@ -130,17 +231,17 @@ eb_status eb_model_load_memory(const void* data, size_t size, eb_model** out_mod
 
 eb_status eb_model_load_memory_with_options(const void* data, size_t size, const eb_load_options* options,
                                             eb_model** out_model, char* error, size_t error_size) {
-  if (out_model) *out_model = nullptr;
-  if (!options_valid(options, error, error_size)) return EB_ERROR_INVALID_ARGUMENT;
-  if (!data || !out_model) {
-    write_error(error, error_size, "data and out_model must not be NULL");
-    return EB_ERROR_INVALID_ARGUMENT;
-  }
-  if (reinterpret_cast<uintptr_t>(data) % 64 != 0) {
-    write_error(error, error_size, "model memory must be 64-byte aligned");
-    return EB_ERROR_INVALID_ARGUMENT;
-  }
   return guarded(error, error_size, [&]() -> eb_status {
+    if (out_model) *out_model = nullptr;
+    if (!options_valid(options, error, error_size)) return EB_ERROR_INVALID_ARGUMENT;
+    if (!data || !out_model) {
+      write_error(error, error_size, "data and out_model must not be NULL");
+      return EB_ERROR_INVALID_ARGUMENT;
+    }
+    if (reinterpret_cast<uintptr_t>(data) % 64 != 0) {
+      write_error(error, error_size, "model memory must be 64-byte aligned");
+      return EB_ERROR_INVALID_ARGUMENT;
+    }
     std::string msg;
     std::unique_ptr<edgebert::Model> m;
     const eb_status s = edgebert::Model::create(data, size, nullptr, 0, &m, &msg);
@@ -153,68 +254,80 @@ eb_status eb_model_load_memory_with_options(const void* data, size_t size, const
 }
 
 eb_status eb_model_get_weight_cache(const eb_model* model, eb_weight_cache_state* out_state, const char** out_message) {
-  if (out_state) *out_state = EB_WEIGHT_CACHE_NONE;
-  if (out_message) *out_message = "";
-  if (!model) return EB_ERROR_INVALID_ARGUMENT;
-  if (out_state) *out_state = model->program->weights().state;
-  if (out_message) *out_message = model->program->weights().message.c_str();
-  return EB_OK;
+  return guarded([&]() -> eb_status {
+    if (out_state) *out_state = EB_WEIGHT_CACHE_NONE;
+    if (out_message) *out_message = "";
+    if (!model) return EB_ERROR_INVALID_ARGUMENT;
+    if (out_state) *out_state = model->program->weights().state;
+    if (out_message) *out_message = model->program->weights().message.c_str();
+    return EB_OK;
+  });
 }
 
 eb_status eb_model_get_memory(const eb_model* model, size_t* packed_weight_bytes, size_t* model_file_bytes) {
-  if (packed_weight_bytes) *packed_weight_bytes = 0;
-  if (model_file_bytes) *model_file_bytes = 0;
-  if (!model) return EB_ERROR_INVALID_ARGUMENT;
-  if (packed_weight_bytes) *packed_weight_bytes = model->program->weights().packed_bytes();
-  if (model_file_bytes) *model_file_bytes = model->impl->file_size;
-  return EB_OK;
+  return guarded([&]() -> eb_status {
+    if (packed_weight_bytes) *packed_weight_bytes = 0;
+    if (model_file_bytes) *model_file_bytes = 0;
+    if (!model) return EB_ERROR_INVALID_ARGUMENT;
+    if (packed_weight_bytes) *packed_weight_bytes = model->program->weights().packed_bytes();
+    if (model_file_bytes) *model_file_bytes = model->impl->file_size;
+    return EB_OK;
+  });
 }
 
 eb_status eb_model_get_info(const eb_model* model, eb_model_info* info) {
-  if (!model || !info) return EB_ERROR_INVALID_ARGUMENT;
-  const edgebert::Model& m = *model->impl;
-  info->hidden_size = m.config.hidden;
-  info->num_attention_heads = m.config.heads;
-  info->num_hidden_layers = m.config.layers;
-  info->intermediate_size = m.config.intermediate;
-  info->vocab_size = m.config.vocab;
-  info->max_position_embeddings = m.config.max_position;
-  info->type_vocab_size = m.config.type_vocab;
-  info->num_labels = m.has_classifier ? m.config.num_labels : 0;
-  info->has_pooler = m.has_pooler;
-  info->has_embeddings = m.has_embeddings;
-  info->has_vocab = m.text_tokenizer != nullptr;  // a tokenizer of any kind
-  info->is_int8 = m.int8;
-  info->task = static_cast<int32_t>(m.task);
-  info->is_distilbert = m.is_distilbert;
-  return EB_OK;
+  return guarded([&]() -> eb_status {
+    if (!model || !info) return EB_ERROR_INVALID_ARGUMENT;
+    const edgebert::Model& m = *model->impl;
+    info->hidden_size = m.config.hidden;
+    info->num_attention_heads = m.config.heads;
+    info->num_hidden_layers = m.config.layers;
+    info->intermediate_size = m.config.intermediate;
+    info->vocab_size = m.config.vocab;
+    info->max_position_embeddings = m.config.max_position;
+    info->type_vocab_size = m.config.type_vocab;
+    info->num_labels = m.has_classifier ? m.config.num_labels : 0;
+    info->has_pooler = m.has_pooler;
+    info->has_embeddings = m.has_embeddings;
+    info->has_vocab = m.text_tokenizer != nullptr;  // a tokenizer of any kind
+    info->is_int8 = m.int8;
+    info->task = static_cast<int32_t>(m.task);
+    info->is_distilbert = m.is_distilbert;
+    return EB_OK;
+  });
 }
 
 eb_status eb_model_get_label(const eb_model* model, int32_t index, const char** out_name) {
-  if (out_name) *out_name = nullptr;
-  if (!model || !out_name) return EB_ERROR_INVALID_ARGUMENT;
-  const edgebert::Model& m = *model->impl;
-  if (index < 0 || static_cast<size_t>(index) >= m.labels.size()) return EB_ERROR_INVALID_ARGUMENT;
-  *out_name = m.labels[static_cast<size_t>(index)].c_str();
-  return EB_OK;
+  return guarded([&]() -> eb_status {
+    if (out_name) *out_name = nullptr;
+    if (!model || !out_name) return EB_ERROR_INVALID_ARGUMENT;
+    const edgebert::Model& m = *model->impl;
+    if (index < 0 || static_cast<size_t>(index) >= m.labels.size()) return EB_ERROR_INVALID_ARGUMENT;
+    *out_name = m.labels[static_cast<size_t>(index)].c_str();
+    return EB_OK;
+  });
 }
 
-void eb_model_free(eb_model* model) { delete model; }
+void eb_model_free(eb_model* model) {
+  guarded_void([&] { delete model; });
+}
 
 void eb_session_options_init(eb_session_options* o) {
-  if (!o) return;
-  std::memset(o, 0, sizeof *o);
-  o->num_threads = 1;
+  guarded_void([&] {
+    if (!o) return;
+    std::memset(o, 0, sizeof *o);
+    o->num_threads = 1;
+  });
 }
 
 eb_status eb_session_create(const eb_model* model, const eb_session_options* options, eb_session** out_session,
                             char* error, size_t error_size) {
-  if (out_session) *out_session = nullptr;
-  if (!model || !out_session) {
-    write_error(error, error_size, "model and out_session must not be NULL");
-    return EB_ERROR_INVALID_ARGUMENT;
-  }
   return guarded(error, error_size, [&]() -> eb_status {
+    if (out_session) *out_session = nullptr;
+    if (!model || !out_session) {
+      write_error(error, error_size, "model and out_session must not be NULL");
+      return EB_ERROR_INVALID_ARGUMENT;
+    }
     edgebert::SessionOptions so;
     if (options) {
       if (options->split_special_tokens != 0 && options->split_special_tokens != 1) {
@@ -238,207 +351,244 @@ eb_status eb_session_create(const eb_model* model, const eb_session_options* opt
   });
 }
 
-void eb_session_destroy(eb_session* session) { delete session; }
+void eb_session_destroy(eb_session* session) {
+  guarded_void([&] { delete session; });
+}
 
 eb_status eb_session_run_ids(eb_session* session, const int32_t* input_ids, const int32_t* token_type_ids,
                              const int32_t* attention_mask, size_t seq_len) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  return session->impl->run_ids(input_ids, token_type_ids, attention_mask, seq_len);
+  return guarded(session, OnError::kResetRun,
+                 [&] { return session->impl->run_ids(input_ids, token_type_ids, attention_mask, seq_len); });
 }
 
 eb_status eb_session_run_text(eb_session* session, const char* text) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  return session->impl->run_text(text);
+  return guarded(session, OnError::kResetRun, [&] { return session->impl->run_text(text); }, {{"text", &text, 1, false}});
 }
 
 eb_status eb_session_run_text_pair(eb_session* session, const char* text_a, const char* text_b) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  return session->impl->run_text_pair(text_a, text_b);
+  return guarded(session, OnError::kResetRun, [&] { return session->impl->run_text_pair(text_a, text_b); },
+                 {{"text_a", &text_a, 1, false}, {"text_b", &text_b, 1, false}});
 }
 
 eb_status eb_session_run_embeddings(eb_session* session, const float* embeddings, const int32_t* attention_mask,
                                     size_t seq_len) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  return session->impl->run_embeddings(embeddings, attention_mask, seq_len);
+  return guarded(session, OnError::kResetRun,
+                 [&] { return session->impl->run_embeddings(embeddings, attention_mask, seq_len); });
 }
 
 eb_status eb_session_run_texts(eb_session* session, const char* const* texts, size_t count, size_t* out_consumed) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  return session->impl->run_texts(texts, nullptr, count, out_consumed);
+  return guarded(session, OnError::kResetRun,
+                 [&] { return session->impl->run_texts(texts, nullptr, count, out_consumed); },
+                 {{"texts", texts, count, true}});
 }
 
 eb_status eb_session_run_text_pairs(eb_session* session, const char* const* texts_a, const char* const* texts_b,
                                     size_t count, size_t* out_consumed) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  if (!texts_b) {
-    if (out_consumed) *out_consumed = 0;
-    return session->impl->refuse_run(EB_ERROR_INVALID_ARGUMENT, "texts_b is NULL");
-  }
-  return session->impl->run_texts(texts_a, texts_b, count, out_consumed);
+  return guarded(session, OnError::kResetRun, [&]() -> eb_status {
+    if (!texts_b) {
+      if (out_consumed) *out_consumed = 0;
+      return session->impl->refuse_run(EB_ERROR_INVALID_ARGUMENT, "texts_b is NULL");
+    }
+    return session->impl->run_texts(texts_a, texts_b, count, out_consumed);
+  }, {{"texts_a", texts_a, count, true}, {"texts_b", texts_b, count, true}});
 }
 
 eb_status eb_session_run_ids_batch(eb_session* session, const int32_t* input_ids, const int32_t* token_type_ids,
                                    const size_t* lengths, size_t count, size_t* out_consumed) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  return session->impl->run_ids_batch(input_ids, token_type_ids, lengths, count, out_consumed);
+  return guarded(session, OnError::kResetRun, [&] {
+    return session->impl->run_ids_batch(input_ids, token_type_ids, lengths, count, out_consumed);
+  });
 }
 
 eb_status eb_session_get_sequence_count(const eb_session* session, size_t* out_count) {
   if (!session || !out_count) return EB_ERROR_INVALID_ARGUMENT;
-  edgebert::Session& s = *session->impl;
-  if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: sequences are not available");
-  *out_count = s.sequence_count();
-  return EB_OK;
+  return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
+    edgebert::Session& s = *session->impl;
+    if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: sequences are not available");
+    *out_count = s.sequence_count();
+    return EB_OK;
+  });
 }
 
 eb_status eb_session_get_sequence(const eb_session* session, size_t index, eb_sequence_info* out_info) {
   if (!session || !out_info) return EB_ERROR_INVALID_ARGUMENT;
-  edgebert::Session& s = *session->impl;
-  if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: sequences are not available");
-  if (index >= s.sequence_count())
-    return s.fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu of %zu", index, s.sequence_count());
-  const edgebert::SequenceInfo q = s.sequence(index);
-  out_info->status = static_cast<int32_t>(q.status);
-  out_info->first_token = static_cast<int32_t>(q.first_token);
-  out_info->tokens = static_cast<int32_t>(q.tokens);
-  out_info->first_word = static_cast<int32_t>(q.first_word);
-  out_info->words = static_cast<int32_t>(q.words);
-  return EB_OK;
+  return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
+    edgebert::Session& s = *session->impl;
+    if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: sequences are not available");
+    if (index >= s.sequence_count())
+      return s.fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu of %zu", index, s.sequence_count());
+    const edgebert::SequenceInfo q = s.sequence(index);
+    out_info->status = static_cast<int32_t>(q.status);
+    out_info->first_token = static_cast<int32_t>(q.first_token);
+    out_info->tokens = static_cast<int32_t>(q.tokens);
+    out_info->first_word = static_cast<int32_t>(q.first_word);
+    out_info->words = static_cast<int32_t>(q.words);
+    return EB_OK;
+  });
 }
 
 eb_status eb_session_get_output(const eb_session* session, eb_output which, const float** out_data,
                                 int64_t* out_shape, int32_t* out_rank) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  edgebert::Session& s = *session->impl;
-  if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: outputs are not available");
-  const edgebert::Model& m = s.model();
-  const float* data = nullptr;
-  int64_t shape[2] = {0, 0};
-  int32_t rank = 1;
-  switch (which) {
-    case EB_OUTPUT_LAST_HIDDEN_STATE:
-      data = s.last_hidden_state();
-      shape[0] = static_cast<int64_t>(s.seq_len());
-      shape[1] = m.config.hidden;
+  return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
+    edgebert::Session& s = *session->impl;
+    if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: outputs are not available");
+    const edgebert::Model& m = s.model();
+    const float* data = nullptr;
+    int64_t shape[2] = {0, 0};
+    int32_t rank = 1;
+    switch (which) {
+      case EB_OUTPUT_LAST_HIDDEN_STATE:
+        data = s.last_hidden_state();
+        shape[0] = static_cast<int64_t>(s.seq_len());
+        shape[1] = m.config.hidden;
+        rank = 2;
+        break;
+      case EB_OUTPUT_POOLER_OUTPUT:
+        if (!m.has_pooler) return s.fail(EB_ERROR_UNSUPPORTED, "this model has no pooler");
+        data = s.pooler_output();
+        shape[0] = m.config.hidden;
+        break;
+      case EB_OUTPUT_LOGITS:
+        if (!s.logits()) return s.fail(EB_ERROR_UNSUPPORTED, "this model is not a sequence classifier");
+        data = s.logits();
+        shape[0] = m.config.num_labels;
+        break;
+      case EB_OUTPUT_SENTENCE_EMBEDDING:
+        if (!s.sentence_embedding())
+          return s.fail(EB_ERROR_UNSUPPORTED, "this model is not a sentence-embedding model");
+        data = s.sentence_embedding();
+        shape[0] = m.config.hidden;
+        break;
+      case EB_OUTPUT_START_LOGITS:
+      case EB_OUTPUT_END_LOGITS:
+        if (!s.start_logits()) return s.fail(EB_ERROR_UNSUPPORTED, "this model is not a question-answering model");
+        data = which == EB_OUTPUT_START_LOGITS ? s.start_logits() : s.end_logits();
+        shape[0] = static_cast<int64_t>(s.seq_len());
+        break;
+      case EB_OUTPUT_TOKEN_LOGITS:
+        if (!s.token_logits()) return s.fail(EB_ERROR_UNSUPPORTED, "this model is not a token classifier");
+        data = s.token_logits();
+        shape[0] = static_cast<int64_t>(s.seq_len());
+        shape[1] = m.config.num_labels;
+        rank = 2;
+        break;
+      default:
+        return s.fail(EB_ERROR_INVALID_ARGUMENT, "unknown output %d", static_cast<int>(which));
+    }
+    if (s.packed() && rank == 1 && which != EB_OUTPUT_START_LOGITS && which != EB_OUTPUT_END_LOGITS) {
+      shape[1] = shape[0];  // pooled outputs: one row per sequence
+      shape[0] = static_cast<int64_t>(s.sequence_count());
       rank = 2;
-      break;
-    case EB_OUTPUT_POOLER_OUTPUT:
-      if (!m.has_pooler) return s.fail(EB_ERROR_UNSUPPORTED, "this model has no pooler");
-      data = s.pooler_output();
-      shape[0] = m.config.hidden;
-      break;
-    case EB_OUTPUT_LOGITS:
-      if (!s.logits()) return s.fail(EB_ERROR_UNSUPPORTED, "this model is not a sequence classifier");
-      data = s.logits();
-      shape[0] = m.config.num_labels;
-      break;
-    case EB_OUTPUT_SENTENCE_EMBEDDING:
-      if (!s.sentence_embedding()) return s.fail(EB_ERROR_UNSUPPORTED, "this model is not a sentence-embedding model");
-      data = s.sentence_embedding();
-      shape[0] = m.config.hidden;
-      break;
-    case EB_OUTPUT_START_LOGITS:
-    case EB_OUTPUT_END_LOGITS:
-      if (!s.start_logits()) return s.fail(EB_ERROR_UNSUPPORTED, "this model is not a question-answering model");
-      data = which == EB_OUTPUT_START_LOGITS ? s.start_logits() : s.end_logits();
-      shape[0] = static_cast<int64_t>(s.seq_len());
-      break;
-    case EB_OUTPUT_TOKEN_LOGITS:
-      if (!s.token_logits()) return s.fail(EB_ERROR_UNSUPPORTED, "this model is not a token classifier");
-      data = s.token_logits();
-      shape[0] = static_cast<int64_t>(s.seq_len());
-      shape[1] = m.config.num_labels;
-      rank = 2;
-      break;
-    default:
-      return s.fail(EB_ERROR_INVALID_ARGUMENT, "unknown output %d", static_cast<int>(which));
-  }
-  if (s.packed() && rank == 1 && which != EB_OUTPUT_START_LOGITS && which != EB_OUTPUT_END_LOGITS) {
-    shape[1] = shape[0];  // pooled outputs: one row per sequence
-    shape[0] = static_cast<int64_t>(s.sequence_count());
-    rank = 2;
-  }
-  if (out_data) *out_data = data;
-  if (out_shape) {
-    out_shape[0] = shape[0];
-    if (rank == 2) out_shape[1] = shape[1];
-  }
-  if (out_rank) *out_rank = rank;
-  return EB_OK;
+    }
+    if (out_data) *out_data = data;
+    if (out_shape) {
+      out_shape[0] = shape[0];
+      if (rank == 2) out_shape[1] = shape[1];
+    }
+    if (out_rank) *out_rank = rank;
+    return EB_OK;
+  });
 }
 
 eb_status eb_session_get_input_ids(const eb_session* session, const int32_t** out_ids, size_t* out_len) {
   if (!session || !out_ids || !out_len) return EB_ERROR_INVALID_ARGUMENT;
-  edgebert::Session& s = *session->impl;
-  if (!s.has_input_ids())
-    return s.fail(EB_ERROR_BAD_STATE, "input ids need a successful run_ids, run_text or run_text_pair as the last run");
-  *out_ids = s.input_ids();
-  *out_len = s.seq_len();
-  return EB_OK;
+  return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
+    edgebert::Session& s = *session->impl;
+    if (!s.has_input_ids())
+      return s.fail(EB_ERROR_BAD_STATE,
+                    "input ids need a successful run_ids, run_text or run_text_pair as the last run");
+    *out_ids = s.input_ids();
+    *out_len = s.seq_len();
+    return EB_OK;
+  });
 }
 
 eb_status eb_session_get_token_offsets(const eb_session* session, const int32_t** out_begin, const int32_t** out_end,
                                        const int32_t** out_segment, size_t* out_len) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  edgebert::Session& s = *session->impl;
-  if (!s.has_offsets())
-    return s.fail(EB_ERROR_BAD_STATE, "token offsets need a successful run_text or run_text_pair as the last run");
-  if (out_begin) *out_begin = s.token_begin();
-  if (out_end) *out_end = s.token_end();
-  if (out_segment) *out_segment = s.token_segment();
-  if (out_len) *out_len = s.seq_len();
-  return EB_OK;
+  return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
+    edgebert::Session& s = *session->impl;
+    if (!s.has_offsets())
+      return s.fail(EB_ERROR_BAD_STATE, "token offsets need a successful run_text or run_text_pair as the last run");
+    if (out_begin) *out_begin = s.token_begin();
+    if (out_end) *out_end = s.token_end();
+    if (out_segment) *out_segment = s.token_segment();
+    if (out_len) *out_len = s.seq_len();
+    return EB_OK;
+  });
 }
 
 eb_status eb_session_best_span(const eb_session* session, int32_t max_answer_tokens, eb_span* out_span) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  return session->impl->best_span(max_answer_tokens, out_span);
+  return guarded(session, OnError::kKeepRun,
+                 [&] { return session->impl->best_span(max_answer_tokens, out_span); });
 }
 
 eb_status eb_session_sequence_best_span(const eb_session* session, size_t index, int32_t max_answer_tokens,
                                         eb_span* out_span) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  return session->impl->sequence_best_span(index, max_answer_tokens, out_span);
+  return guarded(session, OnError::kKeepRun,
+                 [&] { return session->impl->sequence_best_span(index, max_answer_tokens, out_span); });
 }
 
 eb_status eb_session_get_word_ids(const eb_session* session, const int32_t** out_word_ids, size_t* out_len) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  edgebert::Session& s = *session->impl;
-  if (!s.has_offsets())
-    return s.fail(EB_ERROR_BAD_STATE, "word ids need a successful run_text or run_text_pair as the last run");
-  if (out_word_ids) *out_word_ids = s.word_ids();
-  if (out_len) *out_len = s.seq_len();
-  return EB_OK;
+  return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
+    edgebert::Session& s = *session->impl;
+    if (!s.has_offsets())
+      return s.fail(EB_ERROR_BAD_STATE, "word ids need a successful run_text or run_text_pair as the last run");
+    if (out_word_ids) *out_word_ids = s.word_ids();
+    if (out_len) *out_len = s.seq_len();
+    return EB_OK;
+  });
 }
 
 eb_status eb_session_get_words(const eb_session* session, const eb_word** out_words, size_t* out_count) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  edgebert::Session& s = *session->impl;
-  if (!s.has_offsets()) return s.fail(EB_ERROR_BAD_STATE, "words need a successful run_text or run_text_pair as the last run");
-  if (out_words) *out_words = s.words();
-  if (out_count) *out_count = s.word_count();
-  return EB_OK;
+  return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
+    edgebert::Session& s = *session->impl;
+    if (!s.has_offsets())
+      return s.fail(EB_ERROR_BAD_STATE, "words need a successful run_text or run_text_pair as the last run");
+    if (out_words) *out_words = s.words();
+    if (out_count) *out_count = s.word_count();
+    return EB_OK;
+  });
 }
 
 eb_status eb_session_answer(eb_session* session, const char* question, const char* context, int32_t max_answer_tokens,
                             int32_t doc_stride, eb_span* out_span, int32_t* out_windows) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  return edgebert::tasks::answer(*session->impl, question, context, max_answer_tokens, doc_stride, out_span, out_windows);
+  return guarded(session, OnError::kResetRun, [&] {
+    return edgebert::tasks::answer(*session->impl, question, context, max_answer_tokens, doc_stride, out_span,
+                                   out_windows);
+  }, {{"question", &question, 1, false}, {"context", &context, 1, false}});
 }
 
 eb_status eb_session_memory(const eb_session* session, size_t* arena_bytes, size_t* naive_bytes,
                             size_t* packed_weight_bytes) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
-  const edgebert::Session& s = *session->impl;
-  if (arena_bytes) *arena_bytes = s.arena_bytes();
-  if (naive_bytes) *naive_bytes = s.naive_bytes();
-  if (packed_weight_bytes) *packed_weight_bytes = s.packed_weight_bytes();
-  return EB_OK;
+  return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
+    const edgebert::Session& s = *session->impl;
+    if (arena_bytes) *arena_bytes = s.arena_bytes();
+    if (naive_bytes) *naive_bytes = s.naive_bytes();
+    if (packed_weight_bytes) *packed_weight_bytes = s.packed_weight_bytes();
+    return EB_OK;
+  });
 }
 
 const char* eb_session_last_error(const eb_session* session) {
-  if (!session) return "session is NULL";
-  return session->impl->last_error();
+  return guarded_value(static_cast<const char*>("internal error"), [&]() -> const char* {
+    if (!session) return "session is NULL";
+    return session->impl->last_error();
+  });
 }
 
 }  // extern "C"

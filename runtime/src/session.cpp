@@ -342,10 +342,16 @@ eb_status Session::run_text_inputs(size_t n, bool pair) {
   return s;
 }
 
+eb_status Session::check_text(const char* text, const char* what) {
+  const Status st = TextEncoder::check(text, what);
+  return st.is_ok() ? EB_OK : fail(st.code(), "%s", st.message().c_str());
+}
+
 eb_status Session::run_text(const char* text) {
   state_ = RunState();
   if (!text) return fail(EB_ERROR_INVALID_ARGUMENT, "text is NULL");
   if (!text_.available()) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
+  if (check_text(text, "text") != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
   const size_t n = tokenize(text, nullptr);
   if (n == 0) return EB_ERROR_SEQUENCE_TOO_LONG;
   return run_text_inputs(n, false);
@@ -355,6 +361,7 @@ eb_status Session::run_text_pair(const char* a, const char* b) {
   state_ = RunState();
   if (!a || !b) return fail(EB_ERROR_INVALID_ARGUMENT, "text_a and text_b must not be NULL");
   if (!text_.available()) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
+  if (check_text(a, "text_a") != EB_OK || check_text(b, "text_b") != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
   const size_t n = tokenize(a, b);
   if (n == 0) return EB_ERROR_SEQUENCE_TOO_LONG;
   return run_text_inputs(n, true);
@@ -459,6 +466,14 @@ eb_status Session::run_texts(const char* const* texts_a, const char* const* text
   if (!model_.has_embeddings)
     return fail(EB_ERROR_UNSUPPORTED, "this model has no embedding tables; run it on precomputed embeddings");
   if (!text_.available()) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
+  // text that is not UTF-8 refuses the call, naming the first such input (docs/tokenizers.md)
+  for (size_t i = 0; i < count && i < max_rows_; ++i)
+    for (int side = 0; side < (texts_b ? 2 : 1); ++side) {
+      const char* t = side == 0 ? texts_a[i] : texts_b[i];
+      char what[32];
+      std::snprintf(what, sizeof what, "%s[%zu]", side == 0 ? (texts_b ? "texts_a" : "texts") : "texts_b", i);
+      if (t && check_text(t, what) != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
+    }
   const size_t max_n = static_cast<size_t>(max_n_);
   size_t at = 0, k = 0;
   for (; k < count && k < max_rows_; ++k) {

@@ -141,6 +141,8 @@ class Session {
   tasks::RunInputs& inputs() { return inputs_; }
   tasks::QaScratch& qa_scratch() { return qa_; }
   eb_status run_text_inputs(size_t n, bool pair);
+  // EB_OK, or the error (EB_ERROR_INVALID_ARGUMENT naming `what` and the byte) when text is not UTF-8.
+  eb_status check_text(const char* text, const char* what);
   // Forgets the last run (its outputs are no longer readable).
   void reset_run() { state_ = RunState(); }
   // A run refused before it started (the C API's own argument checks): the previous run's

@@ -4,19 +4,38 @@
 // tokens around the segments (text::Tokenizer::Frame: [CLS] A [SEP] B [SEP] for BERT,
 // <s> A </s></s> B </s> for RoBERTa, A </s> B </s> for T5, ...). It wraps the model's own
 // tokenizer of every kind (runtime/src/text). Allocates only in reserve() (session creation) and
-// when a text longer than any before needs larger buffers.
+// when a text longer than any before needs larger buffers. Every text is checked to be UTF-8
+// before it is tokenized (docs/tokenizers.md, "Invalid UTF-8").
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <string_view>
 #include <vector>
 
 #include "model.h"
+#include "status.h"
 #include "text/tokenizer.h"
 #include "tokenizer/wordpiece_tokenizer.h"
 
 namespace edgebert {
+
+// A text that is not valid UTF-8, as encode() reports it: what() is "text is not valid UTF-8:
+// byte 0xXX at offset N" (N: the first invalid byte, from the start of that text). Nothing is
+// allocated to throw it beyond the exception object. The C API's guard turns it into
+// EB_ERROR_INVALID_ARGUMENT with that message, until the session checks its inputs with check()
+// first (then nothing throws it).
+class InvalidTextError : public std::exception {
+ public:
+  InvalidTextError(size_t offset, unsigned char byte);
+  const char* what() const noexcept override { return message_; }
+  size_t offset() const { return offset_; }
+
+ private:
+  size_t offset_;
+  char message_[96];
+};
 
 class TextEncoder {
  public:
@@ -42,21 +61,21 @@ class TextEncoder {
   // word, so those contexts are tokenized once, whole).
   bool retokenizes_from_words() const { return tokenizer_->is_legacy_wordpiece(); }
 
+  // The input check every text goes through: OK, or EB_ERROR_INVALID_ARGUMENT "text is not valid
+  // UTF-8: byte 0xXX at offset N" (`what` replaces "text", e.g. "text_b", "context").
+  static Status check(std::string_view text, const char* what = "text");
+
   // Tokenizes `text` (no special tokens added). Writes the first min(total, cap) tokens: ids,
   // spans (byte ranges in `text`; may be null) and word ids (numbered from 0 within `text`; may
-  // be null); returns the total number of tokens of the text.
-  size_t encode(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* word_ids, size_t cap) const {
-    if (cap > tokens_.size()) tokens_.resize(cap);
-    const size_t total = tokenizer_->encode_segment(text, split_special_tokens_, ws_, tokens_.data(), cap);
-    const size_t written = total < cap ? total : cap;
-    for (size_t i = 0; i < written; ++i) {
-      const text::TextToken& t = tokens_[i];
-      if (ids) ids[i] = t.id;
-      if (spans) spans[i] = TokenSpan{t.begin, t.end};
-      if (word_ids) word_ids[i] = t.word;
-    }
-    return total;
-  }
+  // be null). Returns:
+  //  - cap == 0: the total number of tokens of the text (bounded memory, linear time: the
+  //    vocab.txt WordPiece counts without storing);
+  //  - cap > 0: the total when it is at most cap or the text is at most the reserved
+  //    `text_bytes` long; else some count > cap: tokenizing stops at the first word boundary past
+  //    cap tokens (a long text that cannot fit is refused in the time of its first cap tokens,
+  //    however long it is).
+  // Throws InvalidTextError when `text` is not valid UTF-8 (checked before tokenizing).
+  size_t encode(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* word_ids, size_t cap) const;
 
  private:
   const text::Tokenizer* tokenizer_;

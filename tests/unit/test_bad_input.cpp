@@ -216,7 +216,11 @@ TEST_CASE("C API misuse returns errors", "[c-api]") {
   std::string long_text;
   for (int i = 0; i < 40; ++i) long_text += "movie ";
   CHECK(eb_session_run_text(s.s, long_text.c_str()) == EB_ERROR_SEQUENCE_TOO_LONG);
-  CHECK(eb_session_run_text(s.s, "\xff\xfe invalid utf-8 \xc3") == EB_OK);
+  // invalid UTF-8 is refused before tokenizing, naming the first invalid byte (docs/tokenizers.md)
+  CHECK(eb_session_run_text(s.s, "\xff\xfe invalid utf-8 \xc3") == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(eb_session_last_error(s.s)) == "text is not valid UTF-8: byte 0xFF at offset 0");
+  CHECK(eb_session_run_text(s.s, "fine until \xc3") == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(eb_session_last_error(s.s)) == "text is not valid UTF-8: byte 0xC3 at offset 11");
   CHECK(eb_session_run_embeddings(s.s, nullptr, nullptr, 3) == EB_ERROR_INVALID_ARGUMENT);
   std::vector<float> emb(3 * static_cast<size_t>(info.hidden_size), 0.f);
   emb[5] = NAN;

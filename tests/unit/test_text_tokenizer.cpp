@@ -6,8 +6,10 @@
 // edgebert-tokenize giving the same output from a converted model as from its tokenizer.json.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -24,6 +26,8 @@
 #include "test_support.h"
 #include "text/pre_tokenizers.h"
 #include "text/tokenizer.h"
+#include "text/unicode.h"
+#include "text_encoder.h"
 
 namespace fs = std::filesystem;
 using namespace edgebert;
@@ -131,6 +135,77 @@ const char* kUnigram = R"({
     "special_tokens": {"</s>": {"id": "</s>", "ids": [1], "tokens": ["</s>"]}}},
   "model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0], ["</s>", 0], ["\u2581", -2], ["\u2581a", -1], ["b", -2], ["\u2581ab", -5], ["c", -3], ["fi", -1]]}
 })";
+
+// A model converted (fp32) from the testdata checkpoint `source` with `tokenizer_json` as its
+// tokenizer.json (its vocab.txt removed), written to dir/name.ebm; returns the file's path.
+std::string convert_with_tokenizer(const fs::path& dir, const std::string& source, const std::string& tokenizer_json,
+                                   const std::string& name, std::vector<std::string>* notes = nullptr) {
+  const fs::path ckpt = dir / name;
+  fs::copy(testdata_dir() + "/" + source, ckpt, fs::copy_options::recursive);
+  fs::remove(ckpt / "vocab.txt");
+  std::ofstream(ckpt / "tokenizer.json") << tokenizer_json;
+  convert::ConvertOptions o;
+  o.input_dir = ckpt.string();
+  o.fp32 = true;
+  o.quiet = true;
+  o.error_report = false;
+  const convert::ConvertResult r = convert::convert_checkpoint(o);
+  if (notes) *notes = r.notes;
+  const std::string path = (dir / (name + ".ebm")).string();
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(r.buffer.data()), static_cast<std::streamsize>(r.buffer.size()));
+  return path;
+}
+
+// One model of each tokenizer kind, all from the testdata checkpoint `source`: its own vocab.txt
+// WordPiece, and tokenizer.json WordPiece, byte-level BPE and Unigram conversions (into `dir`).
+std::vector<std::pair<std::string, std::string>> every_tokenizer_kind(const fs::path& dir, const std::string& source) {
+  return {{"vocab.txt WordPiece", ebm_path(source, "int8")},
+          {"tokenizer.json WordPiece", convert_with_tokenizer(dir, source, kWordPiece, "wp")},
+          {"byte-level BPE", convert_with_tokenizer(dir, source, byte_level_json(), "bpe")},
+          {"Unigram (SentencePiece)", convert_with_tokenizer(dir, source, kUnigram, "uni")}};
+}
+
+// A loaded model and a session of `max_len` positions on it.
+struct TextSession {
+  eb_model* model = nullptr;
+  eb_session* s = nullptr;
+  TextSession(const std::string& path, int max_len) {
+    char error[256] = "";
+    REQUIRE(eb_model_load_file(path.c_str(), &model, error, sizeof error) == EB_OK);
+    eb_session_options opt;
+    eb_session_options_init(&opt);
+    opt.max_sequence_length = max_len;
+    REQUIRE(eb_session_create(model, &opt, &s, error, sizeof error) == EB_OK);
+  }
+  ~TextSession() {
+    eb_session_destroy(s);
+    eb_model_free(model);
+  }
+  TextSession(const TextSession&) = delete;
+  TextSession& operator=(const TextSession&) = delete;
+};
+
+// A field of /proc/self/status in kB ("VmRSS:", "VmHWM:"), or -1.
+long proc_status_kb(const char* field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.compare(0, std::strlen(field), field) == 0) return std::atol(line.c_str() + std::strlen(field));
+  return -1;
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
 
 }  // namespace
 
@@ -242,8 +317,13 @@ TEST_CASE("the converter refuses what the runtime cannot run, naming it", "[text
   // an id far past the token count is refused before it sizes any table (found by fuzz_tokenizer_json)
   const std::string wp_head = R"({"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"[UNK]": 0, "a": )";
   CHECK_THAT(refusal(wp_head + "151111111}}}"), Catch::Contains("vocab id of \"a\" is not a valid id (2 entries and 0 added tokens"));
-  CHECK_THAT(refusal(R"({"added_tokens": [{"id": 151111111, "content": "[CLS]"}], )" + wp_head.substr(1) + "1}}}"),
-             Catch::Contains("added_tokens: id 151111111 of \"[CLS]\" is out of range (3 tokens in all"));
+  // an added token's id sizes nothing either: as in HF tokenizers, a new token gets the next id
+  const convert::TokenizerJson far =
+      convert::parse_tokenizer_json(R"({"added_tokens": [{"id": 151111111, "content": "[CLS]"}], )" + wp_head.substr(1) + "1}}}",
+                                    "far.json");
+  CHECK(far.vocab_size == 3);
+  REQUIRE(far.warnings.size() == 1);
+  CHECK_THAT(far.warnings[0], Catch::Contains("added token \"[CLS]\" has id 151111111 in added_tokens; it gets id 2"));
 }
 
 TEST_CASE("the verifier rejects inconsistent tokenizer tables", "[text]") {
@@ -431,21 +511,7 @@ TEST_CASE("sessions run text, pairs, words and long-context answers with the mod
   char tmpl[] = "/tmp/eb_text_session_XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);
   const fs::path dir = tmpl;
-  const fs::path ckpt = dir / "qa";
-  fs::copy(testdata_dir() + "/task_bert_qa", ckpt, fs::copy_options::recursive);
-  fs::remove(ckpt / "vocab.txt");
-  std::ofstream(ckpt / "tokenizer.json") << byte_level_json();
-  convert::ConvertOptions o;
-  o.input_dir = ckpt.string();
-  o.fp32 = true;
-  o.quiet = true;
-  o.error_report = false;
-  const convert::ConvertResult r = convert::convert_checkpoint(o);
-  const std::string path = (dir / "qa.ebm").string();
-  {
-    std::ofstream f(path, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(r.buffer.data()), static_cast<std::streamsize>(r.buffer.size()));
-  }
+  const std::string path = convert_with_tokenizer(dir, "task_bert_qa", byte_level_json(), "qa");
   eb_model* model = nullptr;
   char error[256] = "";
   REQUIRE(eb_model_load_file(path.c_str(), &model, error, sizeof error) == EB_OK);
@@ -536,5 +602,226 @@ TEST_CASE("sessions run text, pairs, words and long-context answers with the mod
   CHECK(short_run == EB_OK);
   eb_session_destroy(s);
   eb_model_free(model);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("Unigram byte_fallback: unknown runs become byte tokens with the run's offsets (HF tokenizers 0.22.2)", "[text]") {
+  // ids and offsets as @anush008/tokenizers@0.6.0 (HF tokenizers 0.22.2) gives them for this file
+  const char* json = R"({"added_tokens": [{"id": 1, "content": "</s>", "special": true}],
+    "normalizer": null, "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": true},
+    "post_processor": null,
+    "model": {"type": "Unigram", "unk_id": 0, "byte_fallback": true,
+      "vocab": [["<unk>", 0], ["</s>", 0], ["\u2581", -2], ["\u2581a", -1], ["b", -2], ["<0x7A>", -5], ["<0xC3>", -5],
+                ["<0xA9>", -5], ["<0xE2>", -5], ["a", -3]]}})";
+  text::Tokenizer uni;
+  load(uni, json);
+  Encoded e = encode(uni, "ab zbz az \xC3\xA9" "b q\xC3\xA9");
+  CHECK(e.ids == std::vector<int32_t>{3, 4, 2, 5, 4, 5, 3, 5, 2, 6, 7, 4, 2, 0});
+  CHECK(e.offsets == std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}, {6, 8},
+                                                              {8, 9}, {9, 10}, {10, 12}, {10, 12}, {12, 13}, {13, 14},
+                                                              {14, 17}});
+  e = encode(uni, "azbzbzaz");
+  CHECK(e.ids == std::vector<int32_t>{3, 5, 4, 5, 4, 5, 9, 5});
+  // many unknown runs in one word: expanded in one pass (this took quadratic time before)
+  std::string word = "a";
+  for (int i = 0; i < 50000; ++i) word += "z\xC3\xA9" "b";
+  const auto t0 = std::chrono::steady_clock::now();
+  e = encode(uni, word);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE(e.ids.size() == 1 + 4 * 50000);
+  CHECK(e.ids[1] == 5);
+  CHECK(e.ids[2] == 6);
+  CHECK(e.ids[3] == 7);
+  CHECK(e.offsets[1] == std::make_pair(1, 4));  // "z\xC3\xA9" fused, then one token per byte (HF: the same)
+  CHECK(e.offsets[3] == std::make_pair(1, 4));
+  CHECK(e.offsets[5] == std::make_pair(5, 8));
+  CHECK(e.ids.back() == 4);
+  CHECK(s < 5.0);
+}
+
+TEST_CASE("BPE merges a long word in near-linear time, as HF does", "[text]") {
+  // 150 KB without a space: every symbol takes part in merges (h e, l l, he ll, hell o). The old
+  // loop rescanned every pair after each merge (quadratic: minutes for this word).
+  text::Tokenizer bpe;
+  load(bpe, byte_level_json());
+  std::string word;
+  while (word.size() < 150000) word += "hello";
+  const auto t0 = std::chrono::steady_clock::now();
+  const Encoded e = encode(bpe, word);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE(e.ids.size() == 2 + 30000);  // <s> hello x 30000 </s>
+  CHECK(e.ids[1] == 263);
+  CHECK(e.ids[30000] == 263);
+  CHECK(e.offsets[30000] == std::make_pair(149995, 150000));
+  CHECK(s < 5.0);
+  // ties between equal ranks go to the leftmost pair: "lll" is "ll" + "l"
+  const Encoded t = encode(bpe, "lll");
+  CHECK(t.ids == std::vector<int32_t>{256, 261, 108, 257});
+}
+
+TEST_CASE("a 64 MB text is refused at once and in bounded memory by every tokenizer kind", "[text][session][long]") {
+  char tmpl[] = "/tmp/eb_text_huge_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const fs::path dir = tmpl;
+  std::string huge;
+  huge.reserve(size_t{64} << 20);
+  while (huge.size() + 12 <= (size_t{64} << 20)) huge += "hello world ";
+  for (const auto& [kind, path] : every_tokenizer_kind(dir, "task_bert_seqcls_tanh")) {
+    INFO(kind);
+    const TextSession session(path, 64);
+    eb_session* s = session.s;
+    REQUIRE(eb_session_run_text(s, "hello world") == EB_OK);  // first-run set-up outside the measurement
+    const long hwm0 = proc_status_kb("VmHWM:"), rss0 = proc_status_kb("VmRSS:");
+    const auto t0 = std::chrono::steady_clock::now();
+    const eb_status text = eb_session_run_text(s, huge.c_str());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::string message = eb_session_last_error(s);
+    const eb_status pair = eb_session_run_text_pair(s, "hello", huge.c_str());
+    const char* texts[2] = {huge.c_str(), "hello world"};
+    size_t consumed = 0;
+    const eb_status packed = eb_session_run_texts(s, texts, 2, &consumed);
+    const long hwm1 = proc_status_kb("VmHWM:"), rss1 = proc_status_kb("VmRSS:");
+    std::printf("64 MB text, %s, 64-token session: %s in %.3f s, VmRSS %+ld kB, VmHWM %+ld kB (\"%s\")\n", kind.c_str(),
+                eb_status_string(text), seconds, rss1 - rss0, hwm1 - hwm0, message.c_str());
+    CHECK(text == EB_ERROR_SEQUENCE_TOO_LONG);
+    CHECK(pair == EB_ERROR_SEQUENCE_TOO_LONG);
+    REQUIRE(packed == EB_OK);
+    CHECK(consumed == 2);
+    eb_sequence_info q0{}, q1{};
+    REQUIRE(eb_session_get_sequence(s, 0, &q0) == EB_OK);
+    REQUIRE(eb_session_get_sequence(s, 1, &q1) == EB_OK);
+    CHECK(q0.status == EB_ERROR_SEQUENCE_TOO_LONG);
+    CHECK(q1.status == EB_OK);
+    // nothing proportional to the text: the 16 MB text of issue 22 took 292 MB on the vocab.txt path
+    CHECK(rss1 - rss0 < 8 * 1024);
+    CHECK(hwm1 - hwm0 < 8 * 1024);
+    if (!kSanitized) CHECK(seconds < 0.5);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("invalid UTF-8 is refused by every text entry point and tokenizer kind, naming the byte", "[text][session][utf8]") {
+  char tmpl[] = "/tmp/eb_text_utf8_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const fs::path dir = tmpl;
+  for (const auto& [kind, path] : every_tokenizer_kind(dir, "task_bert_qa")) {
+    INFO(kind);
+    const TextSession session(path, 32);
+    eb_session* s = session.s;
+    auto refused = [&](eb_status st, const std::string& expected) {
+      CHECK(st == EB_ERROR_INVALID_ARGUMENT);
+      CHECK(std::string(eb_session_last_error(s)) == expected);
+      // a refused run leaves no outputs behind
+      const float* out = nullptr;
+      CHECK(eb_session_get_output(s, EB_OUTPUT_LAST_HIDDEN_STATE, &out, nullptr, nullptr) == EB_ERROR_BAD_STATE);
+    };
+    // byte-level BPE used to encode these bytes, SentencePiece to drop them, WordPiece to drop them
+    REQUIRE(eb_session_run_text(s, "hello") == EB_OK);
+    refused(eb_session_run_text(s, "ok \xff"), "text is not valid UTF-8: byte 0xFF at offset 3");
+    refused(eb_session_run_text(s, "a\xC0\xAF"), "text is not valid UTF-8: byte 0xC0 at offset 1");  // overlong '/'
+    refused(eb_session_run_text(s, "\xC0\x80"), "text is not valid UTF-8: byte 0xC0 at offset 0");  // Java's NUL
+    refused(eb_session_run_text(s, "ab\xED\xA0\x80"), "text is not valid UTF-8: byte 0xED at offset 2");  // surrogate
+    refused(eb_session_run_text(s, "hello \xE4\xBA"), "text is not valid UTF-8: byte 0xE4 at offset 6");  // cut off
+    refused(eb_session_run_text(s, "\xF4\x90\x80\x80"), "text is not valid UTF-8: byte 0xF4 at offset 0");  // > U+10FFFF
+    REQUIRE(eb_session_run_text_pair(s, "hello", "world") == EB_OK);
+    refused(eb_session_run_text_pair(s, "hello", "w\x80"), "text_b is not valid UTF-8: byte 0x80 at offset 1");
+    refused(eb_session_run_text_pair(s, "\xFE", "w\x80"), "text_a is not valid UTF-8: byte 0xFE at offset 0");
+    const char* texts[3] = {"hello", "wor\xFFld", "he"};
+    size_t consumed = 7;
+    refused(eb_session_run_texts(s, texts, 3, &consumed), "texts[1] is not valid UTF-8: byte 0xFF at offset 3");
+    CHECK(consumed == 0);
+    const char* as[2] = {"hello", "he"};
+    const char* bs[2] = {"world", "\xC3"};
+    refused(eb_session_run_text_pairs(s, as, bs, 2, &consumed), "texts_b[1] is not valid UTF-8: byte 0xC3 at offset 0");
+    eb_span span{};
+    refused(eb_session_answer(s, "he", "hello world \xFF", 5, -1, &span, nullptr),
+            "context is not valid UTF-8: byte 0xFF at offset 12");
+    refused(eb_session_answer(s, "h\xFF", "hello world", 5, -1, &span, nullptr),
+            "question is not valid UTF-8: byte 0xFF at offset 1");
+    // valid UTF-8 of every length (U+FFFD itself included) still runs
+    CHECK(eb_session_run_text(s, "h\xC3\xA9llo \xE2\x82\xAC \xF0\x9F\x98\x80 \xEF\xBF\xBD") == EB_OK);
+    CHECK(eb_session_answer(s, "he", "hello world", 5, -1, &span, nullptr) == EB_OK);
+  }
+  // the check itself, as the session will call it per input
+  CHECK(TextEncoder::check("fine \xE2\x82\xAC").is_ok());
+  const Status st = TextEncoder::check(std::string_view("a\0b\xFF", 4), "texts[2]");
+  CHECK(st.code() == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(st.message() == "texts[2] is not valid UTF-8: byte 0xFF at offset 3");
+  CHECK(text::find_invalid_utf8("", 0) == 0);
+  std::string ascii(1000, 'x');
+  CHECK(text::find_invalid_utf8(ascii.data(), ascii.size()) == ascii.size());
+  ascii[997] = '\x80';
+  CHECK(text::find_invalid_utf8(ascii.data(), ascii.size()) == 997);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("added tokens whose id disagrees with the vocabulary resolve as HF tokenizers does, with a warning", "[text][added]") {
+  // Expected ids: @anush008/tokenizers@0.6.0 (HF tokenizers 0.22.2) on these files, encoding
+  // "hello world <new> <two> <one>" without special tokens (the vocabulary has 14 tokens).
+  auto with_added = [](const std::string& added) {
+    std::string j = kWordPiece;
+    const size_t b = j.find("\"added_tokens\": [") + 17, e = j.find("],\n  \"normalizer\"");
+    return j.substr(0, b) + added + j.substr(e);
+  };
+  auto tok = [](const std::string& content, int id, bool special) {
+    return std::string("{\"id\": ") + std::to_string(id) + ", \"content\": " + json_string(content) +
+           ", \"special\": " + (special ? "true" : "false") + "}";
+  };
+  struct Case {
+    std::string added;
+    std::vector<int32_t> ids;  // of "hello world <new> <two> <one>"
+    std::vector<std::string> warned;  // tokens named by a warning
+  };
+  const std::vector<Case> cases = {
+      // "hello" is 5 in the vocabulary: HF keeps 5 (edgebert used to give 7, the id of "##s")
+      {tok("hello", 7, false), {5, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {"hello"}},
+      // a new token written with the id of [SEP]: HF appends it (14) and [SEP] stays 3
+      {tok("<new>", 3, true), {5, 6, 14, 1, 1, 1, 1, 1, 1}, {"<new>"}},
+      // new tokens get the next ids in file order, whatever ids the file gives them
+      {tok("<new>", 20, true) + ", " + tok("<two>", 14, true), {5, 6, 14, 15, 1, 1, 1}, {"<new>", "<two>"}},
+      {tok("<one>", 15, true) + ", " + tok("<two>", 14, true), {5, 6, 1, 1, 1, 15, 14}, {"<one>", "<two>"}},
+      // the same content twice: the first entry's id
+      {tok("<new>", 14, true) + ", " + tok("<new>", 15, false), {5, 6, 14, 1, 1, 1, 1, 1, 1}, {"<new>"}},
+      // consistent files give no warning
+      {tok("[PAD]", 0, true) + ", " + tok("<new>", 14, true), {5, 6, 14, 1, 1, 1, 1, 1, 1}, {}},
+  };
+  for (const Case& c : cases) {
+    const std::string json = with_added(c.added);
+    INFO(json);
+    const convert::TokenizerJson tj = convert::parse_tokenizer_json(json, "added.json");
+    text::Tokenizer t;
+    REQUIRE(t.init_from_buffer(convert::tokenizer_spec_buffer(tj)).is_ok());
+    text::TextWorkspace ws;
+    std::vector<TextToken> out(64);
+    const size_t n = t.encode_segment("hello world <new> <two> <one>", false, ws, out.data(), out.size());
+    std::vector<int32_t> ids;
+    for (size_t i = 0; i < n; ++i) ids.push_back(out[i].id);
+    CHECK(ids == c.ids);
+    REQUIRE(tj.warnings.size() == c.warned.size());
+    for (size_t i = 0; i < c.warned.size(); ++i) CHECK_THAT(tj.warnings[i], Catch::Contains("\"" + c.warned[i] + "\""));
+  }
+  const convert::TokenizerJson tj = convert::parse_tokenizer_json(with_added(tok("hello", 7, false)), "added.json");
+  CHECK(tj.warnings[0] == "added.json: added token \"hello\" has id 7 in added_tokens; it gets id 5 (the model "
+                          "vocabulary's id), as HuggingFace tokenizers resolves it");
+  // a model vocabulary with a hole is refused (HF would hand the hole's neighbours' ids out twice)
+  std::string holes = kWordPiece;
+  holes.replace(holes.find("\"\\u4e2d\": 13"), 12, "\"\\u4e2d\": 15");
+  CHECK_THAT(refusal(holes), Catch::Contains("no token has id 13"));
+
+  // the converter passes the warning on, and the model's sessions use the vocabulary's id
+  char tmpl[] = "/tmp/eb_text_added_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const fs::path dir = tmpl;
+  std::vector<std::string> notes;
+  const TextSession session(
+      convert_with_tokenizer(dir, "task_bert_seqcls_tanh", with_added(tok("hello", 7, false)), "ckpt", &notes), 16);
+  bool warned = false;
+  for (const std::string& note : notes) warned |= note.find("added token \"hello\" has id 7") != std::string::npos;
+  CHECK(warned);
+  REQUIRE(eb_session_run_text(session.s, "hello world") == EB_OK);
+  const int32_t* ids = nullptr;
+  size_t n = 0;
+  REQUIRE(eb_session_get_input_ids(session.s, &ids, &n) == EB_OK);
+  CHECK(std::vector<int32_t>(ids, ids + n) == std::vector<int32_t>{2, 5, 6, 3});
   fs::remove_all(dir);
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <new>
@@ -286,6 +287,30 @@ TEST_CASE("encode reports the full length when truncating", "[tokenizer]") {
   CHECK(ids[0] == 2);
   CHECK(ids[1] == 1);
   CHECK(ids[2] == 5);
+}
+
+TEST_CASE("stop_after: encoding stops at the first word boundary past the limit", "[tokenizer]") {
+  const auto tok = make();
+  // "hello , world ! un ##aff ##able" x 3 (no special tokens): 21 tokens
+  const std::string text = "Hello, World! unaffable Hello, World! unaffable Hello, World! unaffable";
+  int32_t full[32], part[32];
+  edgebert::TokenSpan full_spans[32], part_spans[32];
+  const size_t n = tok.encode(text, full, full_spans, nullptr, 32, false, false);
+  REQUIRE(n == 21);
+  for (size_t limit : {0, 1, 4, 5, 6, 12, 20}) {
+    INFO("stop_after " << limit);
+    const size_t m = tok.encode(text, part, part_spans, nullptr, limit, false, false, limit);
+    CHECK(m > limit);  // more than the limit is known ...
+    CHECK(m <= n);     // ... and no more than there are
+    for (size_t i = 0; i < limit; ++i) {  // the tokens written are the whole text's
+      CHECK(part[i] == full[i]);
+      CHECK(part_spans[i].begin == full_spans[i].begin);
+    }
+  }
+  // "unaffable" (3 pieces) is one word: stopping after "un" still finishes the word
+  CHECK(tok.encode(text, part, nullptr, nullptr, 5, false, false, 4) == 7);
+  CHECK(tok.encode(text, part, nullptr, nullptr, 32, false, false, 21) == 21);  // at the limit: the full count
+  CHECK(tok.encode(text, part, nullptr, nullptr, 32, false, false, SIZE_MAX) == 21);
 }
 
 TEST_CASE("empty and whitespace-only text", "[tokenizer]") {

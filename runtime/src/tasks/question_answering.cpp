@@ -60,6 +60,8 @@ eb_status answer(Session& s, const char* question, const char* context, int max_
   if (model.task != Task::kQuestionAnswering || !s.start_logits())
     return s.fail(EB_ERROR_UNSUPPORTED, "answer needs a question-answering model");
   if (!text.available()) return s.fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
+  if (s.check_text(question, "question") != EB_OK || s.check_text(context, "context") != EB_OK)
+    return EB_ERROR_INVALID_ARGUMENT;
   const size_t cap = static_cast<size_t>(max_n);
   const text::Tokenizer::Frame& f = text.frame(true);  // prefix question middle window suffix
   const size_t specials = f.prefix.size() + f.middle.size() + f.suffix.size();

@@ -2,6 +2,7 @@
 // bpe_model.cpp
 #include "text/bpe_model.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -140,28 +141,50 @@ void BpeModel::tokenize(const char* s, size_t n, std::vector<ModelToken>& out, M
     sym[i].prev = i - 1;
     sym[i].next = i + 1 < count ? i + 1 : -1;
   }
-  auto& rank = sc.pair_rank;
-  rank.assign(sym.size(), kNone);
-  for (int32_t i = 0; i + 1 < count; ++i) rank[i] = find_merge(sym[i].id, sym[i + 1].id);
-  for (;;) {
-    // the pair of lowest rank, leftmost on ties (the reference's priority queue order)
-    int32_t best = -1;
-    uint64_t best_rank = kNone;
-    for (int32_t i = 0; i >= 0; i = sym[i].next) {
-      if (rank[i] < best_rank) {
-        best_rank = rank[i];
-        best = i;
-      }
-    }
-    if (best < 0) break;
-    const int32_t right = sym[best].next;
-    sym[best].id = static_cast<int32_t>(best_rank & 0xFFFFFFFFu);
-    sym[best].end = sym[right].end;
-    sym[best].next = sym[right].next;
-    if (sym[right].next >= 0) sym[sym[right].next].prev = best;
-    rank[right] = kNone;
-    rank[best] = sym[best].next >= 0 ? find_merge(sym[best].id, sym[sym[best].next].id) : kNone;
-    if (sym[best].prev >= 0) rank[sym[best].prev] = find_merge(sym[sym[best].prev].id, sym[best].id);
+  // HF tokenizers' Word::merge_all: a min-heap of candidate merges on (rank, position of the left
+  // symbol) over the linked symbols. A popped entry is stale when its left symbol was merged
+  // away, is now last, or now forms a pair with a different merged token (HF compares the merged
+  // id only, and so does this); each merge pushes the new pairs with its neighbours. At most
+  // count - 1 + 2 * merges entries are pushed and every merge pops one: O(n log n) per word.
+  using Candidate = ModelScratch::Candidate;
+  auto& q = sc.queue;
+  q.clear();
+  const auto later = [](const Candidate& a, const Candidate& b) {
+    return a.rank != b.rank ? a.rank > b.rank : a.pos > b.pos;
+  };
+  const auto candidate = [&](int32_t pos, Candidate* c) {
+    const int32_t next = sym[pos].next;
+    if (next < 0) return false;
+    const uint64_t m = find_merge(sym[pos].id, sym[next].id);
+    if (m == kNone) return false;
+    *c = Candidate{static_cast<uint32_t>(m >> 32), static_cast<uint32_t>(pos), static_cast<int32_t>(m & 0xFFFFFFFFu)};
+    return true;
+  };
+  Candidate c;
+  for (int32_t i = 0; i + 1 < count; ++i)
+    if (candidate(i, &c)) q.push_back(c);
+  std::make_heap(q.begin(), q.end(), later);
+  const auto push = [&](int32_t pos) {
+    if (!candidate(pos, &c)) return;
+    q.push_back(c);
+    std::push_heap(q.begin(), q.end(), later);
+  };
+  while (!q.empty()) {
+    std::pop_heap(q.begin(), q.end(), later);
+    const Candidate top = q.back();
+    q.pop_back();
+    const int32_t pos = static_cast<int32_t>(top.pos);
+    const int32_t right = sym[pos].next;
+    if (sym[pos].id < 0 || right < 0) continue;  // merged into its left neighbour, or last
+    const uint64_t m = find_merge(sym[pos].id, sym[right].id);
+    if (m == kNone || static_cast<int32_t>(m & 0xFFFFFFFFu) != top.merged) continue;  // stale
+    sym[pos].id = top.merged;
+    sym[pos].end = sym[right].end;
+    sym[pos].next = sym[right].next;
+    sym[right].id = -1;  // removed
+    if (sym[pos].next >= 0) sym[sym[pos].next].prev = pos;
+    if (sym[pos].prev >= 0) push(sym[pos].prev);
+    push(pos);
   }
   for (int32_t i = 0; i >= 0 && count > 0; i = sym[i].next) out.push_back(ModelToken{sym[i].id, sym[i].begin, sym[i].end});
 }

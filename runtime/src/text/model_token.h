@@ -22,7 +22,12 @@ struct ModelScratch {
     int32_t prev, next;
   };
   std::vector<Symbol> symbols;
-  std::vector<uint64_t> pair_rank;  // BPE: (rank << 32 | merged id) of the pair at each symbol
+  // BPE: the candidate merges, a min-heap on (rank, position of the left symbol)
+  struct Candidate {
+    uint32_t rank, pos;
+    int32_t merged;
+  };
+  std::vector<Candidate> queue;
   // Unigram: best path per byte position
   struct Node {
     double score;

@@ -22,15 +22,7 @@ std::string_view view(const flatbuffers::String* s) {
   return s ? std::string_view(s->c_str(), s->size()) : std::string_view();
 }
 
-bool valid_utf8(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    size_t len;
-    const uint32_t c = decode_utf8(s.data() + i, s.size() - i, &len);
-    if (c == kReplacementChar && len == 1) return false;
-    i += len;
-  }
-  return true;
-}
+bool valid_utf8(std::string_view s) { return find_invalid_utf8(s.data(), s.size()) == s.size(); }
 
 }  // namespace
 
@@ -53,7 +45,7 @@ void TextWorkspace::reserve(size_t n) {
   pre_tokenizer.merged.reserve(bytes);
   pre_tokenizer.changes.reserve(bytes);
   model.symbols.reserve(n + 8);
-  model.pair_rank.reserve(n + 8);
+  model.queue.reserve(2 * n + 8);  // BPE: at most 2 x symbols entries at once (bpe_model.cpp)
   model.nodes.reserve(n + 8);
   model.key.reserve(256);
   model_tokens.reserve(2 * n + 8);
@@ -305,10 +297,22 @@ void Tokenizer::build_frames() {
 }
 
 size_t Tokenizer::encode_segment(std::string_view text, bool split_special, TextWorkspace& ws, TextToken* out,
-                                 size_t capacity) const {
+                                 size_t capacity, size_t stop_after) const {
   if (kind_ == Kind::kNone || text.size() > std::numeric_limits<uint32_t>::max() / 8) return 0;
-  if (kind_ == Kind::kLegacy) encode_legacy(text, split_special, ws, ws.seq[0]);
-  else encode_sequence(text, split_special, ws, ws.seq[0]);
+  if (kind_ == Kind::kLegacy) {
+    // streamed: buffers of `capacity` tokens, however long the text (counting the rest reads it
+    // without storing anything)
+    const size_t room = std::min(capacity, stop_after);
+    ws.legacy_ids.resize(room);
+    ws.legacy_words.resize(room);
+    ws.legacy_spans.resize(room);
+    const size_t n = legacy_->encode(text, ws.legacy_ids.data(), ws.legacy_spans.data(), ws.legacy_words.data(), room,
+                                     false, split_special, stop_after);
+    for (size_t i = 0; i < n && i < room; ++i)
+      out[i] = TextToken{ws.legacy_ids[i], 0, ws.legacy_spans[i].begin, ws.legacy_spans[i].end, ws.legacy_words[i], 0};
+    return n;
+  }
+  encode_sequence(text, split_special, ws, ws.seq[0], stop_after);
   const size_t n = ws.seq[0].size();
   for (size_t i = 0; i < n && i < capacity; ++i) {
     const auto& t = ws.seq[0][i];
@@ -366,7 +370,7 @@ void Tokenizer::normalize_piece(std::string_view text, uint32_t b, uint32_t e, b
 }
 
 void Tokenizer::encode_sequence(std::string_view text, bool split_special, TextWorkspace& ws,
-                                std::vector<TextWorkspace::SeqToken>& out) const {
+                                std::vector<TextWorkspace::SeqToken>& out, size_t stop_after) const {
   out.clear();
   ws.norm.clear();
   ws.splits[0].clear();
@@ -397,6 +401,7 @@ void Tokenizer::encode_sequence(std::string_view text, bool split_special, TextW
   }
   int32_t word = 0;
   for (const Split& sp : *splits) {
+    if (out.size() > stop_after) break;  // words are never merged afterwards: the count only grows
     if (sp.end <= sp.begin) continue;
     const Align* al = buf->align.data();
     if (sp.added_id >= 0) {

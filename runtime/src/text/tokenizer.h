@@ -7,6 +7,7 @@
 // TextWorkspace has seen a text of that size (reserve() it at init).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -81,10 +82,14 @@ class Tokenizer {
 
   // One text with neither special tokens nor truncation (sequence 0, type 0), for callers that
   // frame their inputs themselves (long-context QA windows): the tokens encode() puts between
-  // the template's special tokens. Same return convention as encode().
+  // the template's special tokens. Same return convention as encode(), except that it stops as
+  // soon as more than `stop_after` tokens are known (a word boundary past them): it then returns
+  // some count > stop_after, and the first min(stop_after, capacity) tokens are those of the
+  // whole text. The vocab.txt WordPiece then reads no further; the pipeline tokenizers run no
+  // model on the words past it (their normalizers and pre-tokenizers see the whole text).
   // split_special_tokens: special tokens written in the text are tokenized as text.
   size_t encode_segment(std::string_view text, bool split_special_tokens, TextWorkspace& ws, TextToken* out,
-                        size_t capacity) const;
+                        size_t capacity, size_t stop_after = SIZE_MAX) const;
 
   // The template as runs of special tokens around the sequences: a single text is
   // prefix A suffix, a pair prefix A middle B suffix (every template has this shape: each
@@ -113,7 +118,7 @@ class Tokenizer {
     int32_t type_id;
   };
   void encode_sequence(std::string_view text, bool split_special, TextWorkspace& ws,
-                       std::vector<TextWorkspace::SeqToken>& out) const;
+                       std::vector<TextWorkspace::SeqToken>& out, size_t stop_after = SIZE_MAX) const;
   void encode_legacy(std::string_view text, bool split_special, TextWorkspace& ws,
                      std::vector<TextWorkspace::SeqToken>& out) const;
   void normalize_piece(std::string_view text, uint32_t b, uint32_t e, bool split_special, TextWorkspace& ws) const;

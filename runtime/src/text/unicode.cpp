@@ -2,6 +2,8 @@
 // unicode.cpp: UTF-8 codec and character classes over utf8proc.
 #include "text/unicode.h"
 
+#include <cstring>
+
 #include <utf8proc.h>
 
 namespace edgebert {
@@ -28,6 +30,28 @@ uint32_t decode_utf8(const unsigned char* s, size_t n, size_t* length) {
   if (n < 4 || s[1] < lo || s[1] > hi || !cont(s[2]) || !cont(s[3])) return kReplacementChar;
   *length = 4;
   return ((b0 & 0x07) << 18) | ((s[1] & 0x3Fu) << 12) | ((s[2] & 0x3Fu) << 6) | (s[3] & 0x3F);
+}
+
+size_t find_invalid_utf8(const char* text, size_t n) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text);
+  size_t i = 0;
+  while (i < n) {
+    if (s[i] < 0x80) {
+      // ASCII fast path: 8 bytes at a time while none has its top bit set
+      while (i + 8 <= n) {
+        uint64_t w;
+        std::memcpy(&w, s + i, 8);
+        if (w & 0x8080808080808080ull) break;
+        i += 8;
+      }
+      while (i < n && s[i] < 0x80) ++i;
+      continue;
+    }
+    size_t len;
+    if (decode_utf8(s + i, n - i, &len) == kReplacementChar && len == 1) return i;
+    i += len;
+  }
+  return n;
 }
 
 size_t encode_utf8(uint32_t c, char* out) {

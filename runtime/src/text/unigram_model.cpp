@@ -97,7 +97,11 @@ void UnigramModel::tokenize(const char* s, size_t n, std::vector<ModelToken>& ou
     end = start;
   }
   for (size_t a = first, z = out.size(); a + 1 < z; ++a, --z) std::swap(out[a], out[z - 1]);
-  // a fused run of unknowns can spell a vocabulary piece; unknowns may become byte tokens
+  // a fused run of unknowns can spell a vocabulary piece; unknowns may become byte tokens (one
+  // per byte, all with the piece's offsets). Marked here, expanded below from the back in one
+  // pass (inserting in place would move the rest of the word once per unknown: quadratic).
+  constexpr int32_t kToBytes = -3;
+  size_t extra = 0;
   for (size_t i = first; i < out.size(); ++i) {
     if (out[i].id != unk_id_) continue;
     const std::string_view piece(s + out[i].begin, out[i].end - out[i].begin);
@@ -110,12 +114,24 @@ void UnigramModel::tokenize(const char* s, size_t n, std::vector<ModelToken>& ou
     bool all = true;
     for (unsigned char b : piece) all &= byte_ids_[b] >= 0;
     if (!all) continue;
-    const ModelToken whole = out[i];
-    // replace out[i] by one token per byte, all with the piece's offsets
-    const size_t extra = piece.size() - 1;
-    out.insert(out.begin() + static_cast<std::ptrdiff_t>(i) + 1, extra, whole);
-    for (size_t k = 0; k < piece.size(); ++k) out[i + k].id = byte_ids_[static_cast<unsigned char>(piece[k])];
-    i += extra;
+    if (piece.size() == 1) {
+      out[i].id = byte_ids_[static_cast<unsigned char>(piece[0])];
+      continue;
+    }
+    out[i].id = kToBytes;
+    extra += piece.size() - 1;
+  }
+  if (extra == 0) return;
+  size_t from = out.size(), to = out.size() + extra;
+  out.resize(to);
+  while (from > first) {
+    const ModelToken t = out[--from];
+    if (t.id != kToBytes) {
+      out[--to] = t;
+      continue;
+    }
+    for (uint32_t k = t.end - t.begin; k > 0; --k)
+      out[--to] = ModelToken{byte_ids_[static_cast<unsigned char>(s[t.begin + k - 1])], t.begin, t.end};
   }
 }
 

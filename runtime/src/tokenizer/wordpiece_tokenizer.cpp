@@ -10,6 +10,7 @@
 // it came from, so a WordPiece piece maps back to [first byte's begin, last byte's end).
 #include "tokenizer/wordpiece_tokenizer.h"
 
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -173,12 +174,13 @@ bool WordPieceTokenizer::init(const std::vector<std::string_view>& vocab,
 class WordPieceTokenizer::Encoder {
  public:
   Encoder(const WordPieceTokenizer& tok, int32_t* ids, TokenSpan* spans, int32_t* words, size_t max_ids,
-          bool match_specials)
+          bool match_specials, size_t stop_after)
       : tok_(tok),
         ids_(ids),
         spans_(spans),
         words_(words),
         max_ids_(ids != nullptr ? max_ids : 0),
+        stop_after_(stop_after),
         match_specials_(match_specials) {}
 
   size_t count() const { return count_; }
@@ -197,6 +199,9 @@ class WordPieceTokenizer::Encoder {
     const size_t n = text.size();
     bool prev_cased = false;  // final-sigma context: last non-case-ignorable char was cased
     for (size_t i = 0; i < n;) {
+      // (count_ only moves on when a word is flushed, and a flushed word's tokens stay: once past
+      // the limit the full length is too, whatever the word in progress gives)
+      if (count_ > stop_after_) return;
       if (const SpecialToken* t = special_at(s, i, n)) {
         flush_word();
         current_word_ = word_index_++;
@@ -372,6 +377,7 @@ class WordPieceTokenizer::Encoder {
   int32_t current_word_ = -1;  // word index of the tokens being emitted (-1: added special token)
   int32_t word_index_ = 0;     // words seen so far
   size_t max_ids_;
+  size_t stop_after_;
   bool match_specials_;
   size_t count_ = 0;
   size_t src_begin_ = 0, src_end_ = 0;    // source bytes of the character being processed
@@ -397,8 +403,14 @@ size_t WordPieceTokenizer::encode(std::string_view text, int32_t* ids, TokenSpan
 size_t WordPieceTokenizer::encode(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* words,
                                   size_t max_ids, bool add_special_tokens,
                                   bool split_special_tokens) const {
+  return encode(text, ids, spans, words, max_ids, add_special_tokens, split_special_tokens, SIZE_MAX);
+}
+
+size_t WordPieceTokenizer::encode(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* words,
+                                  size_t max_ids, bool add_special_tokens, bool split_special_tokens,
+                                  size_t stop_after) const {
   if (vocab_size_ == 0) return 0;
-  Encoder encoder(*this, ids, spans, words, max_ids, !split_special_tokens);
+  Encoder encoder(*this, ids, spans, words, max_ids, !split_special_tokens, stop_after);
   if (add_special_tokens) encoder.emit(cls_id_, 0, 0);
   encoder.run(text);
   if (add_special_tokens) encoder.emit(sep_id_, 0, 0);

@@ -75,6 +75,12 @@ class WordPieceTokenizer {
   // written in the text, as HuggingFace's word_ids() counts them); -1 for the added [CLS]/[SEP].
   size_t encode(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* words, size_t max_ids,
                 bool add_special_tokens, bool split_special_tokens) const;
+  // As above, but stops at the first word boundary after more than `stop_after` tokens: the
+  // result is then some count > stop_after (not the full length), and the rest of the text is
+  // not read. Time and memory stay bounded by what was read (callers refusing a text that cannot
+  // fit stop as soon as it cannot).
+  size_t encode(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* words, size_t max_ids,
+                bool add_special_tokens, bool split_special_tokens, size_t stop_after) const;
 
   int32_t cls_id() const { return cls_id_; }
   int32_t sep_id() const { return sep_id_; }
