@@ -73,8 +73,8 @@ void too_long_message(const TextEncoder& text, const char* a, const char* b, siz
                   "text pair is more than %zu tokens long (the first text alone is %zu), the session maximum is %zu",
                   total, first_len, max_len);
   else
-    std::snprintf(msg, size, "%s is %zu tokens long, the session maximum is %zu", b ? "text pair" : "text", total,
-                  max_len);
+    std::snprintf(msg, size, "%s needs at least %zu tokens, the session maximum is %zu", b ? "text pair" : "text", total,
+                  max_len);  // a lower bound: tokenizing stops soon after the maximum
 }
 
 size_t build_words(RunInputs& in, size_t n, const float* token_logits, int labels) {
