@@ -442,9 +442,11 @@ eb_status Session::run_packed(size_t count, bool text, bool pair) {
   for (size_t k = 0; k < count; ++k)  // the sequences that failed read 0 (after the run: the arena is shared)
     if (sequences_[k].status != EB_OK)
       for (const PerSequenceOutput& o : per_sequence_outputs_) std::memset(o.data + k * o.row_bytes, 0, o.row_bytes);
+  // A packed run whose inputs all failed is still a successful run (each input has its status): its
+  // getters give zero tokens and words, not EB_ERROR_BAD_STATE.
   state_.tokens = rows;
-  state_.ids = rows > 0;
-  if (!text || rows == 0) return EB_OK;
+  state_.ids = true;
+  if (!text) return EB_OK;
   finish_text_run(rows, false);
   state_.pair = false;  // best_span reads single runs only
   size_t w = 0;

@@ -388,3 +388,41 @@ TEST_CASE("each pair of a packed QA run has the best span of its single run", "[
   CHECK(eb_session_sequence_best_span(s.s, 0, 5, &span) == EB_ERROR_UNSUPPORTED);
   CHECK(eb_session_sequence_best_span(nullptr, 0, 5, &span) == EB_ERROR_INVALID_ARGUMENT);
 }
+
+TEST_CASE("a packed run whose inputs all failed: EB_OK, every getter gives zero tokens and words", "[packed]") {
+  ModelHandle m;
+  char err[512];
+  REQUIRE(eb_model_load_file(ebm_path("task_bert_token", "int8").c_str(), &m.m, err, sizeof err) == EB_OK);
+  SessionHandle s = make_session(m.m, 1, kBatchTokens);
+  std::string long_text;
+  for (int i = 0; i < 3 * kMaxLen; ++i) long_text += "good ";
+  const char* texts[] = {long_text.c_str(), nullptr};
+  size_t consumed = 0;
+  REQUIRE(eb_session_run_texts(s.s, texts, 2, &consumed) == EB_OK);
+  REQUIRE(consumed == 2);
+  eb_sequence_info q;
+  REQUIRE(eb_session_get_sequence(s.s, 0, &q) == EB_OK);
+  CHECK(q.status == EB_ERROR_SEQUENCE_TOO_LONG);
+  REQUIRE(eb_session_get_sequence(s.s, 1, &q) == EB_OK);
+  CHECK(q.status == EB_ERROR_INVALID_ARGUMENT);
+  const int32_t* ids = nullptr;
+  size_t len = 99;
+  CHECK(eb_session_get_input_ids(s.s, &ids, &len) == EB_OK);
+  CHECK(len == 0);
+  const int32_t *b = nullptr, *e = nullptr, *seg = nullptr, *w = nullptr;
+  len = 99;
+  CHECK(eb_session_get_token_offsets(s.s, &b, &e, &seg, &len) == EB_OK);
+  CHECK(len == 0);
+  len = 99;
+  CHECK(eb_session_get_word_ids(s.s, &w, &len) == EB_OK);
+  CHECK(len == 0);
+  const eb_word* words = nullptr;
+  len = 99;
+  CHECK(eb_session_get_words(s.s, &words, &len) == EB_OK);
+  CHECK(len == 0);
+  const float* p = nullptr;
+  int64_t shape[2] = {-1, -1};
+  int32_t rank = 0;
+  REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_TOKEN_LOGITS, &p, shape, &rank) == EB_OK);
+  CHECK(shape[0] == 0);
+}

@@ -215,7 +215,10 @@ EB_API eb_status eb_session_run_embeddings(eb_session* session, const float* emb
  * sentence_embedding) are [sequence_count, width] (rank 2), one row per consumed input in order;
  * token outputs (last_hidden_state, start/end_logits, token_logits), input ids, token offsets,
  * word ids and words cover all tokens of the run, sequence i's at [first_token, first_token +
- * tokens) (words at [first_word, first_word + words]; their token indices are the run's).
+ * tokens) (words at [first_word, first_word + words]; their token indices are the run's). A
+ * packed run whose inputs all failed is still EB_OK: its getters succeed with 0 tokens and words,
+ * and its pooled rows are 0. Text that is not UTF-8 refuses the whole call
+ * (EB_ERROR_INVALID_ARGUMENT, the message naming the input and byte offset).
  * eb_session_best_span reads single runs only (EB_ERROR_BAD_STATE after a packed run); the answer
  * span of each pair of a packed eb_session_run_text_pairs is eb_session_sequence_best_span.
  * Performs no heap allocation. */

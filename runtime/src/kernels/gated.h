@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Gated FFN activations (GeGLU, SwiGLU) for the model families of issue 18 (nothing calls them
-// yet): the FFN-up GEMM writes [rows, 2I] int8 (gate in columns [0, I), up in [I, 2I)), and the
+// Gated FFN activations (GeGLU, SwiGLU, GLU) of nomic-bert and ModernBERT (exec/activations.cpp):
+// the FFN-up GEMM writes [rows, 2I] int8 (gate in columns [0, I), up in [I, 2I)), and the
 // down GEMM reads y[r, c] = quantize(act(gate[r, c]) * up[r, c]), [rows, I] int8.
 // act of an int8 gate takes 256 values: gate_table[uint8_t(q)] = act((q - gate_zp) * gate_scale)
 // is computed once per layer in double and stored as float; per element the kernel computes

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Rotary position embedding (RoPE) on the query and key parts of the QKV GEMM output, in place,
-// for the model families of issue 18 (nothing calls it yet). Two pairings of the channels:
+// for the rotary families (nomic-bert, ModernBERT; exec/rotary.cpp). Two pairings of the channels:
 //   kRotateHalf  (GPT-NeoX, LLaMA, Qwen, ...):  (x[i], x[i + rotary_dim/2]) for i < rotary_dim/2;
 //   kInterleaved (GPT-J, RoFormer):             (x[2i], x[2i + 1])          for i < rotary_dim/2;
 // each pair (a, b) becomes (a cos t - b sin t, b cos t + a sin t), t = pos * base^(-2i/rotary_dim).
