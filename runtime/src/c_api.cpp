@@ -17,9 +17,11 @@
 #include "text_encoder.h"
 #include "xnn_gemm.h"
 
-// A loaded model and its Program (built once here, shared by every session of the model).
+// A loaded model and its Program (built once here, shared by every session of the model). The
+// Program owns the model too, and every session owns the Program: eb_model_free while sessions
+// live only drops this handle; the model, its mapping and packed weights go with the last session.
 struct eb_model {
-  std::unique_ptr<edgebert::Model> impl;
+  std::shared_ptr<const edgebert::Model> impl;
   std::shared_ptr<const edgebert::Program> program;
 };
 
@@ -159,13 +161,14 @@ eb_status make_model(std::unique_ptr<edgebert::Model> m, const eb_load_options* 
     return EB_ERROR_BACKEND;
   }
   const std::string cache_path = o && o->weight_cache_path ? o->weight_cache_path : "";
+  std::shared_ptr<const edgebert::Model> model(std::move(m));
   edgebert::Result<std::shared_ptr<const edgebert::Program>> program =
-      edgebert::Program::build(*m, edgebert::XnnGemm::int8_float_output_supported(), cache_path);
+      edgebert::Program::build(model, edgebert::XnnGemm::int8_float_output_supported(), cache_path);
   if (!program.is_ok()) {
     write_error(error, error_size, program.status().message());
     return program.status().code();
   }
-  *out_model = new eb_model{std::move(m), program.take()};
+  *out_model = new eb_model{std::move(model), program.take()};
   write_error(error, error_size, "");
   return EB_OK;
 }

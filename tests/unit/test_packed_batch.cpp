@@ -426,3 +426,26 @@ TEST_CASE("a packed run whose inputs all failed: EB_OK, every getter gives zero 
   REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_TOKEN_LOGITS, &p, shape, &rank) == EB_OK);
   CHECK(shape[0] == 0);
 }
+
+TEST_CASE("eb_model_free with live sessions: the sessions keep the model alive (single and packed runs)", "[packed][lifetime]") {
+  for (const char* kind : {"int8", "fp32"}) {
+    INFO(kind);
+    eb_model* m = nullptr;
+    char err[512];
+    REQUIRE(eb_model_load_file(ebm_path("task_bert_token", kind).c_str(), &m, err, sizeof err) == EB_OK);
+    SessionHandle s = make_session(m, 2, kBatchTokens), before = make_session(m, 1, kBatchTokens);
+    REQUIRE(eb_session_run_text(before.s, "the movie was good") == EB_OK);
+    const std::vector<std::vector<float>> want = sequence_outputs(before.s, 0, 6, 0);
+    eb_model_free(m);  // the sessions still run, on the model they keep alive
+    REQUIRE(eb_session_run_text(s.s, "the movie was good") == EB_OK);
+    CHECK(sequence_outputs(s.s, 0, 6, 0) == want);
+    const char* texts[] = {"the movie was good", "bad"};
+    size_t consumed = 0;
+    REQUIRE(eb_session_run_texts(s.s, texts, 2, &consumed) == EB_OK);
+    CHECK(consumed == 2);
+    const eb_word* words = nullptr;
+    size_t n = 0;
+    CHECK(eb_session_get_words(s.s, &words, &n) == EB_OK);
+    CHECK(n == 5);
+  }
+}

@@ -10,7 +10,8 @@
  *
  * Thread safety:
  *   - An eb_model is immutable after loading: any number of sessions on any threads may share it.
- *     Free it only after every session created from it is destroyed.
+ *     eb_model_free() may come before the sessions are destroyed: each session keeps what it needs
+ *     of the model (weights, file mapping, tokenizer) alive until eb_session_destroy().
  *   - An eb_session is NOT thread-safe: use one session per calling thread (a session may itself
  *     use a pool of worker threads, see eb_session_options.num_threads).
  *   - eb_status_string() and eb_version() may be called from any thread at any time.
@@ -117,14 +118,15 @@ EB_API const char* eb_status_string(eb_status status);
  * NULL, a NUL-terminated message is written into error[0..error_size). */
 EB_API eb_status eb_model_load_file(const char* path, eb_model** out_model, char* error, size_t error_size);
 /* Uses caller memory in place (zero copy). `data` must be 64-byte aligned and stay valid and
- * unchanged until eb_model_free(). */
+ * unchanged until eb_model_free() and until every session created from the model is destroyed. */
 EB_API eb_status eb_model_load_memory(const void* data, size_t size, eb_model** out_model, char* error,
                                       size_t error_size);
 EB_API eb_status eb_model_get_info(const eb_model* model, eb_model_info* out_info);
 /* Name of label `index` (0 <= index < num_labels) from the checkpoint's id2label ("LABEL_<i>"
  * when it had none). The string lives as long as the model. */
 EB_API eb_status eb_model_get_label(const eb_model* model, int32_t index, const char** out_name);
-/* Releases the model. NULL is ignored. */
+/* Releases the model handle. NULL is ignored. Sessions created from it stay valid: the model's
+ * memory is released with the last of them. No session can be created from a freed handle. */
 EB_API void eb_model_free(eb_model* model);
 
 /* ---- Loading with options: the packed-weight cache file ----

@@ -274,18 +274,35 @@ Result<std::shared_ptr<const Program>> ProgramBuilder::finish(const std::string&
   return std::shared_ptr<const Program>(std::move(program_));
 }
 
-Result<std::shared_ptr<const Program>> Program::build(const Model& model, bool float_output_gemms,
-                                                      const std::string& weight_cache_path) {
+namespace {
+
+Result<std::shared_ptr<const Program>> build_program(const Model& model, std::shared_ptr<const Model> owner,
+                                                     bool float_output_gemms, const std::string& weight_cache_path) {
   try {
     const ArchitectureBuilder* arch = find_architecture(model);
     if (!arch) return Status(EB_ERROR_UNSUPPORTED, "no architecture builder for this model");
     ProgramBuilder b(model, float_output_gemms);
     b.set_architecture(arch->name);
+    b.keep_model_alive(std::move(owner));
     EB_RETURN_IF_ERROR(arch->build(b).with_context(std::string(arch->name) + " builder"));
     return b.finish(weight_cache_path);
   } catch (const std::bad_alloc&) {
     return Status(EB_ERROR_OUT_OF_MEMORY, "out of memory while building the program");
   }
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Program>> Program::build(const Model& model, bool float_output_gemms,
+                                                      const std::string& weight_cache_path) {
+  return build_program(model, nullptr, float_output_gemms, weight_cache_path);
+}
+
+Result<std::shared_ptr<const Program>> Program::build(std::shared_ptr<const Model> model, bool float_output_gemms,
+                                                      const std::string& weight_cache_path) {
+  if (!model) return Status(EB_ERROR_INVALID_ARGUMENT, "no model");
+  const Model& m = *model;
+  return build_program(m, std::move(model), float_output_gemms, weight_cache_path);
 }
 
 }  // namespace edgebert

@@ -72,6 +72,10 @@ class Program {
   // written; without it the store starts empty and the first session packs into it.
   static Result<std::shared_ptr<const Program>> build(const Model& model, bool float_output_gemms,
                                                       const std::string& weight_cache_path = "");
+  // The same, keeping the model alive by shared ownership for as long as the program (and so every
+  // session over it) lives: what the C API does, so that eb_model_free with live sessions is safe.
+  static Result<std::shared_ptr<const Program>> build(std::shared_ptr<const Model> model, bool float_output_gemms,
+                                                      const std::string& weight_cache_path = "");
 
   const Model& model() const { return *model_; }
   // The packed weights shared by every session (null store on the 2022 API, where each session
@@ -101,6 +105,7 @@ class Program {
   Status finish();  // lifetimes, constants, checks
 
   const Model* model_ = nullptr;
+  std::shared_ptr<const Model> owner_;  // set when the program keeps its model alive
   const char* architecture_ = "";
   std::vector<Op> ops_;
   std::vector<ProgramBuffer> buffers_;
@@ -115,6 +120,7 @@ class ProgramBuilder {
   const Model& model() const { return *program_->model_; }
   bool float_output_gemms() const { return float_output_gemms_; }
   void set_architecture(const char* name) { program_->architecture_ = name; }
+  void keep_model_alive(std::shared_ptr<const Model> owner) { program_->owner_ = std::move(owner); }
   int buffer(const std::string& name, BufferSize size, bool graph_output = false);
   Op& op(OpType type, OpKind profile, int layer, std::vector<int> inputs, std::vector<int> outputs);
   const std::vector<Op>& ops() const { return program_->ops_; }
