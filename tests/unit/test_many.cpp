@@ -199,6 +199,20 @@ TEST_CASE("many: a NULL text alone, labels without logits, logits without labels
   CHECK(eb_session_classify_many(l.packed.s, texts, pairs, 3, nullptr, 0, labels.data(), nullptr) ==
         EB_ERROR_INVALID_ARGUMENT);
   CHECK(message(l.packed.s).rfind("texts[1], pairs[1]: ", 0) == 0);
+  // text that is not UTF-8 refuses the call, named by its index in the call (not in one packed run)
+  std::vector<const char*> many(20, "the movie was good");
+  many[17] = "bad \xff";
+  CHECK(eb_session_classify_many(l.packed.s, many.data(), nullptr, many.size(), nullptr, 0,
+                                 std::vector<int32_t>(many.size()).data(),
+                                 std::vector<int32_t>(many.size()).data()) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(message(l.packed.s).rfind("texts[17] is not valid UTF-8", 0) == 0);
+  CHECK(eb_session_get_output(l.packed.s, EB_OUTPUT_LOGITS, nullptr, nullptr, nullptr) == EB_ERROR_BAD_STATE);
+  std::vector<const char*> pairs_of_many(20, "yes");
+  pairs_of_many[19] = "\xc3";
+  many[17] = "fine";
+  CHECK(eb_session_classify_many(l.packed.s, many.data(), pairs_of_many.data(), many.size(), nullptr, 0,
+                                 std::vector<int32_t>(many.size()).data(), nullptr) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(message(l.packed.s).rfind("pairs[19] is not valid UTF-8", 0) == 0);
   // count 0: nothing runs, nothing is read
   CHECK(eb_session_classify_many(l.packed.s, nullptr, nullptr, 0, nullptr, 0, nullptr, nullptr) == EB_OK);
   CHECK(eb_session_embed_many(l.packed.s, nullptr, nullptr, 0, EB_OUTPUT_POOLER_OUTPUT, nullptr, 0, nullptr) == EB_OK);

@@ -326,11 +326,13 @@ EB_API eb_status eb_session_answer(eb_session* session, const char* question, co
  * message (eb_session_last_error) names it, "texts[i]: " ("texts[i], pairs[i]: " for pairs)
  * followed by the message a single run of it gives; rows before it are written, the later ones
  * are unspecified, and the session has no outputs.
- * The call's own errors: NULL texts or output buffer, a buffer smaller than count rows, an
- * unknown `which`: EB_ERROR_INVALID_ARGUMENT; a model without the output: EB_ERROR_UNSUPPORTED
- * (even for count 0); a backend failure (the session's message). count 0 runs nothing and returns
- * EB_OK (texts and buffers may then be NULL). Afterwards the session's outputs are those of the
- * last packed run (eb_session_get_output & co.). Performs no heap allocation. */
+ * The call's own errors (nothing is written, the session has no outputs): NULL texts or output
+ * buffer, a buffer smaller than count rows, an unknown `which`, a text that is not UTF-8 (refused
+ * before anything runs, the message naming it: "texts[i] is not valid UTF-8: ..."):
+ * EB_ERROR_INVALID_ARGUMENT; a model without the output: EB_ERROR_UNSUPPORTED (even for count 0);
+ * a backend failure (the session's message). count 0 runs nothing and returns EB_OK (texts and
+ * buffers may then be NULL). Afterwards the session's outputs are those of the last packed run
+ * (eb_session_get_output & co.). Performs no heap allocation. */
 /* Embeddings: `which` is EB_OUTPUT_SENTENCE_EMBEDDING (sentence-embedding models) or
  * EB_OUTPUT_POOLER_OUTPUT (models with a pooler); out is float32 [count, hidden_size] and holds
  * out_size floats (at least count * hidden_size). */

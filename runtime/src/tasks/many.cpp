@@ -66,6 +66,18 @@ eb_status input_error(Session& s, const char* const* texts, const char* const* p
 // Every input through packed runs (Session::run_texts consumes as many whole ones as fit), each
 // consumed input's row, label and status written before the next run.
 eb_status run_many(Session& s, const char* const* texts, const char* const* pairs, size_t count, const ManyOutputs& out) {
+  // text that is not UTF-8 refuses the call before anything runs, named by its index in the call
+  // (run_texts would name it by its index in one run)
+  for (size_t i = 0; i < count; ++i)
+    for (int side = 0; side < (pairs ? 2 : 1); ++side) {
+      const char* t = side == 0 ? texts[i] : pairs[i];
+      char what[48];
+      std::snprintf(what, sizeof what, "%s[%zu]", side == 0 ? "texts" : "pairs", i);
+      if (t && s.check_text(t, what) != EB_OK) {
+        s.reset_run();
+        return EB_ERROR_INVALID_ARGUMENT;
+      }
+    }
   for (size_t done = 0; done < count;) {
     size_t k = 0;
     const eb_status st = s.run_texts(texts + done, pairs ? pairs + done : nullptr, count - done, &k);
