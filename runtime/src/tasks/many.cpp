@@ -56,7 +56,7 @@ bool holds(size_t size, size_t count, size_t width) { return width == 0 || count
 // the one a single run of it gives (which fails the same way; allocation-free too).
 eb_status input_error(Session& s, const char* const* texts, const char* const* pairs, size_t i, eb_status status) {
   const eb_status single = pairs ? s.run_text_pair(texts[i], pairs[i]) : s.run_text(texts[i]);
-  char msg[sizeof "texts[], pairs[]: " + 2 * 20 + 480];
+  char msg[512];  // the single run's message (fail() below overwrites the session's)
   std::snprintf(msg, sizeof msg, "%s", single == status && s.last_error()[0] ? s.last_error() : eb_status_string(status));
   s.reset_run();
   if (pairs) return s.fail(status, "texts[%zu], pairs[%zu]: %s", i, i, msg);
