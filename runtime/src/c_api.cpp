@@ -595,3 +595,36 @@ const char* eb_session_last_error(const eb_session* session) {
 }
 
 }  // extern "C"
+
+// ---- Many texts per call (embed / classify many, token labels): tasks/many.h ----
+#include "tasks/many.h"
+
+extern "C" {
+
+eb_status eb_session_embed_many(eb_session* session, const char* const* texts, const char* const* pairs, size_t count,
+                                eb_output which, float* out, size_t out_size, int32_t* out_statuses) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kResetRun, [&] {
+    return edgebert::tasks::embed_many(*session->impl, texts, pairs, count, which, out, out_size, out_statuses);
+  }, {{"texts", texts, count, true}, {"pairs", pairs, count, true}});
+}
+
+eb_status eb_session_classify_many(eb_session* session, const char* const* texts, const char* const* pairs,
+                                   size_t count, float* out_logits, size_t logits_size, int32_t* out_labels,
+                                   int32_t* out_statuses) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kResetRun, [&] {
+    return edgebert::tasks::classify_many(*session->impl, texts, pairs, count, out_logits, logits_size, out_labels,
+                                          out_statuses);
+  }, {{"texts", texts, count, true}, {"pairs", pairs, count, true}});
+}
+
+eb_status eb_session_get_token_labels(const eb_session* session, int32_t* out_labels, size_t labels_size,
+                                      size_t* out_len) {
+  if (out_len) *out_len = 0;
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kKeepRun,
+                 [&] { return edgebert::tasks::token_labels(*session->impl, out_labels, labels_size, out_len); });
+}
+
+}  // extern "C"

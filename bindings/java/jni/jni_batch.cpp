@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// jni_batch.cpp: native side of org.edgebert.Session.embedMany / classifyMany: all texts (or text
-// pairs) through eb_session_run_texts / eb_session_run_text_pairs, a packed run at a time until
-// every input is consumed, reading each input's status (eb_session_get_sequence) and its row of
-// one pooled output ([consumed, width] after a packed run).
-#include <cstring>
+// jni_batch.cpp: native side of org.edgebert.Session.embedMany / classifyMany / classify /
+// tokenLabels: the texts (or text pairs) of a TextBatch handed to eb_session_embed_many /
+// eb_session_classify_many (which loop over the packed runs and report each input's status), and
+// eb_session_get_token_labels.
 #include <vector>
 
 #include "jni_support.h"
@@ -27,73 +26,112 @@ bool text_pointers(JNIEnv* env, const jbyte* bytes, jsize size, const jint* star
   return true;
 }
 
+// The texts (and pairs) of one call, pinned while it lasts; ok() false with an exception pending
+// when the block is malformed or cannot be pinned.
+class TextBlocks {
+ public:
+  TextBlocks(JNIEnv* env, jbyteArray a, jintArray starts_a, jbyteArray b, jintArray starts_b)
+      : ba_(env, a), bb_(env, b), sa_(env, starts_a), sb_(env, starts_b) {
+    n_ = starts_a ? env->GetArrayLength(starts_a) : 0;
+    if (!a || !starts_a || (b && !starts_b) || (b && env->GetArrayLength(starts_b) != n_)) {
+      throw_status(env, EB_ERROR_INVALID_ARGUMENT, "malformed text batch");
+      return;
+    }
+    if (!ba_.ok() || !bb_.ok() || !sa_.ok() || !sb_.ok()) return;
+    if (!text_pointers(env, ba_.get(), env->GetArrayLength(a), sa_.get(), n_, &pa_)) return;
+    if (b && !text_pointers(env, bb_.get(), env->GetArrayLength(b), sb_.get(), n_, &pb_)) return;
+    paired_ = b != nullptr;
+    ok_ = true;
+  }
+  bool ok() const { return ok_; }
+  size_t size() const { return static_cast<size_t>(n_); }
+  const char* const* texts() const { return pa_.data(); }
+  const char* const* pairs() const { return paired_ ? pb_.data() : nullptr; }
+
+ private:
+  PinnedBytes ba_, bb_;
+  PinnedInts sa_, sb_;
+  jsize n_ = 0;
+  std::vector<const char*> pa_, pb_;
+  bool paired_ = false, ok_ = false;
+};
+
+// A Java array the call writes (null -> null), copied back when the call succeeded.
+template <typename T, typename Array>
+struct Written {
+  JNIEnv* env;
+  Array array;
+  std::vector<T> data;
+  Written(JNIEnv* e, Array a) : env(e), array(a), data(a ? static_cast<size_t>(e->GetArrayLength(a)) : 0) {}
+  T* get() { return array ? data.data() : nullptr; }
+  size_t size() const { return data.size(); }
+};
+
+void copy_back(Written<float, jfloatArray>& w) {
+  if (w.array) w.env->SetFloatArrayRegion(w.array, 0, static_cast<jsize>(w.size()), w.data.data());
+}
+void copy_back(Written<jint, jintArray>& w) {
+  if (w.array) w.env->SetIntArrayRegion(w.array, 0, static_cast<jsize>(w.size()), w.data.data());
+}
+
 }  // namespace
 
 extern "C" {
 
-JNIEXPORT jint JNICALL Java_org_edgebert_Session_nRunMany(JNIEnv* env, jclass, jlong h, jbyteArray a,
-                                                          jintArray starts_a, jbyteArray b, jintArray starts_b,
-                                                          jint which, jint width, jfloatArray out,
-                                                          jintArray statuses, jboolean stop_at_failure) {
-  if (missing(env, reinterpret_cast<const void*>(&eb_session_run_texts), "eb_session_run_texts")) return -1;
+// out [n * width] receives the rows of output `which`; statuses (null: the first failed input is
+// thrown, its message naming it) each input's eb_status.
+JNIEXPORT void JNICALL Java_org_edgebert_Session_nEmbedMany(JNIEnv* env, jclass, jlong h, jbyteArray a,
+                                                            jintArray starts_a, jbyteArray b, jintArray starts_b,
+                                                            jint which, jfloatArray out, jintArray statuses) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_embed_many), "eb_session_embed_many")) return;
+  TextBlocks in(env, a, starts_a, b, starts_b);
+  if (!in.ok()) return;
+  Written<float, jfloatArray> rows(env, out);
+  Written<jint, jintArray> codes(env, statuses);
   eb_session* s = session_ptr(h);
-  const jsize n = env->GetArrayLength(starts_a);
-  if (!a || (b && !starts_b) || (b && env->GetArrayLength(starts_b) != n) || width <= 0 ||
-      env->GetArrayLength(out) / width < n || env->GetArrayLength(statuses) != n) {
-    throw_status(env, EB_ERROR_INVALID_ARGUMENT, "malformed text batch");
-    return -1;
-  }
-  PinnedBytes ba(env, a), bb(env, b);
-  PinnedInts sa(env, starts_a), sb(env, starts_b);
-  if (!ba.ok() || !bb.ok() || !sa.ok() || !sb.ok()) return -1;
-  std::vector<const char*> pa, pb;
-  if (!text_pointers(env, ba.get(), env->GetArrayLength(a), sa.get(), n, &pa)) return -1;
-  if (b && !text_pointers(env, bb.get(), env->GetArrayLength(b), sb.get(), n, &pb)) return -1;
-  jint first_failed = -1;
-  for (size_t done = 0, total = static_cast<size_t>(n); done < total;) {
-    size_t consumed = 0;
-    const eb_status st = b ? eb_session_run_text_pairs(s, pa.data() + done, pb.data() + done, total - done, &consumed)
-                           : eb_session_run_texts(s, pa.data() + done, total - done, &consumed);
-    if (st != EB_OK) {
-      throw_session_error(env, s, st);
-      return -1;
-    }
-    if (consumed == 0 || consumed > total - done) {
-      throw_status(env, EB_ERROR_BACKEND, "the library consumed no inputs, or more than it was given");
-      return -1;
-    }
-    for (size_t i = 0; i < consumed; ++i) {
-      eb_sequence_info q;
-      const eb_status qs = eb_session_get_sequence(s, i, &q);
-      if (qs != EB_OK) {
-        throw_session_error(env, s, qs);
-        return -1;
-      }
-      const jint code = q.status;
-      env->SetIntArrayRegion(statuses, static_cast<jsize>(done + i), 1, &code);
-      if (code != EB_OK && first_failed < 0) first_failed = static_cast<jint>(done + i);
-    }
-    const float* data = nullptr;
-    int64_t shape[2] = {0, 0};
-    int32_t rank = 0;
-    const eb_status os = eb_session_get_output(s, static_cast<eb_output>(which), &data, shape, &rank);
-    if (os != EB_OK) {
-      throw_session_error(env, s, os);
-      return -1;
-    }
-    if (rank != 2 || shape[0] != static_cast<int64_t>(consumed) || shape[1] != width) {
-      throw_status(env, EB_ERROR_BACKEND, "unexpected output shape after a packed run");
-      return -1;
-    }
-    env->SetFloatArrayRegion(out, static_cast<jsize>(done) * width, static_cast<jsize>(consumed) * width, data);
-    if (first_failed >= 0 && stop_at_failure) return first_failed;
-    done += consumed;
-  }
-  return first_failed;
+  const eb_status st = eb_session_embed_many(s, in.texts(), in.pairs(), in.size(), static_cast<eb_output>(which),
+                                             rows.get(), rows.size(), codes.get());
+  if (st != EB_OK) return throw_session_error(env, s, st);
+  copy_back(rows);
+  copy_back(codes);
 }
 
-JNIEXPORT jstring JNICALL Java_org_edgebert_Session_nStatusString(JNIEnv* env, jclass, jint status) {
-  return env->NewStringUTF(eb_status_string(static_cast<eb_status>(status)));
+// logits [n * numLabels] and labels [n] (either may be null) receive each input's logits and label
+// index; statuses as nEmbedMany.
+JNIEXPORT void JNICALL Java_org_edgebert_Session_nClassifyMany(JNIEnv* env, jclass, jlong h, jbyteArray a,
+                                                               jintArray starts_a, jbyteArray b, jintArray starts_b,
+                                                               jfloatArray logits, jintArray labels,
+                                                               jintArray statuses) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_classify_many), "eb_session_classify_many")) return;
+  TextBlocks in(env, a, starts_a, b, starts_b);
+  if (!in.ok()) return;
+  Written<float, jfloatArray> rows(env, logits);
+  Written<jint, jintArray> indices(env, labels), codes(env, statuses);
+  eb_session* s = session_ptr(h);
+  const eb_status st = eb_session_classify_many(s, in.texts(), in.pairs(), in.size(), rows.get(), rows.size(),
+                                                indices.get(), codes.get());
+  if (st != EB_OK) return throw_session_error(env, s, st);
+  copy_back(rows);
+  copy_back(indices);
+  copy_back(codes);
+}
+
+// The label index of every token of the last run (eb_session_get_token_labels).
+JNIEXPORT jintArray JNICALL Java_org_edgebert_Session_nTokenLabels(JNIEnv* env, jclass, jlong h) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_get_token_labels), "eb_session_get_token_labels"))
+    return nullptr;
+  eb_session* s = session_ptr(h);
+  size_t n = 0;
+  eb_status st = eb_session_get_token_labels(s, nullptr, 0, &n);
+  std::vector<jint> labels(n);
+  if (st == EB_OK) st = eb_session_get_token_labels(s, labels.data(), labels.size(), &n);
+  if (st != EB_OK) {
+    throw_session_error(env, s, st);
+    return nullptr;
+  }
+  jintArray out = env->NewIntArray(static_cast<jsize>(n));
+  if (out) env->SetIntArrayRegion(out, 0, static_cast<jsize>(n), labels.data());
+  return out;
 }
 
 }  // extern "C"

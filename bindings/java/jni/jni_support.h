@@ -35,6 +35,12 @@ __attribute__((weak)) eb_status eb_session_run_texts(eb_session*, const char* co
 __attribute__((weak)) eb_status eb_session_run_text_pairs(eb_session*, const char* const*, const char* const*, size_t,
                                                           size_t*);
 __attribute__((weak)) eb_status eb_session_get_sequence(const eb_session*, size_t, eb_sequence_info*);
+// Added with the many-texts entry points (issue 22).
+__attribute__((weak)) eb_status eb_session_embed_many(eb_session*, const char* const*, const char* const*, size_t,
+                                                      eb_output, float*, size_t, int32_t*);
+__attribute__((weak)) eb_status eb_session_classify_many(eb_session*, const char* const*, const char* const*, size_t,
+                                                         float*, size_t, int32_t*, int32_t*);
+__attribute__((weak)) eb_status eb_session_get_token_labels(const eb_session*, int32_t*, size_t, size_t*);
 }
 
 namespace edgebert_jni {

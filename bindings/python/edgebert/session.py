@@ -10,7 +10,7 @@ import numpy as np
 
 from ._errors import Error, Status
 from ._handle import NativeHandle
-from ._library import SequenceInfoStruct, SpanStruct, WordStruct, c_float_p, c_int32_p
+from ._library import SpanStruct, WordStruct, c_float_p, c_int32_p
 from ._types import Output, Span, Task, TokenLabel, Word
 
 _INT32_MIN, _INT32_MAX = -2**31, 2**31 - 1
@@ -189,9 +189,14 @@ class Session(NativeHandle):
         return self._task_output(text, text_pair, "sentence_embedding")
 
     def classify(self, text, text_pair=None):
-        """Sequence classifiers: the name of the label with the largest logit."""
-        logits = self._task_output(text, text_pair, "logits")
-        return self._model.label(int(np.argmax(logits)))
+        """Sequence classifiers: the name of the label with the largest logit (eb_session_classify_many
+        of this one input: afterwards the session's outputs are those of a packed run of it)."""
+        a = [_utf8(text, "text")]
+        b = None if text_pair is None else [_utf8(text_pair, "text_pair")]
+        label = np.full(1, -1, dtype=np.int32)
+        self._many_locked("classify", a, b, lambda lib, h, pa, pb, n: lib.eb_session_classify_many(
+            h, pa, pb, n, None, 0, _p(label), None))
+        return self._model.label(int(label[0]))
 
     def answer(self, question, context, max_answer_tokens=30, doc_stride=-1):
         """Extractive QA models: the best answer Span (.text as written in the context) on a
@@ -222,14 +227,17 @@ class Session(NativeHandle):
     def token_labels(self, text):
         """Token classifiers: a TokenLabel(begin, end, text, label) per word piece of text (the
         special tokens left out), label = the name of the largest of its token_logits."""
-        logits = self._task_output(text, None, "token_logits")
+        self.run(text=text)
         begin, end, segment = self.token_offsets()
+        with self._lock:
+            labels = np.zeros(len(begin), dtype=np.int32)
+            self._check(self._lib.eb_session_get_token_labels(self._ptr(), _p(labels), labels.shape[0], None),
+                        "get_token_labels")
         data = text.encode("utf-8")
-        return [TokenLabel(int(b), int(e), data[b:e].decode("utf-8", errors="replace"),
-                           self._model.label(int(np.argmax(row))))
-                for b, e, seg, row in zip(begin, end, segment, logits) if seg >= 0]
+        return [TokenLabel(int(b), int(e), data[b:e].decode("utf-8", errors="replace"), self._model.label(int(k)))
+                for b, e, seg, k in zip(begin, end, segment, labels) if seg >= 0]
 
-    # ---- many texts per call: packed runs (eb_session_run_texts / eb_session_run_text_pairs)
+    # ---- many texts per call: packed runs looped in the library (eb_session_embed_many / classify_many)
 
     def embed_many(self, texts, text_pairs=None, statuses=False):
         """The embeddings of many texts (or text pairs: texts[i] with text_pairs[i]) as a float32
@@ -245,7 +253,7 @@ class Session(NativeHandle):
         else:
             raise Error(Status.UNSUPPORTED, "embed_many: this model has neither a sentence_embedding nor a "
                         "pooler_output (task %s)" % _task_name(info.task))
-        return self._pooled_many(texts, text_pairs, which, info.hidden_size, statuses, "embed_many")
+        return self._rows_many("embed_many", texts, text_pairs, which, info.hidden_size, statuses)
 
     def classify_many(self, texts, text_pairs=None, statuses=False):
         """The logits of a sequence classifier for many texts (or text pairs) as a float32 ndarray
@@ -262,71 +270,39 @@ class Session(NativeHandle):
         input; with statuses=True nothing is raised for it and the call returns (array, statuses),
         statuses a list of Status per input (OK or why it did not run), the rows of failed inputs
         all 0. Afterwards the session's outputs are those of the last packed run."""
-        info = self._model.info
-        if info.task != Task.SEQUENCE_CLASSIFICATION:
-            raise Error(Status.UNSUPPORTED, "classify_many: this model is not a sequence classifier (task %s)"
-                        % _task_name(info.task))
-        return self._pooled_many(texts, text_pairs, Output.LOGITS, info.num_labels, statuses, "classify_many")
+        return self._rows_many("classify_many", texts, text_pairs, None, self._model.info.num_labels,
+                               statuses)
 
-    def _pooled_many(self, texts, text_pairs, which, width, statuses, what):
+    def _rows_many(self, fn, texts, text_pairs, which, width, statuses):
+        """embed_many (fn "embed_many", output `which`) / classify_many: the inputs' rows [n, width]
+        (and statuses) from one C call, which loops over the packed runs."""
         a = _utf8_list(texts, "texts")
         b = None if text_pairs is None else _utf8_list(text_pairs, "text_pairs")
         if b is not None and len(b) != len(a):
-            raise Error(Status.INVALID_ARGUMENT, "%s: %d texts but %d text_pairs" % (what, len(a), len(b)))
+            raise Error(Status.INVALID_ARGUMENT, "%s: %d texts but %d text_pairs" % (fn, len(a), len(b)))
+        out = np.zeros((len(a), width), dtype=np.float32)
+        codes = np.zeros(len(a), dtype=np.int32) if statuses else None
+        rows, size, status_p = out.ctypes.data_as(c_float_p), out.size, None if codes is None else _p(codes)
+        if fn == "embed_many":
+            self._many_locked(fn, a, b, lambda lib, h, pa, pb, n: lib.eb_session_embed_many(
+                h, pa, pb, n, int(which), rows, size, status_p))
+        else:
+            self._many_locked(fn, a, b, lambda lib, h, pa, pb, n: lib.eb_session_classify_many(
+                h, pa, pb, n, rows, size, None, status_p))
+        return (out, [_status(int(c)) for c in codes]) if statuses else out
+
+    def _many_locked(self, what, a, b, call):
+        """call(lib, handle, texts, pairs or None, n): one many-texts C call on the UTF-8 texts a
+        (and pairs b); its failure raised as Error."""
         n = len(a)
-        out = np.zeros((n, width), dtype=np.float32)
-        codes = [Status.OK] * n
-        if n == 0:
-            with self._lock:
-                self._ptr()  # a closed session is an error even with nothing to run
-            return (out, codes) if statuses else out
         array_a = (ctypes.c_char_p * n)(*a)
         array_b = None if b is None else (ctypes.c_char_p * n)(*b)
-        step = ctypes.sizeof(ctypes.c_char_p)
         with self._lock:
             handle = self._ptr()
             self._context, self._texts = None, ()
-            done = 0
-            while done < n:
-                consumed = ctypes.c_size_t()
-                pa = ctypes.cast(ctypes.byref(array_a, done * step), ctypes.POINTER(ctypes.c_char_p))
-                if array_b is None:
-                    st = self._lib.eb_session_run_texts(handle, pa, n - done, ctypes.byref(consumed))
-                else:
-                    pb = ctypes.cast(ctypes.byref(array_b, done * step), ctypes.POINTER(ctypes.c_char_p))
-                    st = self._lib.eb_session_run_text_pairs(handle, pa, pb, n - done, ctypes.byref(consumed))
-                self._check(st, "run_texts" if array_b is None else "run_text_pairs")
-                k = consumed.value
-                if not 1 <= k <= n - done:
-                    raise Error(Status.BACKEND, "%s: the library consumed %d of %d inputs" % (what, k, n - done))
-                failed = None
-                info = SequenceInfoStruct()
-                for i in range(k):
-                    self._check(self._lib.eb_session_get_sequence(handle, i, ctypes.byref(info)), "get_sequence")
-                    codes[done + i] = _status(info.status)
-                    if info.status != Status.OK and failed is None:
-                        failed = done + i
-                status, rows = self._output_locked(which)
-                self._check(status, "get_output " + which.key)
-                if rows.shape != (k, width):
-                    raise Error(Status.BACKEND, "%s: %s has shape %s after a packed run of %d" % (
-                        what, which.key, rows.shape, k))
-                out[done:done + k] = rows
-                if failed is not None and not statuses:
-                    raise self._sequence_error(failed, a, b, codes[failed])
-                done += k
-        return (out, codes) if statuses else out
-
-    def _sequence_error(self, index, a, b, status):
-        """Error for input `index` of a packed run: the C message of that input run alone (a
-        single run of it fails the same way), with its index."""
-        handle = self._handle
-        single = self._lib.eb_session_run_text(handle, a[index]) if b is None else \
-            self._lib.eb_session_run_text_pair(handle, a[index], b[index])
-        msg = self._lib.eb_session_last_error(handle) if single == status else None
-        text = msg.decode("utf-8", errors="replace") if msg else ""
-        name = "texts[%d]" % index if b is None else "texts[%d], text_pairs[%d]" % (index, index)
-        return Error(status, "%s: %s" % (name, text or self._lib.eb_status_string(status).decode()))
+            self._check(call(self._lib, handle, array_a, array_b, n), what)
+            if n == 1:  # a packed run of one: its words index that text (pair)
+                self._texts = tuple(a) if b is None else (a[0], b[0])
 
     def _task_output(self, text, text_pair, key):
         out = self.run(text=text, text_pair=text_pair)

@@ -162,3 +162,43 @@ def test_bad_inputs_are_errors(testdata, requires_packed):
 @pytest.fixture
 def requires_packed():
     requires_c_function("eb_session_run_texts")
+
+
+@pytest.mark.parametrize("kind", ["int8", "fp32"])
+def test_classify_and_token_labels_come_from_the_library(testdata, requires_many, kind):
+    """classify() is eb_session_classify_many of one input (its label index, the argmax of the
+    logits), token_labels() eb_session_get_token_labels (each token's argmax): both equal the
+    argmax of a single run's logits."""
+    with edgebert.Model(ebm_path("task_bert_seqcls_tanh", kind)) as model, \
+            model.session(max_sequence_length=MAX_LEN, max_batch_tokens=BATCH_TOKENS) as s:
+        logits = s.classify_many(TEXTS, statuses=True)[0]
+        for i, text in enumerate(TEXTS):
+            if i in TOO_LONG[False]:
+                with pytest.raises(edgebert.Error) as e:
+                    s.classify(text)
+                assert e.value.status == edgebert.Status.SEQUENCE_TOO_LONG
+                assert "the session maximum is %d" % MAX_LEN in str(e.value)
+                continue
+            assert s.classify(text) == model.label(int(np.argmax(logits[i]))), i
+            if i not in TOO_LONG[True]:
+                want = model.label(int(np.argmax(s.run(text=text, text_pair=PAIRS[i])["logits"])))
+                assert s.classify(text, PAIRS[i]) == want, i
+        with pytest.raises(edgebert.Error) as e:
+            s.classify_many(TEXTS, PAIRS)
+        assert str(e.value).startswith("texts[4], pairs[4]: ")  # the first pair over the maximum
+    with edgebert.Model(ebm_path("task_bert_token", kind)) as model, model.session() as s:
+        text = "the staff was rude and slow ."
+        got = s.token_labels(text)
+        logits = s.run(text=text)["token_logits"]
+        _, _, segment = s.token_offsets()
+        want = [model.label(int(np.argmax(row))) for row, seg in zip(logits, segment) if seg >= 0]
+        assert [t.label for t in got] == want and len(want) > 3
+        with edgebert.Model(ebm_path("task_bert_seqcls_tanh", kind)) as other, other.session() as t:
+            with pytest.raises(edgebert.Error) as e:
+                t.token_labels(text)
+            assert e.value.status == edgebert.Status.UNSUPPORTED
+
+
+@pytest.fixture
+def requires_many():
+    requires_c_function("eb_session_classify_many")

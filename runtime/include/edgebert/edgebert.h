@@ -318,6 +318,48 @@ EB_API eb_status eb_session_answer(eb_session* session, const char* question, co
                                    int32_t max_answer_tokens, int32_t doc_stride, eb_span* out_span,
                                    int32_t* out_windows);
 
+/* ---- Many texts per call: embed, classify, token labels ----
+ * eb_session_embed_many and eb_session_classify_many run `count` texts (pairs NULL) or text pairs
+ * (texts[i] with pairs[i], as eb_session_run_text_pair) and write one row per input into the
+ * caller's buffers, row i equal to a single run of input i (int8: bit-identical). They loop over
+ * packed runs inside the library (eb_session_run_texts / eb_session_run_text_pairs: as many whole
+ * inputs per run as max_batch_tokens holds, until every input is consumed).
+ * Per-input statuses: with out_statuses (int32 [count], eb_status values) every input gets its
+ * own (EB_OK, or why it did not run: EB_ERROR_SEQUENCE_TOO_LONG, EB_ERROR_INVALID_ARGUMENT for a
+ * NULL text, ...), a failed input's row is all 0 (label -1), and the call returns EB_OK. With
+ * out_statuses NULL the call stops at the first input that fails and returns its status; the
+ * message (eb_session_last_error) names it, "texts[i]: " ("texts[i], pairs[i]: " for pairs)
+ * followed by the message a single run of it gives; rows before it are written, the later ones
+ * are unspecified, and the session has no outputs.
+ * The call's own errors (nothing is written, the session has no outputs): NULL texts or output
+ * buffer, a buffer smaller than count rows, an unknown `which`, a text that is not UTF-8 (refused
+ * before anything runs, the message naming it: "texts[i] is not valid UTF-8: ..."):
+ * EB_ERROR_INVALID_ARGUMENT; a model without the output: EB_ERROR_UNSUPPORTED (even for count 0);
+ * a backend failure (the session's message). count 0 runs nothing and returns EB_OK (texts and
+ * buffers may then be NULL). Afterwards the session's outputs are those of the last packed run
+ * (eb_session_get_output & co.). Performs no heap allocation. */
+/* Embeddings: `which` is EB_OUTPUT_SENTENCE_EMBEDDING (sentence-embedding models) or
+ * EB_OUTPUT_POOLER_OUTPUT (models with a pooler); out is float32 [count, hidden_size] and holds
+ * out_size floats (at least count * hidden_size). */
+EB_API eb_status eb_session_embed_many(eb_session* session, const char* const* texts, const char* const* pairs,
+                                       size_t count, eb_output which, float* out, size_t out_size,
+                                       int32_t* out_statuses);
+/* Sequence classifiers: out_logits float32 [count, num_labels] (logits_size floats, at least
+ * count * num_labels) and/or out_labels int32 [count], the index of each input's largest logit
+ * (the first of equal maxima: its name is eb_model_get_label). Either may be NULL, not both. */
+EB_API eb_status eb_session_classify_many(eb_session* session, const char* const* texts, const char* const* pairs,
+                                          size_t count, float* out_logits, size_t logits_size, int32_t* out_labels,
+                                          int32_t* out_statuses);
+/* Token classifiers, after any successful run (single or packed): for each token of the run, the
+ * index of its largest token_logits entry (the first of equal maxima), special tokens included
+ * (eb_session_get_token_offsets tells them by segment -1; eb_word.label is the label of a word's
+ * first token). *out_len (may be NULL) receives the run's token count; out_labels may be NULL
+ * (only the count), else it must hold labels_size >= that many (EB_ERROR_INVALID_ARGUMENT).
+ * Other models: EB_ERROR_UNSUPPORTED; no run yet: EB_ERROR_BAD_STATE. Performs no heap
+ * allocation. */
+EB_API eb_status eb_session_get_token_labels(const eb_session* session, int32_t* out_labels, size_t labels_size,
+                                             size_t* out_len);
+
 /* Memory facts: planned arena bytes, the naive sum of all intermediate buffers, and the bytes
  * XNNPACK holds in packed weights. Any pointer may be NULL. */
 EB_API eb_status eb_session_memory(const eb_session* session, size_t* arena_bytes, size_t* naive_bytes,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// ManyTexts: Session.embedMany / classifyMany: many texts (or text pairs) through the packed runs
-// of the C API (eb_session_run_texts / eb_session_run_text_pairs), one run at a time until every
-// input is consumed, reading each input's status and its row of one pooled output.
+// ManyTexts: Session.embedMany / classifyMany: many texts (or text pairs) through one call of the
+// C API (eb_session_embed_many / eb_session_classify_many), which loops over the packed runs and
+// reports each input's status and its row of one pooled output.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -20,7 +20,7 @@ extension Session {
     /// "texts[i]: " + the C message, for the first such input (`statuses:` gets per-input statuses
     /// instead). Afterwards the session's outputs are those of the last run.
     public func embedMany(_ texts: [String], pairs: [String]? = nil) throws -> [[Float]] {
-        try many(texts, pairs, try embeddingOutput(), nil)
+        try many(texts, pairs, try embeddingOutput(), nil, nil)
     }
 
     /// `embedMany(_:pairs:)` that throws nothing for an input that cannot run: statuses[i] gets its
@@ -28,24 +28,24 @@ extension Session {
     public func embedMany(_ texts: [String], pairs: [String]? = nil, statuses: inout [Status]) throws -> [[Float]] {
         var codes = [Status]()
         defer { statuses = codes }
-        return try many(texts, pairs, try embeddingOutput(), &codes)
+        return try many(texts, pairs, try embeddingOutput(), &codes, nil)
     }
 
     /// Sequence classifiers: the logits of many texts (or pairs), one row of numLabels per input,
     /// each equal to a single run of it (other models: `.unsupported`). Runs, inputs and failures
     /// as `embedMany(_:pairs:)`.
     public func classifyMany(_ texts: [String], pairs: [String]? = nil) throws -> [[Float]] {
-        try many(texts, pairs, try logitsOutput(), nil)
+        try many(texts, pairs, (nil, try model.info.numLabels), nil, nil)
     }
 
     /// `classifyMany(_:pairs:)` with per-input statuses, as `embedMany(_:pairs:statuses:)`.
     public func classifyMany(_ texts: [String], pairs: [String]? = nil, statuses: inout [Status]) throws -> [[Float]] {
         var codes = [Status]()
         defer { statuses = codes }
-        return try many(texts, pairs, try logitsOutput(), &codes)
+        return try many(texts, pairs, (nil, try model.info.numLabels), &codes, nil)
     }
 
-    private func embeddingOutput() throws -> (Output, Int) {
+    private func embeddingOutput() throws -> (Output?, Int) {
         let info = try model.info
         if info.task == .sentenceEmbedding { return (.sentenceEmbedding, info.hiddenSize) }
         if info.hasPooler { return (.poolerOutput, info.hiddenSize) }
@@ -53,22 +53,12 @@ extension Session {
                                           + "(task \(info.task.map { "\($0)" } ?? "unknown"))")
     }
 
-    private func logitsOutput() throws -> (Output, Int) {
-        let info = try model.info
-        guard info.task == .sequenceClassification else {
-            throw EdgeBertError(.unsupported, "classifyMany: this model is not a sequence classifier "
-                                              + "(task \(info.task.map { "\($0)" } ?? "unknown"))")
-        }
-        return (.logits, info.numLabels)
-    }
-
-    // Runs every input; with `statuses` nil the first input that failed is thrown.
-    private func many(_ texts: [String], _ pairs: [String]?, _ output: (Output, Int),
-                      _ statuses: UnsafeMutablePointer<[Status]>?) throws -> [[Float]] {
+    // One call of eb_session_embed_many (output.0: its output) or eb_session_classify_many
+    // (output.0 nil: the logits; `labels` may receive each input's label index). With `statuses`
+    // nil the first input that failed is thrown (the C message names it).
+    func many(_ texts: [String], _ pairs: [String]?, _ output: (Output?, Int),
+              _ statuses: UnsafeMutablePointer<[Status]>?, _ labels: UnsafeMutablePointer<[Int32]>?) throws -> [[Float]] {
         let (which, width) = output
-        let runTexts = try TaskAPI.function("eb_session_run_texts", as: TaskAPI.RunTexts.self)
-        let runPairs = try TaskAPI.function("eb_session_run_text_pairs", as: TaskAPI.RunTextPairs.self)
-        let getSequence = try TaskAPI.function("eb_session_get_sequence", as: TaskAPI.GetSequence.self)
         for (i, t) in texts.enumerated() { _ = try Session.cText(t, "texts[\(i)]") }
         if let p = pairs {
             guard p.count == texts.count else {
@@ -76,6 +66,8 @@ extension Session {
             }
             for (i, t) in p.enumerated() { _ = try Session.cText(t, "pairs[\(i)]") }
         }
+        let embed = try TaskAPI.function("eb_session_embed_many", as: TaskAPI.EmbedMany.self)
+        let classify = try TaskAPI.function("eb_session_classify_many", as: TaskAPI.ClassifyMany.self)
         let n = texts.count
         let a = texts.map { UnsafePointer<CChar>(strdup($0)) }
         let b = pairs?.map { UnsafePointer<CChar>(strdup($0)) }
@@ -86,61 +78,37 @@ extension Session {
         if a.contains(where: { $0 == nil }) || (b?.contains(where: { $0 == nil }) ?? false) {
             throw EdgeBertError(.outOfMemory, "no memory for the texts")
         }
-        var rows = [[Float]](repeating: [Float](repeating: 0, count: width), count: n)
-        var codes = [Status](repeating: .ok, count: n)
-        let failed: Int? = try withHandle { h -> Int? in
+        var flat = [Float](repeating: 0, count: labels == nil ? n * width : 0)
+        var codes = [Int32](repeating: 0, count: n)
+        var indices = [Int32](repeating: -1, count: n)
+        try withHandle { h -> Void in
             self.context = nil
             self.texts = []
-            var firstFailed: Int?
-            var done = 0
-            while done < n {
-                var consumed = 0
-                let st = a.withUnsafeBufferPointer { pa -> eb_status in
-                    guard let bs = b else { return runTexts(h, pa.baseAddress! + done, n - done, &consumed) }
-                    return bs.withUnsafeBufferPointer { pb in
-                        runPairs(h, pa.baseAddress! + done, pb.baseAddress! + done, n - done, &consumed)
+            let st = a.withUnsafeBufferPointer { pa -> eb_status in
+                (b ?? []).withUnsafeBufferPointer { pb -> eb_status in
+                    flat.withUnsafeMutableBufferPointer { out -> eb_status in
+                        codes.withUnsafeMutableBufferPointer { c -> eb_status in
+                            indices.withUnsafeMutableBufferPointer { l -> eb_status in
+                                let pp = b == nil ? nil : pb.baseAddress
+                                let cs = statuses == nil ? nil : c.baseAddress
+                                guard let w = which else {
+                                    return classify(h, pa.baseAddress, pp, n, labels == nil ? out.baseAddress : nil,
+                                                    out.count, labels == nil ? nil : l.baseAddress, cs)
+                                }
+                                return embed(h, pa.baseAddress, pp, n, eb_output(rawValue: numericCast(w.rawValue)),
+                                             out.baseAddress, out.count, cs)
+                            }
+                        }
                     }
                 }
-                try Session.check(h, st)
-                guard consumed >= 1, consumed <= n - done else {
-                    throw EdgeBertError(.backend, "the library consumed \(consumed) of \(n - done) inputs")
-                }
-                for i in 0..<consumed {
-                    var q = eb_sequence_info()
-                    try Session.check(h, getSequence(h, i, &q))
-                    codes[done + i] = Status(rawValue: q.status) ?? .backend
-                    if q.status != 0 && firstFailed == nil { firstFailed = done + i }
-                }
-                var data: UnsafePointer<Float>?
-                var shape: [Int64] = [0, 0]
-                var rank: Int32 = 0
-                try Session.check(h, eb_session_get_output(h, eb_output(rawValue: numericCast(which.rawValue)), &data,
-                                                           &shape, &rank))
-                guard rank == 2, shape[0] == Int64(consumed), shape[1] == Int64(width), let p = data else {
-                    throw EdgeBertError(.backend, "\(which.key) has shape \(shape.prefix(Int(rank))) after a packed run of \(consumed)")
-                }
-                for i in 0..<consumed { rows[done + i] = Array(UnsafeBufferPointer(start: p + i * width, count: width)) }
-                if firstFailed != nil && statuses == nil { return firstFailed }
-                done += consumed
             }
-            return firstFailed
+            try Session.check(h, st)
+            if n == 1 {  // a packed run of one: its words index that text (pair)
+                self.texts = pairs.map { [Array(texts[0].utf8), Array($0[0].utf8)] } ?? [Array(texts[0].utf8)]
+            }
         }
-        if let s = statuses {
-            s.pointee = codes
-        } else if let i = failed {
-            throw sequenceError(i, texts, pairs, codes[i])
-        }
-        return rows
-    }
-
-    // The error of input i of a packed run: the C message of a single run of it (which fails the same way).
-    private func sequenceError(_ i: Int, _ texts: [String], _ pairs: [String]?, _ status: Status) -> EdgeBertError {
-        let name = pairs == nil ? "texts[\(i)]" : "texts[\(i)], pairs[\(i)]"
-        do {
-            if let p = pairs { try run(text: texts[i], pair: p[i]) } else { try run(text: texts[i]) }
-        } catch let e as EdgeBertError where e.status == status {
-            return EdgeBertError(status, "\(name): \(e.message)")
-        } catch {}
-        return EdgeBertError(status, "\(name): \(String(cString: eb_status_string(eb_status(rawValue: numericCast(status.rawValue)))))")
+        statuses?.pointee = codes.map { Status(rawValue: $0) ?? .backend }
+        labels?.pointee = indices
+        return (0..<(labels == nil ? n : 0)).map { Array(flat[$0 * width..<($0 + 1) * width]) }
     }
 }

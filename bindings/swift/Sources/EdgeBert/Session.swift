@@ -225,10 +225,12 @@ public final class Session: @unchecked Sendable {
         try taskOutput(try run(text: text), .sentenceEmbedding).values
     }
 
-    /// Sequence classifiers: the name of the label with the largest logit.
+    /// Sequence classifiers: the name of the label with the largest logit (eb_session_classify_many
+    /// of this one text: afterwards the session's outputs are those of a packed run of it).
     public func classify(_ text: String) throws -> String {
-        let logits = try taskOutput(try run(text: text), .logits).values
-        return try model.label(Session.argmax(logits[...]))
+        var label: [Int32] = []
+        _ = try many([text], nil, (nil, 0), nil, &label)
+        return try model.label(Int(label[0]))
     }
 
     /// Extractive QA models on a context of any length: one pair run when it fits the session,
@@ -268,14 +270,19 @@ public final class Session: @unchecked Sendable {
 
     /// Token classifiers: each word piece of text (special tokens left out) with its best label.
     public func tokenLabels(_ text: String) throws -> [TokenLabel] {
-        let logits = try taskOutput(try run(text: text), .tokenLogits)
-        let n = logits.shape.count == 2 ? logits.shape[1] : 0
+        let get = try TaskAPI.function("eb_session_get_token_labels", as: TaskAPI.GetTokenLabels.self)
+        try run(text: text)
         let o = try tokenOffsets()
+        let labels = try withHandle { h -> [Int32] in
+            var labels = [Int32](repeating: -1, count: o.segment.count)
+            try Session.check(h, labels.withUnsafeMutableBufferPointer { get(h, $0.baseAddress, $0.count, nil) })
+            return labels
+        }
         let bytes = Array(text.utf8)
         return try o.segment.indices.filter { o.segment[$0] >= 0 }.map { i in
             let b = Int(o.begin[i]), e = Int(o.end[i])
             return TokenLabel(begin: b, end: e, text: String(decoding: bytes[b..<e], as: UTF8.self),
-                              label: try model.label(Session.argmax(logits.values[i * n..<(i + 1) * n])))
+                              label: try model.label(Int(labels[i])))
         }
     }
 
@@ -284,12 +291,6 @@ public final class Session: @unchecked Sendable {
             throw EdgeBertError(.unsupported, "this model has no \(which.key) output")
         }
         return t
-    }
-
-    private static func argmax(_ v: ArraySlice<Float>) -> Int {
-        var best = v.startIndex
-        for i in v.indices where v[i] > v[best] { best = i }
-        return best - v.startIndex
     }
 
     /// (arena bytes, naive sum of buffers, packed weight bytes).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // TaskAPI: the C functions added after the first C API (task heads; load options, weight cache,
-// model memory, words, long-context QA and packed runs), looked up at run time so these bindings also work
+// model memory, words, long-context QA, packed runs and many texts per call), looked up at run time so these bindings also work
 // (reporting .unsupported) with a libedgebert that predates them.
 #if canImport(Glibc)
 import Glibc
@@ -41,6 +41,16 @@ enum TaskAPI {
     typealias RunTextPairs = @convention(c) (OpaquePointer?, UnsafePointer<UnsafePointer<CChar>?>?,
                                              UnsafePointer<UnsafePointer<CChar>?>?, Int, UnsafeMutablePointer<Int>?) -> eb_status
     typealias GetSequence = @convention(c) (OpaquePointer?, Int, UnsafeMutablePointer<eb_sequence_info>?) -> eb_status
+
+    // Many texts per call and token labels (issue 22).
+    typealias EmbedMany = @convention(c) (OpaquePointer?, UnsafePointer<UnsafePointer<CChar>?>?,
+                                          UnsafePointer<UnsafePointer<CChar>?>?, Int, eb_output,
+                                          UnsafeMutablePointer<Float>?, Int, UnsafeMutablePointer<Int32>?) -> eb_status
+    typealias ClassifyMany = @convention(c) (OpaquePointer?, UnsafePointer<UnsafePointer<CChar>?>?,
+                                             UnsafePointer<UnsafePointer<CChar>?>?, Int, UnsafeMutablePointer<Float>?, Int,
+                                             UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?) -> eb_status
+    typealias GetTokenLabels = @convention(c) (OpaquePointer?, UnsafeMutablePointer<Int32>?, Int,
+                                               UnsafeMutablePointer<Int>?) -> eb_status
 
     private static let process = dlopen(nil, RTLD_NOW)
 

@@ -147,4 +147,46 @@ final class ManyTests: XCTestCase {
         expect(.invalidArgument) { _ = try enc.session(maxSequenceLength: self.maxLen, maxBatchTokens: self.maxLen - 1) }
         expect(.invalidArgument) { _ = try enc.session(maxBatchTokens: -1) }
     }
+
+    // classify is eb_session_classify_many of one text (its label index), tokenLabels
+    // eb_session_get_token_labels: both the argmax of a single run's logits.
+    func testClassifyAndTokenLabelsComeFromTheLibrary() throws {
+        func argmax(_ v: ArraySlice<Float>) -> Int {
+            var best = v.startIndex
+            for i in v.indices where v[i] > v[best] { best = i }
+            return best - v.startIndex
+        }
+        let texts = self.texts
+        for kind in ["int8", "fp32"] {
+            let m = try Model(path: TestData.ebm("task_bert_seqcls_tanh", kind))
+            let s = try m.session(maxSequenceLength: maxLen, maxBatchTokens: batchTokens)
+            var statuses = [Status]()
+            let logits = try s.classifyMany(texts, statuses: &statuses)
+            for i in texts.indices {
+                if statuses[i] != .ok {
+                    XCTAssertThrowsError(try s.classify(texts[i])) { error in
+                        let e = error as! EdgeBertError
+                        XCTAssertEqual(e.status, .sequenceTooLong)
+                        XCTAssertTrue(e.message.contains("the session maximum is \(self.maxLen)"), e.message)
+                    }
+                    continue
+                }
+                XCTAssertEqual(try s.classify(texts[i]), try m.label(argmax(logits[i][...])), "\(kind) \(i)")
+            }
+            XCTAssertThrowsError(try s.classifyMany(texts, pairs: pairs(texts.count))) { error in
+                XCTAssertTrue((error as! EdgeBertError).message.hasPrefix("texts[4], pairs[4]: "), "\(error)")
+            }
+            let tm = try Model(path: TestData.ebm("task_bert_token", kind))
+            let t = try tm.session()
+            let text = "the staff was rude and slow ."
+            let got = try t.tokenLabels(text)
+            let out = try t.run(text: text)[.tokenLogits]!
+            let n = out.shape[1]
+            let o = try t.tokenOffsets()
+            let want = try o.segment.indices.filter { o.segment[$0] >= 0 }.map { try tm.label(argmax(out.values[$0 * n..<($0 + 1) * n])) }
+            XCTAssertGreaterThan(want.count, 3)
+            XCTAssertEqual(got.map { $0.label }, want, kind)
+            expect(.unsupported) { _ = try s.tokenLabels(text) }
+        }
+    }
 }

@@ -200,8 +200,14 @@ public final class Session implements AutoCloseable {
 
   /** Sequence classifiers: the name of the label with the largest logit. */
   public synchronized String classify(String text) {
-    runText(text);
-    return model.label(argmax(taskOutput(Output.LOGITS), 0, model.info().numLabels));
+    byte[] a = Strings.cString(text, "text");
+    long p = ptr();
+    context = null;
+    texts = new byte[0][];
+    int[] label = new int[1];
+    nClassifyMany(p, a, new int[] {0}, null, null, null, label, null);  // a packed run of this one text
+    texts = new byte[][] {a};
+    return model.label(label[0]);
   }
 
   /**
@@ -249,15 +255,14 @@ public final class Session implements AutoCloseable {
   /** Token classifiers: each word piece of text (special tokens left out) with its best label. */
   public synchronized TokenLabel[] tokenLabels(String text) {
     runText(text);
-    float[] logits = taskOutput(Output.TOKEN_LOGITS);
-    int labels = model.info().numLabels;
+    int[] labels = nTokenLabels(ptr());
     TokenOffsets o = tokenOffsets();
-    byte[] utf8 = Strings.cString(text, "text");
+    byte[] utf8 = texts[0];
     java.util.List<TokenLabel> out = new java.util.ArrayList<>();
     for (int i = 0; i < o.size(); i++) {
       if (o.segment[i] >= 0) {
         out.add(new TokenLabel(o.begin[i], o.end[i], Strings.fromUtf8(utf8, o.begin[i], o.end[i]),
-                               model.label(argmax(logits, i * labels, labels))));
+                               model.label(labels[i])));
       }
     }
     return out.toArray(new TokenLabel[0]);
@@ -323,14 +328,11 @@ public final class Session implements AutoCloseable {
 
   /** {@link #classifyMany(String[], String[])} with per-input statuses, as {@link #embedMany(String[], String[], int[])}. */
   public synchronized float[][] classifyMany(String[] a, String[] b, int[] statuses) {
-    ModelInfo info = model.info();
-    if (info.task != Task.SEQUENCE_CLASSIFICATION) {
-      throw new EdgeBertException(EdgeBertException.UNSUPPORTED,
-                                  "classifyMany: this model is not a sequence classifier (task " + info.task + ")");
-    }
-    return runMany(a, b, statuses, Output.LOGITS, info.numLabels);
+    return runMany(a, b, statuses, null, model.info().numLabels);
   }
 
+  // embedMany (which: its output) or classifyMany (which null): one native call, which loops over
+  // the packed runs in the library; a failed input (statuses null) is thrown with its index.
   private float[][] runMany(String[] a, String[] b, int[] statuses, Output which, int width) {
     TextBatch ta = TextBatch.of(a, "texts");
     TextBatch tb = b == null ? null : TextBatch.of(b, "pairs");
@@ -347,15 +349,14 @@ public final class Session implements AutoCloseable {
       throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, n + " rows of " + width + " floats are too many");
     }
     float[] flat = new float[n * width];
-    int[] codes = statuses != null ? statuses : new int[n];
-    if (n > 0) {
-      context = null;
-      texts = new byte[0][];
-      int failed = nRunMany(p, ta.bytes, ta.starts, tb == null ? null : tb.bytes, tb == null ? null : tb.starts,
-                            which.code, width, flat, codes, statuses == null);
-      if (failed >= 0 && statuses == null) {
-        throw sequenceError(failed, a, b, codes[failed]);
-      }
+    context = null;
+    texts = new byte[0][];
+    byte[] bytesB = tb == null ? null : tb.bytes;
+    int[] startsB = tb == null ? null : tb.starts;
+    if (which != null) {
+      nEmbedMany(p, ta.bytes, ta.starts, bytesB, startsB, which.code, flat, statuses);
+    } else {
+      nClassifyMany(p, ta.bytes, ta.starts, bytesB, startsB, flat, null, statuses);
     }
     float[][] rows = new float[n][];
     for (int i = 0; i < n; i++) {
@@ -364,39 +365,12 @@ public final class Session implements AutoCloseable {
     return rows;
   }
 
-  // The error of input i of a packed run: the C message of a single run of it (which fails the same way).
-  private EdgeBertException sequenceError(int i, String[] a, String[] b, int status) {
-    String name = b == null ? "texts[" + i + "]" : "texts[" + i + "], pairs[" + i + "]";
-    try {
-      if (b == null) {
-        runText(a[i]);
-      } else {
-        runTextPair(a[i], b[i]);
-      }
-    } catch (EdgeBertException e) {
-      if (e.status() == status) {
-        return new EdgeBertException(status, name + ": " + e.getMessage());
-      }
-    }
-    return new EdgeBertException(status, name + ": " + nStatusString(status));
-  }
-
   private float[] taskOutput(Output which) {
     if (!hasOutput(which)) {
       throw new EdgeBertException(EdgeBertException.UNSUPPORTED,
                                   "this model has no " + which + " output (task " + model.info().task + ")");
     }
     return output(which);
-  }
-
-  private static int argmax(float[] v, int offset, int n) {
-    int best = 0;
-    for (int i = 1; i < n; i++) {
-      if (v[offset + i] > v[offset + best]) {
-        best = i;
-      }
-    }
-    return best;
   }
 
   /** {arena bytes, naive sum of buffers, packed weight bytes}. */
@@ -439,12 +413,15 @@ public final class Session implements AutoCloseable {
   private static native int[] nWords(long s);
   private static native void nAnswer(long s, byte[] question, byte[] context, int maxAnswerTokens, int docStride,
                                      int[] ints, float[] score);
-  // Runs all inputs in packed runs; out [n * width] receives the rows of output `which`, statuses
-  // [n] each input's eb_status. Returns the first failed input's index (with stopAtFailure: as
-  // soon as its run is read), else -1.
-  private static native int nRunMany(long s, byte[] a, int[] startsA, byte[] b, int[] startsB, int which, int width,
-                                     float[] out, int[] statuses, boolean stopAtFailure);
-  private static native String nStatusString(int status);
+  // Many texts (TextBatch blocks; b null: single texts) through eb_session_embed_many (out [n *
+  // width]: rows of output `which`) or eb_session_classify_many (logits [n * numLabels], labels
+  // [n]: either may be null); statuses [n] each input's eb_status, or null: the first failed
+  // input is thrown.
+  private static native void nEmbedMany(long s, byte[] a, int[] startsA, byte[] b, int[] startsB, int which,
+                                        float[] out, int[] statuses);
+  private static native void nClassifyMany(long s, byte[] a, int[] startsA, byte[] b, int[] startsB, float[] logits,
+                                           int[] labels, int[] statuses);
+  private static native int[] nTokenLabels(long s);
   private static native void nMemory(long s, long[] out);
   private static native void nDestroy(long s);
 }

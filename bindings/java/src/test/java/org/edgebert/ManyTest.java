@@ -188,4 +188,61 @@ class ManyTest {
       expect(INVALID_ARGUMENT, () -> m.newSession(1, MAX_LEN, false, 0, -1));
     }
   }
+
+  // classify is eb_session_classify_many of one text (its label index), tokenLabels
+  // eb_session_get_token_labels: both the argmax of a single run's logits.
+  @Test
+  void classifyAndTokenLabelsComeFromTheLibrary() {
+    String[] texts = texts();
+    for (String kind : new String[] {"int8", "fp32"}) {
+      try (Model m = Model.load(TestData.ebm("task_bert_seqcls_tanh", kind));
+           Session s = m.newSession(1, MAX_LEN, false, 0, BATCH_TOKENS)) {
+        int[] statuses = new int[texts.length];
+        float[][] logits = s.classifyMany(texts, null, statuses);
+        for (int i = 0; i < texts.length; i++) {
+          if (statuses[i] != 0) {
+            final String t = texts[i];
+            EdgeBertException e = expect(SEQUENCE_TOO_LONG, () -> s.classify(t));
+            assertTrue(e.getMessage().contains("the session maximum is " + MAX_LEN), e.getMessage());
+            continue;
+          }
+          assertEquals(m.label(argmax(logits[i], 0, logits[i].length)), s.classify(texts[i]), kind + " " + i);
+        }
+        EdgeBertException e = expect(SEQUENCE_TOO_LONG, () -> s.classifyMany(texts, pairs(texts.length)));
+        assertTrue(e.getMessage().startsWith("texts[4], pairs[4]: "), e.getMessage());
+      }
+      try (Model m = Model.load(TestData.ebm("task_bert_token", kind)); Session s = m.newSession(1, 0)) {
+        String text = "the staff was rude and slow .";
+        TokenLabel[] got = s.tokenLabels(text);
+        s.runText(text);
+        float[] logits = s.output(Output.TOKEN_LOGITS);
+        int labels = m.info().numLabels;
+        TokenOffsets o = s.tokenOffsets();
+        List<String> want = new ArrayList<>();
+        for (int i = 0; i < o.size(); i++) {
+          if (o.segment[i] >= 0) {
+            want.add(m.label(argmax(logits, i * labels, labels)));
+          }
+        }
+        assertTrue(want.size() > 3);
+        assertEquals(want.size(), got.length);
+        for (int i = 0; i < got.length; i++) {
+          assertEquals(want.get(i), got[i].label, kind + " token " + i);
+        }
+      }
+      try (Model m = Model.load(TestData.ebm("task_bert_seqcls_tanh", kind)); Session s = m.newSession(1, 0)) {
+        expect(UNSUPPORTED, () -> s.tokenLabels("the staff"));
+      }
+    }
+  }
+
+  static int argmax(float[] v, int offset, int n) {
+    int best = 0;
+    for (int i = 1; i < n; i++) {
+      if (v[offset + i] > v[offset + best]) {
+        best = i;
+      }
+    }
+    return best;
+  }
 }
