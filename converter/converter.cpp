@@ -290,6 +290,12 @@ ConvertResult convert_checkpoint(const ConvertOptions& o) {
         throw std::runtime_error(dir + ": has the SentencePiece model " + spm +
                                  " but no tokenizer.json; edgebert reads SentencePiece tokenizers from tokenizer.json"
                                  " (write one with transformers: AutoTokenizer.from_pretrained(DIR).save_pretrained(DIR))");
+    // GPT-2 style byte-level BPE files (RoBERTa's vocab.json + merges.txt): the pipeline's
+    // pre-tokenizer, post-processor and added tokens live in tokenizer.json only
+    if (std::ifstream(dir + "/vocab.json") || std::ifstream(dir + "/merges.txt"))
+      throw std::runtime_error(dir + ": has vocab.json / merges.txt but no tokenizer.json; edgebert reads BPE tokenizers "
+                               "from tokenizer.json (write one with transformers: "
+                               "AutoTokenizer.from_pretrained(DIR).save_pretrained(DIR))");
   }
   if (m.has_embeddings && !tokenizer && !std::ifstream(dir + "/vocab.txt")) {
     // Checkpoints without a vocabulary still convert: the model then runs on token ids only.

@@ -150,8 +150,15 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < model->labels.size(); ++i) std::printf(" %zu=%s", i, model->labels[i].c_str());
     std::printf("\n");
   }
-  std::printf("inputs: %s%s\n", model->has_embeddings ? "token ids" : "precomputed embeddings only (encoder-only model)",
-              model->has_vocab ? ", text (WordPiece vocabulary included)" : "");
+  // the tokenizer: tokenizer.json's pipeline (WordPiece, BPE or Unigram) or BERT's vocab.txt
+  const fb::TokenizerSpec* spec = m->tokenizer();
+  const char* kind = !spec ? "WordPiece vocabulary (vocab.txt)"
+                     : spec->model()->kind() == fb::TokenModelKind::BPE     ? "BPE tokenizer (tokenizer.json)"
+                     : spec->model()->kind() == fb::TokenModelKind::UNIGRAM ? "Unigram tokenizer (tokenizer.json)"
+                                                                           : "WordPiece tokenizer (tokenizer.json)";
+  const bool text = model->has_vocab || spec;
+  std::printf("inputs: %s%s%s%s\n", model->has_embeddings ? "token ids" : "precomputed embeddings only (encoder-only model)",
+              text ? ", text (" : "", text ? kind : "", text ? " included)" : "");
   if (m->calibration())
     std::printf("calibration: %s, %d sequences, %d tokens, range method %s\n",
                 m->calibration()->source() ? m->calibration()->source()->c_str() : "?",
@@ -192,6 +199,9 @@ int main(int argc, char** argv) {
   print_linear(m->classifier(), &t);
   if (m->vocab())
     for (const auto* s : *m->vocab()->tokens()) t.vocab += s->size() + 1;
+  if (spec)  // the pipeline's vocabulary (and BPE merges: 3 ids each)
+    for (const auto* s : *spec->model()->vocab()) t.vocab += s->size() + 1;
+  if (spec && spec->model()->merges()) t.vocab += spec->model()->merges()->size() * 12;
   const size_t other = model->file_size - std::min(model->file_size, t.weights + t.embeddings + t.vocab);
   std::printf("\nfile size: %zu bytes\n  encoder/pooler/classifier weights: %zu\n  embeddings: %zu\n  vocabulary: %zu\n"
               "  FlatBuffer metadata, labels, alignment padding: %zu\n",

@@ -421,6 +421,18 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
   m->buffer = static_cast<const uint8_t*>(data);
   Checker c{error};
   const auto* bytes = static_cast<const uint8_t*>(data);
+  {  // a HuggingFace file given as a model (config.json, tokenizer.json, safetensors): say what to do
+    size_t i = 0;
+    while (i < size && i < 64 && (bytes[i] == ' ' || bytes[i] == '\n' || bytes[i] == '\r' || bytes[i] == '\t')) ++i;
+    const bool ebm = size >= 8 && std::memcmp(bytes + 4, "EBM1", 4) == 0;  // the file identifier
+    const bool json = i < size && bytes[i] == '{';
+    const bool safetensors = size >= 9 && bytes[8] == '{';  // u64 header length, then its JSON
+    if (!ebm && (json || safetensors)) {
+      c.fail(std::string("not an edgebert model: this is a HuggingFace ") + (json ? "JSON file (config.json?)" : "safetensors file") +
+             "; convert the checkpoint folder first: edgebert-convert --input HF_DIR --output MODEL.ebm");
+      return c.status;
+    }
+  }
   if (size < 8 || size > static_cast<size_t>(FLATBUFFERS_MAX_BUFFER_SIZE)) {
     c.fail("not an edgebert model: " + std::to_string(size) + " bytes is too small or too large");
     return c.status;
@@ -683,8 +695,12 @@ eb_status Model::load_file(const char* path, std::unique_ptr<Model>* out, std::s
   }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const bool dir = S_ISDIR(st.st_mode);
     ::close(fd);
-    if (error) *error = std::string(path) + ": not a regular file";
+    if (error)
+      *error = std::string(path) + (dir ? ": a folder, not a model file (a HuggingFace checkpoint folder? convert it "
+                                          "first: edgebert-convert --input HF_DIR --output MODEL.ebm)"
+                                        : ": not a regular file");
     return EB_ERROR_IO;
   }
   const size_t size = static_cast<size_t>(st.st_size);

@@ -151,7 +151,14 @@ TEST_CASE("file loading errors", "[bad-model]") {
   CHECK(std::string(err).find("/nonexistent/model.ebm") != std::string::npos);
   CHECK(m.m == nullptr);
   CHECK(eb_model_load_file("/tmp", &m.m, err, sizeof err) == EB_ERROR_IO);
+  CHECK(std::string(err).find("convert it first: edgebert-convert") != std::string::npos);  // a folder
   CHECK(eb_model_load_file((testdata_dir() + "/calib.txt").c_str(), &m.m, err, sizeof err) == EB_ERROR_INVALID_MODEL);
+  // a HuggingFace file given as the model says to convert the checkpoint first
+  for (const char* f : {"/families/roberta_model/config.json", "/families/roberta_model/model.safetensors"}) {
+    INFO(f);
+    CHECK(eb_model_load_file((testdata_dir() + f).c_str(), &m.m, err, sizeof err) == EB_ERROR_INVALID_MODEL);
+    CHECK(std::string(err).find("convert the checkpoint folder first") != std::string::npos);
+  }
 }
 
 TEST_CASE("C API misuse returns errors", "[c-api]") {

@@ -504,6 +504,13 @@ TEST_CASE("edgebert-tokenize: --model and --tokenizer on the same checkpoint agr
   const auto spm = run(b + "/edgebert-convert --fp32 --input " + ckpt.string() + " --output " + (dir / "n.ebm").string());
   CHECK(spm.first != 0);
   CHECK_THAT(spm.second, Catch::Contains("spiece.model but no tokenizer.json"));
+  // so are GPT-2 style vocab.json + merges.txt (never silently an ids-only model)
+  fs::remove(ckpt / "spiece.model");
+  std::ofstream(ckpt / "vocab.json") << "{}";
+  std::ofstream(ckpt / "merges.txt") << "#version: 0.2\n";
+  const auto bpe = run(b + "/edgebert-convert --fp32 --input " + ckpt.string() + " --output " + (dir / "n.ebm").string());
+  CHECK(bpe.first != 0);
+  CHECK_THAT(bpe.second, Catch::Contains("vocab.json / merges.txt but no tokenizer.json"));
   fs::remove_all(dir);
 }
 
