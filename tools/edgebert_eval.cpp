@@ -345,15 +345,18 @@ int main(int argc, char** argv) {
     if (!text_file.empty() || !ids_file.empty()) {
       std::vector<std::string> lines;
       if (!read_lines(text_file.empty() ? ids_file : text_file, &lines, &err)) return die(err);
-      if (!text_file.empty() && !ref.model->has_vocab) return die("--text: the reference model has no vocabulary");
+      // the model's own tokenizer, whatever its kind (vocab.txt WordPiece, tokenizer.json's pipeline)
+      const edgebert::text::Tokenizer* tok = ref.model->text_tokenizer.get();
+      if (!text_file.empty() && !tok) return die("--text: the reference model has no tokenizer");
+      edgebert::text::TextWorkspace ws;
+      std::vector<edgebert::text::TextToken> tokens(model_max);
       for (size_t i = 0; i < lines.size() && inputs.size() < static_cast<size_t>(max_inputs); ++i) {
         Input in;
         in.name = (text_file.empty() ? "ids:" : "line ") + std::to_string(i + 1);
         if (!text_file.empty()) {
-          in.ids.resize(model_max);
-          const size_t total = ref.model->tokenizer.encode(lines[i].c_str(), in.ids.data(), in.ids.size(), true);
+          const size_t total = tok->encode(lines[i], nullptr, 0, ws, tokens.data(), tokens.size());
           if (total > model_max) return die(text_file + ": line " + std::to_string(i + 1) + " is longer than the model's maximum");
-          in.ids.resize(total);
+          for (size_t t = 0; t < total; ++t) in.ids.push_back(tokens[t].id);
         } else if (!edgebert::tools::parse_int_list(lines[i], &in.ids) || in.ids.empty()) {
           return die(ids_file + ": line " + std::to_string(i + 1) + ": expected token ids");
         }

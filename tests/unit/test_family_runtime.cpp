@@ -415,3 +415,16 @@ TEST_CASE("family fields out of range are one-line load errors", "[families]") {
   CHECK(load_mutated(rb, [](fb::Model* m) { m->mutable_config()->mutate_padding_idx(m->config()->vocab_size()); })
             .find("is outside the vocabulary") != std::string::npos);
 }
+
+TEST_CASE("edgebert-eval --text on a tokenizer.json model (byte-level BPE) uses the model's own tokenizer", "[families][cli]") {
+  TempDir tmp;
+  const std::string texts = tmp.path + "/texts.txt", out = tmp.path + "/eval.txt";
+  std::ofstream(texts) << "hello world\nthe movie was good\n";
+  const std::string cmd = bin_dir() + "/edgebert-eval --reference " + converted("roberta_seqcls") + " --model " +
+                          converted("roberta_seqcls", "int8") + " --text " + texts + " > " + out + " 2>&1";
+  CHECK(std::system(cmd.c_str()) == 0);
+  std::ifstream f(out);
+  const std::string report((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  INFO(report);
+  CHECK(report.find("layer.0.attention") != std::string::npos);
+}
