@@ -12,6 +12,7 @@ import ctypes
 import ctypes.util
 import glob
 import os
+import re
 
 from ._errors import Error, Status
 
@@ -143,6 +144,20 @@ def _missing(name, path):
 
 _api = None
 
+# The system libraries libedgebert links, and the Debian packages that ship them.
+_RUNTIME_PACKAGES = {"libxnnpack": "libxnnpack0", "libpthreadpool": "libpthreadpool0", "libcpuinfo": "libcpuinfo0",
+                     "libutf8proc": "libutf8proc2"}
+
+
+def missing_library_hint(message):
+    """For a dlopen error naming a shared object that cannot be found, which one and where it comes from."""
+    m = re.search(r"([\w.+-]+\.so[\w.]*): cannot open shared object file", message)
+    if not m:
+        return ""
+    name = m.group(1)
+    package = _RUNTIME_PACKAGES.get(name.split(".so")[0])
+    return " (missing: %s%s)" % (name, ", Debian package %s" % package if package else "")
+
 
 def api():
     """The loaded C API (loaded on first use)."""
@@ -154,7 +169,7 @@ def api():
                 _api = _Api(ctypes.CDLL(path), path)
                 break
             except OSError as e:
-                errors.append(str(e))
+                errors.append(str(e) + missing_library_hint(str(e)))
         else:
             raise Error(Status.IO, "libedgebert not found (set EDGEBERT_LIBRARY to its path): " +
                         "; ".join(errors))

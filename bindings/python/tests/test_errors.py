@@ -153,3 +153,12 @@ def test_missing_library_is_an_error():
     pkg = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     out = subprocess.run([sys.executable, "-B", "-c", code], env=env, cwd=pkg, capture_output=True, text=True)
     assert out.stdout.split() == [str(int(S.IO)), "True"], out.stderr
+
+
+def test_a_missing_system_library_is_named_with_its_package():
+    from edgebert import _library
+    msg = "libxnnpack.so.0: cannot open shared object file: No such file or directory"
+    assert _library.missing_library_hint(msg) == " (missing: libxnnpack.so.0, Debian package libxnnpack0)"
+    assert "libutf8proc2" in _library.missing_library_hint("libutf8proc.so.2: cannot open shared object file: x")
+    assert _library.missing_library_hint("libfoo.so.1: cannot open shared object file: x") == " (missing: libfoo.so.1)"
+    assert _library.missing_library_hint("some other error") == ""
