@@ -40,6 +40,15 @@ class ErrorsTest {
   }
 
   @Test
+  void loneSurrogatesAreRefused() {  // no UTF-8 form: refused as the C API refuses invalid UTF-8
+    try (Model m = Model.load(TestData.ebm("task_bert_seqcls_tanh", "int8")); Session s = m.newSession(1, 0)) {
+      assertTrue(expect(INVALID_ARGUMENT, () -> s.runText("ab\uD800c")).getMessage().contains("char index 2"));
+      assertTrue(expect(INVALID_ARGUMENT, () -> s.runText("\uDC00")).getMessage().contains("char index 0"));
+      s.runText("ok \uD83D\uDE00");  // a surrogate pair (an emoji) is fine
+    }
+  }
+
+  @Test
   void sessionOptionErrors() {
     try (Model m = Model.load(ENCODER)) {
       expect(INVALID_ARGUMENT, () -> m.newSession(-1, 0));
