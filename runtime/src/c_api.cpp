@@ -532,14 +532,14 @@ eb_status eb_session_get_token_offsets(const eb_session* session, const int32_t*
 eb_status eb_session_best_span(const eb_session* session, int32_t max_answer_tokens, eb_span* out_span) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(session, OnError::kKeepRun,
-                 [&] { return session->impl->best_span(max_answer_tokens, out_span); });
+                 [&] { return edgebert::tasks::best_span(*session->impl, max_answer_tokens, out_span); });
 }
 
 eb_status eb_session_sequence_best_span(const eb_session* session, size_t index, int32_t max_answer_tokens,
                                         eb_span* out_span) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(session, OnError::kKeepRun,
-                 [&] { return session->impl->sequence_best_span(index, max_answer_tokens, out_span); });
+                 [&] { return edgebert::tasks::sequence_best_span(*session->impl, index, max_answer_tokens, out_span); });
 }
 
 eb_status eb_session_get_word_ids(const eb_session* session, const int32_t** out_word_ids, size_t* out_len) {

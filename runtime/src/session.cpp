@@ -540,41 +540,4 @@ eb_status Session::run_ids_batch(const int32_t* ids, const int32_t* token_types,
   return run_packed(k, false, false);
 }
 
-// ---- question answering
-
-eb_status Session::best_span(int max_tokens, eb_span* out) {
-  if (!out) return fail(EB_ERROR_INVALID_ARGUMENT, "out_span is NULL");
-  if (model_.task != Task::kQuestionAnswering || !start_logits_)
-    return fail(EB_ERROR_UNSUPPORTED, "best_span needs a question-answering model");
-  if (!has_pair())
-    return fail(EB_ERROR_BAD_STATE, "best_span needs a successful run_text_pair(question, context) as the last run");
-  if (!tasks::best_span_in_run(inputs_, start_logits_, end_logits_, 0, state_.tokens,
-                               max_tokens <= 0 ? 30 : static_cast<size_t>(max_tokens), out))
-    return fail(EB_ERROR_BAD_STATE, "the context of the last run has no tokens");
-  clear_error();
-  return EB_OK;
-}
-
-eb_status Session::sequence_best_span(size_t index, int max_tokens, eb_span* out) {
-  if (!out) return fail(EB_ERROR_INVALID_ARGUMENT, "out_span is NULL");
-  if (model_.task != Task::kQuestionAnswering || !start_logits_)
-    return fail(EB_ERROR_UNSUPPORTED, "sequence_best_span needs a question-answering model");
-  if (!state_.packed) {
-    if (index != 0) return fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu of 1 (the last run was a single run)", index);
-    return best_span(max_tokens, out);
-  }
-  if (!state_.packed_pairs)
-    return fail(EB_ERROR_BAD_STATE, "sequence_best_span needs a successful run_text_pairs(questions, contexts) as the last run");
-  if (index >= state_.sequences)
-    return fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu of %zu", index, state_.sequences);
-  const SequenceInfo& q = sequences_[index];
-  if (q.status != EB_OK)
-    return fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu did not run (%s)", index, eb_status_string(q.status));
-  if (!tasks::best_span_in_run(inputs_, start_logits_, end_logits_, q.first_token, q.first_token + q.tokens,
-                               max_tokens <= 0 ? 30 : static_cast<size_t>(max_tokens), out))
-    return fail(EB_ERROR_BAD_STATE, "the context of sequence %zu has no tokens", index);
-  clear_error();
-  return EB_OK;
-}
-
 }  // namespace edgebert

@@ -78,6 +78,7 @@ class Session {
   size_t seq_len() const { return state_.tokens; }
   // Sequences of the last run (1 after a single run) and each one's status, tokens and words.
   bool packed() const { return state_.packed; }
+  bool packed_pairs() const { return state_.packed && state_.packed_pairs; }  // run_text_pairs
   size_t sequence_count() const { return state_.packed ? state_.sequences : (has_output() ? 1 : 0); }
   SequenceInfo sequence(size_t i) const;
   size_t max_batch_tokens() const { return max_rows_; }
@@ -97,11 +98,6 @@ class Session {
   const int32_t* word_ids() const { return inputs_.word_ids.data(); }
   const eb_word* words() const { return inputs_.words.data(); }
   size_t word_count() const { return state_.words; }
-  // Extractive QA after run_text_pair(question, context): best span of the context (segment 1),
-  // start <= end, at most max_tokens tokens (<= 0: 30), by start_logits + end_logits.
-  eb_status best_span(int max_tokens, eb_span* out);
-  // The same for sequence `index` of the last run (a packed run of pairs, or a single pair run).
-  eb_status sequence_best_span(size_t index, int max_tokens, eb_span* out);
   const int32_t* input_ids() const { return inputs_.ids.data(); }
   const Model& model() const { return program_->model(); }
   const Program& program() const { return *program_; }
@@ -139,6 +135,7 @@ class Session {
   // single text run of the n tokens laid out in the inputs (segment 1 the context when `pair`).
   const TextEncoder& text() const { return text_; }
   tasks::RunInputs& inputs() { return inputs_; }
+  const tasks::RunInputs& inputs() const { return inputs_; }
   tasks::QaScratch& qa_scratch() { return qa_; }
   eb_status run_text_inputs(size_t n, bool pair);
   // EB_OK, or the error (EB_ERROR_INVALID_ARGUMENT naming `what` and the byte) when text is not UTF-8.

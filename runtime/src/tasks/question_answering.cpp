@@ -46,6 +46,52 @@ bool best_span_in_run(const RunInputs& in, const float* start_logits, const floa
   return found;
 }
 
+namespace {
+
+size_t max_span(int max_tokens) { return max_tokens <= 0 ? 30 : static_cast<size_t>(max_tokens); }
+
+eb_status check_qa(Session& s, const char* what, eb_span* out) {
+  if (!out) return s.fail(EB_ERROR_INVALID_ARGUMENT, "out_span is NULL");
+  if (s.model().task != Task::kQuestionAnswering || !s.start_logits())
+    return s.fail(EB_ERROR_UNSUPPORTED, "%s needs a question-answering model", what);
+  return EB_OK;
+}
+
+}  // namespace
+
+eb_status best_span(Session& s, int max_tokens, eb_span* out) {
+  const eb_status qa = check_qa(s, "best_span", out);
+  if (qa != EB_OK) return qa;
+  if (!s.has_pair())
+    return s.fail(EB_ERROR_BAD_STATE, "best_span needs a successful run_text_pair(question, context) as the last run");
+  if (!best_span_in_run(s.inputs(), s.start_logits(), s.end_logits(), 0, s.seq_len(), max_span(max_tokens), out))
+    return s.fail(EB_ERROR_BAD_STATE, "the context of the last run has no tokens");
+  s.clear_error();
+  return EB_OK;
+}
+
+eb_status sequence_best_span(Session& s, size_t index, int max_tokens, eb_span* out) {
+  const eb_status qa = check_qa(s, "sequence_best_span", out);
+  if (qa != EB_OK) return qa;
+  if (!s.packed()) {
+    if (index != 0) return s.fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu of 1 (the last run was a single run)", index);
+    return best_span(s, max_tokens, out);
+  }
+  if (!s.packed_pairs())
+    return s.fail(EB_ERROR_BAD_STATE,
+                  "sequence_best_span needs a successful run_text_pairs(questions, contexts) as the last run");
+  if (index >= s.sequence_count())
+    return s.fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu of %zu", index, s.sequence_count());
+  const SequenceInfo q = s.sequence(index);
+  if (q.status != EB_OK)
+    return s.fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu did not run (%s)", index, eb_status_string(q.status));
+  if (!best_span_in_run(s.inputs(), s.start_logits(), s.end_logits(), q.first_token, q.first_token + q.tokens,
+                        max_span(max_tokens), out))
+    return s.fail(EB_ERROR_BAD_STATE, "the context of sequence %zu has no tokens", index);
+  s.clear_error();
+  return EB_OK;
+}
+
 eb_status answer(Session& s, const char* question, const char* context, int max_answer_tokens, int doc_stride,
                  eb_span* out, int32_t* out_windows) {
   s.reset_run();

@@ -44,6 +44,13 @@ constexpr size_t kContextWordSlack = static_cast<size_t>(WordPieceTokenizer::kMa
 bool best_span_in_run(const RunInputs& in, const float* start_logits, const float* end_logits, size_t begin, size_t end,
                       size_t max_len, eb_span* out);
 
+// eb_session_best_span: after run_text_pair(question, context) on a QA model, the best span of the
+// context (segment 1), start <= end, at most max_tokens tokens (<= 0: 30), by start + end logits.
+eb_status best_span(Session& session, int max_tokens, eb_span* out);
+// eb_session_sequence_best_span: the same for sequence `index` of the last run (a packed run of
+// pairs, or a single pair run).
+eb_status sequence_best_span(Session& session, size_t index, int max_tokens, eb_span* out);
+
 // eb_session_answer on `session` (a QA model): runs each window; the session's last run is the
 // last window's.
 eb_status answer(Session& session, const char* question, const char* context, int max_answer_tokens, int doc_stride,
