@@ -80,6 +80,16 @@ void guarded_void(F&& f) noexcept {
   }
 }
 
+// The value of a C enum argument as an int, read from its bytes: a caller may pass any int, and
+// loading an out-of-range value as the enum type is undefined behaviour (UBSan: -fsanitize=enum).
+template <class E>
+int32_t enum_value(const E& e) {
+  static_assert(sizeof(E) == sizeof(int32_t), "C enums are int-sized");
+  int32_t v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
 enum class OnError { kResetRun, kKeepRun };
 
 // Session calls: the exception becomes the session's status and message (eb_session_last_error).
@@ -181,7 +191,8 @@ const char* eb_version(void) {
   return guarded_value(static_cast<const char*>(""), [] { return EDGEBERT_VERSION_STRING; });
 }
 
-const char* eb_status_string(eb_status s) {
+const char* eb_status_string(eb_status status) {
+  const int32_t s = enum_value(status);  // any int a caller passes
   return guarded_value(static_cast<const char*>("unknown status"), [s]() -> const char* {
     switch (s) {
       case EB_OK: return "ok";
@@ -437,9 +448,10 @@ eb_status eb_session_get_sequence(const eb_session* session, size_t index, eb_se
   });
 }
 
-eb_status eb_session_get_output(const eb_session* session, eb_output which, const float** out_data,
+eb_status eb_session_get_output(const eb_session* session, eb_output which_arg, const float** out_data,
                                 int64_t* out_shape, int32_t* out_rank) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  const int32_t which = enum_value(which_arg);  // any int a caller passes, never loaded as eb_output
   return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
     edgebert::Session& s = *session->impl;
     if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: outputs are not available");
@@ -602,7 +614,8 @@ const char* eb_session_last_error(const eb_session* session) {
 extern "C" {
 
 eb_status eb_session_embed_many(eb_session* session, const char* const* texts, const char* const* pairs, size_t count,
-                                eb_output which, float* out, size_t out_size, int32_t* out_statuses) {
+                                eb_output which_arg, float* out, size_t out_size, int32_t* out_statuses) {
+  const int32_t which = enum_value(which_arg);  // any int a caller passes, never loaded as eb_output
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(session, OnError::kResetRun, [&] {
     return edgebert::tasks::embed_many(*session->impl, texts, pairs, count, which, out, out_size, out_statuses);

@@ -121,14 +121,15 @@ int32_t argmax(const float* v, size_t n) {
   return n == 0 ? -1 : static_cast<int32_t>(std::max_element(v, v + n) - v);
 }
 
-eb_status embed_many(Session& s, const char* const* texts, const char* const* pairs, size_t count, eb_output which,
+eb_status embed_many(Session& s, const char* const* texts, const char* const* pairs, size_t count, int32_t which,
                      float* out, size_t out_size, int32_t* statuses) {
   if (which != EB_OUTPUT_SENTENCE_EMBEDDING && which != EB_OUTPUT_POOLER_OUTPUT)
     return refuse(s, EB_ERROR_INVALID_ARGUMENT,
                   "embed_many: output %d is not EB_OUTPUT_SENTENCE_EMBEDDING or EB_OUTPUT_POOLER_OUTPUT",
                   static_cast<int>(which));
   size_t width = 0;
-  if (!pooled_rows(s, which, &width))
+  const eb_output output = static_cast<eb_output>(which);  // one of the two (checked above)
+  if (!pooled_rows(s, output, &width))
     return refuse(s, EB_ERROR_UNSUPPORTED, "embed_many: %s",
                   which == EB_OUTPUT_POOLER_OUTPUT ? "this model has no pooler"
                                                    : "this model is not a sentence-embedding model");
@@ -136,7 +137,7 @@ eb_status embed_many(Session& s, const char* const* texts, const char* const* pa
   if (!out) return refuse(s, EB_ERROR_INVALID_ARGUMENT, "embed_many: out is NULL");
   const eb_status st = check_inputs(s, "embed_many", texts, count, "out", out_size, width);
   if (st != EB_OK) return st;
-  return run_many(s, texts, pairs, count, ManyOutputs{which, out, nullptr, statuses});
+  return run_many(s, texts, pairs, count, ManyOutputs{output, out, nullptr, statuses});
 }
 
 eb_status classify_many(Session& s, const char* const* texts, const char* const* pairs, size_t count, float* logits,

@@ -23,7 +23,7 @@ namespace edgebert::tasks {
 // pairs[i])) into out[count, hidden] (out_size floats); statuses may be null (then: stop at the
 // first input that fails and return its status, the message naming its index).
 eb_status embed_many(Session& session, const char* const* texts, const char* const* pairs, size_t count,
-                     eb_output which, float* out, size_t out_size, int32_t* statuses);
+                     int32_t which, float* out, size_t out_size, int32_t* statuses);
 
 // eb_session_classify_many: logits [count, num_labels] (may be null) and label indices [count]
 // (the argmax; -1 for an input that did not run; may be null, not both).
