@@ -3,6 +3,7 @@
 #include "tasks/many.h"
 
 #include <algorithm>
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -43,10 +44,14 @@ const float* pooled_rows(const Session& s, eb_output which, size_t* width) {
 }
 
 // A refusal before anything ran: the previous run's outputs are gone, as after any failed call.
-template <class... Args>
-eb_status refuse(Session& s, eb_status status, const char* fmt, Args... args) {
+__attribute__((format(printf, 3, 4))) eb_status refuse(Session& s, eb_status status, const char* fmt, ...) {
   s.reset_run();
-  return s.fail(status, fmt, args...);
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return s.fail(status, "%s", msg);
 }
 
 // Whether `size` floats hold count rows of width (without overflow).
