@@ -195,6 +195,10 @@ long proc_status_kb(const char* field) {
   return -1;
 }
 
+// Timings mean nothing under qemu (the emulated stages: scripts/arm/qemu-run.sh exports
+// QEMU_LD_PREFIX into the emulated process) or the sanitizers: their time checks are skipped.
+bool emulated() { return std::getenv("QEMU_LD_PREFIX") != nullptr; }
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr bool kSanitized = true;
 #elif defined(__has_feature)
@@ -643,7 +647,7 @@ TEST_CASE("Unigram byte_fallback: unknown runs become byte tokens with the run's
   CHECK(e.offsets[3] == std::make_pair(1, 4));
   CHECK(e.offsets[5] == std::make_pair(5, 8));
   CHECK(e.ids.back() == 4);
-  CHECK(s < 5.0);
+  if (!emulated()) CHECK(s < 5.0);
 }
 
 TEST_CASE("BPE merges a long word in near-linear time, as HF does", "[text]") {
@@ -660,7 +664,7 @@ TEST_CASE("BPE merges a long word in near-linear time, as HF does", "[text]") {
   CHECK(e.ids[1] == 263);
   CHECK(e.ids[30000] == 263);
   CHECK(e.offsets[30000] == std::make_pair(149995, 150000));
-  CHECK(s < 5.0);
+  if (!emulated()) CHECK(s < 5.0);
   // ties between equal ranks go to the leftmost pair: "lll" is "ll" + "l"
   const Encoded t = encode(bpe, "lll");
   CHECK(t.ids == std::vector<int32_t>{256, 261, 108, 257});
@@ -700,9 +704,11 @@ TEST_CASE("a 64 MB text is refused at once and in bounded memory by every tokeni
     CHECK(q0.status == EB_ERROR_SEQUENCE_TOO_LONG);
     CHECK(q1.status == EB_OK);
     // nothing proportional to the text: the 16 MB text of issue 22 took 292 MB on the vocab.txt path
-    CHECK(rss1 - rss0 < 8 * 1024);
-    CHECK(hwm1 - hwm0 < 8 * 1024);
-    if (!kSanitized) CHECK(seconds < 0.5);
+    if (!emulated()) {  // under qemu-user /proc/self/status is the emulator's (its code cache grows)
+      CHECK(rss1 - rss0 < 8 * 1024);
+      CHECK(hwm1 - hwm0 < 8 * 1024);
+    }
+    if (!kSanitized && !emulated()) CHECK(seconds < 0.5);
   }
   fs::remove_all(dir);
 }
