@@ -704,7 +704,7 @@ TEST_CASE("unknown architectures and unused tensors are one-line errors naming t
 
   // A stray tensor in the encoder's namespace (written by the generator's --extra-tensor).
   const fs::path extra = tmp.path / "extra";
-  const fs::path script = fs::path(__FILE__).parent_path().parent_path() / "reference" / "make_task_checkpoints.py";
+  const fs::path script = fs::path(EB_SOURCE_ROOT) / "tests" / "reference" / "make_task_checkpoints.py";
   const std::string gen = "python3 " + script.string() + " --out " +
                           extra.string() + " --model task_distil_token --extra-tensor distilbert.transformer.layer.0.attention.dropout.weight";
   REQUIRE(std::system(gen.c_str()) == 0);

@@ -227,7 +227,7 @@ TEST_CASE("family training-only heads are notes; a stray tensor is a one-line er
   const std::string tmp = (std::filesystem::temp_directory_path() / "eb_family_extra").string();
   std::filesystem::remove_all(tmp);
   const std::string script =
-      (std::filesystem::path(__FILE__).parent_path().parent_path() / "reference" / "make_family_checkpoints.py").string();
+      (std::filesystem::path(EB_SOURCE_ROOT) / "tests" / "reference" / "make_family_checkpoints.py").string();
   const std::string cmd = "python3 " + script + " --out " + tmp + " --model modernbert_qa --extra-tensor model.layers.0.attn_norm.weight";
   REQUIRE(std::system(cmd.c_str()) == 0);
   try {

@@ -879,8 +879,7 @@ TEST_CASE("kernel dispatch: one table per process, the best this CPU runs; the t
 // =============================================================================================
 TEST_CASE("kernel sources use no heap containers or allocation calls", "[kernels][alloc]") {
   namespace fs = std::filesystem;
-  const fs::path self(__FILE__);
-  const fs::path dir = self.parent_path().parent_path().parent_path() / "runtime" / "src" / "kernels";
+  const fs::path dir = fs::path(EB_SOURCE_ROOT) / "runtime" / "src" / "kernels";
   if (!fs::is_directory(dir)) {
     WARN("kernel sources not found at " << dir.string() << "; source scan skipped");
     return;
