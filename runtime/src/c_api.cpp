@@ -8,6 +8,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 
 #include "edgebert/edgebert.h"
 #include "model.h"
@@ -106,8 +107,10 @@ struct TextArg {
   bool indexed;  // an array: named "name[k]"
 };
 
-template <class F>
-eb_status guarded(const eb_session* session, OnError on_error, F&& f, std::initializer_list<TextArg> inputs = {}) {
+// S is eb_session for run entry points (which may reset the run) and const eb_session for the
+// getters (which only report: the error slot is the handle's error channel, Session::fail).
+template <class S, class F>
+eb_status guarded(S* session, OnError on_error, F&& f, std::initializer_list<TextArg> inputs = {}) {
   eb_status code = EB_ERROR_BACKEND;
   const char* message = "internal error";
   char what[160];
@@ -143,8 +146,10 @@ eb_status guarded(const eb_session* session, OnError on_error, F&& f, std::initi
   } catch (...) {
   }
   try {
-    edgebert::Session& s = *session->impl;
-    if (on_error == OnError::kResetRun) s.reset_run();
+    if constexpr (!std::is_const_v<S>) {
+      if (on_error == OnError::kResetRun) session->impl->reset_run();
+    }
+    const edgebert::Session& s = *session->impl;
     return s.fail(code, "%s", message);
   } catch (...) {
     return code;
@@ -158,6 +163,10 @@ bool options_valid(const eb_load_options* o, char* error, size_t error_size) {
       write_error(error, error_size, "eb_load_options.reserved must be 0 (use eb_load_options_init)");
       return false;
     }
+  if (o->skip_weight_cache_payload_check != 0 && o->skip_weight_cache_payload_check != 1) {
+    write_error(error, error_size, "eb_load_options.skip_weight_cache_payload_check must be 0 or 1");
+    return false;
+  }
   return true;
 }
 
@@ -172,8 +181,10 @@ eb_status make_model(std::unique_ptr<edgebert::Model> m, const eb_load_options* 
   }
   const std::string cache_path = o && o->weight_cache_path ? o->weight_cache_path : "";
   std::shared_ptr<const edgebert::Model> model(std::move(m));
+  edgebert::WeightCacheOptions cache_options;
+  cache_options.verify_payload = !(o && o->skip_weight_cache_payload_check == 1);
   edgebert::Result<std::shared_ptr<const edgebert::Program>> program =
-      edgebert::Program::build(model, edgebert::XnnGemm::int8_float_output_supported(), cache_path);
+      edgebert::Program::build(model, edgebert::XnnGemm::int8_float_output_supported(), cache_path, cache_options);
   if (!program.is_ok()) {
     write_error(error, error_size, program.status().message());
     return program.status().code();
@@ -424,7 +435,7 @@ eb_status eb_session_run_ids_batch(eb_session* session, const int32_t* input_ids
 eb_status eb_session_get_sequence_count(const eb_session* session, size_t* out_count) {
   if (!session || !out_count) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
-    edgebert::Session& s = *session->impl;
+    const edgebert::Session& s = *session->impl;
     if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: sequences are not available");
     *out_count = s.sequence_count();
     return EB_OK;
@@ -434,7 +445,7 @@ eb_status eb_session_get_sequence_count(const eb_session* session, size_t* out_c
 eb_status eb_session_get_sequence(const eb_session* session, size_t index, eb_sequence_info* out_info) {
   if (!session || !out_info) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
-    edgebert::Session& s = *session->impl;
+    const edgebert::Session& s = *session->impl;
     if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: sequences are not available");
     if (index >= s.sequence_count())
       return s.fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu of %zu", index, s.sequence_count());
@@ -453,7 +464,7 @@ eb_status eb_session_get_output(const eb_session* session, eb_output which_arg, 
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   const int32_t which = enum_value(which_arg);  // any int a caller passes, never loaded as eb_output
   return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
-    edgebert::Session& s = *session->impl;
+    const edgebert::Session& s = *session->impl;
     if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: outputs are not available");
     const edgebert::Model& m = s.model();
     const float* data = nullptr;
@@ -516,7 +527,7 @@ eb_status eb_session_get_output(const eb_session* session, eb_output which_arg, 
 eb_status eb_session_get_input_ids(const eb_session* session, const int32_t** out_ids, size_t* out_len) {
   if (!session || !out_ids || !out_len) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
-    edgebert::Session& s = *session->impl;
+    const edgebert::Session& s = *session->impl;
     if (!s.has_input_ids())
       return s.fail(EB_ERROR_BAD_STATE,
                     "input ids need a successful run_ids, run_text or run_text_pair as the last run");
@@ -530,7 +541,7 @@ eb_status eb_session_get_token_offsets(const eb_session* session, const int32_t*
                                        const int32_t** out_segment, size_t* out_len) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
-    edgebert::Session& s = *session->impl;
+    const edgebert::Session& s = *session->impl;
     if (!s.has_offsets())
       return s.fail(EB_ERROR_BAD_STATE, "token offsets need a successful run_text or run_text_pair as the last run");
     if (out_begin) *out_begin = s.token_begin();
@@ -557,7 +568,7 @@ eb_status eb_session_sequence_best_span(const eb_session* session, size_t index,
 eb_status eb_session_get_word_ids(const eb_session* session, const int32_t** out_word_ids, size_t* out_len) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
-    edgebert::Session& s = *session->impl;
+    const edgebert::Session& s = *session->impl;
     if (!s.has_offsets())
       return s.fail(EB_ERROR_BAD_STATE, "word ids need a successful run_text or run_text_pair as the last run");
     if (out_word_ids) *out_word_ids = s.word_ids();
@@ -569,7 +580,7 @@ eb_status eb_session_get_word_ids(const eb_session* session, const int32_t** out
 eb_status eb_session_get_words(const eb_session* session, const eb_word** out_words, size_t* out_count) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
-    edgebert::Session& s = *session->impl;
+    const edgebert::Session& s = *session->impl;
     if (!s.has_offsets())
       return s.fail(EB_ERROR_BAD_STATE, "words need a successful run_text or run_text_pair as the last run");
     if (out_words) *out_words = s.words();

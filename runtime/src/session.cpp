@@ -48,7 +48,7 @@ Session::~Session() {
   std::free(arena_raw_);
 }
 
-eb_status Session::fail(eb_status s, const char* fmt, ...) {
+eb_status Session::fail(eb_status s, const char* fmt, ...) const {
   va_list ap;
   va_start(ap, fmt);
   std::vsnprintf(last_error_, sizeof last_error_, fmt, ap);
@@ -101,9 +101,8 @@ Status Session::build(const SessionOptions& o) {
   const size_t n = max_rows_;  // per-token arrays hold a packed run
   // This session's buffer sizes, then its plan.
   requests_ = program_->requests(max_n_, threads_, static_cast<int>(max_rows_));
-  std::string perr;
-  if (!plan_memory(requests_, PlanStrategy::kGreedyBySize, kAlignment, &plan_, &perr))
-    return Status(EB_ERROR_BACKEND, "memory planning failed: " + perr);
+  const Status planned = plan_memory(requests_, PlanStrategy::kGreedyBySize, kAlignment, &plan_);
+  if (!planned) return Status(EB_ERROR_BACKEND, "memory planning failed: " + planned.message());
   // The per-token input and text arrays of the session.
   const size_t context_cap = n + tasks::kContextWordSlack;
   const size_t pooled_width = static_cast<size_t>(2 * c.hidden + std::max(c.num_labels, 0));
@@ -111,7 +110,7 @@ Status Session::build(const SessionOptions& o) {
   const size_t inputs = batch + n * (5 * sizeof(int32_t) + sizeof(uint8_t) + sizeof(TokenSpan) + sizeof(int32_t) + sizeof(eb_word)) +
                         n * (2 * sizeof(int32_t) + sizeof(TokenSpan)) + context_cap * (2 * sizeof(int32_t) + sizeof(TokenSpan));
   if (o.max_memory_bytes > 0) {  // refuse before allocating anything big
-    const size_t packed = estimate_packed_bytes();
+    const size_t packed = program_->session_packed_bytes_estimate();
     const uint64_t need = static_cast<uint64_t>(plan_.arena_bytes) + packed + inputs;
     if (need > o.max_memory_bytes)
       return Status(EB_ERROR_OUT_OF_MEMORY, "session needs about " + std::to_string(need) + " bytes (arena " +
@@ -178,59 +177,23 @@ Status Session::build(const SessionOptions& o) {
   return Status::ok();
 }
 
-size_t Session::estimate_packed_bytes() const {
-  // the program's shared store, once filled (by the first session, or mapped from the cache
-  // file), costs a later session nothing
-  const PackedWeights* store = program_->packed_weights();
-  if (store && store->packed_bytes() > 0) return 0;
-  size_t bytes = 0;
-  const std::vector<Op>& ops = program_->ops();
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Op& op = ops[i];
-    if (!op.is_gemm()) continue;
-    bool seen = false;  // shared layers' GEMMs are packed once
-    for (size_t j = 0; j < i && !seen; ++j) seen = ops[j].is_gemm() && ops[j].linear == op.linear;
-    if (seen) continue;
-    const size_t w = static_cast<size_t>(op.linear->in) * static_cast<size_t>(op.linear->out);
-    const size_t o = static_cast<size_t>(op.linear->out);
-    // int8: weights + int32 (or float) bias + float scale per channel; f32: weights + bias
-    bytes += op.linear->int8 ? w + o * 8 : (w + o) * 4;
-  }
-  return bytes;
-}
-
 Status Session::create_gemms() {
   const long long xnn_before = xnn_bytes_allocated_by_this_thread();
-  // The program's shared packed weights: each GEMM op names its entry (Op::gemm_key).
-  PackedWeights* store = program_->packed_weights();
-  const size_t shared_before = store ? store->packed_bytes() : 0;
   for (size_t i = 0; i < ops_.size(); ++i) {
     exec::BoundOp& b = ops_[i];
     if (!b.op->is_gemm()) continue;
-    // The same weights on the same buffers (ALBERT's shared layers): one operator, packed once.
-    for (size_t j = 0; j < i && !b.gemm; ++j) {
-      const exec::BoundOp& o = ops_[j];
-      if (o.gemm && o.op->type == b.op->type && o.op->linear == b.op->linear && o.in[0] == b.in[0] &&
-          o.out[0] == b.out[0] && o.op->float_output == b.op->float_output && o.op->per_sequence == b.op->per_sequence)
-        b.gemm = o.gemm;
+    const size_t owner = static_cast<size_t>(b.op->operator_of);
+    if (owner != i) {  // the program's rule: this op uses an earlier op's operator
+      b.gemm = ops_[owner].gemm;
+      continue;
     }
-    if (b.gemm) continue;
-    b.owns_gemm = true;
     gemms_.push_back(std::make_unique<XnnGemm>());
     b.gemm = gemms_.back().get();
-    std::string why;
-    if (!b.gemm->create(*b.op->linear, b.op->float_output, max_rows_, &why, store,
-                          static_cast<size_t>(b.op->gemm_key)))
-      return Status(EB_ERROR_BACKEND, why);
+    EB_RETURN_IF_ERROR(program_->create_gemm(*b.op, max_rows_, b.gemm));
     model_.release_weight_pages(*b.op->linear);
   }
-  // Head GEMMs read one row: set up once here (encoder GEMMs are set up per row count).
-  for (exec::BoundOp& b : ops_)
-    if (b.owns_gemm && b.op->per_sequence && !b.gemm->setup(1, b.in[0], b.out[0], pool_))
-      return Status(EB_ERROR_BACKEND, std::string("XNNPACK setup failed (") + b.op->linear->name + ")");
-  // this session's own packed copies (2022 API), plus what it packed into the shared store
-  const long long own = xnn_bytes_allocated_by_this_thread() - xnn_before;
-  packed_bytes_ = static_cast<size_t>(std::max(0LL, own)) + (store ? store->packed_bytes() - shared_before : 0);
+  // this session's own packed copies (2022 API; the shared weights were packed with the program)
+  packed_bytes_ = static_cast<size_t>(std::max(0LL, xnn_bytes_allocated_by_this_thread() - xnn_before));
   return Status::ok();
 }
 
@@ -407,14 +370,9 @@ SequenceInfo Session::sequence(size_t i) const {
   return q;
 }
 
-eb_status Session::check_sequence(size_t first, size_t n) {
-  const ModelConfig& c = model_.config;
-  for (size_t t = first; t < first + n; ++t) {
-    if (!model_.has_token_types) inputs_.types[t] = 0;
-    if (inputs_.ids[t] < 0 || inputs_.ids[t] >= c.vocab || inputs_.types[t] < 0 || (inputs_.types[t] != 0 && inputs_.types[t] >= c.type_vocab))
-      return EB_ERROR_INVALID_ARGUMENT;
-  }
-  return EB_OK;
+tasks::PackLimits Session::pack_limits() const {
+  return tasks::PackLimits{max_rows_, static_cast<size_t>(max_n_), model_.config.vocab, model_.config.type_vocab,
+                           model_.has_token_types};
 }
 
 eb_status Session::run_packed(size_t count, bool text, bool pair) {
@@ -476,32 +434,7 @@ eb_status Session::run_texts(const char* const* texts_a, const char* const* text
       std::snprintf(what, sizeof what, "%s[%zu]", side == 0 ? (texts_b ? "texts_a" : "texts") : "texts_b", i);
       if (t && check_text(t, what) != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
     }
-  const size_t max_n = static_cast<size_t>(max_n_);
-  size_t at = 0, k = 0;
-  for (; k < count && k < max_rows_; ++k) {
-    const char* a = texts_a[k];
-    const char* b = texts_b ? texts_b[k] : nullptr;
-    SequenceInfo& q = sequences_[k];
-    q = SequenceInfo{};
-    q.first_token = at;
-    if (!a || (texts_b && !b)) {
-      q.status = EB_ERROR_INVALID_ARGUMENT;
-      continue;
-    }
-    const size_t cap = std::min(max_rows_ - at, max_n);
-    size_t na = 0;
-    const size_t need = tasks::lay_out_sequence(text_, model_.has_token_types, max_n, inputs_, a, b, at, cap, &na);
-    if (need <= cap) {
-      q.status = check_sequence(at, need);
-      if (q.status == EB_OK) q.tokens = need, at += need;
-      continue;
-    }
-    if (need > max_n) {
-      q.status = EB_ERROR_SEQUENCE_TOO_LONG;
-      continue;
-    }
-    break;  // fits only a run of its own: the caller's next call
-  }
+  const size_t k = tasks::pack_texts(text_, pack_limits(), texts_a, texts_b, count, inputs_, sequences_.data());
   *consumed = k;
   return run_packed(k, true, texts_b != nullptr);
 }
@@ -515,27 +448,7 @@ eb_status Session::run_ids_batch(const int32_t* ids, const int32_t* token_types,
   if (!ids || !lengths) return fail(EB_ERROR_INVALID_ARGUMENT, "input_ids and lengths must not be NULL");
   if (!model_.has_embeddings)
     return fail(EB_ERROR_UNSUPPORTED, "this model has no embedding tables; run it on precomputed embeddings");
-  const size_t max_n = static_cast<size_t>(max_n_);
-  size_t at = 0, src = 0, k = 0;
-  for (; k < count && k < max_rows_; ++k) {
-    const size_t len = lengths[k];
-    SequenceInfo& q = sequences_[k];
-    q = SequenceInfo{};
-    q.first_token = at;
-    if (len == 0) {
-      q.status = EB_ERROR_INVALID_ARGUMENT;
-    } else if (len > max_n) {
-      q.status = EB_ERROR_SEQUENCE_TOO_LONG;
-    } else if (len > max_rows_ - at) {
-      break;  // the caller's next call
-    } else {
-      std::memcpy(inputs_.ids.data() + at, ids + src, len * sizeof(int32_t));
-      for (size_t i = 0; i < len; ++i) inputs_.types[at + i] = token_types ? token_types[src + i] : 0;
-      q.status = check_sequence(at, len);
-      if (q.status == EB_OK) q.tokens = len, at += len;
-    }
-    src += len;
-  }
+  const size_t k = tasks::pack_ids(pack_limits(), ids, token_types, lengths, count, inputs_, sequences_.data());
   *consumed = k;
   return run_packed(k, false, false);
 }

@@ -23,6 +23,7 @@
 #include "program/memory_planner.h"
 #include "program/program.h"
 #include "status.h"
+#include "tasks/packing.h"
 #include "tasks/question_answering.h"
 #include "tasks/run_inputs.h"
 #include "text_encoder.h"
@@ -38,12 +39,7 @@ struct SessionOptions {
   int max_batch_tokens = 0;           // tokens of a packed run (>= max_seq_len); 0: max_seq_len
 };
 
-// One sequence of the last run: its status (EB_OK, or why it was not run), its tokens
-// [first_token, first_token + tokens) and words [first_word, first_word + words) in the run.
-struct SequenceInfo {
-  eb_status status = EB_OK;
-  size_t first_token = 0, tokens = 0, first_word = 0, words = 0;
-};
+using tasks::SequenceInfo;  // one sequence of the last run (tasks/packing.h)
 
 class Session {
  public:
@@ -149,8 +145,11 @@ class Session {
     return fail(s, "%s", message);
   }
   const char* last_error() const { return last_error_; }
-  eb_status fail(eb_status s, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-  void clear_error() { last_error_[0] = '\0'; }
+  // The handle's error channel (eb_session_last_error): the message of the last failing call,
+  // getters included, so it is written through const access too; it is not part of the run's
+  // state and no getter reads it. One session is used by one thread at a time (edgebert.h).
+  eb_status fail(eb_status s, const char* fmt, ...) const __attribute__((format(printf, 3, 4)));
+  void clear_error() const { last_error_[0] = '\0'; }
 
  private:
   // What the last run produced; every run entry point resets it first and sets it on success.
@@ -169,8 +168,6 @@ class Session {
   Status build(const SessionOptions& o);
   // Creates the XNNPACK operator of every GEMM op (the one place operators are made).
   Status create_gemms();
-  // Bytes of XNNPACK's packed copies of the session's GEMM weights (estimated before packing).
-  size_t estimate_packed_bytes() const;
   // Validates ids_/types_ (n tokens, already in place) and the mask, then runs the program.
   eb_status run_prepared(const int32_t* mask, size_t n);
   // Tokenizes the template around a (and b, may be null) into the inputs; 0 with the error set when too long.
@@ -178,8 +175,8 @@ class Session {
   // Runs the sequences_[0, count) laid out in the inputs (their statuses set): the encoder over all
   // their tokens, attention and the one-row heads per sequence.
   eb_status run_packed(size_t count, bool text, bool pair);
-  // EB_OK when the ids and token types of tokens [first, first + n) are in range.
-  eb_status check_sequence(size_t first, size_t n);
+  // What a packed run of this session may hold (tasks/packing.h).
+  tasks::PackLimits pack_limits() const;
   // After a successful text run: word ids known, builds the words (labels of token classifiers).
   void finish_text_run(size_t n, bool pair);
   // Runs ops [first, end) over the n rows of the sequences in run_sequences_ (exec/executor.h).
@@ -229,7 +226,7 @@ class Session {
   HiddenStateHook hook_ = nullptr;
   void* hook_ctx_ = nullptr;
   std::vector<int64_t> profile_;
-  char last_error_[512] = {0};
+  mutable char last_error_[512] = {0};  // see fail()
 };
 
 }  // namespace edgebert

@@ -19,6 +19,14 @@ using edgebert::format_plan;
 using edgebert::MemoryPlan;
 using edgebert::plan_is_valid;
 using edgebert::plan_memory;
+
+namespace {
+// The planner's Status as the checks below read it: ok, with the message in *error.
+bool planned(const edgebert::Status& status, std::string* error) {
+  if (error) *error = status.message();
+  return status.is_ok();
+}
+}  // namespace
 using edgebert::PlanStrategy;
 
 namespace {
@@ -73,7 +81,7 @@ size_t lower_bound_bytes(const std::vector<BufferRequest>& reqs, size_t alignmen
 MemoryPlan must_plan(const std::vector<BufferRequest>& reqs, PlanStrategy s, size_t alignment) {
   MemoryPlan plan;
   std::string error;
-  const bool ok = plan_memory(reqs, s, alignment, &plan, &error);
+  const bool ok = planned(plan_memory(reqs, s, alignment, &plan), &error);
   INFO(error);
   REQUIRE(ok);
   REQUIRE(plan.offsets.size() == reqs.size());
@@ -134,7 +142,7 @@ TEST_CASE("three buffers with disjoint lifetimes share offset 0", "[planner]") {
   CHECK(plan.offsets == std::vector<size_t>{0, 0, 0});
   CHECK(plan.arena_bytes == 300);
   CHECK(plan.naive_bytes == 600);
-  CHECK(plan_is_valid(reqs, plan, nullptr));
+  CHECK(planned(plan_is_valid(reqs, plan), nullptr));
 }
 
 TEST_CASE("nested lifetimes reuse the space above the long-lived buffer", "[planner]") {
@@ -163,7 +171,7 @@ TEST_CASE("greedy takes the lowest gap that fits", "[planner]") {
   const MemoryPlan plan = must_plan(reqs, PlanStrategy::kGreedyBySize, 1);
   CHECK(plan.offsets == std::vector<size_t>{0, 100, 100, 200});
   CHECK(plan.arena_bytes == 250);
-  CHECK(plan_is_valid(reqs, plan, nullptr));
+  CHECK(planned(plan_is_valid(reqs, plan), nullptr));
 
   // A hole below a placed buffer is found: a [0,100) ops 0..0, b [100,180) ops 0..5;
   // c (60 bytes, ops 2..3) conflicts only with b and goes into a's place at 0.
@@ -184,7 +192,7 @@ TEST_CASE("alignment is respected for offsets, arena and naive totals", "[planne
       CHECK(plan.naive_bytes == naive);
       CHECK(plan.arena_bytes % alignment == 0);
       for (size_t off : plan.offsets) CHECK(off % alignment == 0);
-      CHECK(plan_is_valid(reqs, plan, nullptr));
+      CHECK(planned(plan_is_valid(reqs, plan), nullptr));
     }
   }
   const MemoryPlan p64 = must_plan(reqs, PlanStrategy::kGreedyBySize, 64);
@@ -208,7 +216,7 @@ TEST_CASE("zero-size buffers are accepted and occupy nothing", "[planner]") {
   CHECK(plan.naive_bytes == 192);
   CHECK(plan.offsets[0] == 0);
   CHECK(plan.offsets[2] == 0);
-  CHECK(plan_is_valid(reqs, plan, nullptr));
+  CHECK(planned(plan_is_valid(reqs, plan), nullptr));
 
   const std::vector<BufferRequest> only_empty = {{"e", 0, 0, 0}, {"f", 0, 0, 0}};
   const MemoryPlan p2 = must_plan(only_empty, PlanStrategy::kGreedyBySize, 64);
@@ -230,30 +238,30 @@ TEST_CASE("bad requests are rejected with a message and the plan is left untouch
     const std::vector<BufferRequest> reqs = {{"ok", 8, 0, 1}, {"layer2.bad", 8, 5, 4}};
     for (PlanStrategy s : {PlanStrategy::kGreedyBySize, PlanStrategy::kLinear}) {
       error.clear();
-      CHECK_FALSE(plan_memory(reqs, s, 16, &plan, &error));
+      CHECK_FALSE(planned(plan_memory(reqs, s, 16, &plan), &error));
       CHECK(error.find("layer2.bad") != std::string::npos);
       CHECK(plan.arena_bytes == 12345);
     }
   }
   SECTION("alignment 0") {
-    CHECK_FALSE(plan_memory({{"a", 8, 0, 0}}, PlanStrategy::kGreedyBySize, 0, &plan, &error));
+    CHECK_FALSE(planned(plan_memory({{"a", 8, 0, 0}}, PlanStrategy::kGreedyBySize, 0, &plan), &error));
     CHECK_FALSE(error.empty());
   }
   SECTION("size overflows when aligned") {
     const size_t huge = std::numeric_limits<size_t>::max() - 3;
     CHECK_FALSE(
-        plan_memory({{"huge", huge, 0, 0}}, PlanStrategy::kGreedyBySize, 64, &plan, &error));
+        planned(plan_memory({{"huge", huge, 0, 0}}, PlanStrategy::kGreedyBySize, 64, &plan), &error));
     CHECK(error.find("huge") != std::string::npos);
   }
   SECTION("sum of sizes overflows") {
     const size_t half = std::numeric_limits<size_t>::max() / 2 + 1;
-    CHECK_FALSE(plan_memory({{"h1", half, 0, 0}, {"h2", half, 1, 1}},
-                            PlanStrategy::kGreedyBySize, 1, &plan, &error));
+    CHECK_FALSE(planned(plan_memory({{"h1", half, 0, 0}, {"h2", half, 1, 1}},
+                            PlanStrategy::kGreedyBySize, 1, &plan), &error));
     CHECK_FALSE(error.empty());
   }
   SECTION("null plan") {
-    CHECK_FALSE(plan_memory({{"a", 8, 0, 0}}, PlanStrategy::kGreedyBySize, 1, nullptr, &error));
-    CHECK_FALSE(plan_memory({{"a", 8, 0, 0}}, PlanStrategy::kGreedyBySize, 1, nullptr, nullptr));
+    CHECK_FALSE(planned(plan_memory({{"a", 8, 0, 0}}, PlanStrategy::kGreedyBySize, 1, nullptr), &error));
+    CHECK_FALSE(planned(plan_memory({{"a", 8, 0, 0}}, PlanStrategy::kGreedyBySize, 1, nullptr), nullptr));
   }
   CHECK(plan.arena_bytes == 12345);
 }
@@ -296,8 +304,8 @@ TEST_CASE("randomized: greedy plans are valid, beat linear, respect the lower bo
     REQUIRE(pairwise_ok(reqs, greedy, &why));
     REQUIRE(pairwise_ok(reqs, linear, &why));
     std::string error;
-    CHECK(plan_is_valid(reqs, greedy, &error));
-    CHECK(plan_is_valid(reqs, linear, &error));
+    CHECK(planned(plan_is_valid(reqs, greedy), &error));
+    CHECK(planned(plan_is_valid(reqs, linear), &error));
 
     size_t naive = 0;
     size_t max_end = 0;
@@ -328,11 +336,11 @@ TEST_CASE("plan_is_valid catches broken plans", "[planner]") {
       {"layer0.ffn1", 400, 5, 6}};
   MemoryPlan plan = must_plan(reqs, PlanStrategy::kGreedyBySize, 1);
   std::string error;
-  REQUIRE(plan_is_valid(reqs, plan, &error));
+  REQUIRE(planned(plan_is_valid(reqs, plan), &error));
 
   SECTION("two live buffers at the same offset") {
     plan.offsets[2] = plan.offsets[1];
-    CHECK_FALSE(plan_is_valid(reqs, plan, &error));
+    CHECK_FALSE(planned(plan_is_valid(reqs, plan), &error));
     CHECK(error.find("worker0.scores") != std::string::npos);
     CHECK(error.find("worker1.scores") != std::string::npos);
     std::string why;
@@ -343,30 +351,30 @@ TEST_CASE("plan_is_valid catches broken plans", "[planner]") {
     REQUIRE(plan.offsets[0] == 0);
     plan.offsets[1] = 299;
     plan.arena_bytes = std::max<size_t>(plan.arena_bytes, 399);
-    CHECK_FALSE(plan_is_valid(reqs, plan, &error));
+    CHECK_FALSE(planned(plan_is_valid(reqs, plan), &error));
     CHECK(error.find("layer0.qkv") != std::string::npos);
   }
   SECTION("overlap in address is fine when lifetimes are disjoint") {
     plan.offsets[3] = 0;  // ffn1 (ops 5..6) over qkv (ops 0..4)
-    CHECK(plan_is_valid(reqs, plan, &error));
+    CHECK(planned(plan_is_valid(reqs, plan), &error));
   }
   SECTION("buffer past the arena end") {
     plan.arena_bytes -= 1;
-    CHECK_FALSE(plan_is_valid(reqs, plan, &error));
+    CHECK_FALSE(planned(plan_is_valid(reqs, plan), &error));
   }
   SECTION("wrong number of offsets") {
     plan.offsets.pop_back();
-    CHECK_FALSE(plan_is_valid(reqs, plan, &error));
+    CHECK_FALSE(planned(plan_is_valid(reqs, plan), &error));
   }
   SECTION("offset + bytes overflows") {
     plan.offsets[3] = std::numeric_limits<size_t>::max() - 10;
     plan.arena_bytes = std::numeric_limits<size_t>::max();
-    CHECK_FALSE(plan_is_valid(reqs, plan, &error));
+    CHECK_FALSE(planned(plan_is_valid(reqs, plan), &error));
   }
   SECTION("invalid interval") {
     std::vector<BufferRequest> bad = reqs;
     bad[1].first_op = 3;
-    CHECK_FALSE(plan_is_valid(bad, plan, &error));
+    CHECK_FALSE(planned(plan_is_valid(bad, plan), &error));
   }
 }
 
@@ -432,10 +440,10 @@ TEST_CASE("greedy planning is fast enough for large models", "[planner][perf]") 
     MemoryPlan plan;
     std::string error;
     const auto t0 = std::chrono::steady_clock::now();
-    REQUIRE(plan_memory(*reqs, PlanStrategy::kGreedyBySize, 64, &plan, &error));
+    REQUIRE(planned(plan_memory(*reqs, PlanStrategy::kGreedyBySize, 64, &plan), &error));
     const auto t1 = std::chrono::steady_clock::now();
     const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-    REQUIRE(plan_is_valid(*reqs, plan, &error));
+    REQUIRE(planned(plan_is_valid(*reqs, plan), &error));
     WARN("greedy plan of " << reqs->size() << " buffers: " << ms << " ms");
     CHECK(ms < 200.0);  // generous for Debug builds under load; Release is ~100x below
   }

@@ -939,8 +939,22 @@ TEST_CASE("C API: load options, weight cache state, model memory", "[weight_cach
   }
   eb_load_options_init(&o);
 
+  o.skip_weight_cache_payload_check = 2;  // a flag: 0 or 1
+  {
+    ModelHandle m;
+    CHECK(eb_model_load_file_with_options(model.c_str(), &o, &m.m, err, sizeof err) == EB_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(err).find("skip_weight_cache_payload_check") != std::string::npos);
+  }
+  eb_load_options_init(&o);
+  CHECK(o.skip_weight_cache_payload_check == 0);
+
   ModelHandle plain;
   REQUIRE(eb_model_load_file(model.c_str(), &plain.m, err, sizeof err) == EB_OK);
+  {  // the weights are packed with the program, during the load: before any session
+    size_t at_load = 0;
+    REQUIRE(eb_model_get_memory(plain.m, &at_load, nullptr) == EB_OK);
+    CHECK((at_load > 0) == PackedWeights::supported());
+  }
   eb_weight_cache_state state;
   const char* message = nullptr;
   REQUIRE(eb_model_get_weight_cache(plain.m, &state, &message) == EB_OK);
@@ -955,7 +969,7 @@ TEST_CASE("C API: load options, weight cache state, model memory", "[weight_cach
   REQUIRE(stat(model.c_str(), &st) == 0);
   CHECK(file_bytes == size_t(st.st_size));
   if (PackedWeights::supported()) {
-    CHECK(packed > 0);  // the first session packed into the model's store
+    CHECK(packed > 0);  // packed into the model's store at load
     const std::vector<float> second = run_case(plain.m, c);
     size_t again = 0;
     REQUIRE(eb_model_get_memory(plain.m, &again, nullptr) == EB_OK);
@@ -984,6 +998,22 @@ TEST_CASE("C API: load options, weight cache state, model memory", "[weight_cach
     }
     CHECK(run_case(m.m, c) == ref);  // bit-identical with and without the cache
   }
+#if EDGEBERT_XNN_SHARED_WEIGHTS
+  {  // the payload check's opt-out: a flipped byte is then not seen
+    std::vector<uint8_t> b = read_file(path);
+    b[get64_at(b, entry_at(0) + wcf::kEntryOffsetField) + 10] ^= 0x04;
+    write_file(path, b);
+    o.skip_weight_cache_payload_check = 1;
+    for (eb_weight_cache_state expect : {EB_WEIGHT_CACHE_LOADED, EB_WEIGHT_CACHE_CREATED}) {
+      ModelHandle m;
+      REQUIRE(eb_model_load_file_with_options(model.c_str(), &o, &m.m, err, sizeof err) == EB_OK);
+      REQUIRE(eb_model_get_weight_cache(m.m, &state, &message) == EB_OK);
+      INFO(message);
+      CHECK(state == expect);  // trusted as it is; then, verified again, rebuilt
+      o.skip_weight_cache_payload_check = 0;
+    }
+  }
+#endif
   // from caller memory too
   {
     edgebert::test::AlignedBuffer buf(edgebert::test::read_bytes(model));

@@ -34,7 +34,8 @@ class SessionOptionsStruct(ctypes.Structure):
 
 
 class LoadOptionsStruct(ctypes.Structure):
-    _fields_ = [("weight_cache_path", ctypes.c_char_p), ("reserved", ctypes.c_int32 * 4)]
+    _fields_ = [("weight_cache_path", ctypes.c_char_p), ("reserved", ctypes.c_int32 * 3),
+                ("skip_weight_cache_payload_check", ctypes.c_int32)]
 
 
 class WordStruct(ctypes.Structure):

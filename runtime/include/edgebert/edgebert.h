@@ -151,7 +151,12 @@ EB_API void eb_model_free(eb_model* model);
  * of the load itself, never different outputs: outputs with and without the cache are identical. */
 typedef struct eb_load_options {
   const char* weight_cache_path; /* NULL or "": no cache file */
-  int32_t reserved[4];           /* must be 0 */
+  int32_t reserved[3];           /* must be 0 */
+  /* 1: skip the CRC32C check of the cache file's packed weights at load (for callers that verify
+   * the file themselves, e.g. a signed download: the check reads every byte of the file, most of
+   * a warm start's time). 0 (the default): verified; header, table, sizes and layout are always
+   * checked. The environment variable EDGEBERT_WEIGHT_CACHE_VERIFY=0 does the same. */
+  int32_t skip_weight_cache_payload_check;
 } eb_load_options;
 
 typedef enum eb_weight_cache_state {

@@ -155,7 +155,10 @@ Result<ModelWeights> prepare_model_weights(const Model& model, const std::vector
   auto store = PackedWeights::create(gemms.size());
   if (!store) return store.status();
   w.store = store.take();
-  if (!want_file) return w;
+  if (!want_file) {  // packed now, in memory: sessions only look their packings up
+    EB_RETURN_IF_ERROR(pack_all(model, gemms, w.store.get()));
+    return w;
+  }
 
   xnn_ready(nullptr);  // the file's identity names the XNNPACK build and CPU
   auto packed_in_memory = [&](const std::string& why) -> Result<ModelWeights> {

@@ -52,7 +52,7 @@ Result<weight_cache_file::Layout> describe_layout(const Model& model, const std:
 // /proc/self/maps); unknown for caller memory or where /proc is not readable.
 weight_cache_file::FileId model_file_id(const Model& model);
 
-// Without `cache_path` the store is made empty (sessions fill it as they create their operators).
+// Without `cache_path` every GEMM is packed into the store now (in memory).
 // With it: LOADED (mapped), CREATED (packed now, file written; the message says why an existing
 // file was rebuilt) or UNAVAILABLE (no provider on this XNNPACK; the file cannot be written; or
 // something at the path that is not a weight cache, which is never replaced: the weights are then

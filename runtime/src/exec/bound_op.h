@@ -27,7 +27,6 @@ struct BoundOp {
   std::array<BufferStep, kMaxOpBuffers> in_step{}, out_step{};
   size_t in_count = 0, out_count = 0;
   XnnGemm* gemm = nullptr;  // GEMM ops
-  bool owns_gemm = false;   // false: shares the operator of an earlier op (same weights and buffers)
 
   // This op as it runs on `seq`: each buffer moved to the sequence's first row (per-row buffers) or
   // to its output row (per-sequence buffers); one-row buffers stay.

@@ -34,7 +34,7 @@ class OpTimer {
 };
 
 Status setup_gemm(const BoundOp& b, size_t rows, pthreadpool_t pool) {
-  if (!b.gemm || !b.owns_gemm) return Status::ok();
+  if (!b.gemm) return Status::ok();  // (ops sharing an operator bind their own buffers: cheap when equal)
   if (!b.gemm->setup(rows, b.in[0], b.out[0], pool))
     return Status(EB_ERROR_BACKEND, "XNNPACK setup failed for " + std::to_string(rows) + " rows (" + b.op->linear->name + ")");
   return Status::ok();

@@ -92,7 +92,7 @@ bool peak_live_bytes(const std::vector<BufferRequest>& requests, size_t* peak) {
 
 }  // namespace
 
-bool plan_memory(const std::vector<BufferRequest>& requests, PlanStrategy strategy,
+static bool plan_into(const std::vector<BufferRequest>& requests, PlanStrategy strategy,
                  size_t alignment, MemoryPlan* plan, std::string* error) {
   if (plan == nullptr) {
     set_error(error, "plan_memory: null plan");
@@ -196,7 +196,7 @@ bool plan_memory(const std::vector<BufferRequest>& requests, PlanStrategy strate
   return true;
 }
 
-bool plan_is_valid(const std::vector<BufferRequest>& requests, const MemoryPlan& plan,
+static bool check_plan(const std::vector<BufferRequest>& requests, const MemoryPlan& plan,
                    std::string* error) {
   const size_t n = requests.size();
   if (plan.offsets.size() != n) {
@@ -250,6 +250,19 @@ bool plan_is_valid(const std::vector<BufferRequest>& requests, const MemoryPlan&
     }
   }
   return true;
+}
+
+Status plan_memory(const std::vector<BufferRequest>& requests, PlanStrategy strategy, size_t alignment,
+                   MemoryPlan* plan) {
+  std::string error;
+  if (!plan_into(requests, strategy, alignment, plan, &error)) return Status(EB_ERROR_INVALID_ARGUMENT, error);
+  return Status::ok();
+}
+
+Status plan_is_valid(const std::vector<BufferRequest>& requests, const MemoryPlan& plan) {
+  std::string error;
+  if (!check_plan(requests, plan, &error)) return Status(EB_ERROR_INVALID_ARGUMENT, error);
+  return Status::ok();
 }
 
 std::string format_plan(const std::vector<BufferRequest>& requests, const MemoryPlan& plan,

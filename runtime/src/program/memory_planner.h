@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "status.h"
+
 namespace edgebert {
 
 struct BufferRequest {
@@ -32,18 +34,17 @@ struct MemoryPlan {
 
 // Plans `requests` into one arena. Each buffer occupies its size rounded up to `alignment`
 // (so every offset, and the arena size, is a multiple of `alignment`). Zero-size buffers are
-// allowed and get offset 0. Returns false and sets *error (if non-null), leaving *plan
+// allowed and get offset 0. Fails (EB_ERROR_INVALID_ARGUMENT, naming the buffer), leaving *plan
 // untouched, when: plan is null, alignment is 0, a request has first_op > last_op, or a size
 // (or the sum of sizes) overflows size_t. Greedy is O(n^2) in the number of requests.
-bool plan_memory(const std::vector<BufferRequest>& requests, PlanStrategy strategy,
-                 size_t alignment, MemoryPlan* plan, std::string* error);
+Status plan_memory(const std::vector<BufferRequest>& requests, PlanStrategy strategy, size_t alignment,
+                   MemoryPlan* plan);
 
 // True iff the plan has one offset per request, every request has first_op <= last_op, no
 // offset + bytes overflows or exceeds plan.arena_bytes, and no two requests whose live intervals
-// intersect overlap in [offset, offset + bytes). On false, *error (if non-null) says why, naming
-// the buffers involved.
-bool plan_is_valid(const std::vector<BufferRequest>& requests, const MemoryPlan& plan,
-                   std::string* error);
+// intersect overlap in [offset, offset + bytes). Otherwise the status says why, naming the buffers
+// involved.
+Status plan_is_valid(const std::vector<BufferRequest>& requests, const MemoryPlan& plan);
 
 // Human-readable table: one line per buffer (name, offset, bytes, ops first..last), then totals
 // (arena vs naive, saving %). With `timeline` and at most 200 buffers, also an ASCII timeline

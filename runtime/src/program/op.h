@@ -133,7 +133,11 @@ struct Op {
 
   std::vector<int> inputs, outputs;   // indices into Program::buffers()
   int gemm_key = -1;                  // GEMM ops: its weights' entry in the program's packed-weight
-                                      // store (ops with the same weights share one)
+                                      // store (ops with the same weights and float output share one)
+  int operator_of = -1;               // GEMM ops: the op whose XNNPACK operator this op uses: itself,
+                                      // or the first op with the same gemm_key, type and per_sequence
+                                      // (ALBERT's shared layers; the executor sets the operator up
+                                      // on each op's buffers). ProgramBuilder::finish sets both keys
 
   bool is_gemm() const { return type == OpType::kGemm || type == OpType::kSpanLogits; }
   const float* inv_factors_or_null() const { return inv_factors.empty() ? nullptr : inv_factors.data(); }

@@ -256,7 +256,8 @@ Op& ProgramBuilder::op(OpType type, OpKind profile, int layer, std::vector<int> 
   return o;
 }
 
-Result<std::shared_ptr<const Program>> ProgramBuilder::finish(const std::string& weight_cache_path) {
+Result<std::shared_ptr<const Program>> ProgramBuilder::finish(const std::string& weight_cache_path,
+                                                              const WeightCacheOptions& cache_options) {
   EB_RETURN_IF_ERROR(program_->finish());
   // One store entry per distinct weights (ALBERT's shared layers reuse theirs): its index is the
   // op's gemm_key, which every session passes when it creates the op's operator.
@@ -268,7 +269,20 @@ Result<std::shared_ptr<const Program>> ProgramBuilder::finish(const std::string&
     if (k == gemms.size()) gemms.push_back({op.linear, op.float_output});
     op.gemm_key = static_cast<int>(k);
   }
-  Result<ModelWeights> w = prepare_model_weights(*program_->model_, gemms, weight_cache_path);
+  // One XNNPACK operator per (weights, op type, once-per-sequence or not): the rule every session
+  // follows when it makes its operators.
+  std::vector<Op>& ops = program_->ops_;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!ops[i].is_gemm()) continue;
+    ops[i].operator_of = static_cast<int>(i);
+    for (size_t j = 0; j < i; ++j)
+      if (ops[j].is_gemm() && ops[j].operator_of == static_cast<int>(j) && ops[j].gemm_key == ops[i].gemm_key &&
+          ops[j].type == ops[i].type && ops[j].per_sequence == ops[i].per_sequence) {
+        ops[i].operator_of = static_cast<int>(j);
+        break;
+      }
+  }
+  Result<ModelWeights> w = prepare_model_weights(*program_->model_, gemms, weight_cache_path, cache_options);
   if (!w) return w.status();
   program_->weights_ = w.take();
   return std::shared_ptr<const Program>(std::move(program_));
@@ -277,7 +291,8 @@ Result<std::shared_ptr<const Program>> ProgramBuilder::finish(const std::string&
 namespace {
 
 Result<std::shared_ptr<const Program>> build_program(const Model& model, std::shared_ptr<const Model> owner,
-                                                     bool float_output_gemms, const std::string& weight_cache_path) {
+                                                     bool float_output_gemms, const std::string& weight_cache_path,
+                                                     const WeightCacheOptions& cache_options) {
   try {
     const ArchitectureBuilder* arch = find_architecture(model);
     if (!arch) return Status(EB_ERROR_UNSUPPORTED, "no architecture builder for this model");
@@ -285,7 +300,7 @@ Result<std::shared_ptr<const Program>> build_program(const Model& model, std::sh
     b.set_architecture(arch->name);
     b.keep_model_alive(std::move(owner));
     EB_RETURN_IF_ERROR(arch->build(b).with_context(std::string(arch->name) + " builder"));
-    return b.finish(weight_cache_path);
+    return b.finish(weight_cache_path, cache_options);
   } catch (const std::bad_alloc&) {
     return Status(EB_ERROR_OUT_OF_MEMORY, "out of memory while building the program");
   }
@@ -293,16 +308,40 @@ Result<std::shared_ptr<const Program>> build_program(const Model& model, std::sh
 
 }  // namespace
 
+Status Program::create_gemm(const Op& op, size_t max_rows, XnnGemm* gemm) const {
+  if (!op.is_gemm() || op.gemm_key < 0) return Status(EB_ERROR_BACKEND, "create_gemm: not a GEMM op of the program");
+  std::string why;
+  if (!gemm->create(*op.linear, op.float_output, max_rows, &why, weights_.store.get(), static_cast<size_t>(op.gemm_key)))
+    return Status(EB_ERROR_BACKEND, why);
+  return Status::ok();
+}
+
+size_t Program::session_packed_bytes_estimate() const {
+  if (weights_.store && weights_.store->packed_bytes() > 0) return 0;  // packed once, shared
+  size_t bytes = 0;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const Op& op = ops_[i];
+    if (!op.is_gemm() || op.operator_of != static_cast<int>(i)) continue;
+    const size_t w = static_cast<size_t>(op.linear->in) * static_cast<size_t>(op.linear->out);
+    const size_t o = static_cast<size_t>(op.linear->out);
+    // int8: weights + int32 (or float) bias + float scale per channel; f32: weights + bias
+    bytes += op.linear->int8 ? w + o * 8 : (w + o) * 4;
+  }
+  return bytes;
+}
+
 Result<std::shared_ptr<const Program>> Program::build(const Model& model, bool float_output_gemms,
-                                                      const std::string& weight_cache_path) {
-  return build_program(model, nullptr, float_output_gemms, weight_cache_path);
+                                                      const std::string& weight_cache_path,
+                                                      const WeightCacheOptions& cache_options) {
+  return build_program(model, nullptr, float_output_gemms, weight_cache_path, cache_options);
 }
 
 Result<std::shared_ptr<const Program>> Program::build(std::shared_ptr<const Model> model, bool float_output_gemms,
-                                                      const std::string& weight_cache_path) {
+                                                      const std::string& weight_cache_path,
+                                                      const WeightCacheOptions& cache_options) {
   if (!model) return Status(EB_ERROR_INVALID_ARGUMENT, "no model");
   const Model& m = *model;
-  return build_program(m, std::move(model), float_output_gemms, weight_cache_path);
+  return build_program(m, std::move(model), float_output_gemms, weight_cache_path, cache_options);
 }
 
 }  // namespace edgebert

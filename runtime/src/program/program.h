@@ -17,6 +17,7 @@
 #include "program/memory_planner.h"
 #include "program/op.h"
 #include "status.h"
+#include "xnn_gemm.h"
 
 namespace edgebert {
 
@@ -68,20 +69,29 @@ class Program {
   // buffer table and every op's constants. float_output_gemms: the backend has int8 GEMMs with
   // float output (the residual-feeding GEMMs then use them).
   // The program also owns the model's packed GEMM weights (backend/weight_cache.h), shared by every
-  // session: with `weight_cache_path` they are mapped from that file, or packed now and the file
-  // written; without it the store starts empty and the first session packs into it.
+  // session and packed here, when the program is built: with `weight_cache_path` they are mapped
+  // from that file, or packed now and the file written; without it they are packed in memory.
+  // (On the 2022 XNNPACK, which cannot share packed weights, every session packs its own.)
   static Result<std::shared_ptr<const Program>> build(const Model& model, bool float_output_gemms,
-                                                      const std::string& weight_cache_path = "");
+                                                      const std::string& weight_cache_path = "",
+                                                      const WeightCacheOptions& cache_options = WeightCacheOptions());
   // The same, keeping the model alive by shared ownership for as long as the program (and so every
   // session over it) lives: what the C API does, so that eb_model_free with live sessions is safe.
   static Result<std::shared_ptr<const Program>> build(std::shared_ptr<const Model> model, bool float_output_gemms,
-                                                      const std::string& weight_cache_path = "");
+                                                      const std::string& weight_cache_path = "",
+                                                      const WeightCacheOptions& cache_options = WeightCacheOptions());
 
   const Model& model() const { return *model_; }
   // The packed weights shared by every session (null store on the 2022 API, where each session
-  // packs its own) and what happened to the weight cache file. GEMM key k is the k-th GEMM op.
+  // packs its own) and what happened to the weight cache file. GEMM key k: Op::gemm_key.
   const ModelWeights& weights() const { return weights_; }
-  PackedWeights* packed_weights() const { return weights_.store.get(); }
+  // Creates the XNNPACK operator of GEMM op `op` (one whose operator_of is itself) for up to
+  // max_rows rows over the shared packed weights: the one way sessions make GEMM operators. Safe
+  // from any thread (the store serializes creations per GEMM key and only reads once packed).
+  Status create_gemm(const Op& op, size_t max_rows, XnnGemm* gemm) const;
+  // Bytes a session's GEMM operators pack for themselves: 0 when the weights are shared (packed
+  // once, with the program); on the 2022 API an estimate of every operator's own copy.
+  size_t session_packed_bytes_estimate() const;
   const std::vector<Op>& ops() const { return ops_; }
   const std::vector<ProgramBuffer>& buffers() const { return buffers_; }
   const char* architecture() const { return architecture_; }
@@ -127,7 +137,8 @@ class ProgramBuilder {
   const std::vector<ProgramBuffer>& buffers() const { return program_->buffers_; }
   // Derives lifetimes and builds every op's constants, then prepares the packed weights (see
   // Program::build); the builder is empty afterwards.
-  Result<std::shared_ptr<const Program>> finish(const std::string& weight_cache_path = "");
+  Result<std::shared_ptr<const Program>> finish(const std::string& weight_cache_path = "",
+                                                const WeightCacheOptions& cache_options = WeightCacheOptions());
 
  private:
   std::unique_ptr<Program> program_;
