@@ -182,7 +182,8 @@ bool Tokenizer::find_word_local() {
       if (a.normalized) {  // the normalized text may have changed its case or its whitespace
         if (c >= 'a' && c <= 'z') in_added_[c - 'a' + 'A'] = true;
         if (c >= 'A' && c <= 'Z') in_added_[c - 'A' + 'a'] = true;
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') in_added_[' '] = in_added_['\t'] = in_added_['\n'] = in_added_['\r'] = true;
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+          for (unsigned char w : {' ', '\t', '\n', '\r'}) in_added_[w] = true;
       }
     }
   }
