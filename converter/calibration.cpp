@@ -9,7 +9,6 @@
 #include <stdexcept>
 
 #include "text/tokenizer.h"
-#include "tokenizer/wordpiece_tokenizer.h"
 
 namespace edgebert::convert {
 namespace {
@@ -46,14 +45,10 @@ const char* const kBuiltinSentences[] = {
 CalibrationInputs make_calibration_inputs(const FloatBert& m, const std::vector<std::string>* vocab,
                                           bool do_lower_case, const std::string& text_file, int max_len) {
   if (vocab == nullptr || vocab->empty()) return make_calibration_inputs(m, nullptr, text_file, max_len);
-  std::vector<std::string_view> views(vocab->begin(), vocab->end());
-  WordPieceTokenizer wordpiece;
-  TokenizerOptions opt;
-  opt.do_lower_case = do_lower_case;
-  std::string err;
-  if (!wordpiece.init(views, opt, &err)) throw std::runtime_error("vocab.txt: " + err);
+  text::BertVocabOptions opt;
+  opt.lowercase = do_lower_case;
   text::Tokenizer tok;
-  const Status st = tok.init_legacy(&wordpiece);
+  const Status st = tok.init_bert_vocab(std::vector<std::string_view>(vocab->begin(), vocab->end()), opt);
   if (!st.is_ok()) throw std::runtime_error("vocab.txt: " + st.message());
   return make_calibration_inputs(m, &tok, text_file, max_len);
 }

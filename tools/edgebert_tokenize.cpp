@@ -22,7 +22,6 @@
 #include "model.h"
 #include "text/tokenizer.h"
 #include "tool_common.h"
-#include "tokenizer/wordpiece_tokenizer.h"
 
 namespace {
 
@@ -174,7 +173,6 @@ int main(int argc, char** argv) {
   // tokenizer
   std::unique_ptr<Model> model;
   text::Tokenizer own;
-  WordPieceTokenizer wordpiece;
   std::vector<std::string> vocab_tokens;
   const text::Tokenizer* tok = &own;
   try {
@@ -210,18 +208,12 @@ int main(int argc, char** argv) {
       } else {
         const convert::Vocab v = convert::read_vocab(tokenizer_path);
         vocab_tokens = v.tokens;
-        std::vector<std::string_view> views(vocab_tokens.begin(), vocab_tokens.end());
-        TokenizerOptions opt;
-        opt.do_lower_case = v.do_lower_case;
-        opt.tokenize_chinese_chars = v.tokenize_chinese_chars;
-        std::string err;
-        if (!wordpiece.init(views, opt, &err)) {
-          std::fprintf(stderr, "edgebert-tokenize: %s/vocab.txt: %s\n", tokenizer_path.c_str(), err.c_str());
-          return 1;
-        }
-        const Status s = own.init_legacy(&wordpiece);
+        text::BertVocabOptions opt;
+        opt.lowercase = v.do_lower_case;
+        opt.handle_chinese_chars = v.tokenize_chinese_chars;
+        const Status s = own.init_bert_vocab(std::vector<std::string_view>(vocab_tokens.begin(), vocab_tokens.end()), opt);
         if (!s.is_ok()) {
-          std::fprintf(stderr, "edgebert-tokenize: %s\n", s.message().c_str());
+          std::fprintf(stderr, "edgebert-tokenize: %s/vocab.txt: %s\n", tokenizer_path.c_str(), s.message().c_str());
           return 1;
         }
       }

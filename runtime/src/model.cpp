@@ -642,25 +642,27 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
              c.status;
     m->vocab.reserve(voc->tokens()->size());
     for (const auto* s : *voc->tokens()) m->vocab.emplace_back(s->c_str(), s->size());
-    TokenizerOptions opt;
-    opt.do_lower_case = voc->do_lower_case();
-    opt.tokenize_chinese_chars = voc->tokenize_chinese_chars();
-    opt.unk_id = voc->unk_id();
-    opt.cls_id = voc->cls_id();
-    opt.sep_id = voc->sep_id();
-    opt.pad_id = voc->pad_id();
-    opt.max_chars_per_word = voc->max_chars_per_word();
-    std::string terr;
-    if (!m->tokenizer.init(m->vocab, opt, &terr))
-      return c.fail("vocabulary: " + terr, terr == WordPieceTokenizer::kOutOfMemoryMessage ? EB_ERROR_OUT_OF_MEMORY
-                                                                                        : EB_ERROR_INVALID_MODEL),
-             c.status;
     m->has_vocab = true;
   }
   if (fm->tokenizer() != nullptr || m->has_vocab) {
     auto tok = std::unique_ptr<text::Tokenizer>(new (std::nothrow) text::Tokenizer());
     if (!tok) return c.fail("tokenizer: out of memory", EB_ERROR_OUT_OF_MEMORY), c.status;
-    const Status st = fm->tokenizer() ? tok->init(fm->tokenizer(), k.vocab) : tok->init_legacy(&m->tokenizer);
+    Status st = Status::ok();
+    if (fm->tokenizer()) {
+      st = tok->init(fm->tokenizer(), k.vocab);
+    } else {
+      const fb::Vocabulary* voc = fm->vocab();
+      text::BertVocabOptions opt;
+      opt.lowercase = voc->do_lower_case();
+      opt.handle_chinese_chars = voc->tokenize_chinese_chars();
+      opt.unk_id = voc->unk_id();
+      opt.cls_id = voc->cls_id();
+      opt.sep_id = voc->sep_id();
+      opt.pad_id = voc->pad_id();
+      opt.max_input_chars_per_word = voc->max_chars_per_word();
+      st = tok->init_bert_vocab(m->vocab, opt);
+      if (!st.is_ok() && st.code() == EB_ERROR_INVALID_MODEL) st = Status(st.code(), "vocabulary: " + st.message());
+    }
     if (!st.is_ok()) return c.fail(st.message(), st.code()), c.status;
     m->text_tokenizer = std::move(tok);
   }

@@ -14,7 +14,6 @@
 #include "content_hash.h"
 #include "edgebert/edgebert.h"
 #include "text/tokenizer.h"
-#include "tokenizer/wordpiece_tokenizer.h"
 
 namespace edgebert {
 
@@ -152,10 +151,10 @@ class Model {
   Pooling pooling = Pooling::kCls;  // sentence embedding
   bool normalize = false;           // sentence embedding: L2-normalize after pooling
   uint32_t schema_version = 1;
-  std::vector<std::string_view> vocab;
-  WordPieceTokenizer tokenizer;  // the `vocab` table's BERT WordPiece (files without a TokenizerSpec)
+  std::vector<std::string_view> vocab;  // the `vocab` table's tokens (files without a TokenizerSpec)
   // The model's own tokenizer for every kind: the TokenizerSpec pipeline when the file has one,
-  // else the WordPiece above; null when the model has neither (allocated after the config checks).
+  // else the BERT pipeline of the `vocab` table (text::Tokenizer::init_bert_vocab); null when the
+  // model has neither (allocated after the config checks).
   std::unique_ptr<text::Tokenizer> text_tokenizer;
   std::string calibration_source;
   size_t file_size = 0;

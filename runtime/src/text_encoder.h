@@ -17,9 +17,13 @@
 #include "model.h"
 #include "status.h"
 #include "text/tokenizer.h"
-#include "tokenizer/wordpiece_tokenizer.h"
 
 namespace edgebert {
+
+// Byte range [begin, end) of a token in the text it came from ({0, 0} for special tokens).
+struct TokenSpan {
+  int32_t begin, end;
+};
 
 // A text that is not valid UTF-8, as encode() reports it: what() is "text is not valid UTF-8:
 // byte 0xXX at offset N" (N: the first invalid byte, from the start of that text). Nothing is
@@ -48,18 +52,18 @@ class TextEncoder {
     ws_.reserve(text_bytes);
     text_bytes_ = text_bytes;
   }
-  // The longest text (bytes) encode() takes without allocating: any length for BERT's WordPiece
-  // (it streams over the text), the reserved workspace for the pipeline tokenizers (their
-  // normalizer and pre-tokenizer work on the whole text). Callers refuse longer texts.
-  size_t max_text_bytes() const { return tokenizer_->is_legacy_wordpiece() ? SIZE_MAX : text_bytes_; }
+  // The longest text (bytes) a run takes: the reserved workspace (16 bytes per position). Callers
+  // refuse longer texts before tokenizing them; QA contexts of word-local tokenizers
+  // (retokenizes_from_words) may be longer: they are read in pieces of the workspace's size.
+  size_t max_text_bytes() const { return text_bytes_; }
 
   bool available() const { return tokenizer_ != nullptr; }
   // The template's special tokens around one text (pair = false) or two.
   const text::Tokenizer::Frame& frame(bool pair) const { return tokenizer_->frame(pair); }
   // Whether a text re-tokenized from one of its word starts gives the same tokens from there on
-  // (true for BERT's WordPiece; byte-level or SentencePiece pieces can carry the space before a
-  // word, so those contexts are tokenized once, whole).
-  bool retokenizes_from_words() const { return tokenizer_->is_legacy_wordpiece(); }
+  // (text::Tokenizer::is_word_local: BERT's WordPiece; byte-level or SentencePiece pieces can
+  // carry the space before a word, so those contexts are tokenized once, whole).
+  bool retokenizes_from_words() const { return tokenizer_->is_word_local(); }
 
   // The input check every text goes through: OK, or EB_ERROR_INVALID_ARGUMENT "text is not valid
   // UTF-8: byte 0xXX at offset N" (`what` replaces "text", e.g. "text_b", "context").
@@ -68,8 +72,9 @@ class TextEncoder {
   // Tokenizes `text` (no special tokens added). Writes the first min(total, cap) tokens: ids,
   // spans (byte ranges in `text`; may be null) and word ids (numbered from 0 within `text`; may
   // be null). Returns:
-  //  - cap == 0: the total number of tokens of the text (bounded memory, linear time: the
-  //    vocab.txt WordPiece counts without storing);
+  //  - cap == 0: the total number of tokens of the text (bounded memory, linear time for
+  //    word-local tokenizers, which read a text longer than the workspace in pieces; SIZE_MAX
+  //    when such a text has more than the workspace's bytes without a place to cut);
   //  - cap > 0: the total when it is at most cap or the text is at most the reserved
   //    `text_bytes` long; else some count > cap: tokenizing stops at the first word boundary past
   //    cap tokens (a long text that cannot fit is refused in the time of its first cap tokens,

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reference encodings from HuggingFace's own tokenizers library (Rust, through the npm module
 // @anush008/tokenizers): reads a tokenizer (a tokenizer.json, or a BERT vocab.txt from which the
-// tokenizer.json of BertTokenizerFast is built) and a JSON-lines file of {"text", "pair"} inputs,
+// tokenizer.json of BertTokenizerFast is built, as transformers' BertConverter writes it, with
+// do_lower_case / tokenize_chinese_chars from a tokenizer_config.json beside it) and a
+// JSON-lines file of {"text", "pair"} inputs,
 // and prints one JSON object per input in edgebert-tokenize's format, offsets converted from code
 // points to UTF-8 bytes of that input's own text.
 // Usage: node hf_encode.js TOKENIZER INPUTS.jsonl [--max-length N] [--bench]
@@ -11,20 +13,31 @@ const fs = require('fs');
 const path = require('path');
 const { Tokenizer } = require('@anush008/tokenizers');
 
-function bertTokenizerJson(vocabPath) {
+function bertTokenizerJson(vocabPath, template) {
   const tokens = fs.readFileSync(vocabPath, 'utf8').split('\n');
   if (tokens.length && tokens[tokens.length - 1] === '') tokens.pop();
   const vocab = {};
   tokens.forEach((t, i) => { vocab[t.replace(/\r$/, '')] = i; });
+  const configPath = path.join(path.dirname(vocabPath), 'tokenizer_config.json');
+  const config = fs.existsSync(configPath) ? JSON.parse(fs.readFileSync(configPath, 'utf8')) : {};
+  const lowercase = config.do_lower_case !== false, chinese = config.tokenize_chinese_chars !== false;
   const specials = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'].filter((t) => t in vocab);
+  const special = (t) => ({ SpecialToken: { id: t, type_id: 0 } });
+  const seq = (id, typeId) => ({ Sequence: { id, type_id: typeId } });
+  const post = template
+    ? { type: 'TemplateProcessing', single: [special('[CLS]'), seq('A', 0), special('[SEP]')],
+        pair: [special('[CLS]'), seq('A', 0), special('[SEP]'), seq('B', 1), { SpecialToken: { id: '[SEP]', type_id: 1 } }],
+        special_tokens: { '[CLS]': { id: '[CLS]', ids: [vocab['[CLS]']], tokens: ['[CLS]'] },
+                          '[SEP]': { id: '[SEP]', ids: [vocab['[SEP]']], tokens: ['[SEP]'] } } }
+    : { type: 'BertProcessing', sep: ['[SEP]', vocab['[SEP]']], cls: ['[CLS]', vocab['[CLS]']] };
   return JSON.stringify({
     version: '1.0', truncation: null, padding: null,
     added_tokens: specials.map((t) => ({ id: vocab[t], content: t, single_word: false, lstrip: false,
                                           rstrip: false, normalized: false, special: true })),
-    normalizer: { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true,
-                  strip_accents: null, lowercase: true },
+    normalizer: { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: chinese,
+                  strip_accents: null, lowercase },
     pre_tokenizer: { type: 'BertPreTokenizer' },
-    post_processor: { type: 'BertProcessing', sep: ['[SEP]', vocab['[SEP]']], cls: ['[CLS]', vocab['[CLS]']] },
+    post_processor: post,
     decoder: null,
     model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##',
              max_input_chars_per_word: 100, vocab },
@@ -34,9 +47,9 @@ function bertTokenizerJson(vocabPath) {
 function loadTokenizer(p) {
   if (fs.statSync(p).isDirectory()) {
     if (fs.existsSync(path.join(p, 'tokenizer.json'))) return Tokenizer.fromFile(path.join(p, 'tokenizer.json'));
-    return Tokenizer.fromString(bertTokenizerJson(path.join(p, 'vocab.txt')));
+    return Tokenizer.fromString(bertTokenizerJson(path.join(p, 'vocab.txt'), true));
   }
-  if (p.endsWith('.txt')) return Tokenizer.fromString(bertTokenizerJson(p));
+  if (p.endsWith('.txt')) return Tokenizer.fromString(bertTokenizerJson(p, true));
   return Tokenizer.fromFile(p);
 }
 
@@ -57,7 +70,7 @@ async function main() {
   let maxLength = 0, bench = false;
   const pos = [];
   if (args.length === 3 && args[1] === '--save-json') {
-    fs.writeFileSync(args[2], bertTokenizerJson(path.join(args[0], 'vocab.txt')));
+    fs.writeFileSync(args[2], bertTokenizerJson(path.join(args[0], 'vocab.txt'), false));
     return;
   }
   for (let i = 0; i < args.length; ++i) {

@@ -6,6 +6,10 @@
 #   pairs.jsonl        consecutive conformance inputs as text pairs
 #   adversarial.jsonl  strings made to break tokenizers (scripts, combining marks, emoji ZWJ
 #                      sequences, control and odd whitespace, literal special tokens, long words)
+#   random.jsonl       3000 random strings (fixed seed) drawn from the same kinds of characters:
+#                      ASCII words and punctuation, accents precomposed and combining, CJK, Hangul,
+#                      controls, format and odd whitespace characters, unassigned and private-use
+#                      code points, literal special tokens, words around 100 characters
 # Usage: make_inputs.py SHARED_DIR OUT_DIR
 import json, os, sys
 
@@ -38,6 +42,40 @@ ADVERSARIAL = [
     "\ud7a3\ud7a4\ud7ff", "\ue000\uf8ff private", "\U000F0000 \U0010FFFD plane 15",
 ]
 
+POOLS = [
+    list('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'),
+    list('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~'), [' ', ' ', '  ', '\t', '\n', '\r\n'],
+    list('\u00e9\u00e8\u00ea\u00eb\u00ef\u00f1\u00e7\u00c9\u00c0\u00d6\u00dc\u00df\u0130\u0131\u03a3\u03c2\u1e9e\u01c5\u212b\u00c5'),
+    list('\u0300\u0301\u0302\u0308\u0327\u0351\u05b8\u064e\u093c\u0e31\u20d7\u302a'),
+    list('\u4e00\u4e2d\u6587\u65e5\u672c\u8a9e\u9fff\u3400\uf900\U00020000\U0002a6d6\U0002b820\U0002f800\u3002\uff0c\u3001'),
+    list('\uac00\ud55c\uae00\u1100\u1161\u11a8\u3131\u3042\u30ab\u30fc\uff76\uff9e'),
+    list('\x00\x01\x07\x0b\x0c\x1b\x7f\u0085\u00ad\u200b\u200c\u200d\u200e\u2060\ufeff\ufffd\u061c\U000e0001'),
+    list('\u00a0\u1680\u2000\u2003\u2009\u202f\u205f\u3000\u2028\u2029'),
+    list('\u0378\u0870\ud7a4\ud7ff\ufdd0\ufffe\U0001fffe\ue000\uf8ff\U000f0000\U0010fffd\U000e0100'),
+    ['[CLS]', '[SEP]', '[MASK]', '[PAD]', '[UNK]', '[cls]', '[Sep]', '[SEP', 'MASK]', '##', '##ing'],
+    list('\U0001f600\U0001f44d\U0001f3fd\u2764\ufe0f\U0001f1eb\U0001f1f7\u00bd\u2162\u2460\u00b2\u2082\ufb01\u2122\u20ac'),
+    list('\u0645\u0631\u062d\u05e9\u05dc\u0928\u092e\u094d\u0e20\u0e32\u0e29\u1780\u17d2\u0f56\u10e5\u0561'),
+]
+
+def random_strings(count, seed=20240611):
+    import random
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        parts = []
+        for _ in range(rng.randint(0, 24)):
+            pool = POOLS[rng.randrange(len(POOLS))]
+            if rng.random() < 0.35:  # a word of one pool
+                parts.append(''.join(rng.choice(pool) for _ in range(rng.randint(1, 8))))
+            else:
+                parts.append(rng.choice(pool))
+            if rng.random() < 0.5:
+                parts.append(' ')
+        if i % 25 == 0:  # words around max_input_chars_per_word (100)
+            parts.append(' ' + 'x\u00e9'[rng.randrange(2)] * rng.randint(95, 105) + ' ')
+        out.append(''.join(parts))
+    return out
+
 def main():
     shared, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
@@ -54,6 +92,9 @@ def main():
     dump('pairs.jsonl', [{'text': conf[i], 'pair': conf[(i + 1) % len(conf)]} for i in range(len(conf))] +
          [{'text': ADVERSARIAL[i], 'pair': ADVERSARIAL[-1 - i]} for i in range(len(ADVERSARIAL))])
     dump('adversarial.jsonl', [{'text': t} for t in ADVERSARIAL])
+    rnd = random_strings(3000)
+    dump('random.jsonl', [{'text': t} for t in rnd[:2500]] +
+         [{'text': rnd[i], 'pair': rnd[i + 1]} for i in range(2500, 3000, 2)])
 
 if __name__ == '__main__':
     main()

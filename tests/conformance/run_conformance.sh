@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Tokenizer conformance against HuggingFace's own tokenizers library (Rust, through npm):
-# every shared tokenizer file (and the BERT vocabulary of the shared BERT checkpoint) on the 83
-# multilingual inputs, the SST-2 sentences, text pairs, truncated pairs and adversarial strings.
+# every shared tokenizer file (and the BERT vocabulary of the shared BERT checkpoint, as a
+# tokenizer.json and as a vocab.txt folder, uncased / cased / CJK off) on the 83 multilingual
+# inputs, the SST-2 sentences, text pairs, truncated pairs, adversarial and 2750 random strings.
 # Prints one line of counts per tokenizer and input set; fails when an id or type id differs or
-# fewer than 99% of the offsets / word ids agree. Skips (exit 77) without node/npm or ../shared.
+# fewer than 99% of the offsets / word ids agree (any offset or word id for vocab.txt folders). Skips (exit 77) without node/npm or ../shared.
 # Usage: run_conformance.sh EDGEBERT_TOKENIZE WORK_DIR SHARED_DIR
 set -u
 tool=$1 work=$2 shared=$3
@@ -24,11 +25,9 @@ run() {  # NAME TOKENIZER INPUTS [--max-length N]
   mkdir -p "$work/$(dirname "$name")"
   node "$here/hf_encode.js" "$tok" "$in" "$@" >"$work/$name.hf.jsonl" || { echo "$name: hf_encode failed"; status=1; return; }
   "$tool" --tokenizer "$tok" --jsonl "$in" "$@" >"$work/$name.eb.jsonl" || { echo "$name: edgebert-tokenize failed"; status=1; return; }
-  if [[ $name == bert-vocab.txt/* ]]; then
-    python3 "$here/compare.py" "$name" "$work/$name.eb.jsonl" "$work/$name.hf.jsonl" --inputs "$in" --show 0 || echo "  ($name: informational)"
-  else
-    python3 "$here/compare.py" "$name" "$work/$name.eb.jsonl" "$work/$name.hf.jsonl" --inputs "$in" || status=1
-  fi
+  local exact=()
+  [[ -d $tok ]] && exact=(--min-ratio 1)  # vocab.txt folders: every offset and word id too
+  python3 "$here/compare.py" "$name" "$work/$name.eb.jsonl" "$work/$name.hf.jsonl" --inputs "$in" "${exact[@]}" || status=1
 }
 tokenizers=()
 for t in roberta-base t5-small ru-unigram fr-sentencepiece-bpe; do
@@ -39,9 +38,18 @@ if [ -f "$bert/vocab.txt" ]; then
   # the tokenizer.json BertTokenizerFast writes for this vocabulary (WordPiece pipeline) ...
   node "$here/hf_encode.js" "$bert" --save-json "$work/bert-tokenizer.json" &&
     tokenizers+=("bert-wordpiece=$work/bert-tokenizer.json")
-  # ... and the vocab.txt path (the BERT tokenizer edgebert always had, which follows Python's
-  # BertTokenizer): its counts are printed but do not fail the test
+  # ... and the vocab.txt path (the same pipeline built from the vocabulary alone), with cased and
+  # CJK-off variants of the folder
   tokenizers+=("bert-vocab.txt=$bert")
+  if python3 "$here/make_vocab_variants.py" "$bert" "$work/vocab-variants"; then
+    for v in vocab-cased vocab-nocjk vocab-cased-nocjk; do
+      for set in conformance adversarial pairs random; do run "$v/$set" "$work/vocab-variants/$v" "$work/inputs/$set.jsonl"; done
+    done
+  else
+    echo "make_vocab_variants.py failed"; status=1
+  fi
+  run "bert-vocab.txt/random" "$bert" "$work/inputs/random.jsonl"
+  run "bert-wordpiece/random" "$work/bert-tokenizer.json" "$work/inputs/random.jsonl"
 fi
 # variants of the shared files with the components they do not use (conformance, adversarial, pairs)
 variants=()

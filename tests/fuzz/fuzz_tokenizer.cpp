@@ -2,42 +2,54 @@
 // fuzz_tokenizer.cpp: libFuzzer target for the tokenizers. Byte 0 = 0xF0, 0xF1, 0xF2: the text
 // pipeline (runtime/src/text) with the WordPiece, byte-level BPE or Unigram sample tokenizer of
 // tokenizer_samples.h, the rest of the input as check_encodings() reads it (pairs, truncation,
-// offsets, word ids). Any other byte 0: the vocab.txt WordPiece tokenizer; byte 0 chooses the
-// options (lower-casing, CJK splitting, max_chars_per_word) and whether the vocabulary is the tiny
-// model's or comes from the input itself (lines up to the first NUL byte); the rest is the text.
-// Checked on every input: ids in range, [CLS] ... [SEP] framing, and that a short output buffer
-// receives a prefix of the full encoding with the same reported length.
+// offsets, word ids). Any other byte 0: the BERT pipeline of a vocabulary alone (vocab.txt models,
+// text::Tokenizer::init_bert_vocab); byte 0 chooses the options (lower-casing, CJK splitting,
+// max_input_chars_per_word) and whether the vocabulary is the tiny model's or comes from the input
+// itself (lines up to the first NUL byte); the rest is the text. Checked on every input: ids in
+// range, [CLS] ... [SEP] framing, a short output buffer receives a prefix of the full encoding
+// with the same reported length, and the text streamed through a small workspace (pieces cut
+// where no word crosses) gives the whole text's ids, offsets and word ids (or SIZE_MAX).
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "converter/tokenizer/tokenizer_json.h"
+#include "text/tokenizer.h"
 #include "tiny_model.h"
 #include "tokenizer_samples.h"
-#include "tokenizer/wordpiece_tokenizer.h"
 
 namespace {
 
-constexpr size_t kMaxIds = 1024;
+constexpr size_t kMaxTokens = 1024;
 
-void check(const edgebert::WordPieceTokenizer& t, std::string_view text, bool special) {
-  static int32_t ids[kMaxIds];
-  static int32_t prefix[8];
-  const size_t n = t.encode(text, ids, kMaxIds, special);
-  const size_t shown = n < kMaxIds ? n : kMaxIds;
+void check(const edgebert::text::Tokenizer& t, std::string_view text) {
+  using edgebert::text::TextToken;
+  static TextToken full[kMaxTokens], prefix[8], streamed[kMaxTokens];
+  static edgebert::text::TextWorkspace ws, small;
+  if (small.reserved_bytes == 0) small.reserve(48);
+  const size_t n = t.encode(text, nullptr, 0, ws, full, kMaxTokens);
+  const size_t shown = n < kMaxTokens ? n : kMaxTokens;
   for (size_t i = 0; i < shown; ++i)
-    if (ids[i] < 0 || static_cast<size_t>(ids[i]) >= t.vocab_size()) __builtin_trap();
-  if (special) {
-    if (n < 2 || ids[0] != t.cls_id()) __builtin_trap();
-    if (n <= kMaxIds && ids[n - 1] != t.sep_id()) __builtin_trap();
-  }
-  const size_t m = t.encode(text, prefix, 8, special);
-  if (m != n) __builtin_trap();
+    if (full[i].id < 0 || static_cast<size_t>(full[i].id) >= t.vocab_size()) __builtin_trap();
+  if (n < 2 || full[0].id != t.frame(false).prefix[0]) __builtin_trap();
+  if (n <= kMaxTokens && full[n - 1].id != t.frame(false).suffix[0]) __builtin_trap();
+  if (t.encode(text, nullptr, 0, ws, prefix, 8) != n) __builtin_trap();
   for (size_t i = 0; i < (n < 8 ? n : 8); ++i)
-    if (prefix[i] != ids[i]) __builtin_trap();
-  if (t.encode(text, nullptr, 0, special) != n) __builtin_trap();
+    if (prefix[i].id != full[i].id) __builtin_trap();
+  // the segment alone, whole and streamed
+  const size_t s = t.encode_segment(text, false, ws, full, kMaxTokens);
+  if (s + 2 != n) __builtin_trap();
+  if (ws.reserved_bytes != 0 || !t.is_word_local()) __builtin_trap();
+  const size_t m = t.encode_segment(text, false, small, streamed, kMaxTokens);
+  if (m == SIZE_MAX) return;  // a stretch of more than 48 bytes without a cut
+  if (m != s) __builtin_trap();
+  for (size_t i = 0; i < (s < kMaxTokens ? s : kMaxTokens); ++i)
+    if (streamed[i].id != full[i].id || streamed[i].begin != full[i].begin || streamed[i].end != full[i].end ||
+        streamed[i].word != full[i].word)
+      __builtin_trap();
 }
 
 }  // namespace
@@ -56,11 +68,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
-  edgebert::TokenizerOptions options;
-  options.do_lower_case = mode & 1;
-  options.tokenize_chinese_chars = mode & 2;
+  edgebert::text::BertVocabOptions options;
+  options.lowercase = mode & 1;
+  options.handle_chinese_chars = mode & 2;
   static const int kMaxChars[4] = {100, 0, 3, 1024};
-  options.max_chars_per_word = kMaxChars[(mode >> 2) & 3];
+  options.max_input_chars_per_word = kMaxChars[(mode >> 2) & 3];
   std::vector<std::string_view> vocab;
   if (mode & 0x80) {  // vocabulary from the input: lines up to the first NUL
     const size_t end = rest.find('\0');
@@ -83,13 +95,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     for (const char* t : edgebert::fuzz::tiny_vocabulary()) vocab.emplace_back(t);
   }
-  edgebert::WordPieceTokenizer tokenizer;
-  std::string error;
-  if (!tokenizer.init(vocab, options, &error)) {
-    if (error.empty()) __builtin_trap();
+  edgebert::text::Tokenizer tokenizer;
+  const edgebert::Status st = tokenizer.init_bert_vocab(vocab, options);
+  if (!st.is_ok()) {
+    if (st.message().empty() || tokenizer.initialized()) __builtin_trap();
     return 0;
   }
-  check(tokenizer, rest, true);
-  check(tokenizer, rest, false);
+  if (rest.size() > std::numeric_limits<uint32_t>::max() / 8) return 0;
+  check(tokenizer, rest);
   return 0;
 }

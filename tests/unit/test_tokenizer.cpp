@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Unit tests for the WordPiece tokenizer (runtime/src/tokenizer): BERT BasicTokenizer
-// normalization, WordPiece splitting, [UNK]/truncation handling, robustness against bad UTF-8,
-// special tokens written in the text, byte offsets per token, and that encode() performs no heap
-// allocation (global operator new is replaced in this file).
+// Unit tests for the BERT tokenizer of vocab.txt models (text::Tokenizer::init_bert_vocab, the
+// pipeline of HF's BertTokenizerFast): BertNormalizer, BertPreTokenizer, WordPiece splitting,
+// [UNK]/truncation handling, robustness against bad UTF-8, special tokens written in the text,
+// byte offsets per token, streaming of texts longer than the workspace, and that encoding
+// performs no heap allocation (global operator new is replaced in this file). Expected values
+// are HF tokenizers 0.22.2's (hf_encode.js on this file's vocabulary) where HF and Python's
+// BertTokenizer differ.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -15,7 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/wordpiece_tokenizer.h"
+#include "text/tokenizer.h"
+#include "text_encoder.h"
 
 // ---- allocation counting: every operator new in this program goes through here -------------
 namespace {
@@ -71,8 +75,8 @@ void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::f
 // ---- helpers ---------------------------------------------------------------------------------
 namespace {
 
-using edgebert::TokenizerOptions;
-using edgebert::WordPieceTokenizer;
+using TokenizerOptions = edgebert::text::BertVocabOptions;
+using edgebert::text::TextToken;
 
 const std::vector<std::string> kVocab = {
     "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",                           // 0-4
@@ -88,24 +92,76 @@ const std::vector<std::string> kVocab = {
     "istanbul", "\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x82", "\xD0\xB5\xD0\xB6\xD0\xB8\xD0\xBA",  // 51-53
     "\xE3\x81\x8B", "\xE1\x84\x92\xE1\x85\xA1\xE1\x86\xAB", "naive", "cafe",  // 54-57  か 한(jamo)
     "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9",                              // 58     ééééé
+    "\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x83",                                       // 59     οδοσ
 };
 
 std::vector<std::string_view> views(const std::vector<std::string>& v) {
   return std::vector<std::string_view>(v.begin(), v.end());
 }
 
+// The tokenizer of a vocabulary (owned: the tokenizer keeps views into it) with a reserved
+// workspace, and the calls of the tests: encode() with [CLS] ... [SEP] (text::Tokenizer::encode)
+// or without (encode_segment, with split_special_tokens and stop_after).
+class WordPieceTokenizer {
+ public:
+  WordPieceTokenizer(const TokenizerOptions& opts, const std::vector<std::string>& vocab) : vocab_(vocab) {
+    const edgebert::Status st = tok_.init_bert_vocab(views(vocab_), opts);
+    INFO(st.message());
+    REQUIRE(st.is_ok());
+    ws_.reserve(kReserved);
+    buf_.resize(4 * kReserved);
+  }
+  WordPieceTokenizer(const WordPieceTokenizer&) = delete;
+  static constexpr size_t kReserved = 8192;
+
+  size_t encode(std::string_view text, int32_t* ids, size_t max_ids, bool add_special = true) const {
+    return encode(text, ids, nullptr, nullptr, max_ids, add_special, false);
+  }
+  size_t encode(std::string_view text, int32_t* ids, edgebert::TokenSpan* spans, size_t max_ids, bool add_special,
+                bool split_special) const {
+    return encode(text, ids, spans, nullptr, max_ids, add_special, split_special);
+  }
+  size_t encode(std::string_view text, int32_t* ids, edgebert::TokenSpan* spans, int32_t* words, size_t max_ids,
+                bool add_special, bool split_special, size_t stop_after = SIZE_MAX) const {
+    const size_t room = std::min(max_ids, buf_.size());
+    const size_t n = add_special && !split_special ? tok_.encode(text, nullptr, 0, ws_, buf_.data(), room)
+                                                   : tok_.encode_segment(text, split_special, ws_, buf_.data(), room, stop_after);
+    if (add_special && split_special) {  // framed by hand
+      if (max_ids > 0) put(0, TextToken{cls_id(), 0, 0, 0, -1, -1}, ids, spans, words);
+      for (size_t i = 0; i < n && i + 1 < max_ids; ++i) put(i + 1, buf_[i], ids, spans, words);
+      if (n + 1 < max_ids) put(n + 1, TextToken{sep_id(), 0, 0, 0, -1, -1}, ids, spans, words);
+      return n + 2;
+    }
+    for (size_t i = 0; i < std::min(n, room); ++i) put(i, buf_[i], ids, spans, words);
+    return n;
+  }
+  int32_t cls_id() const { return tok_.frame(false).prefix[0]; }
+  int32_t sep_id() const { return tok_.frame(false).suffix[0]; }
+  int32_t pad_id() const { return tok_.pad_id(); }
+  int32_t unk_id() const { return tok_.unk_id(); }
+  size_t vocab_size() const { return tok_.vocab_size(); }
+  const edgebert::text::Tokenizer& pipeline() const { return tok_; }
+  edgebert::text::TextWorkspace& workspace() const { return ws_; }
+
+ private:
+  static void put(size_t i, const TextToken& t, int32_t* ids, edgebert::TokenSpan* spans, int32_t* words) {
+    if (ids) ids[i] = t.id;
+    if (spans) spans[i] = edgebert::TokenSpan{t.begin, t.end};
+    if (words) words[i] = t.word;
+  }
+  std::vector<std::string> vocab_;
+  edgebert::text::Tokenizer tok_;
+  mutable edgebert::text::TextWorkspace ws_;
+  mutable std::vector<TextToken> buf_;
+};
+
 WordPieceTokenizer make(TokenizerOptions opts = {}, const std::vector<std::string>& vocab = kVocab) {
-  WordPieceTokenizer tok;
-  std::string error;
-  const bool ok = tok.init(views(vocab), opts, &error);
-  INFO(error);
-  REQUIRE(ok);
-  return tok;
+  return WordPieceTokenizer(opts, vocab);
 }
 
 TokenizerOptions cased() {
   TokenizerOptions o;
-  o.do_lower_case = false;
+  o.lowercase = false;
   return o;
 }
 
@@ -131,49 +187,51 @@ using Toks = std::vector<std::string>;
 // ---- tests -----------------------------------------------------------------------------------
 
 TEST_CASE("tokenizer init validates the vocabulary and options", "[tokenizer]") {
-  WordPieceTokenizer tok;
-  std::string error;
-  CHECK_FALSE(tok.init({}, {}, &error));
-  CHECK_FALSE(error.empty());
+  using edgebert::text::Tokenizer;
+  Tokenizer tok;
+  CHECK_FALSE(tok.init_bert_vocab({}, {}).is_ok());
   CHECK_FALSE(tok.initialized());
-  int32_t id = 99;
-  CHECK(tok.encode("hello", &id, 1) == 0);  // uninitialized: nothing, no crash
+  edgebert::text::TextWorkspace ws;
+  TextToken out[1];
+  CHECK(tok.encode_segment("hello", false, ws, out, 1) == 0);  // uninitialized: nothing, no crash
 
   const std::vector<std::string> no_unk = {"[CLS]", "[SEP]", "a"};
-  CHECK_FALSE(tok.init(views(no_unk), {}, &error));
-  CHECK(error.find("[UNK]") != std::string::npos);
+  edgebert::Status st = tok.init_bert_vocab(views(no_unk), {});
+  CHECK(st.code() == EB_ERROR_INVALID_MODEL);
+  CHECK(st.message().find("[UNK]") != std::string::npos);
   TokenizerOptions given;
   given.unk_id = 2;
-  CHECK(tok.init(views(no_unk), given, &error));
+  REQUIRE(tok.init_bert_vocab(views(no_unk), given).is_ok());
   CHECK(tok.unk_id() == 2);
-  CHECK(tok.cls_id() == 0);
-  CHECK(tok.sep_id() == 1);
+  CHECK(tok.frame(false).prefix == std::vector<int32_t>{0});
+  CHECK(tok.frame(false).suffix == std::vector<int32_t>{1});
   CHECK(tok.pad_id() == 0);  // no [PAD]: falls back to id 0
 
   const std::vector<std::string> no_cls = {"[UNK]", "[SEP]"};
-  CHECK_FALSE(tok.init(views(no_cls), {}, &error));
+  CHECK_FALSE(tok.init_bert_vocab(views(no_cls), {}).is_ok());
   CHECK_FALSE(tok.initialized());  // a failed init leaves the tokenizer unusable
-  CHECK_FALSE(tok.init(views(kVocab), [] { TokenizerOptions o; o.sep_id = 1000; return o; }(), &error));
-  CHECK_FALSE(tok.init(views(kVocab), [] { TokenizerOptions o; o.cls_id = -2; return o; }(), &error));
-  CHECK_FALSE(tok.init(views(kVocab), [] { TokenizerOptions o; o.max_chars_per_word = -1; return o; }(), &error));
-  CHECK_FALSE(tok.init(views(kVocab), [] {
+  CHECK_FALSE(tok.init_bert_vocab(views(kVocab), [] { TokenizerOptions o; o.sep_id = 1000; return o; }()).is_ok());
+  CHECK_FALSE(tok.init_bert_vocab(views(kVocab), [] { TokenizerOptions o; o.cls_id = -2; return o; }()).is_ok());
+  CHECK_FALSE(tok.init_bert_vocab(views(kVocab), [] { TokenizerOptions o; o.max_input_chars_per_word = -1; return o; }()).is_ok());
+  CHECK_FALSE(tok.init_bert_vocab(views(kVocab), [] {
     TokenizerOptions o;
-    o.max_chars_per_word = WordPieceTokenizer::kMaxCharsPerWordLimit + 1;
+    o.max_input_chars_per_word = edgebert::text::kMaxInputCharsPerWord + 1;
     return o;
-  }(), nullptr));
+  }()).is_ok());
 
-  REQUIRE(tok.init(views(kVocab), {}, &error));
-  CHECK(tok.vocab_size() == kVocab.size());
-  CHECK(tok.pad_id() == 0);
-  CHECK(tok.unk_id() == 1);
-  CHECK(tok.cls_id() == 2);
-  CHECK(tok.sep_id() == 3);
+  const auto t = make();
+  CHECK(t.vocab_size() == kVocab.size());
+  CHECK(t.pad_id() == 0);
+  CHECK(t.unk_id() == 1);
+  CHECK(t.cls_id() == 2);
+  CHECK(t.sep_id() == 3);
+  CHECK(t.pipeline().is_word_local());
 
-  // A later duplicate wins (like the reference's dict); "##" alone is an ordinary token.
+  // A later duplicate wins (like HF's vocabulary map); "##" alone is an ordinary token.
   const std::vector<std::string> dup = {"[UNK]", "[CLS]", "[SEP]", "x", "x", "##", "##y", "##y"};
-  REQUIRE(tok.init(views(dup), {}, &error));
+  const auto d = make({}, dup);
   int32_t ids[4];
-  REQUIRE(tok.encode("x xy", ids, 4, false) == 3);
+  REQUIRE(d.encode("x xy", ids, 4, false) == 3);
   CHECK(ids[0] == 4);
   CHECK(ids[1] == 4);
   CHECK(ids[2] == 7);
@@ -195,8 +253,8 @@ TEST_CASE("lower-casing strips accents", "[tokenizer]") {
   CHECK(tokens(tok, "HE\xCC\x81LLO\xCC\x80") == Toks{"hello"});            // combining marks
   CHECK(tokens(tok, "Na\xC3\xAFve CAF\xC3\x89") == Toks{"naive", "cafe"});  // Naïve CAFÉ
   CHECK(tokens(tok, "\xC4\xB0stanbul") == Toks{"istanbul"});                // İstanbul
-  CHECK(tokens(tok, "\xCE\x9F\xCE\x94\xCE\x8C\xCE\xA3") ==                 // ΟΔΌΣ: final sigma
-        Toks{"\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x82"});
+  CHECK(tokens(tok, "\xCE\x9F\xCE\x94\xCE\x8C\xCE\xA3") ==  // ΟΔΌΣ: Σ -> σ, never ς (HF lower-cases
+        Toks{"\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x83"});           // character by character; Python: ς)
   CHECK(tokens(tok, "\xD0\x81\xD0\x96\xD0\x98\xD0\x9A") ==                 // ЁЖИК -> ежик
         Toks{"\xD0\xB5\xD0\xB6\xD0\xB8\xD0\xBA"});
   CHECK(tokens(tok, "\xE3\x81\x8C") == Toks{"\xE3\x81\x8B"});               // が -> か
@@ -221,7 +279,7 @@ TEST_CASE("Chinese characters become single-character words", "[tokenizer]") {
   CHECK(tokens(tok, "\xE4\xBA\xAC\xE3\x80\x82") == Toks{"\xE4\xBA\xAC", "\xE3\x80\x82"});  // 京。
 
   TokenizerOptions o;
-  o.tokenize_chinese_chars = false;
+  o.handle_chinese_chars = false;
   const auto whole = make(o);
   CHECK(tokens(whole, "\xE6\x88\x91\xE7\x88\xB1\xE5\x8C\x97\xE4\xBA\xAC") ==
         Toks{"\xE6\x88\x91", "##\xE7\x88\xB1", "##\xE5\x8C\x97", "##\xE4\xBA\xAC"});
@@ -248,7 +306,7 @@ TEST_CASE("unknown and too-long words become a single [UNK]", "[tokenizer]") {
   CHECK(tokens(tok, "abcdef abcde") == Toks{"abc", "##de", "##f", "abc", "##de"});
 
   TokenizerOptions o;
-  o.max_chars_per_word = 5;
+  o.max_input_chars_per_word = 5;
   const auto short_words = make(o);
   CHECK(tokens(short_words, "abcdef abcde") == Toks{"[UNK]", "abc", "##de"});
   std::string long_word(5000, 'a');
@@ -256,14 +314,14 @@ TEST_CASE("unknown and too-long words become a single [UNK]", "[tokenizer]") {
 
   // The limit counts code points, not bytes.
   TokenizerOptions oc = cased();
-  oc.max_chars_per_word = 5;
+  oc.max_input_chars_per_word = 5;
   const auto cased_short = make(oc);
   CHECK(tokens(cased_short, "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9") ==
         Toks{"\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"});
   CHECK(tokens(cased_short, "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9") == Toks{"[UNK]"});
 
   TokenizerOptions zero;
-  zero.max_chars_per_word = 0;
+  zero.max_input_chars_per_word = 0;
   CHECK(tokens(make(zero), "hello , x") == Toks{"[UNK]", "[UNK]", "[UNK]"});
 }
 
@@ -313,6 +371,58 @@ TEST_CASE("stop_after: encoding stops at the first word boundary past the limit"
   CHECK(tok.encode(text, part, nullptr, nullptr, 32, false, false, SIZE_MAX) == 21);
 }
 
+TEST_CASE("texts longer than the workspace are streamed with the whole text's tokens", "[tokenizer]") {
+  const std::vector<std::string> pool = {
+      "Hello", "world", ",", "!", "unaffable", "H\xC3\xA9ll\xC3\xB2", "HE\xCC\x81LLO\xCC\x80", "[SEP]", "[MASK]",
+      "\xE6\x88\x91\xE7\x88\xB1\xE5\x8C\x97\xE4\xBA\xAC", "BERT\xE6\xA8\xA1\xE5\x9E\x8B", "\x01", "\xE2\x80\x8B",
+      "\xC2\xA0", "zebra", "a.b,c", "\xCE\x9F\xCE\x94\xCE\x8C\xCE\xA3", "$5+3=5", "[SEP", "abcdef", " ", "\t", "\n",
+      "\xED\x95\x9C", "\xC2\xBFQu\xC3\xA9?"};
+  std::mt19937 rng(7);
+  for (const TokenizerOptions& o : {TokenizerOptions{}, cased(), [] {
+         TokenizerOptions n;
+         n.handle_chinese_chars = false;
+         return n;
+       }()}) {
+    const auto tok = make(o);
+    for (int iter = 0; iter < 20; ++iter) {
+      std::string text;
+      const size_t target = WordPieceTokenizer::kReserved * (1 + iter % 4) + rng() % 1000;
+      while (text.size() < target) {
+        text += pool[rng() % pool.size()];
+        if (rng() % 3 != 0) text += ' ';
+        if (iter % 5 == 0 && rng() % 50 == 0) text += std::string(3000, 'a');  // long stretches without a cut
+      }
+      // the whole text at once: a workspace without a reserved size is never streamed
+      edgebert::text::TextWorkspace whole_ws;
+      std::vector<TextToken> whole(text.size() + 8);
+      const size_t n = tok.pipeline().encode_segment(text, false, whole_ws, whole.data(), whole.size());
+      std::vector<TextToken> part(text.size() + 8);
+      REQUIRE(text.size() > tok.workspace().reserved_bytes);
+      const size_t m = tok.pipeline().encode_segment(text, false, tok.workspace(), part.data(), part.size());
+      REQUIRE(m == n);
+      for (size_t i = 0; i < n; ++i) {
+        INFO("token " << i << " of " << n);
+        REQUIRE(part[i].id == whole[i].id);
+        REQUIRE(part[i].begin == whole[i].begin);
+        REQUIRE(part[i].end == whole[i].end);
+        REQUIRE(part[i].word == whole[i].word);
+      }
+      // stop_after: more than the limit, the first tokens the whole text's
+      const size_t limit = n / 3;
+      const size_t k = tok.pipeline().encode_segment(text, false, tok.workspace(), part.data(), limit, limit);
+      CHECK(k > limit);
+      CHECK(k <= n);
+      for (size_t i = 0; i < limit; ++i) REQUIRE(part[i].id == whole[i].id);
+    }
+  }
+  // more than the workspace's bytes without a place to cut: refused (SIZE_MAX), never read whole
+  const auto tok = make();
+  const std::string one_word(3 * WordPieceTokenizer::kReserved, 'a');
+  TextToken t[4];
+  CHECK(tok.pipeline().encode_segment("hi " + one_word, false, tok.workspace(), t, 4) == SIZE_MAX);
+  CHECK(tok.pipeline().encode_segment(one_word.substr(0, WordPieceTokenizer::kReserved), false, tok.workspace(), t, 4) == 1);
+}
+
 TEST_CASE("empty and whitespace-only text", "[tokenizer]") {
   const auto tok = make();
   int32_t ids[4];
@@ -359,7 +469,7 @@ TEST_CASE("invalid UTF-8 never crashes and is dropped", "[tokenizer]") {
 TEST_CASE("encode performs no heap allocation", "[tokenizer]") {
   TokenizerOptions o;
   const auto uncased = make(o);
-  o.tokenize_chinese_chars = false;
+  o.handle_chinese_chars = false;
   const auto no_cjk = make(o);
   const auto cased_tok = make(cased());
 
@@ -373,14 +483,18 @@ TEST_CASE("encode performs no heap allocation", "[tokenizer]") {
   std::vector<int32_t> ids(64);
   edgebert::TokenSpan spans[64];
 
+  std::string long_text;  // longer than the workspace: streamed in pieces
+  while (long_text.size() < 3 * WordPieceTokenizer::kReserved) long_text += text.substr(0, 200) + " ";
   const long before = g_allocations.load();
   size_t total = 0;
   for (const WordPieceTokenizer* t : {&uncased, &no_cjk, &cased_tok}) {
     total += t->encode(text, ids.data(), ids.size());
     total += t->encode(text, nullptr, 0, false);
     total += t->encode("", ids.data(), ids.size());
-    total += t->encode(text, ids.data(), spans, ids.size(), true, true);
+    total += t->encode(text, ids.data(), spans, ids.size(), false, true);
     total += t->encode("a [SEP] b[MASK]", ids.data(), spans, ids.size(), true, false);
+    total += t->encode(long_text, ids.data(), spans, ids.size(), false, false);
+    total += t->encode(long_text, ids.data(), spans, nullptr, ids.size(), false, false, 10);
   }
   const long after = g_allocations.load();
   CHECK(after == before);
@@ -481,10 +595,11 @@ TEST_CASE("byte offsets map lower-cased and accent-stripped pieces to the origin
   Encoded e = encode_spans(tok, "Na\xC3\xAFve CAF\xC3\x89!");
   CHECK(e.tokens == Toks{"naive", "cafe", "!"});
   CHECK(e.texts == Toks{"Na\xC3\xAFve", "CAF\xC3\x89", "!"});
-  // decomposed: the dropped combining marks stay with their letters
+  // decomposed: a dropped combining mark inside the word stays with its letter, the one at the
+  // word's end leaves its offsets (HF; Python's BertTokenizer kept it)
   e = encode_spans(tok, "HE\xCC\x81LLO\xCC\x80 x");
   CHECK(e.tokens[0] == "hello");
-  CHECK(e.texts[0] == "HE\xCC\x81LLO\xCC\x80");
+  CHECK(e.texts[0] == "HE\xCC\x81LLO");
   // İstanbul (2-byte İ -> "i")
   e = encode_spans(tok, "\xC4\xB0stanbul");
   CHECK(e.texts == Toks{"\xC4\xB0stanbul"});
@@ -510,7 +625,7 @@ TEST_CASE("byte offsets of CJK characters and WordPiece pieces of CJK words", "[
   CHECK(e.spans[3].end == 12);
   // without CJK splitting the word is split by WordPiece: 我 ##爱 ##北 ##京
   TokenizerOptions o;
-  o.tokenize_chinese_chars = false;
+  o.handle_chinese_chars = false;
   e = encode_spans(make(o), "a \xE6\x88\x91\xE7\x88\xB1\xE5\x8C\x97\xE4\xBA\xAC");
   CHECK(e.tokens == Toks{"a", "\xE6\x88\x91", "##\xE7\x88\xB1", "##\xE5\x8C\x97", "##\xE4\xBA\xAC"});
   CHECK(e.texts == Toks{"a", "\xE6\x88\x91", "\xE7\x88\xB1", "\xE5\x8C\x97", "\xE4\xBA\xAC"});
@@ -539,10 +654,10 @@ TEST_CASE("byte offsets with [UNK], too-long words, dropped bytes and invalid UT
   }
 }
 
-TEST_CASE("final sigma stops at a special token", "[tokenizer]") {
+TEST_CASE("capital sigma before a special token", "[tokenizer]") {
   const auto tok = make();
-  // ΟΔΟΣ[SEP]: the sigma ends its chunk, so it is final (HF splits on [SEP] first)
-  CHECK(tokens(tok, "\xCE\x9F\xCE\x94\xCE\x9F\xCE\xA3[SEP]") == Toks{"\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x82", "[SEP]"});
+  // ΟΔΟΣ[SEP]: [SEP] is matched in the raw text first; Σ becomes σ (HF: no final-sigma rule)
+  CHECK(tokens(tok, "\xCE\x9F\xCE\x94\xCE\x9F\xCE\xA3[SEP]") == Toks{"\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x83", "[SEP]"});
 }
 
 TEST_CASE("real uncased BERT vocabulary: HF tokens, special tokens in the text and offsets", "[tokenizer]") {
@@ -557,9 +672,7 @@ TEST_CASE("real uncased BERT vocabulary: HF tokens, special tokens in the text a
   std::vector<std::string> vocab;
   for (std::string line; std::getline(f, line);) vocab.push_back(line);
   REQUIRE(vocab.size() == 30522);
-  WordPieceTokenizer tok;
-  std::string error;
-  REQUIRE(tok.init(views(vocab), TokenizerOptions{}, &error));
+  const auto tok = make({}, vocab);
   auto run = [&](std::string_view text, bool split) {
     std::vector<int32_t> ids(64);
     std::vector<edgebert::TokenSpan> spans(64);

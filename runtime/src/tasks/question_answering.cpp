@@ -4,6 +4,7 @@
 #include "tasks/question_answering.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "session.h"
 
@@ -119,7 +120,8 @@ eb_status answer(Session& s, const char* question, const char* context, int max_
                 q, specials, max_n);
   const size_t window = cap - q - specials;  // context tokens per window
   const std::string_view ctx(context);
-  // BERT's WordPiece re-tokenizes the context from a word start before each window (any length);
+  // Word-local tokenizers (BERT's WordPiece) re-tokenize the context from a word start before
+  // each window (any length, read in pieces of the workspace's size);
   // the other tokenizers' pieces can carry the space before a word, so their context is
   // tokenized once, whole, into buffers sized at session creation (longer contexts are refused).
   const bool whole = !text.retokenizes_from_words();
@@ -129,6 +131,11 @@ eb_status answer(Session& s, const char* question, const char* context, int max_
                 "contexts of up to %zu bytes",
                 ctx.size(), max_n, text.max_text_bytes());
   size_t total = text.encode(ctx, nullptr, nullptr, nullptr, 0);
+  if (total == SIZE_MAX)  // streamed in pieces of the workspace's size: one has no place to cut
+    return s.fail(EB_ERROR_SEQUENCE_TOO_LONG,
+                  "the context has a stretch of more than %zu bytes without whitespace, punctuation or a CJK "
+                  "character; a session of %d positions reads contexts in pieces of up to that size",
+                  text.max_text_bytes(), max_n);
   if (whole) {
     if (total > qs.context_ids.size())  // bounded buffers: never grown during a run
       return s.fail(EB_ERROR_SEQUENCE_TOO_LONG,

@@ -35,9 +35,9 @@ struct QaScratch {
   }
 };
 
-// Room for the tokens of one word before a window's first token (a word has at most
-// max_chars_per_word pieces) when the context is re-tokenized from that word's start.
-constexpr size_t kContextWordSlack = static_cast<size_t>(WordPieceTokenizer::kMaxCharsPerWordLimit) + 1;
+// Room for the tokens of one word before a window's first token (a vocab.txt WordPiece word has
+// at most max_input_chars_per_word pieces) when the context is re-tokenized from that word's start.
+constexpr size_t kContextWordSlack = static_cast<size_t>(text::kMaxInputCharsPerWord) + 1;
 
 // The best span of the context tokens (segment 1) among tokens [begin, end) of the run's inputs, at
 // most max_len tokens, by start_logits + end_logits; false when there are none.

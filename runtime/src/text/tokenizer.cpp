@@ -2,7 +2,8 @@
 // tokenizer.cpp: the facade: table checks and model set-up in init(), then encode():
 // added tokens in the raw text, normalization piece by piece, added tokens in the normalized
 // text, pre-tokenization, the model on every word, offsets back to the original bytes through
-// the alignments, byte-level offset trimming, longest_first truncation and the template.
+// the alignments, byte-level offset trimming, longest_first truncation and the template; and
+// init_bert_vocab(), the same pipeline set up for a vocabulary alone.
 #include "text/tokenizer.h"
 
 #include <algorithm>
@@ -10,7 +11,6 @@
 #include <new>
 
 #include "edgebert_generated.h"
-#include "tokenizer/wordpiece_tokenizer.h"
 
 namespace edgebert {
 namespace text {
@@ -50,9 +50,7 @@ void TextWorkspace::reserve(size_t n) {
   model.key.reserve(256);
   model_tokens.reserve(2 * n + 8);
   for (auto& s : seq) s.reserve(2 * n + 8);
-  legacy_ids.reserve(n + 8);
-  legacy_words.reserve(n + 8);
-  legacy_spans.reserve(n + 8);
+  reserved_bytes = n;
 }
 
 Tokenizer::Tokenizer() = default;
@@ -73,7 +71,8 @@ void Tokenizer::reset() {
   has_template_ = trim_offsets_ = trim_add_prefix_space_ = false;
   single_frame_ = Frame();
   pair_frame_ = Frame();
-  legacy_ = nullptr;
+  word_local_ = split_whitespace_ = split_punctuation_ = split_cjk_ = any_cjk_added_ = false;
+  std::fill(std::begin(in_added_), std::end(in_added_), false);
   pad_id_ = 0;
   unk_id_ = -1;
 }
@@ -85,19 +84,123 @@ Status Tokenizer::init_from_buffer(std::vector<uint8_t> buffer) {
   return init(flatbuffers::GetRoot<fb::TokenizerSpec>(owned_.data()), 0);
 }
 
-Status Tokenizer::init_legacy(const WordPieceTokenizer* wp) {
+Status Tokenizer::init_bert_vocab(const std::vector<std::string_view>& vocab, const BertVocabOptions& o) {
   reset();
-  if (wp == nullptr || !wp->initialized()) return invalid("WordPiece vocabulary not initialized");
-  legacy_ = wp;
-  specials_ = {{wp->cls_id()}, {wp->sep_id()}};
-  single_ = {{-1, 0, 0}, {0, -1, 0}, {-1, 1, 0}};
-  pair_ = {{-1, 0, 0}, {0, -1, 0}, {-1, 1, 0}, {1, -1, 1}, {-1, 1, 1}};
-  has_template_ = true;
-  pad_id_ = wp->pad_id();
-  unk_id_ = wp->unk_id();
-  kind_ = Kind::kLegacy;
-  build_frames();
-  return Status::ok();
+  try {
+    if (vocab.empty()) return invalid("empty vocabulary");
+    if (vocab.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+      return invalid("vocabulary has more than 2^31-1 tokens");
+    if (o.max_input_chars_per_word < 0 || o.max_input_chars_per_word > kMaxInputCharsPerWord)
+      return invalid("max_chars_per_word " + std::to_string(o.max_input_chars_per_word) + " out of range [0, " +
+                     std::to_string(kMaxInputCharsPerWord) + "]");
+    const int64_t n = static_cast<int64_t>(vocab.size());
+    for (int32_t id : {o.unk_id, o.cls_id, o.sep_id, o.pad_id})
+      if (id < -1 || id >= n) return invalid("special token id " + std::to_string(id) + " outside the vocabulary");
+    vocab_ = vocab;
+    auto lookup = [&](int32_t given, std::string_view name) {
+      if (given >= 0) return given;
+      for (size_t i = vocab_.size(); i-- > 0;)  // a later duplicate wins
+        if (vocab_[i] == name) return static_cast<int32_t>(i);
+      return -1;
+    };
+    const int32_t unk = lookup(o.unk_id, "[UNK]"), cls = lookup(o.cls_id, "[CLS]"), sep = lookup(o.sep_id, "[SEP]");
+    const int32_t pad = lookup(o.pad_id, "[PAD]"), mask = lookup(-1, "[MASK]");
+    if (unk < 0) return invalid("vocabulary has no [UNK] token");
+    if (cls < 0) return invalid("vocabulary has no [CLS] token");
+    if (sep < 0) return invalid("vocabulary has no [SEP] token");
+    std::string err;
+    wordpiece_ = std::make_unique<WordPieceModel>();
+    if (!wordpiece_->init(vocab_, unk, "##", o.max_input_chars_per_word, &err)) return invalid(err);
+    Normalizer bert;
+    bert.kind = NormalizerKind::kBert;
+    bert.clean_text = true;
+    bert.handle_chinese_chars = o.handle_chinese_chars;
+    bert.strip_accents = bert.lowercase = o.lowercase;
+    normalizers_.push_back(bert);
+    PreTokenizer words;
+    words.kind = PreTokenizerKind::kBert;
+    pre_tokenizers_.push_back(words);
+    for (int32_t id : {pad, unk, cls, sep, mask}) {  // special, matched in the raw text
+      if (id < 0) continue;
+      const std::string_view content = vocab_[static_cast<size_t>(id)];
+      bool seen = content.empty() || !valid_utf8(content);
+      for (const AddedToken& a : added_) seen |= a.content == content;
+      if (!seen) added_.push_back(AddedToken{id, content, true, false, false, false, false});
+    }
+    raw_added_.init(added_, false);
+    normalized_added_.init(added_, true);
+    specials_ = {{cls}, {sep}};
+    single_ = {{-1, 0, 0}, {0, -1, 0}, {-1, 1, 0}};
+    pair_ = {{-1, 0, 0}, {0, -1, 0}, {-1, 1, 0}, {1, -1, 1}, {-1, 1, 1}};
+    has_template_ = true;
+    pad_id_ = pad < 0 ? 0 : pad;
+    unk_id_ = unk;
+    build_frames();
+    word_local_ = find_word_local();
+    kind_ = Kind::kWordPiece;
+    return Status::ok();
+  } catch (const std::bad_alloc&) {
+    reset();
+    return Status(EB_ERROR_OUT_OF_MEMORY, "tokenizer: out of memory");
+  }
+}
+
+bool Tokenizer::find_word_local() {
+  split_whitespace_ = split_punctuation_ = split_cjk_ = any_cjk_added_ = false;
+  if (trim_offsets_) return false;  // its first-token rule looks at the offset in the whole text
+  for (const Normalizer& n : normalizers_) {
+    switch (n.kind) {
+      case NormalizerKind::kBert: split_cjk_ |= n.handle_chinese_chars; break;
+      case NormalizerKind::kLowercase:
+      case NormalizerKind::kNFC:
+      case NormalizerKind::kNFD:
+      case NormalizerKind::kNFKC:
+      case NormalizerKind::kNFKD:
+      case NormalizerKind::kStripAccents: break;
+      default: return false;  // Strip, Replace, Prepend, Precompiled see more than one character
+    }
+  }
+  for (const PreTokenizer& p : pre_tokenizers_) {
+    switch (p.kind) {
+      case PreTokenizerKind::kBert: split_whitespace_ = split_punctuation_ = true; break;
+      case PreTokenizerKind::kWhitespace:
+      case PreTokenizerKind::kWhitespaceSplit: split_whitespace_ = true; break;
+      case PreTokenizerKind::kPunctuation:
+      case PreTokenizerKind::kDigits: break;
+      default: return false;  // ByteLevel, Metaspace, Split
+    }
+  }
+  if (!split_whitespace_) return false;
+  for (const AddedToken& a : added_) {
+    if (a.lstrip || a.rstrip) return false;
+    for (unsigned char c : a.content) {
+      if (c >= 0x80) {
+        any_cjk_added_ = true;
+        continue;
+      }
+      in_added_[c] = true;
+      if (a.normalized) {  // the normalized text may have changed its case or its whitespace
+        if (c >= 'a' && c <= 'z') in_added_[c - 'a' + 'A'] = true;
+        if (c >= 'A' && c <= 'Z') in_added_[c - 'A' + 'a'] = true;
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+          for (unsigned char w : {' ', '\t', '\n', '\r'}) in_added_[w] = true;
+      }
+    }
+  }
+  return true;
+}
+
+bool Tokenizer::is_cut(std::string_view text, size_t at) const {
+  const unsigned char c = static_cast<unsigned char>(text[at]);
+  if (c < 0x80) {
+    if (in_added_[c]) return false;  // an added token could cross it
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') return true;
+    const bool punctuation = (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
+    return split_punctuation_ && punctuation;
+  }
+  if (!split_cjk_ || any_cjk_added_ || (c & 0xC0) == 0x80) return false;
+  size_t len;
+  return is_cjk_ideograph(decode_utf8(text.data() + at, text.size() - at, &len));
 }
 
 Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
@@ -265,6 +368,7 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
     for (const AddedToken& a : added_)
       if (a.content == "<pad>" || a.content == "[PAD]") pad_id_ = a.id;
     build_frames();
+    word_local_ = find_word_local();
     kind_ = model_kind;
     return Status::ok();
   } catch (const std::bad_alloc&) {
@@ -299,19 +403,8 @@ void Tokenizer::build_frames() {
 size_t Tokenizer::encode_segment(std::string_view text, bool split_special, TextWorkspace& ws, TextToken* out,
                                  size_t capacity, size_t stop_after) const {
   if (kind_ == Kind::kNone || text.size() > std::numeric_limits<uint32_t>::max() / 8) return 0;
-  if (kind_ == Kind::kLegacy) {
-    // streamed: buffers of `capacity` tokens, however long the text (counting the rest reads it
-    // without storing anything)
-    const size_t room = std::min(capacity, stop_after);
-    ws.legacy_ids.resize(room);
-    ws.legacy_words.resize(room);
-    ws.legacy_spans.resize(room);
-    const size_t n = legacy_->encode(text, ws.legacy_ids.data(), ws.legacy_spans.data(), ws.legacy_words.data(), room,
-                                     false, split_special, stop_after);
-    for (size_t i = 0; i < n && i < room; ++i)
-      out[i] = TextToken{ws.legacy_ids[i], 0, ws.legacy_spans[i].begin, ws.legacy_spans[i].end, ws.legacy_words[i], 0};
-    return n;
-  }
+  if (word_local_ && ws.reserved_bytes > 0 && text.size() > ws.reserved_bytes)
+    return encode_streamed(text, split_special, ws, out, capacity, stop_after);
   encode_sequence(text, split_special, ws, ws.seq[0], stop_after);
   const size_t n = ws.seq[0].size();
   for (size_t i = 0; i < n && i < capacity; ++i) {
@@ -319,6 +412,35 @@ size_t Tokenizer::encode_segment(std::string_view text, bool split_special, Text
     out[i] = TextToken{t.id, 0, static_cast<int32_t>(t.begin), static_cast<int32_t>(t.end), t.word, 0};
   }
   return n;
+}
+
+size_t Tokenizer::encode_streamed(std::string_view text, bool split_special, TextWorkspace& ws, TextToken* out,
+                                  size_t capacity, size_t stop_after) const {
+  // pieces of at most reserved_bytes, each ending before a cut (is_cut): every piece's tokens
+  // are the whole text's, its words follow the previous pieces' words
+  const size_t limit = ws.reserved_bytes;
+  size_t count = 0, from = 0;
+  int32_t words = 0;
+  while (from < text.size()) {
+    size_t end = text.size();
+    if (end - from > limit) {
+      end = from + limit;
+      while (end > from && !is_cut(text, end)) --end;
+      if (end == from) return SIZE_MAX;  // no place to cut: refused rather than read whole
+    }
+    const size_t left = stop_after == SIZE_MAX ? SIZE_MAX : stop_after - count;
+    const int32_t piece_words = encode_sequence(text.substr(from, end - from), split_special, ws, ws.seq[0], left);
+    for (const TextWorkspace::SeqToken& t : ws.seq[0]) {
+      if (count < capacity)
+        out[count] = TextToken{t.id, 0, static_cast<int32_t>(from + t.begin), static_cast<int32_t>(from + t.end),
+                               words + t.word, 0};
+      ++count;
+    }
+    words += piece_words;
+    if (count > stop_after) break;
+    from = end;
+  }
+  return count;
 }
 
 size_t Tokenizer::num_special_tokens(bool pair) const {
@@ -329,7 +451,7 @@ size_t Tokenizer::num_special_tokens(bool pair) const {
 }
 
 std::string_view Tokenizer::token_text(int32_t id) const {
-  if (legacy_ != nullptr || id < 0 || static_cast<size_t>(id) >= vocab_.size()) return {};
+  if (id < 0 || static_cast<size_t>(id) >= vocab_.size()) return {};
   return vocab_[static_cast<size_t>(id)];
 }
 
@@ -369,8 +491,8 @@ void Tokenizer::normalize_piece(std::string_view text, uint32_t b, uint32_t e, b
   if (pos < piece.size()) splits.push_back(Split{at + pos, static_cast<uint32_t>(at + piece.size()), -1});
 }
 
-void Tokenizer::encode_sequence(std::string_view text, bool split_special, TextWorkspace& ws,
-                                std::vector<TextWorkspace::SeqToken>& out, size_t stop_after) const {
+int32_t Tokenizer::encode_sequence(std::string_view text, bool split_special, TextWorkspace& ws,
+                                   std::vector<TextWorkspace::SeqToken>& out, size_t stop_after) const {
   out.clear();
   ws.norm.clear();
   ws.splits[0].clear();
@@ -444,26 +566,7 @@ void Tokenizer::encode_sequence(std::string_view text, bool split_special, TextW
       if (trail > 0 && t.end >= trail) t.end = std::max<uint32_t>(t.end - static_cast<uint32_t>(trail), t.begin);
     }
   }
-}
-
-void Tokenizer::encode_legacy(std::string_view text, bool split_special, TextWorkspace& ws,
-                              std::vector<TextWorkspace::SeqToken>& out) const {
-  out.clear();
-  size_t cap = std::max<size_t>(ws.legacy_ids.capacity(), 16);
-  for (;;) {
-    ws.legacy_ids.resize(cap);
-    ws.legacy_words.resize(cap);
-    ws.legacy_spans.resize(cap);
-    const size_t n = legacy_->encode(text, ws.legacy_ids.data(), ws.legacy_spans.data(),
-                                     ws.legacy_words.data(), cap, false, split_special);
-    if (n <= cap) {
-      for (size_t i = 0; i < n; ++i)
-        out.push_back(TextWorkspace::SeqToken{ws.legacy_ids[i], static_cast<uint32_t>(ws.legacy_spans[i].begin),
-                                              static_cast<uint32_t>(ws.legacy_spans[i].end), ws.legacy_words[i]});
-      return;
-    }
-    cap = n;
-  }
+  return word;
 }
 
 size_t Tokenizer::encode(std::string_view a, const std::string_view* b, size_t max_length, TextWorkspace& ws,
@@ -473,10 +576,7 @@ size_t Tokenizer::encode(std::string_view a, const std::string_view* b, size_t m
     return 0;
   const std::string_view texts[2] = {a, b ? *b : std::string_view()};
   const int count = b ? 2 : 1;
-  for (int s = 0; s < count; ++s) {
-    if (kind_ == Kind::kLegacy) encode_legacy(texts[s], false, ws, ws.seq[s]);
-    else encode_sequence(texts[s], false, ws, ws.seq[s]);
-  }
+  for (int s = 0; s < count; ++s) encode_sequence(texts[s], false, ws, ws.seq[s]);
   size_t n1 = ws.seq[0].size(), n2 = b ? ws.seq[1].size() : 0;
   if (max_length > 0) {
     const size_t added = has_template_ ? num_special_tokens(b != nullptr) : 0;

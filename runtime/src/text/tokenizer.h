@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // tokenizer.h: the tokenizer facade: the HuggingFace pipeline (added tokens -> normalizers ->
 // pre-tokenizers -> WordPiece / BPE / Unigram -> truncation -> post-processor template) built
-// from the model file's TokenizerSpec tables, or the BERT WordPiece tokenizer of files that only
-// carry a vocabulary. init() checks every table (a bad one is a message, never a crash);
+// from the model file's TokenizerSpec tables, or from a BERT vocabulary alone (vocab.txt, the model
+// file's Vocabulary table: the pipeline HuggingFace's BertTokenizerFast builds from it).
+// init() checks every table (a bad one is a message, never a crash);
 // encode() is const, safe to call concurrently, and allocation-free once the caller's
 // TextWorkspace has seen a text of that size (reserve() it at init).
 #pragma once
@@ -22,7 +23,6 @@
 #include "text/pre_tokenizers.h"
 #include "text/unigram_model.h"
 #include "text/wordpiece_model.h"
-#include "tokenizer/wordpiece_tokenizer.h"
 
 namespace edgebert {
 namespace fb {
@@ -53,11 +53,25 @@ struct TextWorkspace {
   ModelScratch model;
   std::vector<ModelToken> model_tokens;
   std::vector<SeqToken> seq[2];
-  std::vector<int32_t> legacy_ids, legacy_words;
-  std::vector<TokenSpan> legacy_spans;
+  size_t reserved_bytes = 0;  // reserve()'s text_bytes: word-local tokenizers stream longer texts
   // Sizes every buffer for texts of up to `text_bytes` bytes.
   void reserve(size_t text_bytes);
 };
+
+// What HuggingFace's BertTokenizerFast builds from a vocab.txt (transformers' BertConverter):
+// BertNormalizer(clean_text, handle_chinese_chars, strip_accents = lowercase, lowercase),
+// BertPreTokenizer, WordPiece("##", [UNK], max_input_chars_per_word), the special tokens
+// [PAD] [UNK] [CLS] [SEP] [MASK] that the vocabulary has as special added tokens (matched in the
+// raw text), and the template [CLS] $A [SEP] / [CLS] $A [SEP] $B:1 [SEP]:1.
+struct BertVocabOptions {
+  bool lowercase = true;             // lower-case and strip accents
+  bool handle_chinese_chars = true;  // CJK ideographs become single-character words
+  int32_t unk_id = -1, cls_id = -1, sep_id = -1, pad_id = -1;  // -1: "[UNK]", "[CLS]", "[SEP]", "[PAD]"
+  int max_input_chars_per_word = 100;  // 0..kMaxInputCharsPerWord
+};
+// The largest max_input_chars_per_word of a vocabulary-only model (its QA context buffers keep
+// room for one word's pieces before a window).
+constexpr int kMaxInputCharsPerWord = 1024;
 
 class Tokenizer {
  public:
@@ -71,8 +85,11 @@ class Tokenizer {
   Status init(const fb::TokenizerSpec* spec, int64_t id_limit);
   // From a FlatBuffer whose root is a TokenizerSpec (copied; the converter and edgebert-tokenize).
   Status init_from_buffer(std::vector<uint8_t> buffer);
-  // The BERT WordPiece tokenizer of vocabulary-only files ([CLS] A [SEP] (B [SEP]), B of type 1).
-  Status init_legacy(const WordPieceTokenizer* wordpiece);
+  // The BERT tokenizer of a vocabulary alone (BertVocabOptions). `vocab[i]` is the token with id
+  // i (a later duplicate wins, as in HF's vocabulary map); the strings must outlive the tokenizer.
+  // Refused: an empty vocabulary, ids out of range, no [UNK] / [CLS] / [SEP] (by id or name).
+  // A vocabulary without [PAD] pads with id 0.
+  Status init_bert_vocab(const std::vector<std::string_view>& vocab, const BertVocabOptions& options);
 
   // Encodes `a` (and `b` when non-null), truncated with longest_first to max_length tokens in all
   // (0: no limit) and with the template's special tokens. Writes the first min(count, capacity)
@@ -85,8 +102,11 @@ class Tokenizer {
   // the template's special tokens. Same return convention as encode(), except that it stops as
   // soon as more than `stop_after` tokens are known (a word boundary past them): it then returns
   // some count > stop_after, and the first min(stop_after, capacity) tokens are those of the
-  // whole text. The vocab.txt WordPiece then reads no further; the pipeline tokenizers run no
-  // model on the words past it (their normalizers and pre-tokenizers see the whole text).
+  // whole text. Word-local tokenizers (is_word_local()) read a text longer than the workspace's
+  // reserved_bytes in pieces of at most that size, cut where no word, normalization or added
+  // token crosses, and read no further piece once stop_after is passed (bounded memory however
+  // long the text; SIZE_MAX when a stretch of more than reserved_bytes has no such cut); the
+  // others normalize and pre-tokenize the whole text and run no model past stop_after.
   // split_special_tokens: special tokens written in the text are tokenized as text.
   size_t encode_segment(std::string_view text, bool split_special_tokens, TextWorkspace& ws, TextToken* out,
                         size_t capacity, size_t stop_after = SIZE_MAX) const;
@@ -102,8 +122,13 @@ class Tokenizer {
   const Frame& frame(bool pair) const { return pair ? pair_frame_ : single_frame_; }
 
   bool initialized() const { return kind_ != Kind::kNone; }
-  // The vocab.txt WordPiece (whose words re-tokenize identically from any word start).
-  bool is_legacy_wordpiece() const { return kind_ == Kind::kLegacy; }
+  // Whether the tokens of a text cut at one of its word starts (or before ASCII whitespace) are
+  // the whole text's from there on: per-character normalizers (BertNormalizer, Lowercase,
+  // StripAccents, NF*), pre-tokenizers that split at whitespace and only split (BertPreTokenizer,
+  // Whitespace, WhitespaceSplit with Punctuation / Digits), added tokens without lstrip / rstrip
+  // or whitespace inside. True for every BERT WordPiece; false for byte-level BPE and Metaspace,
+  // whose pieces carry the space before a word.
+  bool is_word_local() const { return word_local_; }
   size_t num_special_tokens(bool pair) const;
   size_t vocab_size() const { return vocab_.size(); }
   std::string_view token_text(int32_t id) const;
@@ -111,16 +136,19 @@ class Tokenizer {
   int32_t unk_id() const { return unk_id_; }
 
  private:
-  enum class Kind { kNone, kLegacy, kWordPiece, kBpe, kUnigram };
+  enum class Kind { kNone, kWordPiece, kBpe, kUnigram };
   struct Piece {
     int8_t sequence;  // -1 special, 0 A, 1 B
     int32_t special;  // index into specials_
     int32_t type_id;
   };
-  void encode_sequence(std::string_view text, bool split_special, TextWorkspace& ws,
-                       std::vector<TextWorkspace::SeqToken>& out, size_t stop_after = SIZE_MAX) const;
-  void encode_legacy(std::string_view text, bool split_special, TextWorkspace& ws,
-                     std::vector<TextWorkspace::SeqToken>& out) const;
+  // Returns the number of words (pre-tokenized splits) it read.
+  int32_t encode_sequence(std::string_view text, bool split_special, TextWorkspace& ws,
+                          std::vector<TextWorkspace::SeqToken>& out, size_t stop_after = SIZE_MAX) const;
+  size_t encode_streamed(std::string_view text, bool split_special, TextWorkspace& ws, TextToken* out,
+                         size_t capacity, size_t stop_after) const;
+  bool is_cut(std::string_view text, size_t at) const;
+  bool find_word_local();  // sets the cut flags below
   void normalize_piece(std::string_view text, uint32_t b, uint32_t e, bool split_special, TextWorkspace& ws) const;
   void reset();
   void build_frames();
@@ -140,7 +168,13 @@ class Tokenizer {
   bool has_template_ = false;
   Frame single_frame_, pair_frame_;
   bool trim_offsets_ = false, trim_add_prefix_space_ = false;
-  const WordPieceTokenizer* legacy_ = nullptr;
+  bool word_local_ = false;
+  // word-local cut points: before ASCII whitespace (split_whitespace_), before ASCII punctuation
+  // (split_punctuation_: BertPreTokenizer), before a CJK ideograph (split_cjk_: BertNormalizer's
+  // handle_chinese_chars), unless the character occurs in an added token (in_added_ ASCII map;
+  // any_cjk_added_: an added token holds a CJK ideograph)
+  bool split_whitespace_ = false, split_punctuation_ = false, split_cjk_ = false, any_cjk_added_ = false;
+  bool in_added_[128] = {};
   int32_t pad_id_ = 0, unk_id_ = -1;
 };
 

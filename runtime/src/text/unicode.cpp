@@ -102,10 +102,7 @@ bool is_punctuation(uint32_t c) {
   const auto k = category(c);
   return k >= UTF8PROC_CATEGORY_PC && k <= UTF8PROC_CATEGORY_PO;
 }
-bool is_other(uint32_t c) {
-  const auto k = category(c);
-  return k == UTF8PROC_CATEGORY_CN || k >= UTF8PROC_CATEGORY_CC;
-}
+bool is_other(uint32_t c) { return category(c) >= UTF8PROC_CATEGORY_CC; }
 bool is_mark_nonspacing(uint32_t c) { return c >= 0x300 && category(c) == UTF8PROC_CATEGORY_MN; }
 bool is_mark(uint32_t c) {
   const auto k = category(c);

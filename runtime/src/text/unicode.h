@@ -33,7 +33,9 @@ bool is_whitespace(uint32_t c);
 bool is_letter(uint32_t c);        // L*
 bool is_number(uint32_t c);        // N*
 bool is_punctuation(uint32_t c);   // P*
-bool is_other(uint32_t c);         // C* (Cc Cf Cs Co Cn)
+// Cc Cf Cs Co: HF's char::is_other (the unicode_categories crate's tables come from
+// UnicodeData.txt, which lists no unassigned code point, so Cn is never "other" there).
+bool is_other(uint32_t c);
 bool is_mark_nonspacing(uint32_t c);  // Mn
 bool is_mark(uint32_t c);          // M*
 bool is_alphanumeric(uint32_t c);  // L* or N* (Rust char::is_alphanumeric, approximately)
