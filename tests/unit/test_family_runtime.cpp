@@ -404,8 +404,8 @@ TEST_CASE("family fields out of range are one-line load errors", "[families]") {
             .find("layer.0.attention.norm: missing") != std::string::npos);  // post-norm needs every norm
   CHECK(load_mutated(mb, [](fb::Model* m) { m->mutate_schema_version(2); })
             .find("carries family fields") != std::string::npos);
-  CHECK(load_mutated(mb, [](fb::Model* m) { m->mutate_schema_version(5); })
-            .find("newer than this runtime supports (4)") != std::string::npos);
+  CHECK(load_mutated(mb, [](fb::Model* m) { m->mutate_schema_version(6); })
+            .find("newer than this runtime supports (5)") != std::string::npos);
   CHECK(load_mutated(al, [](fb::Model* m) { m->mutable_config()->mutable_layer_map()->Mutate(3, 2); })
             .find("config.layer_map[3] = 2 is not a stored layer (0..1)") != std::string::npos);
   CHECK(load_mutated(al, [](fb::Model* m) { m->mutable_config()->mutate_embedding_size(64); })
