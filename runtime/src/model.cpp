@@ -170,7 +170,7 @@ bool in_range(int v, int lo, int hi) { return v >= lo && v <= hi; }
 // A layer's per-head q/k norms (schema 5): both or neither, gamma [head_dim], and for int8 the
 // scales of Q and K after them, positive and constant within each head.
 bool check_qk_norms(Checker& c, const fb::EncoderLayer* L, const std::string& p, const ModelConfig& k, bool int8,
-                    LayerView* v) {
+                    LayerView* v) {  // after v->qkv is checked
   if (!L->q_norm() && !L->k_norm()) {
     if (L->qk_norm_scales()) return c.fail(p + "attention.qk_norm_scales without q_norm / k_norm");
     return true;
@@ -180,8 +180,8 @@ bool check_qk_norms(Checker& c, const fb::EncoderLayer* L, const std::string& p,
       !check_norm(c, L->k_norm(), p + "attention.k_norm", d, &v->k_norm))
     return false;
   const auto* sc = L->qk_norm_scales();
-  if (!int8) {
-    if (sc) return c.fail(p + "attention.qk_norm_scales in an fp32 model");
+  if (!int8 || !v->qkv.int8) {  // float Q and K: nothing to requantize
+    if (sc) return c.fail(p + "attention.qk_norm_scales with an fp32 qkv GEMM");
     return true;
   }
   const int width = k.q_width() + k.kv_width();

@@ -125,7 +125,7 @@ TEST_CASE("every family model runs fp32 within 2e-3 of the numpy goldens, every 
   }
   WARN("families: " << compared << " outputs compared (" << padded << " padded runs), worst max abs " << worst << "; "
                     << too_long << " cases longer than their model's maximum refused");
-  CHECK(families.size() == 5);
+  CHECK(families.size() == 6);
   CHECK(padded > 20);
   CHECK(compared > 300);
 }
@@ -209,7 +209,7 @@ TEST_CASE("int8 family models: per-token cosine >= 0.99 and the same clear decis
   std::map<std::string, Decisions> token_decisions;
   for (const ManifestLine& l : lines) {
     if (l.family != "roberta" && l.family != "electra" && l.family != "nomic_bert" && l.family != "albert" &&
-        l.family != "modernbert")
+        l.family != "modernbert" && l.family != "qwen3")
       continue;
     INFO(l.model << " int8 " << l.name);
     Loaded& s = sessions[l.model];
