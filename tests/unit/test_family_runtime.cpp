@@ -428,3 +428,69 @@ TEST_CASE("edgebert-eval --text on a tokenizer.json model (byte-level BPE) uses 
   INFO(report);
   CHECK(report.find("layer.0.attention") != std::string::npos);
 }
+
+TEST_CASE("Matryoshka dims: the sentence embedding truncated and re-normalized, single and packed runs", "[families][dims]") {
+  // golden: the float64 last-token embedding of qwen3_st_lasttoken, truncated to N and normalized
+  // again; the runtime's: eb_session_set_embedding_dims, on single runs, a packed run and embed_many
+  if (manifest().empty()) return;
+  const std::string model = "qwen3_st_lasttoken";
+  const char* cases[] = {"len1", "len7", "len20_pair", "len40_pad"};
+  for (const char* kind : {"fp32", "int8"})
+    for (int threads : {1, 2})
+      for (int dims : {8, 32, 63}) {
+        INFO(kind << " threads " << threads << " dims " << dims);
+        Loaded s;
+        open(model, threads, &s, kind);
+        REQUIRE(eb_session_set_embedding_dims(s.s.s, dims) == EB_OK);
+        std::vector<int32_t> all_ids;
+        std::vector<size_t> lengths;
+        std::vector<std::vector<float>> single;
+        for (const char* c : cases) {
+          const std::string dir = families_dir() + "/" + model + "/cases/" + c + "/";
+          const std::vector<int32_t> ids = read_ints(dir + "ids.txt"), mask = read_ints(dir + "mask.txt");
+          const size_t n = static_cast<size_t>(std::count(mask.begin(), mask.end(), 1));
+          std::vector<float> want = read_f32(dir + "sentence_embedding.f32");
+          want.resize(static_cast<size_t>(dims));
+          double ss = 0;
+          for (float v : want) ss += double(v) * v;
+          for (float& v : want) v = static_cast<float>(v / std::sqrt(ss));
+          REQUIRE(eb_session_run_ids(s.s.s, ids.data(), nullptr, nullptr, n) == EB_OK);
+          const float* data = nullptr;
+          int64_t shape[2] = {0, 0};
+          int32_t rank = 0;
+          REQUIRE(eb_session_get_output(s.s.s, EB_OUTPUT_SENTENCE_EMBEDDING, &data, shape, &rank) == EB_OK);
+          REQUIRE(rank == 1);
+          REQUIRE(shape[0] == dims);
+          if (std::string(kind) == "fp32")
+            CHECK(max_abs(data, want, want.size()) < 2e-3);
+          else
+            CHECK(cosine(data, want.data(), want.size()) >= 0.99);
+          single.emplace_back(data, data + dims);
+          all_ids.insert(all_ids.end(), ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n));
+          lengths.push_back(n);
+        }
+        // one packed run of every case: rows [sequences, dims], each equal to its single run
+        size_t consumed = 0;
+        REQUIRE(eb_session_run_ids_batch(s.s.s, all_ids.data(), nullptr, lengths.data(), lengths.size(), &consumed) ==
+                EB_OK);
+        REQUIRE(consumed == lengths.size());
+        const float* rows = nullptr;
+        int64_t shape[2] = {0, 0};
+        int32_t rank = 0;
+        REQUIRE(eb_session_get_output(s.s.s, EB_OUTPUT_SENTENCE_EMBEDDING, &rows, shape, &rank) == EB_OK);
+        REQUIRE(rank == 2);
+        REQUIRE(shape[0] == static_cast<int64_t>(lengths.size()));
+        REQUIRE(shape[1] == dims);
+        for (size_t k = 0; k < single.size(); ++k)
+          CHECK(max_abs(rows + k * static_cast<size_t>(dims), single[k], single[k].size()) <
+                (std::string(kind) == "fp32" ? 1e-5 : 1e-6));
+      }
+  Loaded s;
+  open(model, 1, &s);
+  CHECK(eb_session_set_embedding_dims(s.s.s, 65) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(eb_session_last_error(s.s.s)).find("outside 0..64") != std::string::npos);
+  CHECK(eb_session_set_embedding_dims(s.s.s, -1) == EB_ERROR_INVALID_ARGUMENT);
+  Loaded e;
+  open("qwen3_model", 1, &e);
+  CHECK(eb_session_set_embedding_dims(e.s.s, 8) == EB_ERROR_UNSUPPORTED);
+}
