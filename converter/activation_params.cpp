@@ -440,7 +440,9 @@ void choose_gemm_params(const FloatBert& m, GemmKind kind, Scheme scheme, const 
       // Symmetric; one scale per head within each of the Q, K, V sections (the attention core
       // needs a single scale per head slice; the per-channel vector folds into XNNPACK's
       // multipliers). Per-tensor scheme: one scale for all.
-      const int H = m.config.hidden_size, d = m.head_dim();
+      const int d = m.head_dim();
+      const int section_start[3] = {0, m.q_width(), m.q_width() + m.kv_width()};
+      const int section_heads[3] = {m.config.num_attention_heads, m.kv_heads(), m.kv_heads()};
       c.output = ActivationQuant{};
       c.output.channel_scales.assign(out, 1.f);
       if (scheme == Scheme::kPerTensor) {
@@ -449,10 +451,11 @@ void choose_gemm_params(const FloatBert& m, GemmKind kind, Scheme scheme, const 
         break;
       }
       for (int sec = 0; sec < 3; ++sec)
-        for (int h = 0; h < m.config.num_attention_heads; ++h) {
+        for (int h = 0; h < section_heads[sec]; ++h) {
+          const int first = section_start[sec] + h * d;
           float a = 0;
-          for (int i = 0; i < d; ++i) a = std::max(a, ch_absmax[sec * H + h * d + i]);
-          for (int i = 0; i < d; ++i) c.output.channel_scales[sec * H + h * d + i] = symmetric_scale(a);
+          for (int i = 0; i < d; ++i) a = std::max(a, ch_absmax[first + i]);
+          for (int i = 0; i < d; ++i) c.output.channel_scales[first + i] = symmetric_scale(a);
         }
       break;
     }

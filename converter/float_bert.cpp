@@ -178,18 +178,24 @@ FloatLayer load_layer(const HfBertCheckpoint& ck, const FloatBert& m, const Laye
   const std::string ours = "layer." + std::to_string(index) + ".";
   const Bias attn_bias = bias_if(f.attention_bias), in_bias = bias_if(f.mlp_in_bias);
   const Bias out_bias = bias_if(f.mlp_out_bias), norm_bias = bias_if(f.norm_bias);
+  const int QW = m.q_width(), KW = m.kv_width();
   FloatLayer L;
   if (!n.qkv.empty()) {
     L.qkv = load_linear(ck, n.qkv, "", 3 * H, H, attn_bias);
   } else {
-    const FloatLinear q = load_linear(ck, n.q, "", H, H, attn_bias);
-    const FloatLinear k = load_linear(ck, n.k, "", H, H, attn_bias);
-    const FloatLinear v = load_linear(ck, n.v, "", H, H, attn_bias);
+    const FloatLinear q = load_linear(ck, n.q, "", QW, H, attn_bias);
+    const FloatLinear k = load_linear(ck, n.k, "", KW, H, attn_bias);
+    const FloatLinear v = load_linear(ck, n.v, "", KW, H, attn_bias);
     L.qkv = stack("", {&q, &k, &v});
   }
   L.qkv.name = ours + gemm_kind_suffix(GemmKind::kQkv);
   L.attention_output = load_linear(ck, n.attention_output, ours + gemm_kind_suffix(GemmKind::kAttentionOutput), H,
-                                   H, attn_bias);
+                                   QW, attn_bias);
+  L.has_qk_norm = !n.q_norm.empty();
+  if (L.has_qk_norm) {
+    L.q_norm = load_norm(ck, n.q_norm, m.head_dim(), Bias::kNone);
+    L.k_norm = load_norm(ck, n.k_norm, m.head_dim(), Bias::kNone);
+  }
   L.has_attention_norm = !n.attention_norm.empty();
   if (L.has_attention_norm) L.attention_norm = load_norm(ck, n.attention_norm, H, norm_bias);
   const std::string inter_name = ours + gemm_kind_suffix(GemmKind::kIntermediate);
@@ -225,6 +231,9 @@ FloatBert load_float_bert(const HfBertCheckpoint& ck, Task task) {
   m.padding_idx = f.pad_token_id;
   m.pre_norm = f.pre_norm;
   m.gated_ffn = f.gated_ffn;
+  m.rms_norm = f.rms_norm;
+  m.causal = f.causal;
+  m.has_embedding_norm = f.embedding_norm;
   m.rotary.dims = f.rotary_dims;
   m.rotary.interleaved = f.rotary_interleaved;
   m.rotary.theta = f.rotary_theta;
@@ -238,7 +247,7 @@ FloatBert load_float_bert(const HfBertCheckpoint& ck, Task task) {
       ck.load(layout.position + ".weight", {i64(c.max_position_embeddings), i64(E)}, m.position_embeddings);
     if (!layout.token_type.empty())
       ck.load(layout.token_type + ".weight", {i64(c.type_vocab_size), i64(E)}, m.token_type_embeddings);
-    m.embedding_norm = load_norm(ck, layout.embedding_norm, E, bias_if(f.norm_bias));
+    if (f.embedding_norm) m.embedding_norm = load_norm(ck, layout.embedding_norm, E, bias_if(f.norm_bias));
   } else if (!c.is_bert_or_distilbert()) {
     throw CheckpointError(ck.weights().source() + ": missing tensor '" + ck.checkpoint_name(layout.word + ".weight") + "'");
   }

@@ -36,13 +36,15 @@ const char* gemm_kind_suffix(GemmKind kind);  // "attention.qkv", "attention.out
 // Pre-norm (ModernBERT): x += attn(attention_norm(x)) (identity when has_attention_norm is false);
 // x += ffn(output_norm(x)).
 struct FloatLayer {
-  FloatLinear qkv;               // [3H, H]: Q rows, then K, then V
-  FloatLinear attention_output;  // [H, H]
+  FloatLinear qkv;               // [3H, H]: Q rows, then K, then V (grouped-query: [q_width + 2 kv_width, H])
+  FloatLinear attention_output;  // [H, H] ([H, q_width])
   bool has_attention_norm = true;
   FloatLayerNorm attention_norm;
   FloatLinear intermediate;      // [I, H]; gated FFN: [2I, H], act(first I outputs) * last I outputs
   FloatLinear output;            // [H, I]
   FloatLayerNorm output_norm;
+  bool has_qk_norm = false;      // per-head RMSNorm of Q and K (gamma [head_dim]) before rotary
+  FloatLayerNorm q_norm, k_norm;
   FloatLinear& gemm(GemmKind k);
   const FloatLinear& gemm(GemmKind k) const;
 };
@@ -108,7 +110,15 @@ struct FloatBert {
   bool normalize = false;                   // SENTENCE_EMBEDDING only
   int max_seq_length = 0;  // sentence-transformers' max_seq_length (inputs it would truncate), 0: none
   bool lowercase_input = false;  // sentence-transformers lower-cases the text before tokenizing
-  int head_dim() const { return config.hidden_size / config.num_attention_heads; }
+  bool rms_norm = false;  // every norm is an RMSNorm (gamma only; Gemma's 1 + w stored as gamma)
+  bool causal = false;    // query i attends keys j <= i only
+  bool has_embedding_norm = true;  // false: the word rows feed layer 0 as they are (Qwen3)
+  int head_dim() const {
+    return config.family.head_dim > 0 ? config.family.head_dim : config.hidden_size / config.num_attention_heads;
+  }
+  int kv_heads() const { return config.family.kv_heads(config.num_attention_heads); }
+  int q_width() const { return config.num_attention_heads * head_dim(); }  // Q channels (= the context row)
+  int kv_width() const { return kv_heads() * head_dim(); }                 // K (and V) channels
   // layer_map empty (models built in memory): layer i runs layers[i]
   int num_applied_layers() const { return static_cast<int>(layer_map.empty() ? layers.size() : layer_map.size()); }
   int stored_layer(int i) const { return layer_map.empty() ? i : layer_map[i]; }

@@ -168,7 +168,8 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
     Offset<fb::Tensor> type;
     if (c.has_token_types())
       type = f32_tensor(b, "embeddings.token_type", m.token_type_embeddings, {c.type_vocab_size, E});
-    auto norm = layer_norm(b, "embeddings.norm", m.embedding_norm);
+    Offset<fb::LayerNorm> norm;
+    if (m.has_embedding_norm) norm = layer_norm(b, "embeddings.norm", m.embedding_norm);
     emb = fb::CreateEmbeddings(b, word, pos, type, norm);
   }
 
@@ -185,7 +186,16 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
     auto it = linear(b, L.intermediate, cl(GemmKind::kIntermediate), cm.int8);
     auto ou = linear(b, L.output, cl(GemmKind::kOutput), cm.int8);
     auto on = layer_norm(b, p + "output.norm", L.output_norm);
-    layers.push_back(fb::CreateEncoderLayer(b, qkv, ao, an, it, ou, on));
+    Offset<fb::LayerNorm> qn, kn;
+    Offset<flatbuffers::Vector<float>> qk_scales;
+    if (L.has_qk_norm) {
+      qn = layer_norm(b, p + "attention.q_norm", L.q_norm);
+      kn = layer_norm(b, p + "attention.k_norm", L.k_norm);
+      if (cm.int8 && i < cm.qk_norm_scales.size() && !cm.qk_norm_scales[i].empty() &&
+          (*conv)[static_cast<int>(GemmKind::kQkv)].int8)
+        qk_scales = b.CreateVector(cm.qk_norm_scales[i]);
+    }
+    layers.push_back(fb::CreateEncoderLayer(b, qkv, ao, an, it, ou, on, qn, kn, qk_scales));
   }
   auto layers_vec = b.CreateVector(layers);
 
@@ -200,6 +210,9 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
     pooling = fb::CreateSentencePooling(b, static_cast<fb::Pooling>(static_cast<int>(m.pooling)), m.normalize);
 
   const bool family_fields = !c.is_bert_or_distilbert();
+  const bool llm_fields = m.family() == Family::kQwen3 || m.rms_norm || m.causal || !m.has_embedding_norm ||
+                          m.kv_heads() != c.num_attention_heads || m.q_width() != c.hidden_size ||
+                          (m.task == Task::kSentenceEmbedding && m.pooling == PoolingMode::kLastToken);
   Offset<fb::Linear> projection;
   Offset<fb::LayerNorm> final_norm, head_norm;
   Offset<fb::Rotary> rotary;
@@ -242,6 +255,12 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
     if (!layer_map.IsNull()) cb.add_layer_map(layer_map);
     if (!local_window.IsNull()) cb.add_local_window(local_window);
   }
+  if (llm_fields) {
+    if (m.kv_heads() != c.num_attention_heads) cb.add_num_key_value_heads(m.kv_heads());
+    if (m.q_width() != c.hidden_size || c.family.head_dim > 0) cb.add_head_dim(m.head_dim());
+    cb.add_norm(m.rms_norm ? fb::NormKind::RMS_NORM : fb::NormKind::LAYER_NORM);
+    cb.add_causal(m.causal);
+  }
   auto config = cb.Finish();
   Offset<fb::Calibration> calib;
   if (cm.int8)
@@ -256,7 +275,7 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
 
   b.ForceDefaults(true);  // always store schema_version, so readers (and tests) see it explicitly
   fb::ModelBuilder mb(b);
-  mb.add_schema_version(family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
+  mb.add_schema_version(llm_fields ? kLlmSchemaVersion : family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
   mb.add_content_id(content_id);
   mb.add_producer(producer);
   mb.add_config(config);

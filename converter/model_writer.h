@@ -34,6 +34,9 @@ struct ConvertedModel {
   int max_position = 0;  // position rows kept (<= config.max_position_embeddings)
   std::vector<std::array<ConvertedLinear, kGemmsPerLayer>> layers;
   RowQuantized word_embeddings;  // int8 models with embeddings
+  // int8 layers with q/k norms: the scales of Q and K after the norms and the rotary embedding
+  // (per channel over the Q then K sections; empty: none)
+  std::vector<std::vector<float>> qk_norm_scales;
   std::string calibration_source, calibration_method;
   int calibration_sequences = 0, calibration_tokens = 0;
 };
@@ -41,6 +44,9 @@ struct ConvertedModel {
 // schema_version of files of the families beyond BERT / DistilBERT (their fields would be ignored
 // by older readers); BERT / DistilBERT files keep version 2.
 constexpr uint32_t kFamilySchemaVersion = 4;
+// ... and of the files using the LLM-block fields (issue 24: grouped-query heads, RMSNorm, q/k
+// norms, causal attention, last-token pooling).
+constexpr uint32_t kLlmSchemaVersion = 5;
 
 // Rows of the position table kept for sequences of up to max_sequence tokens: max_sequence
 // (PADDING_OFFSET: + padding_idx + 1), at most max_position_embeddings; 0 without a table.

@@ -40,15 +40,54 @@ void layer_norm_rows(float* x, size_t rows, int H, const FloatLayerNorm& ln, flo
   }
 }
 
-// LayerNorm of rows into `out` (x unchanged): the pre-norm sublayer input.
-void layer_norm_copy(const float* x, size_t rows, int H, const FloatLayerNorm& ln, float eps, float* out) {
-  std::copy(x, x + rows * H, out);
-  layer_norm_rows(out, rows, H, ln, eps);
+// RMSNorm of rows in place: x / sqrt(mean(x^2) + eps) * gamma (Qwen3RMSNorm; Gemma's 1 + w is
+// stored as gamma).
+void rms_norm_rows(float* x, size_t rows, int H, const FloatLayerNorm& ln, float eps) {
+  for (size_t r = 0; r < rows; ++r) {
+    float* row = x + r * H;
+    double ss = 0;
+    for (int c = 0; c < H; ++c) ss += static_cast<double>(row[c]) * row[c];
+    const double inv = 1.0 / std::sqrt(ss / H + eps);
+    for (int c = 0; c < H; ++c) row[c] = static_cast<float>(row[c] * inv) * ln.gamma[c];
+  }
 }
 
-// Rotary embedding of Q and K of one sequence in place; qkv [n, 3H].
-void apply_rotary(float* qkv, size_t n, int H, int heads, const RotaryParams& r, double theta) {
-  const int d = H / heads, half = r.dims / 2;
+void norm_rows(float* x, size_t rows, int H, const FloatLayerNorm& ln, float eps, bool rms) {
+  if (rms)
+    rms_norm_rows(x, rows, H, ln, eps);
+  else
+    layer_norm_rows(x, rows, H, ln, eps);
+}
+
+// The norm of rows into `out` (x unchanged): the pre-norm sublayer input.
+void norm_copy(const float* x, size_t rows, int H, const FloatLayerNorm& ln, float eps, bool rms, float* out) {
+  std::copy(x, x + rows * H, out);
+  norm_rows(out, rows, H, ln, eps, rms);
+}
+
+// Where Q, K and V are in a QKV row: Q of `heads` heads, then K and V of `kv` heads, d channels each.
+struct Heads {
+  int heads, kv, d;
+  size_t stride() const { return static_cast<size_t>((heads + 2 * kv) * d); }
+  size_t q(int h) const { return static_cast<size_t>(h * d); }
+  size_t k(int h) const { return static_cast<size_t>((heads + h / (heads / kv)) * d); }
+  size_t v(int h) const { return static_cast<size_t>((heads + kv + h / (heads / kv)) * d); }
+  size_t ctx_width() const { return static_cast<size_t>(heads * d); }
+};
+
+// Per-head RMSNorm of Q and K of rows in place (Qwen3 q_norm / k_norm).
+void qk_norm_rows(float* qkv, size_t rows, const Heads& g, const FloatLayerNorm& qn, const FloatLayerNorm& kn,
+                  float eps) {
+  for (size_t t = 0; t < rows; ++t) {
+    float* row = qkv + t * g.stride();
+    for (int h = 0; h < g.heads; ++h) rms_norm_rows(row + g.q(h), 1, g.d, qn, eps);
+    for (int h = 0; h < g.kv; ++h) rms_norm_rows(row + static_cast<size_t>((g.heads + h) * g.d), 1, g.d, kn, eps);
+  }
+}
+
+// Rotary embedding of Q and K of one sequence in place.
+void apply_rotary(float* qkv, size_t n, const Heads& g, const RotaryParams& r, double theta) {
+  const int half = r.dims / 2;
   std::vector<float> cs(half), sn(half);
   for (size_t pos = 0; pos < n; ++pos) {
     for (int i = 0; i < half; ++i) {
@@ -57,8 +96,8 @@ void apply_rotary(float* qkv, size_t n, int H, int heads, const RotaryParams& r,
       sn[i] = static_cast<float>(std::sin(angle));
     }
     for (int part = 0; part < 2; ++part) {  // Q, then K
-      for (int h = 0; h < heads; ++h) {
-        float* x = qkv + pos * 3 * H + part * H + h * d;
+      for (int h = 0; h < (part == 0 ? g.heads : g.kv); ++h) {
+        float* x = qkv + pos * g.stride() + static_cast<size_t>((part * g.heads + h) * g.d);
         for (int i = 0; i < half; ++i) {
           const int a = r.interleaved ? 2 * i : i, b = r.interleaved ? 2 * i + 1 : i + half;
           const float x1 = x[a], x2 = x[b];
@@ -70,29 +109,30 @@ void apply_rotary(float* qkv, size_t n, int H, int heads, const RotaryParams& r,
   }
 }
 
-// softmax(Q K^T / sqrt(d)) V for every head of one sequence; qkv [n, 3H], ctx [n, H]. window > 0:
-// query i sees keys j with |i - j| <= window / 2 only.
-void attention(const float* qkv, size_t n, int H, int heads, int window, float* ctx) {
-  const int d = H / heads;
+// softmax(Q K^T / sqrt(d)) V for every head of one sequence; ctx [n, heads x d]. window > 0:
+// query i sees keys j with |i - j| <= window / 2 only; causal: keys j <= i only.
+void attention(const float* qkv, size_t n, const Heads& g, int window, bool causal, float* ctx) {
+  const int d = g.d;
+  const size_t S = g.stride(), C = g.ctx_width();
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   std::vector<float> p(n);
-  for (int h = 0; h < heads; ++h) {
+  for (int h = 0; h < g.heads; ++h) {
     for (size_t i = 0; i < n; ++i) {
-      const float* q = qkv + i * 3 * H + h * d;
+      const float* q = qkv + i * S + g.q(h);
       float mx = -INFINITY;
       const size_t half = window > 0 ? static_cast<size_t>(window / 2) : n;
-      const size_t lo = i > half ? i - half : 0, hi = std::min(n, i + half + 1);
+      const size_t lo = i > half ? i - half : 0, hi = causal ? i + 1 : std::min(n, i + half + 1);
       for (size_t j = lo; j < hi; ++j) {
-        p[j] = dot(q, qkv + j * 3 * H + H + h * d, d) * scale;
+        p[j] = dot(q, qkv + j * S + g.k(h), d) * scale;
         mx = std::max(mx, p[j]);
       }
       double sum = 0;
       for (size_t j = lo; j < hi; ++j) sum += (p[j] = std::exp(p[j] - mx));
-      float* out = ctx + i * H + h * d;
+      float* out = ctx + i * C + g.q(h);
       std::fill(out, out + d, 0.f);
       for (size_t j = lo; j < hi; ++j) {
         const float w = static_cast<float>(p[j] / sum);
-        const float* v = qkv + j * 3 * H + 2 * H + h * d;
+        const float* v = qkv + j * S + g.v(h);
         for (int c = 0; c < d; ++c) out[c] += w * v[c];
       }
     }
@@ -153,7 +193,7 @@ std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch
         }
       }
     }
-    layer_norm_rows(emb.data(), T, E, m.embedding_norm, eps);
+    if (m.has_embedding_norm) layer_norm_rows(emb.data(), T, E, m.embedding_norm, eps);
     if (m.has_embedding_projection) {
       linear_forward(m.embedding_projection, emb.data(), T, hidden.data());
     } else {
@@ -161,7 +201,10 @@ std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch
     }
   }
   const size_t ffn_width = static_cast<size_t>(m.gated_ffn ? 2 * I : I);
-  std::vector<float> qkv(T * 3 * H), ctx(T * H), tmp(T * H), normed(T * H), inter(T * ffn_width), gated(T * I);
+  const Heads g{heads, m.kv_heads(), m.head_dim()};
+  const bool rms = m.rms_norm;
+  std::vector<float> qkv(T * g.stride()), ctx(T * g.ctx_width()), tmp(T * H), normed(T * H), inter(T * ffn_width),
+      gated(T * I);
   const HiddenAct act = m.activation();
   for (int li = 0; li < m.num_applied_layers(); ++li) {
     const FloatLayer& L = m.applied_layer(li);
@@ -170,16 +213,22 @@ std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch
     // attention sublayer: pre-norm reads norm(x) (or x where the layer has no attention norm)
     const float* attn_in = hidden.data();
     if (m.pre_norm && L.has_attention_norm) {
-      layer_norm_copy(hidden.data(), T, H, L.attention_norm, eps, normed.data());
+      norm_copy(hidden.data(), T, H, L.attention_norm, eps, rms, normed.data());
       attn_in = normed.data();
     }
     linear_forward(L.qkv, attn_in, T, qkv.data());
     if (observer) observer->observe(layer, GemmKind::kQkv, L.qkv, attn_in, qkv.data(), T);
+    if (L.has_qk_norm) qk_norm_rows(qkv.data(), T, g, L.q_norm, L.k_norm, eps);
     for (size_t s = 0; s < batch.num_sequences(); ++s) {
       const size_t b = batch.starts[s], n = batch.starts[s + 1] - b;
       if (m.rotary.dims > 0)
-        apply_rotary(qkv.data() + b * 3 * H, n, H, heads, m.rotary, m.rotary.theta_at(static_cast<int>(n), local));
-      attention(qkv.data() + b * 3 * H, n, H, heads, local ? m.local_window[li] : 0, ctx.data() + b * H);
+        apply_rotary(qkv.data() + b * g.stride(), n, g, m.rotary, m.rotary.theta_at(static_cast<int>(n), local));
+    }
+    if (observer && L.has_qk_norm) observer->observe_attention_input(layer, qkv.data(), T);
+    for (size_t s = 0; s < batch.num_sequences(); ++s) {
+      const size_t b = batch.starts[s], n = batch.starts[s + 1] - b;
+      attention(qkv.data() + b * g.stride(), n, g, local ? m.local_window[li] : 0, m.causal,
+                ctx.data() + b * g.ctx_width());
     }
     linear_forward(L.attention_output, ctx.data(), T, tmp.data());
     if (observer) observer->observe(layer, GemmKind::kAttentionOutput, L.attention_output, ctx.data(), tmp.data(), T);
@@ -188,7 +237,7 @@ std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch
     // FFN sublayer
     const float* ffn_in = hidden.data();
     if (m.pre_norm) {
-      layer_norm_copy(hidden.data(), T, H, L.output_norm, eps, normed.data());
+      norm_copy(hidden.data(), T, H, L.output_norm, eps, rms, normed.data());
       ffn_in = normed.data();
     }
     linear_forward(L.intermediate, ffn_in, T, inter.data());
@@ -213,7 +262,7 @@ std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch
       for (size_t i = 0; i < T * H; ++i) hidden[i] += tmp[i];
     if (!m.pre_norm) layer_norm_rows(hidden.data(), T, H, L.output_norm, eps);
   }
-  if (m.has_final_norm) layer_norm_rows(hidden.data(), T, H, m.final_norm, eps);
+  if (m.has_final_norm) norm_rows(hidden.data(), T, H, m.final_norm, eps, rms);
   return hidden;
 }
 

@@ -28,6 +28,9 @@ class GemmObserver {
   virtual ~GemmObserver() = default;
   virtual void observe(int layer, GemmKind kind, const FloatLinear& linear, const float* x, const float* y,
                        size_t rows) = 0;
+  // Layers with q/k norms: the QKV rows [rows, q_width + 2 kv_width] after the norms and the rotary
+  // embedding (what the attention core reads).
+  virtual void observe_attention_input(int /*layer*/, const float* /*qkv*/, size_t /*rows*/) {}
 };
 
 // y[rows, out] = x[rows, in] W^T + b, multithreaded over output channels.

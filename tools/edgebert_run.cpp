@@ -33,9 +33,11 @@ void usage(FILE* f) {
                "usage: edgebert-run --model MODEL.ebm (--text \"...\" [--text-pair \"...\"] | --ids \"101 7592 102\" |\n"
                "                    --embeds PATH | --question \"...\" --context \"...\" [--max-answer-len N] [--stride N])\n"
                "                    [--types \"0 0 1\"] [--mask \"1 1 0\"] [--threads N] [--max-seq-len N]\n"
-               "                    [--weight-cache PATH] [--dump NAME=PATH]...\n"
+               "                    [--weight-cache PATH] [--dims N] [--dump NAME=PATH]...\n"
                "       edgebert-run --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--max-seq-len N]\n"
-               "                    [--dump NAME=PATH]...\n"
+               "                    [--dims N] [--dump NAME=PATH]...\n"
+               "  --dims N: Matryoshka: the sentence embedding truncated to its first N values and L2-normalized\n"
+               "    again (meaningful only for models trained for it, as their model card says)\n"
                "  --texts FILE: one text per line, packed runs of up to --batch-tokens tokens (0: the session maximum);\n"
                "    dumps concatenate every text's output in file order (pooled outputs [texts, width])\n"
                "  --weight-cache PATH: packed weights kept in PATH (written by the first run, mapped by the next)\n"
@@ -186,7 +188,7 @@ int main(int argc, char** argv) {
   long batch_tokens = 0;
   bool have_texts = false;
   bool have_text = false, have_pair = false, have_ids = false, have_embeds = false, have_q = false, have_c = false;
-  long threads = 1, max_len = 0, max_answer = 30, stride = -1;
+  long threads = 1, max_len = 0, max_answer = 30, stride = -1, dims = 0;
   std::vector<std::pair<std::string, std::string>> dumps;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -198,7 +200,8 @@ int main(int argc, char** argv) {
     }
     static const char* const kFlags[] = {"--model", "--text", "--text-pair", "--ids", "--embeds", "--threads",
                                          "--max-seq-len", "--dump", "--types", "--mask", "--question", "--context",
-                                         "--max-answer-len", "--stride", "--weight-cache", "--texts", "--batch-tokens"};
+                                         "--max-answer-len", "--stride", "--weight-cache", "--texts", "--batch-tokens",
+                                         "--dims"};
     if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }) == std::end(kFlags)) {
       usage(stderr);
       return die("unknown argument '" + a + "'") + 1;
@@ -222,6 +225,7 @@ int main(int argc, char** argv) {
     if (a == "--max-answer-len" && !parse_int(v, 1, 1 << 16, &max_answer))
       return die("--max-answer-len needs a positive integer") + 1;
     if (a == "--stride" && !parse_int(v, 0, 1 << 16, &stride)) return die("--stride needs a non-negative integer") + 1;
+    if (a == "--dims" && !parse_int(v, 1, 1 << 20, &dims)) return die("--dims needs a positive integer") + 1;
     if (a == "--dump") {
       const std::string d = v;
       const size_t eq = d.find('=');
@@ -281,6 +285,8 @@ int main(int argc, char** argv) {
     eb_model_free(model);
     return code;
   };
+  if (dims > 0 && eb_session_set_embedding_dims(session, static_cast<int32_t>(dims)) != EB_OK)
+    return finish(die(std::string("--dims: ") + eb_session_last_error(session)));
   if (qa) {
     if (info.task != EB_TASK_QUESTION_ANSWERING)
       return finish(die("--question/--context need a question-answering model (this model's task is " +

@@ -62,6 +62,8 @@ constexpr Entry kArchitectures[] = {
     {"ModernBertForSequenceClassification", Family::kModernBert, Task::kSequenceClassification},
     {"ModernBertForQuestionAnswering", Family::kModernBert, Task::kQuestionAnswering},
     {"ModernBertForTokenClassification", Family::kModernBert, Task::kTokenClassification},
+    {"Qwen3Model", Family::kQwen3, Task::kEncoder},
+    {"Qwen3ForCausalLM", Family::kQwen3, Task::kEncoder},  // its lm_head is not used
 };
 
 }  // namespace

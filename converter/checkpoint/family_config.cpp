@@ -20,15 +20,17 @@ HiddenAct activation_of(const std::string& act, const std::string& path, const c
 
 void require_divisible(const BertConfig& c, const std::string& path);
 
-// BERT's shape keys (RoBERTa, ELECTRA, ALBERT, ModernBERT use them too).
-void read_bert_shape(const JsonValue& cfg, const std::string& path, int default_max_position, BertConfig& c) {
+// BERT's shape keys (RoBERTa, ELECTRA, ALBERT, ModernBERT, Qwen3 use them too); the head size is
+// hidden / heads unless the family has its own head_dim (`divisible` false).
+void read_bert_shape(const JsonValue& cfg, const std::string& path, int default_max_position, BertConfig& c,
+                     bool divisible = true) {
   c.hidden_size = config_int(cfg, path, "hidden_size");
   c.num_attention_heads = config_int(cfg, path, "num_attention_heads");
   c.num_hidden_layers = config_int(cfg, path, "num_hidden_layers");
   c.intermediate_size = config_int(cfg, path, "intermediate_size");
   c.vocab_size = config_int(cfg, path, "vocab_size");
   c.max_position_embeddings = config_int(cfg, path, "max_position_embeddings", default_max_position);
-  require_divisible(c, path);
+  if (divisible) require_divisible(c, path);
 }
 
 void require_divisible(const BertConfig& c, const std::string& path) {
@@ -203,6 +205,59 @@ void read_modernbert(const JsonValue& cfg, const std::string& path, BertConfig& 
     throw CheckpointError(path + ": unsupported 'rope_scaling' (only null)");
 }
 
+// Qwen3 (Qwen3Model / Qwen3ForCausalLM, Qwen3-Embedding): transformers' Qwen3Config keys. What
+// its modeling code would compute differently from edgebert is refused: sliding-window layers,
+// rope scaling, a partial rotary factor, an activation other than silu.
+void read_qwen3(const JsonValue& cfg, const std::string& path, BertConfig& c) {
+  FamilyConfig& f = c.family;
+  f.family = Family::kQwen3;
+  read_bert_shape(cfg, path, 32768, c, false);
+  c.type_vocab_size = 0;
+  c.hidden_act = config_string(cfg, path, "hidden_act", "silu");
+  if (c.hidden_act != "silu") throw CheckpointError(path + ": unsupported hidden_act '" + c.hidden_act + "' (Qwen3: silu)");
+  c.activation = HiddenAct::kSilu;
+  c.layer_norm_eps = eps_of(cfg, path, "rms_norm_eps", 1e-6);
+  f.num_key_value_heads = config_int(cfg, path, "num_key_value_heads", c.num_attention_heads);
+  if (f.num_key_value_heads > c.num_attention_heads || c.num_attention_heads % f.num_key_value_heads != 0)
+    throw CheckpointError(path + ": num_key_value_heads " + std::to_string(f.num_key_value_heads) +
+                          " does not divide num_attention_heads " + std::to_string(c.num_attention_heads));
+  const bool divisible = c.hidden_size % c.num_attention_heads == 0;
+  f.head_dim = config_int(cfg, path, "head_dim", divisible ? c.hidden_size / c.num_attention_heads : -1);
+  if (f.head_dim % 2 != 0 || f.head_dim > 1024)
+    throw CheckpointError(path + ": head_dim " + std::to_string(f.head_dim) + " must be even and at most 1024");
+  f.has_position_embeddings = false;
+  f.embedding_norm = false;
+  f.pre_norm = true;
+  f.gated_ffn = true;
+  f.rms_norm = true;
+  f.qk_norm = true;
+  f.causal = true;
+  f.norm_bias = false;
+  f.attention_bias = config_bool(cfg, path, "attention_bias", false);
+  f.mlp_in_bias = f.mlp_out_bias = false;
+  f.rotary_dims = f.head_dim;
+  f.rotary_theta = config_positive(cfg, path, "rope_theta", 1000000.0);
+  if (const JsonValue* rp = cfg.find("rope_parameters"); rp && !rp->is_null()) {  // newer transformers
+    if (!rp->is_object()) throw CheckpointError(path + ": 'rope_parameters' must be an object");
+    if (config_string(*rp, path + ": rope_parameters", "rope_type", "default") != "default")
+      throw CheckpointError(path + ": rope_parameters: unsupported rope_type (only default)");
+    f.rotary_theta = config_positive(*rp, path + ": rope_parameters", "rope_theta", f.rotary_theta);
+  }
+  if (const JsonValue* rs = cfg.find("rope_scaling"); rs && !rs->is_null())
+    throw CheckpointError(path + ": unsupported 'rope_scaling' (only null)");
+  if (const JsonValue* pr = cfg.find("partial_rotary_factor"); pr && !pr->is_null() && !(pr->is_number() && pr->as_double() == 1.0))
+    throw CheckpointError(path + ": unsupported 'partial_rotary_factor' (only 1)");
+  if (config_bool(cfg, path, "use_sliding_window", false))
+    throw CheckpointError(path + ": unsupported 'use_sliding_window' true (sliding-window Qwen3 layers)");
+  if (const JsonValue* types = cfg.find("layer_types"); types && !types->is_null()) {
+    if (!types->is_array()) throw CheckpointError(path + ": 'layer_types' must be an array");
+    for (size_t l = 0; l < types->size(); ++l)
+      if (!(*types)[l].is_string() || (*types)[l].as_string() != "full_attention")
+        throw CheckpointError(path + ": 'layer_types' entry " + std::to_string(l) +
+                              " is not \"full_attention\" (sliding-window Qwen3 layers are not supported)");
+  }
+}
+
 }  // namespace
 
 bool read_family_config(const JsonValue& cfg, const std::string& path, BertConfig& c) {
@@ -217,6 +272,8 @@ bool read_family_config(const JsonValue& cfg, const std::string& path, BertConfi
     read_nomic(cfg, path, c);
   } else if (t == "modernbert") {
     read_modernbert(cfg, path, c);
+  } else if (t == "qwen3") {
+    read_qwen3(cfg, path, c);
   } else {
     return false;
   }

@@ -127,6 +127,31 @@ FamilyLayout modernbert(const BertConfig& c) {
   return f;
 }
 
+// Qwen3Model: embed_tokens, layers.i.{input_layernorm, self_attn.{q,k,v,o}_proj, self_attn.{q,k}_norm,
+// post_attention_layernorm, mlp.{gate,up,down}_proj}, norm. The gated halves: [gate; up].
+FamilyLayout qwen3(const BertConfig& c) {
+  FamilyLayout f;
+  f.word = "embed_tokens";
+  for (int i = 0; i < c.num_hidden_layers; ++i) {
+    const std::string p = "layers." + str(i) + ".";
+    LayerLayout l;
+    l.q = p + "self_attn.q_proj";
+    l.k = p + "self_attn.k_proj";
+    l.v = p + "self_attn.v_proj";
+    l.q_norm = p + "self_attn.q_norm";
+    l.k_norm = p + "self_attn.k_norm";
+    l.attention_output = p + "self_attn.o_proj";
+    l.attention_norm = p + "input_layernorm";
+    l.gate_act = p + "mlp.gate_proj";
+    l.gate_value = p + "mlp.up_proj";
+    l.output = p + "mlp.down_proj";
+    l.output_norm = p + "post_attention_layernorm";
+    f.layers.push_back(l);
+  }
+  f.final_norm = "norm";
+  return f;
+}
+
 }  // namespace
 
 FamilyLayout family_layout(const BertConfig& c) {
@@ -139,6 +164,7 @@ FamilyLayout family_layout(const BertConfig& c) {
     case Family::kAlbert: f = albert(c); break;
     case Family::kNomicBert: f = nomic(c); break;
     case Family::kModernBert: f = modernbert(c); break;
+    case Family::kQwen3: f = qwen3(c); break;
   }
   if (f.layer_map.empty())
     for (size_t i = 0; i < f.layers.size(); ++i) f.layer_map.push_back(static_cast<int>(i));

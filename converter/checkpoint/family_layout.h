@@ -29,6 +29,7 @@ struct LayerLayout {
   std::string gate_act, gate_value;
   std::string output;
   std::string output_norm;  // post-norm: after the FFN residual; pre-norm: before the FFN
+  std::string q_norm, k_norm;  // per-head RMSNorm of Q and K (Qwen3), or ""
 };
 
 struct FamilyLayout {

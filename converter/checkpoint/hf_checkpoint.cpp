@@ -185,6 +185,7 @@ const char* family_name(Family family) {
     case Family::kAlbert: return "albert";
     case Family::kNomicBert: return "nomic_bert";
     case Family::kModernBert: return "modernbert";
+    case Family::kQwen3: return "qwen3";
   }
   return "?";
 }
@@ -196,6 +197,7 @@ const char* family_prefix(Family family) {
     case Family::kElectra: return "electra.";
     case Family::kAlbert: return "albert.";
     case Family::kModernBert: return "model.";
+    case Family::kQwen3: return "model.";  // Qwen3ForCausalLM; Qwen3Model is unprefixed
     case Family::kBert:
     case Family::kNomicBert: break;
   }
@@ -324,6 +326,7 @@ bool HfBertCheckpoint::is_training_only_here(const std::string& name) const {
                                          nullptr};
   static const char* const kNomic[] = {"cls.", nullptr};
   static const char* const kModernBert[] = {"decoder.", nullptr};
+  static const char* const kQwen3[] = {"lm_head.", nullptr};  // Qwen3ForCausalLM's LM head
   switch (config_.family.family) {
     case Family::kRoberta: heads = kRoberta; break;
     case Family::kAlbert: heads = kAlbert; break;
@@ -336,6 +339,7 @@ bool HfBertCheckpoint::is_training_only_here(const std::string& name) const {
           starts_with(name, "head."))
         return true;
       break;
+    case Family::kQwen3: heads = kQwen3; break;
     case Family::kBert:
     case Family::kDistilBert: break;
   }

@@ -29,7 +29,7 @@ enum class HiddenAct { kGelu = 0, kRelu = 1, kGeluTanh = 2, kSilu = 3, kSigmoid 
 
 // The model families; values equal schemas/edgebert.fbs Family.
 enum class Family { kBert = 0, kDistilBert = 1, kRoberta = 2, kElectra = 3, kAlbert = 4, kNomicBert = 5,
-                    kModernBert = 6 };
+                    kModernBert = 6, kQwen3 = 7 };
 const char* family_name(Family family);  // "bert", "distilbert", "roberta", ...
 
 // What the families beyond BERT add to the config (read by read_family_config, family_config.cpp).
@@ -57,6 +57,15 @@ struct FamilyConfig {
   HiddenAct head_activation = HiddenAct::kGelu;
   bool classifier_bias = false;         // ModernBERT head.dense bias
   bool classifier_mean_pooling = false; // ModernBERT classifier_pooling "mean"
+  // The LLM-block families (Qwen3): grouped-query heads of their own size, RMSNorm, q/k norms,
+  // causal attention, no embedding norm.
+  int num_key_value_heads = 0;          // 0: num_attention_heads
+  int head_dim = 0;                     // 0: hidden_size / num_attention_heads
+  bool rms_norm = false;
+  bool qk_norm = false;
+  bool causal = false;
+  bool embedding_norm = true;
+  int kv_heads(int heads) const { return num_key_value_heads > 0 ? num_key_value_heads : heads; }
 };
 
 struct BertConfig {

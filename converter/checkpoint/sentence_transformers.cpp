@@ -42,14 +42,15 @@ PoolingMode read_pooling_config(const std::string& path, int* dimension) {
       {"pooling_mode_cls_token", PoolingMode::kCls},
       {"pooling_mode_mean_tokens", PoolingMode::kMean},
       {"pooling_mode_max_tokens", PoolingMode::kMax},
-      {"pooling_mode_mean_sqrt_len_tokens", PoolingMode::kMeanSqrtLen}};
+      {"pooling_mode_mean_sqrt_len_tokens", PoolingMode::kMeanSqrtLen},
+      {"pooling_mode_lasttoken", PoolingMode::kLastToken}};
   auto flag = [&](const char* key) {
     const JsonValue* v = cfg.find(key);
     if (!v || v->is_null()) return false;
     if (!v->is_bool()) throw CheckpointError(path + ": '" + key + "' must be true or false");
     return v->as_bool();
   };
-  for (const char* key : {"pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"}) {
+  for (const char* key : {"pooling_mode_weightedmean_tokens"}) {
     if (flag(key)) throw CheckpointError(path + ": unsupported pooling mode '" + key + "'");
   }
   int count = 0;
@@ -62,7 +63,7 @@ PoolingMode read_pooling_config(const std::string& path, int* dimension) {
   }
   if (count == 0) {
     throw CheckpointError(path + ": no pooling mode is true (one of pooling_mode_cls_token, "
-                          "pooling_mode_mean_tokens, pooling_mode_max_tokens, pooling_mode_mean_sqrt_len_tokens)");
+                          "pooling_mode_mean_tokens, pooling_mode_max_tokens, pooling_mode_mean_sqrt_len_tokens, pooling_mode_lasttoken)");
   }
   if (count > 1) throw CheckpointError(path + ": combined pooling modes (" + std::to_string(count) + " are true) are not supported");
   *dimension = 0;
@@ -83,6 +84,7 @@ const char* pooling_mode_name(PoolingMode mode) {
     case PoolingMode::kMean: return "mean";
     case PoolingMode::kMax: return "max";
     case PoolingMode::kMeanSqrtLen: return "mean_sqrt_len";
+    case PoolingMode::kLastToken: return "last_token";
   }
   return "?";
 }

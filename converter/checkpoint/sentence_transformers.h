@@ -11,8 +11,8 @@ namespace edgebert {
 namespace convert {
 
 // Pooling modes of sentence-transformers' Pooling module over the tokens whose mask is 1.
-enum class PoolingMode { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3 };
-const char* pooling_mode_name(PoolingMode mode);  // "cls", "mean", "max", "mean_sqrt_len"
+enum class PoolingMode { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3, kLastToken = 4 };
+const char* pooling_mode_name(PoolingMode mode);  // "cls", "mean", "max", "mean_sqrt_len", "last_token"
 
 struct SentenceTransformersLayout {
   std::string transformer_dir;  // folder holding config.json, weights and vocab.txt
@@ -26,8 +26,8 @@ struct SentenceTransformersLayout {
 // False when DIR has no modules.json (not a sentence-transformers folder). Otherwise reads
 // modules.json (an array of {"type", "path", ...} objects in pipeline order: Transformer, Pooling,
 // then optionally Normalize) and the Pooling config: exactly one of pooling_mode_cls_token,
-// pooling_mode_mean_tokens, pooling_mode_max_tokens, pooling_mode_mean_sqrt_len_tokens is true
-// (weighted-mean, last-token and combined modes are refused). Also reads the optional
+// pooling_mode_mean_tokens, pooling_mode_max_tokens, pooling_mode_mean_sqrt_len_tokens,
+// pooling_mode_lasttoken is true (weighted-mean and combined modes are refused). Also reads the optional
 // sentence_bert_config.json (max_seq_length, do_lower_case). Throws CheckpointError naming the
 // file on anything malformed or unsupported.
 bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayout* layout);

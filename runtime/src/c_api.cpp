@@ -387,6 +387,11 @@ eb_status eb_session_run_ids(eb_session* session, const int32_t* input_ids, cons
                  [&] { return session->impl->run_ids(input_ids, token_type_ids, attention_mask, seq_len); });
 }
 
+eb_status eb_session_set_embedding_dims(eb_session* session, int32_t dims) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kResetRun, [&] { return session->impl->set_embedding_dims(dims); });
+}
+
 eb_status eb_session_run_text(eb_session* session, const char* text) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(session, OnError::kResetRun, [&] { return session->impl->run_text(text); }, {{"text", &text, 1, false}});
@@ -491,7 +496,7 @@ eb_status eb_session_get_output(const eb_session* session, eb_output which_arg, 
         if (!s.sentence_embedding())
           return s.fail(EB_ERROR_UNSUPPORTED, "this model is not a sentence-embedding model");
         data = s.sentence_embedding();
-        shape[0] = m.config.hidden;
+        shape[0] = static_cast<int64_t>(s.sentence_embedding_width());
         break;
       case EB_OUTPUT_START_LOGITS:
       case EB_OUTPUT_END_LOGITS:

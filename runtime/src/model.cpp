@@ -24,6 +24,7 @@ struct Checker {
   std::string* error;
   eb_status status = EB_OK;
   bool optional_bias = false;  // schema_version 4: biases and LayerNorm betas may be absent
+  bool rms_norm = false;       // schema_version 5 RMS_NORM: norms have a gamma only
   bool fail(const std::string& msg, eb_status s = EB_ERROR_INVALID_MODEL) {
     if (status == EB_OK) {
       status = s;
@@ -154,6 +155,10 @@ bool check_norm(Checker& c, const fb::LayerNorm* n, const std::string& what, int
   if (!n) return c.fail(what + ": missing");
   v->gamma = static_cast<const float*>(check_tensor(c, n->gamma(), what + ".gamma", fb::DType::F32, {hidden}));
   if (!v->gamma) return false;
+  if (c.rms_norm) {
+    if (n->beta()) return c.fail(what + ".beta: an RMSNorm has no bias");
+    return true;
+  }
   if (!n->beta() && c.optional_bias) return true;  // bias-free LayerNorm (ModernBERT norm_bias false)
   v->beta = static_cast<const float*>(check_tensor(c, n->beta(), what + ".beta", fb::DType::F32, {hidden}));
   return v->beta != nullptr;
@@ -161,6 +166,34 @@ bool check_norm(Checker& c, const fb::LayerNorm* n, const std::string& what, int
 
 bool in_range(int v, int lo, int hi) { return v >= lo && v <= hi; }
 
+
+// A layer's per-head q/k norms (schema 5): both or neither, gamma [head_dim], and for int8 the
+// scales of Q and K after them, positive and constant within each head.
+bool check_qk_norms(Checker& c, const fb::EncoderLayer* L, const std::string& p, const ModelConfig& k, bool int8,
+                    LayerView* v) {  // after v->qkv is checked
+  if (!L->q_norm() && !L->k_norm()) {
+    if (L->qk_norm_scales()) return c.fail(p + "attention.qk_norm_scales without q_norm / k_norm");
+    return true;
+  }
+  const int d = k.head_dim();
+  if (!check_norm(c, L->q_norm(), p + "attention.q_norm", d, &v->q_norm) ||
+      !check_norm(c, L->k_norm(), p + "attention.k_norm", d, &v->k_norm))
+    return false;
+  const auto* sc = L->qk_norm_scales();
+  if (!int8 || !v->qkv.int8) {  // float Q and K: nothing to requantize
+    if (sc) return c.fail(p + "attention.qk_norm_scales with an fp32 qkv GEMM");
+    return true;
+  }
+  const int width = k.q_width() + k.kv_width();
+  if (!sc || sc->size() != static_cast<size_t>(width))
+    return c.fail(p + "attention.qk_norm_scales must have " + std::to_string(width) + " entries (int8 q/k norms)");
+  for (int ch = 0; ch < width; ++ch)
+    if (!finite_positive(sc->Get(static_cast<flatbuffers::uoffset_t>(ch))) ||
+        sc->Get(static_cast<flatbuffers::uoffset_t>(ch)) != sc->Get(static_cast<flatbuffers::uoffset_t>(ch - ch % d)))
+      return c.fail(p + "attention.qk_norm_scales must be positive and constant within each head");
+  v->qk_norm_scales = sc->data();
+  return true;
+}
 
 // The task head (schema 2; schema 1 files have a classifier or nothing): which tensors the task
 // needs, their shapes, the label names and the sentence pooling.
@@ -229,7 +262,8 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
     if (m->task != Task::kSentenceEmbedding)
       return c.fail(std::string("sentence_pooling is only valid for task SENTENCE_EMBEDDING, not ") + task);
     const int mode = static_cast<int>(sp->mode());
-    if (!in_range(mode, 0, 3)) return c.fail("sentence_pooling.mode " + std::to_string(mode) + " is not a known pooling");
+    if (!in_range(mode, 0, m->schema_version >= 5 ? 4 : 3))
+      return c.fail("sentence_pooling.mode " + std::to_string(mode) + " is not a known pooling");
     m->pooling = static_cast<Pooling>(mode);
     m->normalize = sp->normalize();
   } else if (m->task == Task::kSentenceEmbedding) {
@@ -268,7 +302,7 @@ bool check_config_limits(Checker& c, const ModelConfig& k) {
     if (!in_range(f.value, f.lo, f.hi))
       return c.fail(std::string("model config: ") + f.name + " = " + std::to_string(f.value) + " is outside " +
                     std::to_string(f.lo) + ".." + std::to_string(f.hi));
-  if (k.hidden % k.heads != 0)
+  if (k.head_size == 0 && k.hidden % k.heads != 0)
     return c.fail("model config: hidden_size " + std::to_string(k.hidden) + " is not divisible by num_attention_heads " +
                   std::to_string(k.heads));
   if (!finite_positive(k.eps)) return c.fail("model config: layer_norm_eps is not a positive finite number");
@@ -286,14 +320,48 @@ bool has_family_fields(const fb::Model* fm) {
 
 bool finite_non_negative(double v) { return std::isfinite(v) && v >= 0.0; }
 
+// Any schema_version 5 field set (an older file must have none).
+bool has_llm_fields(const fb::Model* fm) {
+  const fb::Config* k = fm->config();
+  if (k->num_key_value_heads() != 0 || k->head_dim() != 0 || k->norm() != fb::NormKind::LAYER_NORM || k->causal() ||
+      k->family() == fb::Family::QWEN3 || (fm->embeddings() && !fm->embeddings()->norm()))
+    return true;
+  if (fm->sentence_pooling() && fm->sentence_pooling()->mode() == fb::Pooling::LAST_TOKEN) return true;
+  for (const fb::EncoderLayer* L : *fm->layers())
+    if (L->q_norm() || L->k_norm() || L->qk_norm_scales()) return true;
+  return false;
+}
+
+// The schema_version 5 fields of Config (issue 24): head geometry, norm kind, causal attention.
+bool load_llm_config(Checker& c, const fb::Config* cfg, Model* m) {
+  ModelConfig& k = m->config;
+  const int kv = cfg->num_key_value_heads(), hd = cfg->head_dim();
+  if (!in_range(kv, 0, k.heads) || (kv > 0 && k.heads % kv != 0))
+    return c.fail("config.num_key_value_heads " + std::to_string(kv) + " must divide num_attention_heads " +
+                  std::to_string(k.heads));
+  if (!in_range(hd, 0, 1024) || (hd > 0 && hd % 2 != 0))
+    return c.fail("config.head_dim " + std::to_string(hd) + " is outside 0..1024 or odd");
+  if (hd > 0 && static_cast<int64_t>(hd) * k.heads > kMaxHidden)
+    return c.fail("config: num_attention_heads x head_dim " + std::to_string(static_cast<int64_t>(hd) * k.heads) +
+                  " is above " + std::to_string(kMaxHidden));
+  k.kv_head_count = kv;
+  k.head_size = hd;
+  const int norm = static_cast<int>(cfg->norm());
+  if (!in_range(norm, 0, 1)) return c.fail("config.norm " + std::to_string(norm) + " is not LAYER_NORM or RMS_NORM");
+  m->rms_norm = norm == 1;
+  m->causal = cfg->causal();
+  return true;
+}
+
 // The schema_version 4 fields of Config (issue 18), each range-checked, into the model.
 bool load_family_config(Checker& c, const fb::Model* fm, Model* m) {
   const fb::Config* cfg = fm->config();
   ModelConfig& k = m->config;
   const int family = static_cast<int>(cfg->family());
-  if (!in_range(family, 0, 6)) return c.fail("config.family " + std::to_string(family) + " is not a known model family");
+  if (!in_range(family, 0, m->schema_version >= 5 ? 7 : 6)) return c.fail("config.family " + std::to_string(family) + " is not a known model family");
   m->family = static_cast<Family>(family);
   m->is_distilbert = m->family == Family::kDistilBert;
+  if (!load_llm_config(c, cfg, m)) return false;
   const int pos = static_cast<int>(cfg->position_ids());
   if (!in_range(pos, 0, 2)) return c.fail("config.position_ids " + std::to_string(pos) + " is not ABSOLUTE, PADDING_OFFSET or NONE");
   m->position_ids = static_cast<PositionIds>(pos);
@@ -373,6 +441,7 @@ const char* pooling_name(Pooling p) {
     case Pooling::kMean: return "mean";
     case Pooling::kMax: return "max";
     case Pooling::kMeanSqrtLen: return "mean_sqrt_len";
+    case Pooling::kLastToken: return "last_token";
   }
   return "?";
 }
@@ -398,6 +467,7 @@ const char* family_name(Family f) {
     case Family::kAlbert: return "albert";
     case Family::kNomicBert: return "nomic_bert";
     case Family::kModernBert: return "modernbert";
+    case Family::kQwen3: return "qwen3";
   }
   return "?";
 }
@@ -483,10 +553,15 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
   k.type_vocab = cfg->type_vocab_size();
   k.eps = cfg->layer_norm_eps();
   k.num_labels = cfg->num_labels();
+  k.head_size = cfg->head_dim();  // checked with the other schema 5 fields
   // Absurd sizes are refused here, by name, before anything is allocated for them.
   if (!check_config_limits(c, k)) return c.status;
   m->schema_version = fm->schema_version();
   if (m->schema_version < 1) return c.fail("model schema_version 0 is invalid"), c.status;
+  if (m->schema_version < 5 && has_llm_fields(fm))
+    return c.fail("model schema_version " + std::to_string(m->schema_version) +
+                  " carries LLM-block fields (schema_version 5); the file is inconsistent"),
+           c.status;
   if (m->schema_version >= 4) {
     if (!load_family_config(c, fm, m.get())) return c.status;
   } else {
@@ -508,6 +583,7 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
     m->embedding_size = k.hidden;
   }
   c.optional_bias = m->schema_version >= 4;
+  c.rms_norm = m->rms_norm;
   const int act = static_cast<int>(cfg->hidden_act());
   const int max_act = m->gated_ffn ? 4 : 2;
   if (!in_range(act, 0, max_act))
@@ -519,6 +595,7 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
   const bool int8_family = m->family == Family::kBert || m->family == Family::kDistilBert ||
                            m->family == Family::kRoberta || m->family == Family::kElectra ||
                            m->family == Family::kAlbert || m->family == Family::kModernBert ||
+                           m->family == Family::kQwen3 ||
                            (m->family == Family::kNomicBert &&
                             (k.activation == Activation::kGelu || k.activation == Activation::kSilu ||
                              k.activation == Activation::kGeluTanh || k.activation == Activation::kSigmoid));
@@ -572,7 +649,9 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
       if (!m->token_type) return c.status;
       m->has_token_types = true;
     }
-    if (!check_norm(c, e->norm(), "embeddings.norm", E, &m->embedding_norm)) return c.status;
+    if (e->norm() || m->family != Family::kQwen3) {  // Qwen3: the word rows as they are
+      if (!check_norm(c, e->norm(), "embeddings.norm", E, &m->embedding_norm)) return c.status;
+    }
   }
   if (const fb::Linear* p = fm->embedding_projection()) {
     if (m->schema_version < 4) return c.fail("embedding_projection needs schema_version 4"), c.status;
@@ -605,14 +684,15 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
     const fb::EncoderLayer* L = fm->layers()->Get(i);
     LayerView& v = m->layers[i];
     const std::string p = "layer." + std::to_string(i) + ".";
-    if (!check_linear(c, L->qkv(), p + "attention.qkv", H, 3 * H, m->int8, &v.qkv) ||
-        !check_linear(c, L->attention_output(), p + "attention.output", H, H, m->int8, &v.attention_output) ||
+    if (!check_linear(c, L->qkv(), p + "attention.qkv", H, k.qkv_width(), m->int8, &v.qkv) ||
+        !check_linear(c, L->attention_output(), p + "attention.output", k.q_width(), H, m->int8, &v.attention_output) ||
         (!(m->pre_norm && !L->attention_norm()) &&  // pre-norm: absent = identity (ModernBERT layer 0)
          !check_norm(c, L->attention_norm(), p + "attention.norm", H, &v.attention_norm)) ||
         !check_linear(c, L->intermediate(), p + "intermediate", H, I_up, m->int8, &v.intermediate) ||
         !check_linear(c, L->output(), p + "output", I, H, m->int8, &v.output) ||
         !check_norm(c, L->output_norm(), p + "output.norm", H, &v.output_norm))
       return c.status;
+    if (!check_qk_norms(c, L, p, k, m->int8, &v)) return c.status;
     if (m->int8) {
       // Neighbour constraints of the int8 pipeline.
       const LinearView* all[] = {&v.qkv, &v.attention_output, &v.intermediate, &v.output};
@@ -621,7 +701,7 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
       if (v.qkv.int8 && v.qkv.output_zero_point != 0) return c.fail(p + "attention.qkv output must be symmetric"), c.status;
       if (v.qkv.output_scales) {
         const int d = k.head_dim();
-        for (int ch = 0; ch < 3 * H; ++ch)
+        for (int ch = 0; ch < k.qkv_width(); ++ch)
           if (v.qkv.output_scales[ch] != v.qkv.output_scales[ch - ch % d])
             return c.fail(p + "attention.qkv output scales must be constant within each head"), c.status;
       }

@@ -17,15 +17,15 @@
 
 namespace edgebert {
 
-// Newest schema this runtime reads (1 to 4 are accepted; 3 adds content_id, 4 the issue-18 family
-// fields).
-constexpr uint32_t kSchemaVersion = 4;
+// Newest schema this runtime reads (1 to 5 are accepted; 3 adds content_id, 4 the issue-18 family
+// fields, 5 the LLM-block fields of issue 24).
+constexpr uint32_t kSchemaVersion = 5;
 
 // Activation (schema Activation). kGelu is the exact erf form. kSilu / kSigmoid: gated FFNs only;
 // kTanh: heads only.
 enum class Activation : int { kGelu = 0, kRelu = 1, kGeluTanh = 2, kSilu = 3, kSigmoid = 4, kTanh = 5 };
 // The model family (schema Family): how the architecture builder wires the blocks.
-enum class Family : int { kBert = 0, kDistilBert, kRoberta, kElectra, kAlbert, kNomicBert, kModernBert };
+enum class Family : int { kBert = 0, kDistilBert, kRoberta, kElectra, kAlbert, kNomicBert, kModernBert, kQwen3 };
 // Position ids of the position table (schema PositionIds).
 enum class PositionIds : int { kAbsolute = 0, kPaddingOffset = 1, kNone = 2 };
 // What the head's pre_classifier reads (schema HeadInput).
@@ -40,7 +40,7 @@ enum class Task : int {
   kSentenceEmbedding = 4
 };
 // Sentence-embedding pooling over the tokens whose attention mask is 1 (schema Pooling).
-enum class Pooling : int { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3 };
+enum class Pooling : int { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3, kLastToken = 4 };
 // Lowercase names for tools ("sequence_classification", "mean_sqrt_len", "gelu_tanh", ...).
 const char* task_name(Task t);
 const char* pooling_name(Pooling p);
@@ -73,6 +73,10 @@ struct LayerNormView {
 struct LayerView {
   LinearView qkv, attention_output, intermediate, output;
   LayerNormView attention_norm, output_norm;
+  // Per-head RMSNorm of Q and K (gamma [head_dim]; null: none) and, int8, the scales of Q and K
+  // after them and the rotary embedding (per channel over the Q then K sections).
+  LayerNormView q_norm, k_norm;
+  const float* qk_norm_scales = nullptr;
 };
 
 // Rotary position embedding of Q and K (schema Rotary); dims 0: none.
@@ -89,7 +93,13 @@ struct ModelConfig {
   float eps = 1e-12f;
   int num_labels = 0;
   Activation activation = Activation::kGelu;
-  int head_dim() const { return hidden / heads; }
+  int head_size = 0;  // 0: hidden / heads (schema 5 head_dim)
+  int kv_head_count = 0;  // 0: heads (schema 5 num_key_value_heads)
+  int head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
+  int kv_heads() const { return kv_head_count > 0 ? kv_head_count : heads; }
+  int q_width() const { return heads * head_dim(); }      // Q channels of a QKV row (= the context row)
+  int kv_width() const { return kv_heads() * head_dim(); }  // K (and V) channels of a QKV row
+  int qkv_width() const { return q_width() + 2 * kv_width(); }
 };
 
 class Model {
@@ -137,6 +147,8 @@ class Model {
   RotaryConfig rotary;
   std::vector<int> layer_map;    // applied layer i runs layers[layer_map[i]] (config.layers entries)
   std::vector<int> local_window; // per applied layer: 0 global, w: |i - j| <= w / 2
+  bool rms_norm = false;         // every norm table is an RMSNorm (schema NormKind RMS_NORM)
+  bool causal = false;           // query i attends keys j <= i only
   bool has_embedding_projection = false;
   LinearView embedding_projection;  // [hidden, embedding_size] after the embedding norm
   bool has_final_norm = false;

@@ -222,7 +222,42 @@ eb_status Session::forward(size_t n, size_t first) {
   const Status s = exec::run_ops(ops_, first, ctx, observer);
   if (!s.is_ok()) return fail(s.code(), "%s", s.message().c_str());
   cur_n_ = n;
+  truncate_embeddings();
   return EB_OK;
+}
+
+size_t Session::sentence_embedding_width() const {
+  return embedding_dims_ > 0 ? static_cast<size_t>(embedding_dims_) : static_cast<size_t>(model_.config.hidden);
+}
+
+eb_status Session::set_embedding_dims(int32_t dims) {
+  if (!sentence_embedding_) return fail(EB_ERROR_UNSUPPORTED, "this model is not a sentence-embedding model");
+  if (dims < 0 || dims > model_.config.hidden)
+    return fail(EB_ERROR_INVALID_ARGUMENT, "embedding dims %d is outside 0..%d (0: the full embedding)", dims,
+                model_.config.hidden);
+  reset_run();
+  embedding_dims_ = dims == model_.config.hidden ? 0 : dims;
+  clear_error();
+  return EB_OK;
+}
+
+void Session::truncate_embeddings() {
+  if (!sentence_embedding_ || embedding_dims_ <= 0) return;
+  const size_t H = static_cast<size_t>(model_.config.hidden), N = static_cast<size_t>(embedding_dims_);
+  for (size_t s = 0; s < run_sequence_count_; ++s) {
+    float* v = sentence_embedding_ + run_sequences_[s].output_index * H;
+    double ss = 0.0;  // as the pooling kernel's Normalize: v / max(||v||, 1e-12)
+    for (size_t i = 0; i < N; ++i) ss += static_cast<double>(v[i]) * v[i];
+    const double inv = 1.0 / std::fmax(std::sqrt(ss), 1e-12);
+    for (size_t i = 0; i < N; ++i) v[i] = static_cast<float>(v[i] * inv);
+  }
+}
+
+void Session::compact_embeddings(size_t rows) {
+  if (!sentence_embedding_ || embedding_dims_ <= 0) return;
+  const size_t H = static_cast<size_t>(model_.config.hidden), N = static_cast<size_t>(embedding_dims_);
+  for (size_t k = 1; k < rows; ++k)  // row k moves down to k * N (<= k * H): in order, never overlapping ahead
+    std::memmove(sentence_embedding_ + k * N, sentence_embedding_ + k * H, N * sizeof(float));
 }
 
 exec::ExecObserver Session::observer_for_run() {
@@ -400,6 +435,7 @@ eb_status Session::run_packed(size_t count, bool text, bool pair) {
   for (size_t k = 0; k < count; ++k)  // the sequences that failed read 0 (after the run: the arena is shared)
     if (sequences_[k].status != EB_OK)
       for (const PerSequenceOutput& o : per_sequence_outputs_) std::memset(o.data + k * o.row_bytes, 0, o.row_bytes);
+  compact_embeddings(count);  // Matryoshka dims: [count, dims]
   // A packed run whose inputs all failed is still a successful run (each input has its status): its
   // getters give zero tokens and words, not EB_ERROR_BAD_STATE.
   state_.tokens = rows;

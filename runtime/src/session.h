@@ -83,6 +83,10 @@ class Session {
   const float* pooler_output() const { return pooled_; }
   const float* logits() const { return logits_; }
   const float* sentence_embedding() const { return sentence_embedding_; }
+  // Values per sequence of sentence_embedding(): the Matryoshka dims when set, else hidden.
+  size_t sentence_embedding_width() const;
+  // 0 (full) or 1..hidden: later runs truncate the sentence embedding and re-normalize it.
+  eb_status set_embedding_dims(int32_t dims);
   const float* start_logits() const { return start_logits_; }
   const float* end_logits() const { return end_logits_; }
   const float* token_logits() const { return token_logits_; }
@@ -212,6 +216,12 @@ class Session {
   float* pooled_ = nullptr;
   float* logits_ = nullptr;
   float* sentence_embedding_ = nullptr;
+  int32_t embedding_dims_ = 0;  // Matryoshka truncation of the sentence embedding (0: none)
+  // The sentence embedding rows of the run's sequences truncated to embedding_dims_ and
+  // re-normalized in place (row stride hidden); compact_embeddings(rows) then packs `rows` of them
+  // [rows, embedding_dims_]. No allocation.
+  void truncate_embeddings();
+  void compact_embeddings(size_t rows);
   float* start_logits_ = nullptr;
   float* end_logits_ = nullptr;
   float* token_logits_ = nullptr;

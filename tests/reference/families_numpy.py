@@ -61,6 +61,15 @@ Semantics (every weight read back from disk and promoted to float64; y = x @ W.T
       with act = classifier_activation, head.dense bias when classifier_bias; SequenceClassification
       p = h[0] (classifier_pooling cls) or sum(h * mask) / sum(mask) (mean), then classifier;
       token classification / QA: classifier(head(h)) on every token (QA columns 0 / 1).
+  Qwen3 (model_type qwen3, Qwen3Model unprefixed, Qwen3ForCausalLM prefix model.; transformers'
+      modeling_qwen3): x = embed_tokens[ids] (no norm, no positions, no token types); layer l:
+      x += o_proj(attn(input_layernorm(x))), x += down_proj(silu(gate_proj(y)) * up_proj(y)) with
+      y = post_attention_layernorm(x); final norm. RMSNorm(x) = x / sqrt(mean(x^2) + eps) * weight,
+      eps rms_norm_eps. Attention: q_proj [heads * head_dim], k_proj / v_proj [kv_heads *
+      head_dim] (query head a reads KV head a // (heads / kv_heads)), per-head RMSNorm q_norm /
+      k_norm over head_dim, rotate-half rotary over the whole head_dim with rope_theta, scores /
+      sqrt(head_dim), CAUSAL (query i sees keys j <= i) and the key padding mask; every projection
+      has a bias only when attention_bias. lm_head (Qwen3ForCausalLM) is not part of the encoder.
 """
 
 import json
@@ -77,10 +86,11 @@ MASK_NEG = float(np.finfo(np.float32).min)
 FAMILY_OF_MODEL_TYPE = {
     "roberta": "roberta", "xlm-roberta": "roberta", "camembert": "roberta",
     "electra": "electra", "albert": "albert", "nomic_bert": "nomic_bert", "modernbert": "modernbert",
+    "qwen3": "qwen3",
 }
 # The base-model attribute of the For* classes (their tensor-name prefix).
 PREFIX = {"roberta": "roberta.", "electra": "electra.", "albert": "albert.", "nomic_bert": "bert.",
-          "modernbert": "model."}
+          "modernbert": "model.", "qwen3": "model."}
 
 
 def family_of(config):
@@ -146,6 +156,14 @@ def _normalize(config):
     n.update(hidden=c["hidden_size"], heads=c["num_attention_heads"], layers=c["num_hidden_layers"],
              intermediate=c["intermediate_size"], vocab=c["vocab_size"],
              max_pos=c["max_position_embeddings"])
+    if fam == "qwen3":
+        if c.get("rope_scaling") is not None or c.get("use_sliding_window"):
+            raise ValueError("rope scaling / sliding windows are not modelled")
+        n.update(kv_heads=c.get("num_key_value_heads", n["heads"]),
+                 head_dim=c.get("head_dim", n["hidden"] // n["heads"]), eps=c.get("rms_norm_eps", 1e-6),
+                 theta=float(c.get("rope_theta", 10000.0)), attention_bias=bool(c.get("attention_bias", False)),
+                 act=c.get("hidden_act", "silu"), type_vocab=0, pad_id=c.get("pad_token_id", 0))
+        return n
     if fam == "modernbert":
         sliding, g, loc = _modernbert_layers(c)
         n.update(act=c.get("hidden_activation", "gelu"), eps=c.get("norm_eps", 1e-5),
@@ -415,8 +433,46 @@ def modernbert_encoder(w, n, ids, types, mask):
     return norm(w, "final_norm", x, n["eps"], nb)
 
 
+def rms_norm(w, name, x, eps):
+    """Qwen3RMSNorm in float64: x / sqrt(mean(x^2) + eps) * weight, over the last axis."""
+    if name + ".bias" in w:
+        raise ValueError("unexpected tensor %s.bias" % name)
+    return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps) * w[name + ".weight"]
+
+
+def causal_mask(s):
+    """[S, S] additive: 0 where key j <= query i, finfo(float32).min elsewhere."""
+    i = np.arange(s)
+    return np.where(i[None, :] <= i[:, None], 0.0, MASK_NEG)
+
+
+def qwen3_encoder(w, n, ids, types, mask):
+    del types  # Qwen3 has no token types
+    s, A, KV, d, eps, b = len(ids), n["heads"], n["kv_heads"], n["head_dim"], n["eps"], n["attention_bias"]
+    x = w["embed_tokens.weight"][ids]
+    am = np.minimum(key_mask(mask), causal_mask(s))
+    act = act_fn(n["act"])
+    for l in range(n["layers"]):
+        p = "layers.%d." % l
+        h = rms_norm(w, p + "input_layernorm", x, eps)
+        q = linear(w, p + "self_attn.q_proj", h, b).reshape(s, A, d)
+        k = linear(w, p + "self_attn.k_proj", h, b).reshape(s, KV, d)
+        v = linear(w, p + "self_attn.v_proj", h, b).reshape(s, KV, d)
+        q = rms_norm(w, p + "self_attn.q_norm", q, eps).transpose(1, 0, 2)  # [A, S, d]
+        k = rms_norm(w, p + "self_attn.k_norm", k, eps).transpose(1, 0, 2)
+        v = v.transpose(1, 0, 2)
+        q, k = rotary(q, n["theta"], d), rotary(k, n["theta"], d)
+        group = A // KV  # repeat_kv: query head a reads KV head a // group
+        k, v = np.repeat(k, group, axis=0), np.repeat(v, group, axis=0)
+        x = x + linear(w, p + "self_attn.o_proj", attention(q, k, v, am), b)
+        y = rms_norm(w, p + "post_attention_layernorm", x, eps)
+        x = x + linear(w, p + "mlp.down_proj",
+                       act(linear(w, p + "mlp.gate_proj", y, False)) * linear(w, p + "mlp.up_proj", y, False), False)
+    return rms_norm(w, "norm", x, eps)
+
+
 ENCODERS = {"roberta": roberta_encoder, "electra": electra_encoder, "albert": albert_encoder,
-            "nomic_bert": nomic_encoder, "modernbert": modernbert_encoder}
+            "nomic_bert": nomic_encoder, "modernbert": modernbert_encoder, "qwen3": qwen3_encoder}
 
 
 # ---------------------------------------------------------------------------------------------

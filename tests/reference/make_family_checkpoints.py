@@ -70,6 +70,7 @@ SPECIALS = {
     "modernbert": {"pad": 0, "cls": 1, "sep": 2, "unk": 3, "mask": 4, "first_regular": 5},
     "electra": mc.special_ids(VOCAB),
     "nomic_bert": mc.special_ids(VOCAB),
+    "qwen3": {"cls": 0, "pad": 1, "sep": 2, "unk": 3, "mask": 4, "first_regular": 5},  # roberta_bpe's
 }
 
 # name: (model_type, architecture, shape/config options, labels, st (pooling, normalize) or None,
@@ -159,6 +160,15 @@ FAMILY_MODELS = {
     "modernbert_st_mean_norm": ("modernbert", "ModernBertModel",
                                 dict(hidden=64, heads=4, layers=4, inter=96, every=3, window=12), None,
                                 ("mean", True), 77, ("noprefix", "subdir")),
+    # Qwen3: causal, grouped-query heads with head_dim independent of hidden, q/k RMSNorm, SwiGLU
+    "qwen3_model": ("qwen3", "Qwen3Model", dict(hidden=64, heads=4, kv_heads=2, head_dim=32, layers=2, inter=96,
+                                                theta=10000.0), None, None, 81, ("noprefix",)),
+    "qwen3_causallm": ("qwen3", "Qwen3ForCausalLM", dict(hidden=48, heads=6, kv_heads=6, head_dim=8, layers=3,
+                                                         inter=80, theta=1000000.0, attention_bias=True),
+                       None, None, 82, ("lm_head",)),
+    "qwen3_st_lasttoken": ("qwen3", "Qwen3Model", dict(hidden=64, heads=8, kv_heads=2, head_dim=16, layers=2,
+                                                       inter=128, theta=1000000.0),
+                           None, ("lasttoken", True), 83, ("noprefix",)),
 }
 
 CASES = ("len1", "len7", "len7_pad", "len20_pair", "len40_pad", "lenmax")
@@ -256,6 +266,26 @@ def _specs(model_type, arch, o, labels, layout):
             s.lin("discriminator_predictions.dense", H, H, head=True)
             s.lin("discriminator_predictions.dense_prediction", 1, H, head=True)
         return s
+    if fam == "qwen3":
+        A, KV, d, b = o["heads"], o["kv_heads"], o["head_dim"], bool(o.get("attention_bias", False))
+        s.add("embed_tokens.weight", (VOCAB, H), "emb")
+        for i in range(L):
+            p = "layers.%d." % i
+            s.ln(p + "input_layernorm", H, bias=False)
+            s.lin(p + "self_attn.q_proj", A * d, H, bias=b)
+            s.lin(p + "self_attn.k_proj", KV * d, H, bias=b)
+            s.lin(p + "self_attn.v_proj", KV * d, H, bias=b)
+            s.lin(p + "self_attn.o_proj", H, A * d, bias=b)
+            s.ln(p + "self_attn.q_norm", d, bias=False)
+            s.ln(p + "self_attn.k_norm", d, bias=False)
+            s.ln(p + "post_attention_layernorm", H, bias=False)
+            s.lin(p + "mlp.gate_proj", I, H, bias=False)
+            s.lin(p + "mlp.up_proj", I, H, bias=False)
+            s.lin(p + "mlp.down_proj", H, I, bias=False)
+        s.ln("norm", H, bias=False)
+        if "lm_head" in layout:  # Qwen3ForCausalLM's LM head (untied here): not used by the encoder
+            s.lin("lm_head", VOCAB, H, bias=False, head=True)
+        return s
     if fam == "nomic_bert":
         n = _nomic_normalized(o)
         s.add("embeddings.word_embeddings.weight", (VOCAB, H), "emb")
@@ -342,6 +372,17 @@ def _config(model_type, arch, o, labels):
              "use_flash_attn": True, "use_rms_norm": False, "use_xentropy": True, "vocab_size": VOCAB}
         _labels(c, labels)
         return dict(sorted(c.items()))
+    if fam == "qwen3":
+        c = {"architectures": [arch], "attention_bias": bool(o.get("attention_bias", False)),
+             "attention_dropout": 0.0, "bos_token_id": sp["cls"], "eos_token_id": sp["sep"], "head_dim": o["head_dim"],
+             "hidden_act": "silu", "hidden_size": H, "initializer_range": 0.02, "intermediate_size": I,
+             "max_position_embeddings": 128, "max_window_layers": L, "model_type": "qwen3",
+             "num_attention_heads": A, "num_hidden_layers": L, "num_key_value_heads": o["kv_heads"],
+             "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": o["theta"], "sliding_window": None,
+             "tie_word_embeddings": arch != "Qwen3ForCausalLM", "torch_dtype": "float32",
+             "transformers_version": "4.51.3", "use_cache": True, "use_sliding_window": False,
+             "vocab_size": VOCAB}
+        return dict(sorted(c.items()))
     if fam == "modernbert":
         c = {"architectures": [arch], "attention_bias": bool(o.get("biases", False)), "attention_dropout": 0.0,
              "bos_token_id": sp["cls"], "classifier_activation": o.get("cls_act", "gelu"),
@@ -424,7 +465,7 @@ def make_family_model(out, name, extra_tensors=()):
                        {"model_max_length": SEQ_MAX, "tokenizer_class": {
                            "roberta": "RobertaTokenizer", "xlm-roberta": "XLMRobertaTokenizer",
                            "camembert": "CamembertTokenizer", "albert": "AlbertTokenizer",
-                           "modernbert": "PreTrainedTokenizerFast"}[model_type]})
+                           "modernbert": "PreTrainedTokenizerFast", "qwen3": "Qwen2TokenizerFast"}[model_type]})
     if fam in ("electra", "nomic_bert"):  # WordPiece with BERT's specials
         with open(os.path.join(ckpt, "vocab.txt"), "w", encoding="utf-8", newline="\n") as f:
             for tok in mc.vocab_tokens(VOCAB):
@@ -447,7 +488,8 @@ def make_family_model(out, name, extra_tensors=()):
             "word_embedding_dimension": o["hidden"],
             "pooling_mode_cls_token": pooling == "cls", "pooling_mode_mean_tokens": pooling == "mean",
             "pooling_mode_max_tokens": pooling == "max", "pooling_mode_mean_sqrt_len_tokens": pooling == "mean_sqrt_len",
-            "pooling_mode_weightedmean_tokens": False, "pooling_mode_lasttoken": False, "include_prompt": True})
+            "pooling_mode_weightedmean_tokens": False, "pooling_mode_lasttoken": pooling == "lasttoken",
+            "include_prompt": True})
         mtc._dump_json(os.path.join(out, "sentence_bert_config.json"),
                        {"max_seq_length": ST_MAX_SEQ, "do_lower_case": False})
     return ckpt
@@ -482,7 +524,7 @@ def case_inputs(case, fam, seq_max):
             types = [0] * 20
         else:
             ids = [cls] + rand(8) + [sep] + rand(9) + [sep]
-            types = [0] * 10 + [1] * 10 if fam != "modernbert" else [0] * 20
+            types = [0] * 10 + [1] * 10 if fam not in ("modernbert", "qwen3") else [0] * 20
         mask = [1] * 20
     elif case == "lenmax":
         ids, mask = [cls] + rand(seq_max - 2) + [sep], [1] * seq_max
@@ -517,7 +559,8 @@ def text_case(model_type, pair):
         else:
             offsets.append((b, e, segment))  # ASCII texts: characters are bytes
     ids = np.array(enc["ids"], np.int64)
-    types = np.array(enc["type_ids"], np.int64) if family_of_type(model_type) != "modernbert" else np.zeros_like(ids)
+    types = (np.array(enc["type_ids"], np.int64) if family_of_type(model_type) not in ("modernbert", "qwen3")
+             else np.zeros_like(ids))
     return ids, np.ones(len(ids), np.int64), types, offsets
 
 

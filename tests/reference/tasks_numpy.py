@@ -82,11 +82,11 @@ def read_sentence_transformers(path):
             elif kind == "Pooling":
                 with open(os.path.join(path, m["path"], "config.json"), encoding="utf-8") as f:
                     pc = json.load(f)
-                modes = [k for k in ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens")
+                modes = [k for k in ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens", "lasttoken")
                          if pc.get("pooling_mode_" + k)]
                 assert len(modes) == 1, modes
                 pooling = {"cls_token": "cls", "mean_tokens": "mean", "max_tokens": "max",
-                           "mean_sqrt_len_tokens": "mean_sqrt_len"}[modes[0]]
+                           "mean_sqrt_len_tokens": "mean_sqrt_len", "lasttoken": "lasttoken"}[modes[0]]
             elif kind == "Normalize":
                 normalize = True
             else:
@@ -168,6 +168,9 @@ def pool(hidden, mask, mode, normalize):
         v = np.where(m > 0, hidden, -1e9).max(axis=0)
     elif mode == "mean_sqrt_len":
         v = (hidden * m).sum(axis=0) / math.sqrt(m.sum())
+    elif mode == "lasttoken":  # sentence-transformers: the last position whose mask is 1 (0 when none)
+        valid = np.nonzero(np.asarray(mask))[0]
+        v = hidden[valid[-1] if len(valid) else 0]
     else:
         raise ValueError(mode)
     if normalize:

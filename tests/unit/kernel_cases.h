@@ -40,7 +40,8 @@ struct S8Case {
 };
 
 // window >= 0: row i attends only to keys [i - window, i + window] (and the mask).
-inline std::vector<int8_t> ref_attention_s8(const S8Case& c, int window = -1) {
+// Keys j of row i with i - j <= before and j - i <= after (-1: no bound on that side).
+inline std::vector<int8_t> ref_attention_s8(const S8Case& c, int before = -1, int after = -1) {
   const int n = c.n, hd = c.hd;
   std::vector<int8_t> out(static_cast<size_t>(n) * hd);
   const size_t st = c.stride();
@@ -50,7 +51,9 @@ inline std::vector<int8_t> ref_attention_s8(const S8Case& c, int window = -1) {
   for (int i = 0; i < n; ++i) {
     bool any = false;
     double mx = -std::numeric_limits<double>::infinity();
-    auto attends = [&](int j) { return (c.mask.empty() || c.mask[j]) && (window < 0 || std::abs(i - j) <= window); };
+    auto attends = [&](int j) {
+      return (c.mask.empty() || c.mask[j]) && (before < 0 || i - j <= before) && (after < 0 || j - i <= after);
+    };
     for (int j = 0; j < n; ++j) {
       if (!attends(j)) continue;
       any = true;

@@ -111,7 +111,7 @@ TEST_CASE("semantic corruptions are caught by the verifier", "[bad-model]") {
     fn(fb::GetMutableModel(b.data()));
     return load_and_maybe_run(b, &msg);
   };
-  CHECK(mutate("fp32", [](fb::Model* m) { m->mutate_schema_version(5); }) == EB_ERROR_UNSUPPORTED);
+  CHECK(mutate("fp32", [](fb::Model* m) { m->mutate_schema_version(6); }) == EB_ERROR_UNSUPPORTED);
   CHECK(msg.find("newer") != std::string::npos);
   CHECK(mutate("fp32", [](fb::Model* m) { m->mutable_config()->mutate_hidden_size(65); }) == EB_ERROR_INVALID_MODEL);
   CHECK(mutate("fp32", [](fb::Model* m) { m->mutable_config()->mutate_hidden_size(32); }) == EB_ERROR_INVALID_MODEL);
@@ -277,9 +277,13 @@ TEST_CASE("schema 2 head fields are validated (task, activation, pooling, labels
   CHECK(mutate("task_bert_token", [](fb::Model* m) { return m->mutable_config()->mutate_hidden_act(static_cast<fb::Activation>(3)); }) ==
         EB_ERROR_INVALID_MODEL);
   CHECK(msg.find("hidden_act") != std::string::npos);
-  CHECK(mutate("task_st_max", [](fb::Model* m) { return m->mutable_sentence_pooling()->mutate_mode(static_cast<fb::Pooling>(4)); }) ==
+  CHECK(mutate("task_st_max", [](fb::Model* m) { return m->mutable_sentence_pooling()->mutate_mode(static_cast<fb::Pooling>(5)); }) ==
         EB_ERROR_INVALID_MODEL);
   CHECK(msg.find("sentence_pooling.mode") != std::string::npos);
+  // LAST_TOKEN is a schema_version 5 value: an older file carrying it is inconsistent
+  CHECK(mutate("task_st_max", [](fb::Model* m) { return m->mutable_sentence_pooling()->mutate_mode(fb::Pooling::LAST_TOKEN); }) ==
+        EB_ERROR_INVALID_MODEL);
+  CHECK(msg.find("schema_version 5") != std::string::npos);
   // a classifier in a model whose task has none, and the reverse
   CHECK(mutate("task_bert_seqcls_tanh", [](fb::Model* m) { return m->mutate_task(fb::Task::ENCODER); }) == EB_ERROR_INVALID_MODEL);
   CHECK(msg.find("classifier") != std::string::npos);

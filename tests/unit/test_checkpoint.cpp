@@ -745,7 +745,7 @@ TEST_CASE("hf: config.json errors", "[hf]") {
 
   REQUIRE_ERROR_HAS(read_bert_config(tmp / "nope.json"), "nope.json: cannot open");
   cfg_err(config_json("", "deberta-v2"), {"unsupported model_type 'deberta-v2' (bert, distilbert, roberta, xlm-roberta, "
-                                            "camembert, electra, albert, nomic_bert, modernbert)"});
+                                            "camembert, electra, albert, nomic_bert, modernbert, qwen3)"});
   // the other families' readers (issue 18): what they do not support is a one-line error
   cfg_err(config_json(",\"num_hidden_groups\":2", "albert"), {"num_hidden_groups 2 exceeds num_hidden_layers 1"});
   cfg_err(config_json(",\"net_structure_type\":1", "albert"), {"unsupported ALBERT option 'net_structure_type'"});
@@ -765,6 +765,16 @@ TEST_CASE("hf: config.json errors", "[hf]") {
   cfg_err(mb + ",\"rope_parameters\":{\"full_attention\":{\"rope_type\":\"yarn\"}}}",
           {"rope_parameters.full_attention: unsupported rope_type (only default)"});
   cfg_err(mb + ",\"classifier_pooling\":\"max\"}", {"unsupported classifier_pooling 'max'"});
+  // Qwen3 (issue 24): what its modeling code computes and edgebert does not is refused by key
+  const std::string qw = "{\"model_type\":\"qwen3\"," + base_ints + ",\"head_dim\":4";
+  cfg_err(qw + ",\"use_sliding_window\":true}", {"unsupported 'use_sliding_window' true"});
+  cfg_err(qw + ",\"layer_types\":[\"sliding_attention\"]}", {"'layer_types' entry 0 is not \"full_attention\""});
+  cfg_err(qw + ",\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":4.0}}", {"unsupported 'rope_scaling'"});
+  cfg_err(qw + ",\"rope_parameters\":{\"rope_type\":\"yarn\"}}", {"rope_parameters: unsupported rope_type"});
+  cfg_err(qw + ",\"hidden_act\":\"gelu\"}", {"unsupported hidden_act 'gelu' (Qwen3: silu)"});
+  cfg_err(qw + ",\"num_key_value_heads\":3}", {"num_key_value_heads 3 does not divide num_attention_heads 2"});
+  cfg_err("{\"model_type\":\"qwen3\"," + base_ints + ",\"head_dim\":3}", {"head_dim 3 must be even"});
+  cfg_err(qw + ",\"partial_rotary_factor\":0.5}", {"unsupported 'partial_rotary_factor'"});
   cfg_err("{" + base_ints + "}", {"missing 'model_type'"});
   cfg_err("{\"model_type\":7," + base_ints + "}", {"unsupported model_type"});
   for (const char* key : {"hidden_size", "num_attention_heads", "num_hidden_layers",

@@ -125,7 +125,7 @@ TEST_CASE("every family model runs fp32 within 2e-3 of the numpy goldens, every 
   }
   WARN("families: " << compared << " outputs compared (" << padded << " padded runs), worst max abs " << worst << "; "
                     << too_long << " cases longer than their model's maximum refused");
-  CHECK(families.size() == 5);
+  CHECK(families.size() == 6);
   CHECK(padded > 20);
   CHECK(compared > 300);
 }
@@ -209,7 +209,7 @@ TEST_CASE("int8 family models: per-token cosine >= 0.99 and the same clear decis
   std::map<std::string, Decisions> token_decisions;
   for (const ManifestLine& l : lines) {
     if (l.family != "roberta" && l.family != "electra" && l.family != "nomic_bert" && l.family != "albert" &&
-        l.family != "modernbert")
+        l.family != "modernbert" && l.family != "qwen3")
       continue;
     INFO(l.model << " int8 " << l.name);
     Loaded& s = sessions[l.model];
@@ -404,8 +404,8 @@ TEST_CASE("family fields out of range are one-line load errors", "[families]") {
             .find("layer.0.attention.norm: missing") != std::string::npos);  // post-norm needs every norm
   CHECK(load_mutated(mb, [](fb::Model* m) { m->mutate_schema_version(2); })
             .find("carries family fields") != std::string::npos);
-  CHECK(load_mutated(mb, [](fb::Model* m) { m->mutate_schema_version(5); })
-            .find("newer than this runtime supports (4)") != std::string::npos);
+  CHECK(load_mutated(mb, [](fb::Model* m) { m->mutate_schema_version(6); })
+            .find("newer than this runtime supports (5)") != std::string::npos);
   CHECK(load_mutated(al, [](fb::Model* m) { m->mutable_config()->mutable_layer_map()->Mutate(3, 2); })
             .find("config.layer_map[3] = 2 is not a stored layer (0..1)") != std::string::npos);
   CHECK(load_mutated(al, [](fb::Model* m) { m->mutable_config()->mutate_embedding_size(64); })
@@ -427,4 +427,70 @@ TEST_CASE("edgebert-eval --text on a tokenizer.json model (byte-level BPE) uses 
   const std::string report((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   INFO(report);
   CHECK(report.find("layer.0.attention") != std::string::npos);
+}
+
+TEST_CASE("Matryoshka dims: the sentence embedding truncated and re-normalized, single and packed runs", "[families][dims]") {
+  // golden: the float64 last-token embedding of qwen3_st_lasttoken, truncated to N and normalized
+  // again; the runtime's: eb_session_set_embedding_dims, on single runs, a packed run and embed_many
+  if (manifest().empty()) return;
+  const std::string model = "qwen3_st_lasttoken";
+  const char* cases[] = {"len1", "len7", "len20_pair", "len40_pad"};
+  for (const char* kind : {"fp32", "int8"})
+    for (int threads : {1, 2})
+      for (int dims : {8, 32, 63}) {
+        INFO(kind << " threads " << threads << " dims " << dims);
+        Loaded s;
+        open(model, threads, &s, kind);
+        REQUIRE(eb_session_set_embedding_dims(s.s.s, dims) == EB_OK);
+        std::vector<int32_t> all_ids;
+        std::vector<size_t> lengths;
+        std::vector<std::vector<float>> single;
+        for (const char* c : cases) {
+          const std::string dir = families_dir() + "/" + model + "/cases/" + c + "/";
+          const std::vector<int32_t> ids = read_ints(dir + "ids.txt"), mask = read_ints(dir + "mask.txt");
+          const size_t n = static_cast<size_t>(std::count(mask.begin(), mask.end(), 1));
+          std::vector<float> want = read_f32(dir + "sentence_embedding.f32");
+          want.resize(static_cast<size_t>(dims));
+          double ss = 0;
+          for (float v : want) ss += double(v) * v;
+          for (float& v : want) v = static_cast<float>(v / std::sqrt(ss));
+          REQUIRE(eb_session_run_ids(s.s.s, ids.data(), nullptr, nullptr, n) == EB_OK);
+          const float* data = nullptr;
+          int64_t shape[2] = {0, 0};
+          int32_t rank = 0;
+          REQUIRE(eb_session_get_output(s.s.s, EB_OUTPUT_SENTENCE_EMBEDDING, &data, shape, &rank) == EB_OK);
+          REQUIRE(rank == 1);
+          REQUIRE(shape[0] == dims);
+          if (std::string(kind) == "fp32")
+            CHECK(max_abs(data, want, want.size()) < 2e-3);
+          else
+            CHECK(cosine(data, want.data(), want.size()) >= 0.99);
+          single.emplace_back(data, data + dims);
+          all_ids.insert(all_ids.end(), ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n));
+          lengths.push_back(n);
+        }
+        // one packed run of every case: rows [sequences, dims], each equal to its single run
+        size_t consumed = 0;
+        REQUIRE(eb_session_run_ids_batch(s.s.s, all_ids.data(), nullptr, lengths.data(), lengths.size(), &consumed) ==
+                EB_OK);
+        REQUIRE(consumed == lengths.size());
+        const float* rows = nullptr;
+        int64_t shape[2] = {0, 0};
+        int32_t rank = 0;
+        REQUIRE(eb_session_get_output(s.s.s, EB_OUTPUT_SENTENCE_EMBEDDING, &rows, shape, &rank) == EB_OK);
+        REQUIRE(rank == 2);
+        REQUIRE(shape[0] == static_cast<int64_t>(lengths.size()));
+        REQUIRE(shape[1] == dims);
+        for (size_t k = 0; k < single.size(); ++k)
+          CHECK(max_abs(rows + k * static_cast<size_t>(dims), single[k], single[k].size()) <
+                (std::string(kind) == "fp32" ? 1e-5 : 1e-6));
+      }
+  Loaded s;
+  open(model, 1, &s);
+  CHECK(eb_session_set_embedding_dims(s.s.s, 65) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(eb_session_last_error(s.s.s)).find("outside 0..64") != std::string::npos);
+  CHECK(eb_session_set_embedding_dims(s.s.s, -1) == EB_ERROR_INVALID_ARGUMENT);
+  Loaded e;
+  open("qwen3_model", 1, &e);
+  CHECK(eb_session_set_embedding_dims(e.s.s, 8) == EB_ERROR_UNSUPPORTED);
 }

@@ -207,7 +207,7 @@ TEST_CASE("layernorm without bias", "[kernels][layernorm]") {
   }
 }
 
-TEST_CASE("int8 attention with a sliding window: reference, full-window bytes, row tiles", "[kernels][attention]") {
+TEST_CASE("int8 attention with a key window (sliding, causal): reference, full-window bytes, row tiles", "[kernels][attention]") {
   std::mt19937 rng(21);
   size_t total = 0, off = 0;
   struct Shape {
@@ -222,14 +222,17 @@ TEST_CASE("int8 attention with a sliding window: reference, full-window bytes, r
       std::vector<uint8_t> probs(n * n);
       std::vector<int8_t> packed_kv(kn::attention_s8_packed_bytes(n, hd) + 64);
       int8_t* packed = packed_kv.data() + (64 - reinterpret_cast<uintptr_t>(packed_kv.data()) % 64) % 64;
-      for (int window : {0, 1, 5, 16, 37, sh.n}) {
-        INFO("n=" << sh.n << " hd=" << sh.hd << " mask=" << mk << " window=" << window);
+      // symmetric windows, causal (before n, after 0), causal with a window, and lopsided ones
+      const kn::KeyWindow windows[] = {{0, 0},  {1, 1},    {5, 5}, {16, 16}, {37, 37}, {sh.n, sh.n},
+                                       {sh.n, 0}, {5, 0}, {0, 3}, {2, 9},   {sh.n + 7, 0}};
+      for (const kn::KeyWindow window : windows) {
+        INFO("n=" << sh.n << " hd=" << sh.hd << " mask=" << mk << " window=" << window.before << "," << window.after);
         std::vector<int8_t> out(n * hd, 0x5A);
         kn::AttentionHeadS8 a = s8_args(c, packed, out.data(), hd);
         a.scores = scores.data();
         a.probs = probs.data();
         kn::attention_s8_rows_window_portable(a, window, 0, c.n);
-        const std::vector<int8_t> ref = ref_attention_s8(c, window);
+        const std::vector<int8_t> ref = ref_attention_s8(c, window.before, window.after);
         for (const kn::KernelTable* t : tables_here()) {  // every variant: the portable bytes
           INFO(t->name);
           std::vector<int8_t> v(n * hd, 0x5A);
@@ -260,7 +263,7 @@ TEST_CASE("int8 attention with a sliding window: reference, full-window bytes, r
           off += e != 0;
           ++total;
         }
-        if (window >= sh.n) {  // the whole head: attention_head_s8's bytes
+        if (window.before >= sh.n && window.after >= sh.n) {  // the whole head: attention_head_s8's bytes
           std::vector<int8_t> full(n * hd);
           std::vector<int8_t> packed(kn::attention_s8_packed_bytes(n, hd) + 64);
           kn::AttentionHeadS8 f = s8_args(c, packed.data(), full.data(), hd);
@@ -289,7 +292,7 @@ TEST_CASE("int8 attention with a sliding window: reference, full-window bytes, r
   CHECK(off * 200 < total);
 }
 
-TEST_CASE("fp32 attention with a sliding window: double reference, full-window bytes", "[kernels][attention]") {
+TEST_CASE("fp32 attention with a key window (sliding, causal): double reference, full-window bytes", "[kernels][attention]") {
   std::mt19937 rng(22);
   std::normal_distribution<float> nd(0.f, 1.f);
   for (const int n : {1, 9, 40, 77}) {
@@ -302,8 +305,11 @@ TEST_CASE("fp32 attention with a sliding window: double reference, full-window b
         if (padded)
           for (int j = n - n / 3; j < n; ++j) mask[size_t(j)] = 0;  // trailing pads
         std::vector<float> scores(size_t(n) * n);
-        for (const int window : {0, 1, 4, n}) {
-          INFO("n=" << n << " hd=" << hd << " padded=" << padded << " window=" << window);
+        const kn::KeyWindow windows[] = {{0, 0}, {1, 1}, {4, 4}, {n, n}, {n, 0}, {4, 0}, {1, 5}};
+        for (const kn::KeyWindow window : windows) {
+          INFO("n=" << n << " hd=" << hd << " padded=" << padded << " window=" << window.before << "," << window.after);
+          const auto j_first = [&](int i) { return std::max(0, i - window.before); };
+          const auto j_last = [&](int i) { return std::min(n - 1, i + window.after); };
           std::vector<float> out(size_t(n) * hd, 7.f);
           kn::AttentionHeadF32 a{qkv.data(), qkv.data() + hd, qkv.data() + 2 * hd, stride, n, hd,
                                  padded ? mask.data() : nullptr, scores.data(), out.data(), size_t(hd)};
@@ -312,7 +318,7 @@ TEST_CASE("fp32 attention with a sliding window: double reference, full-window b
             std::vector<double> w(size_t(n), 0.0);
             double m = -1e300, sum = 0;
             bool any = false;
-            for (int j = std::max(0, i - window); j <= std::min(n - 1, i + window); ++j) {
+            for (int j = j_first(i); j <= j_last(i); ++j) {
               if (padded && !mask[size_t(j)]) continue;
               double s = 0;
               for (int d = 0; d < hd; ++d) s += double(qkv[size_t(i) * stride + d]) * qkv[size_t(j) * stride + hd + d];
@@ -324,16 +330,16 @@ TEST_CASE("fp32 attention with a sliding window: double reference, full-window b
               double ref = 0;
               if (any) {
                 sum = 0;
-                for (int j = std::max(0, i - window); j <= std::min(n - 1, i + window); ++j)
+                for (int j = j_first(i); j <= j_last(i); ++j)
                   if (!padded || mask[size_t(j)]) sum += std::exp(w[size_t(j)] - m);
-                for (int j = std::max(0, i - window); j <= std::min(n - 1, i + window); ++j)
+                for (int j = j_first(i); j <= j_last(i); ++j)
                   if (!padded || mask[size_t(j)])
                     ref += std::exp(w[size_t(j)] - m) / sum * qkv[size_t(j) * stride + 2 * hd + d];
               }
               CHECK(std::fabs(out[size_t(i) * hd + d] - ref) < 1e-4);
             }
           }
-          if (window >= n) {  // the whole head: attention_rows_f32_portable's bytes
+          if (window.before >= n && window.after >= n) {  // the whole head: attention_rows_f32_portable's bytes
             std::vector<float> full(size_t(n) * hd);
             a.context = full.data();
             kn::attention_rows_f32_portable(a, 0, n);
@@ -343,4 +349,54 @@ TEST_CASE("fp32 attention with a sliding window: double reference, full-window b
       }
     }
   }
+}
+
+TEST_CASE("rmsnorm: double reference, int8 heads in place", "[kernels][rmsnorm]") {
+  std::mt19937 rng(23);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (size_t cols : {1, 16, 64, 130, 1024}) {
+    const size_t rows = 3;
+    std::vector<float> x(rows * cols), g(cols), y(rows * cols);
+    for (auto& v : x) v = 0.5f + 3.0f * nd(rng);
+    for (auto& v : g) v = 1.0f + 0.3f * nd(rng);
+    INFO("cols=" << cols);
+    kn::rmsnorm_f32(x.data(), g.data(), 1e-6f, rows, cols, y.data());
+    for (size_t r = 0; r < rows; ++r) {
+      double ss = 0;
+      for (size_t c = 0; c < cols; ++c) ss += double(x[r * cols + c]) * x[r * cols + c];
+      const double inv = 1.0 / std::sqrt(ss / double(cols) + 1e-6);
+      for (size_t c = 0; c < cols; ++c) {
+        const double ref = x[r * cols + c] * inv * g[c];
+        CHECK(std::abs(y[r * cols + c] - ref) < 1e-5 * (1 + std::abs(ref)));
+      }
+    }
+    std::vector<float> in_place = x;
+    kn::rmsnorm_f32(in_place.data(), g.data(), 1e-6f, rows, cols, in_place.data());
+    CHECK(in_place == y);
+  }
+  // int8 heads: 3 heads of 16 channels at offset 8 of rows of 64; each dequantized at its own
+  // scale, normalized, requantized at its own scale; the other channels untouched
+  const int heads = 3, hd = 16;
+  const size_t stride = 64, first = 8, rows = 5;
+  std::vector<int8_t> q(rows * stride);
+  std::uniform_int_distribution<int> u8(-128, 127);
+  for (auto& v : q) v = static_cast<int8_t>(u8(rng));
+  std::vector<float> g(hd);
+  for (auto& v : g) v = 1.0f + 0.3f * nd(rng);
+  const float in_s[heads] = {0.05f, 0.2f, 0.01f}, out_s[heads] = {0.02f, 0.03f, 0.015f};
+  std::vector<int8_t> y = q;
+  kn::rmsnorm_heads_s8(y.data(), rows, stride, first, heads, hd, g.data(), 1e-6f, in_s, out_s);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < stride; ++c) {
+      const size_t i = r * stride + c;
+      if (c < first || c >= first + heads * hd) {
+        CHECK(y[i] == q[i]);
+        continue;
+      }
+      const size_t h = (c - first) / hd, base = r * stride + first + h * hd;
+      double ss = 0;
+      for (int d = 0; d < hd; ++d) ss += std::pow(double(q[base + d]) * in_s[h], 2);
+      const double ref = double(q[i]) * in_s[h] / std::sqrt(ss / hd + 1e-6) * g[(c - first) % hd] / out_s[h];
+      CHECK(std::abs(int(y[i]) - int(ref_quant(std::max(-128.0, std::min(127.0, ref)), 0))) <= 1);
+    }
 }

@@ -333,6 +333,15 @@ EB_API EB_NODISCARD eb_status eb_session_answer(eb_session* session, const char*
                                    int32_t max_answer_tokens, int32_t doc_stride, eb_span* out_span,
                                    int32_t* out_windows);
 
+/* Matryoshka embeddings: the sentence embedding of the runs after this call truncated to its first
+ * `dims` values and L2-normalized again (EB_OUTPUT_SENTENCE_EMBEDDING then has `dims` values per
+ * sequence, in eb_session_get_output and eb_session_embed_many). Meaningful only for models
+ * trained for it (their model card lists the sizes, e.g. Qwen3-Embedding 32..1024,
+ * EmbeddingGemma 768/512/256/128); any other model's truncated vectors are just worse. 0 (the
+ * default) = the full embedding. EB_ERROR_UNSUPPORTED on a model without sentence embeddings,
+ * EB_ERROR_INVALID_ARGUMENT outside 0..hidden_size. The last run's outputs are dropped. */
+EB_API eb_status eb_session_set_embedding_dims(eb_session* session, int32_t dims);
+
 /* ---- Many texts per call: embed, classify, token labels ----
  * eb_session_embed_many and eb_session_classify_many run `count` texts (pairs NULL) or text pairs
  * (texts[i] with pairs[i], as eb_session_run_text_pair) and write one row per input into the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // attention.cpp: the attention core of one layer, every head of every sequence of the run:
 // softmax(Q K^T / sqrt(d)) V per head on that sequence's rows only (int8 with packed K/V, or
-// float), full or sliding-window. Scheduling over the session's workers: one sequence is split
+// float), full, sliding-window and/or causal, any query:KV head ratio. Scheduling over the session's workers: one sequence is split
 // into (head, row tile) items so that a few heads still keep every thread busy; several sequences
 // are (sequence, head) items, each packing K/V into its worker's own slot. Every row's result is
 // the same whichever schedule computes it.
@@ -17,31 +17,60 @@ namespace {
 
 size_t element_bytes(const Op& op) { return op.linear->int8 ? 1 : 4; }
 
-// Points the kernel arguments `a` at head h of the QKV rows [n, 3H] (Q | K | V) and of the
-// context rows [n, H].
+// The QKV row layout of an attention op: Q of `heads` heads, then K and V of `kv_heads` heads
+// each (grouped-query attention: query head h reads KV head h / (heads / kv_heads)), head_dim
+// channels per head; the context row has heads x head_dim channels (op.width).
+struct QkvLayout {
+  size_t q_width, kv_width, stride, group;
+  explicit QkvLayout(const Op& op) {
+    const size_t d = static_cast<size_t>(op.head_dim), heads = static_cast<size_t>(op.heads);
+    const size_t kv = static_cast<size_t>(op.kv_heads > 0 ? op.kv_heads : op.heads);
+    q_width = heads * d;
+    kv_width = kv * d;
+    stride = q_width + 2 * kv_width;
+    group = heads / kv;
+  }
+  size_t q(size_t h, size_t d) const { return h * d; }
+  size_t k(size_t h, size_t d) const { return q_width + (h / group) * d; }
+  size_t v(size_t h, size_t d) const { return q_width + kv_width + (h / group) * d; }
+};
+
+// The keys each query row attends (kernels/attention_window.h) for a sequence of n rows: the
+// op's sliding window (keys with |i - j| <= window / 2) and/or causal mask (keys j <= i).
+kernels::KeyWindow key_window(const Op& op, size_t n) {
+  const int all = static_cast<int>(n);
+  const int half = op.window > 0 ? op.window / 2 : all;
+  return {half, op.causal ? 0 : half};
+}
+bool windowed(const Op& op) { return op.window > 0 || op.causal; }
+
+// Points the kernel arguments `a` at head h of the QKV rows (QkvLayout) and of the context rows
+// [n, heads x head_dim].
 template <typename Args, typename T>
 void point_at_head(Args& a, const T* qkv, T* context, const Op& op, size_t h, size_t n, const uint8_t* mask) {
-  const size_t H = static_cast<size_t>(op.width), d = static_cast<size_t>(op.head_dim);
-  a.q = qkv + h * d;
-  a.k = qkv + H + h * d;
-  a.v = qkv + 2 * H + h * d;
-  a.qkv_stride = 3 * H;
+  const QkvLayout l(op);
+  const size_t d = static_cast<size_t>(op.head_dim);
+  a.q = qkv + l.q(h, d);
+  a.k = qkv + l.k(h, d);
+  a.v = qkv + l.v(h, d);
+  a.qkv_stride = l.stride;
   a.n = static_cast<int>(n);
   a.head_dim = static_cast<int>(d);
   a.key_mask = mask;
   a.context = context + h * d;
-  a.context_stride = H;
+  a.context_stride = l.q_width;
 }
 
 // Head h's arguments for the int8 kernel (scratch pointers left for the caller).
 kernels::AttentionHeadS8 head_args_s8(const Op& op, const uint8_t* qkv_buf, uint8_t* context, uint8_t* packed, size_t h,
                                       size_t n, const uint8_t* mask) {
-  const int H = op.width, d = op.head_dim, hd = static_cast<int>(h) * d;
+  const QkvLayout l(op);
+  const size_t d = static_cast<size_t>(op.head_dim);
   kernels::AttentionHeadS8 a;
   point_at_head(a, reinterpret_cast<const int8_t*>(qkv_buf), reinterpret_cast<int8_t*>(context), op, h, n, mask);
-  a.q_scale = op.linear->output_channel_scale(hd);
-  a.k_scale = op.linear->output_channel_scale(H + hd);
-  a.v_scale = op.linear->output_channel_scale(2 * H + hd);
+  a.q_scale = op.qkv_scale(static_cast<int>(l.q(h, d)));
+  a.k_scale = op.qkv_scale(static_cast<int>(l.k(h, d)));
+  a.v_scale = op.qkv_scale(static_cast<int>(l.v(h, d)));
   a.scores = nullptr;
   a.probs = nullptr;
   a.packed = reinterpret_cast<int8_t*>(packed);
@@ -70,10 +99,11 @@ struct AttentionJob {
 
   // Packs head h's K/V of the sequence [first, first + rows) into `dst`.
   void pack(size_t h, size_t first, size_t rows, uint8_t* dst) const {
-    const size_t H = static_cast<size_t>(op().width), e = element_bytes(op());
-    const kernels::AttentionHeadS8 a = head_args_s8(op(), b.in[0] + first * 3 * H * e, b.out[0] + first * H * e, dst, h,
-                                                    rows, mask(first));
-    if (op().window > 0)
+    const QkvLayout l(op());
+    const size_t e = element_bytes(op());
+    const kernels::AttentionHeadS8 a = head_args_s8(op(), b.in[0] + first * l.stride * e,
+                                                    b.out[0] + first * l.q_width * e, dst, h, rows, mask(first));
+    if (windowed(op()))
       kernels::attention_s8_pack_window(a);  // a no-op where the window kernel reads keys in place
     else
       kernels::attention_s8_kernel().pack(a);
@@ -83,24 +113,25 @@ struct AttentionJob {
   void rows_of(size_t h, size_t first, size_t rows, uint8_t* packed, size_t row_begin, size_t row_end, size_t w) const {
     const size_t n_max = ctx.res.max_seq_len, max_tile = ctx.res.max_tile;
     const size_t scores_stride = attention_scratch_stride(max_tile * n_max * 4);
-    const size_t H = static_cast<size_t>(op().width), e = element_bytes(op());
-    const uint8_t* qkv = b.in[0] + first * 3 * H * e;
-    uint8_t* context = b.out[0] + first * H * e;
-    const int half_window = op().window / 2;
+    const QkvLayout l(op());
+    const size_t e = element_bytes(op());
+    const uint8_t* qkv = b.in[0] + first * l.stride * e;
+    uint8_t* context = b.out[0] + first * l.q_width * e;
+    const kernels::KeyWindow keys = key_window(op(), rows);
     if (int8()) {
       kernels::AttentionHeadS8 a = head_args_s8(op(), qkv, context, packed, h, rows, mask(first));
       a.scores = reinterpret_cast<float*>(b.out[2] + w * scores_stride);
       a.probs = b.out[3] + w * attention_scratch_stride(max_tile * n_max);
-      if (op().window > 0)  // sliding window: |i - j| <= window / 2, cost n x (window + 1)
-        kernels::attention_s8_rows_window(a, half_window, static_cast<int>(row_begin), static_cast<int>(row_end));
+      if (windowed(op()))  // cost n x (keys per row)
+        kernels::attention_s8_rows_window(a, keys, static_cast<int>(row_begin), static_cast<int>(row_end));
       else
         kernels::attention_s8_kernel().rows(a, static_cast<int>(row_begin), static_cast<int>(row_end));
     } else {
       kernels::AttentionHeadF32 a;
       point_at_head(a, reinterpret_cast<const float*>(qkv), reinterpret_cast<float*>(context), op(), h, rows, mask(first));
       a.scores = reinterpret_cast<float*>(b.out[1] + w * scores_stride);
-      if (op().window > 0)
-        kernels::attention_rows_window_f32(a, half_window, static_cast<int>(row_begin), static_cast<int>(row_end));
+      if (windowed(op()))
+        kernels::attention_rows_window_f32(a, keys, static_cast<int>(row_begin), static_cast<int>(row_end));
       else
         kernels::attention_rows_f32(a, static_cast<int>(row_begin), static_cast<int>(row_end));
     }

@@ -41,7 +41,11 @@ Status run_embeddings(const BoundOp& b, const RunContext& ctx) {
     }
   }
   const size_t n = ctx.rows;
-  if (const LinearView* q = op.quant_for) {
+  if (!op.norm) {  // no embedding norm (Qwen3): the rows as they are [+ their int8 copy]
+    if (const LinearView* q = op.quant_for)
+      kernels::quantize_s8_per_channel(hidden, n, H, op.inv_factors_or_null(), q->input_scale, q->input_zero_point,
+                                       reinterpret_cast<int8_t*>(b.out[1]));
+  } else if (const LinearView* q = op.quant_for) {
     kernels::layernorm_quantize_s8(hidden, op.norm->gamma, op.norm->beta, op.eps, n, H, op.inv_factors_or_null(),
                                    q->input_scale, q->input_zero_point, reinterpret_cast<int8_t*>(b.out[1]));
   } else {

@@ -47,7 +47,10 @@ Status run_layer_norm(const BoundOp& b, const RunContext& ctx) {
   const float* x = reinterpret_cast<const float*>(b.in[0]);
   float* y = reinterpret_cast<float*>(b.out[0]);
   auto norm = [&](size_t r0, size_t rows) {
-    kernels::layernorm_f32(x + r0 * H, op.norm->gamma, op.norm->beta, op.eps, rows, H, y + r0 * H);
+    if (op.rms_norm)
+      kernels::rmsnorm_f32(x + r0 * H, op.norm->gamma, op.eps, rows, H, y + r0 * H);
+    else
+      kernels::layernorm_f32(x + r0 * H, op.norm->gamma, op.norm->beta, op.eps, rows, H, y + r0 * H);
     if (op.quant_for)
       kernels::quantize_s8_per_channel(y + r0 * H, rows, H, op.inv_factors_or_null(), op.quant_for->input_scale,
                                        op.quant_for->input_zero_point, reinterpret_cast<int8_t*>(b.out[1]) + r0 * H);
@@ -65,6 +68,40 @@ Status run_add(const BoundOp& b, const RunContext& ctx) {
     add_residual(hidden + r0 * H, b.in[1], r0, rows, H, op);
   };
   parallel_rows(ctx.res.pool, ctx.rows, ctx.row_tile, add);
+  return Status::ok();
+}
+
+Status run_head_norm(const BoundOp& b, const RunContext& ctx) {
+  const Op& op = *b.op;
+  const size_t d = static_cast<size_t>(op.head_dim), heads = static_cast<size_t>(op.heads);
+  const size_t kv = static_cast<size_t>(op.kv_heads > 0 ? op.kv_heads : op.heads);
+  const size_t stride = (heads + 2 * kv) * d;
+  const LayerNormView* norms[2] = {op.q_norm, op.k_norm};
+  const size_t first[2] = {0, heads * d}, count[2] = {heads, kv};
+  auto norm = [&](size_t r0, size_t rows) {
+    for (size_t part = 0; part < 2; ++part) {  // Q, then K
+      if (op.linear->int8) {
+        // one scale per head on each side: the QKV GEMM's before, the calibrated post-norm after
+        float in_scales[1024], out_scales[1024];
+        for (size_t h = 0; h < count[part]; ++h) {
+          const int c = static_cast<int>(first[part] + h * d);
+          in_scales[h] = op.linear->output_channel_scale(c);
+          out_scales[h] = op.qkv_scale(c);
+        }
+        kernels::rmsnorm_heads_s8(reinterpret_cast<int8_t*>(b.out[0]) + r0 * stride, rows, stride, first[part],
+                                  static_cast<int>(count[part]), op.head_dim, norms[part]->gamma, op.eps, in_scales,
+                                  out_scales);
+      } else {
+        float* x = reinterpret_cast<float*>(b.out[0]) + r0 * stride;
+        for (size_t r = 0; r < rows; ++r)
+          for (size_t h = 0; h < count[part]; ++h) {
+            float* v = x + r * stride + first[part] + h * d;
+            kernels::rmsnorm_f32(v, norms[part]->gamma, op.eps, 1, d, v);
+          }
+      }
+    }
+  };
+  parallel_rows(ctx.res.pool, ctx.rows, ctx.row_tile, norm);
   return Status::ok();
 }
 

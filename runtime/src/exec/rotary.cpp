@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// rotary.cpp: rotary position embedding of Q and K (the first 2H channels of each QKV row), in
+// rotary.cpp: rotary position embedding of Q and K (the Q and K sections of each QKV row), in
 // place, sequence by sequence: a row's angle is its position in its own sequence, and dynamic NTK
 // (nomic-bert) scales the base by that sequence's length beyond the trained one (its table built
 // into the op's scratch; no allocation). A packed run therefore rotates each sequence exactly as
@@ -14,7 +14,10 @@ namespace edgebert::exec {
 Status run_rotary(const BoundOp& b, const RunContext& ctx) {
   const Op& op = *b.op;
   const RotaryOp& r = op.rotary;
-  const size_t H = static_cast<size_t>(op.width), d = static_cast<size_t>(op.head_dim);
+  const size_t d = static_cast<size_t>(op.head_dim), heads = static_cast<size_t>(op.heads);
+  const size_t kv = static_cast<size_t>(op.kv_heads > 0 ? op.kv_heads : op.heads);
+  const size_t stride = (heads + 2 * kv) * d;  // Q of every head, then K and V of the KV heads
+  const size_t first[2] = {0, heads * d}, count[2] = {heads, kv};
   const kernels::RopeForm form = r.interleaved ? kernels::RopeForm::kInterleaved : kernels::RopeForm::kRotateHalf;
   for (size_t s = 0; s < ctx.sequence_count; ++s) {
     const SequenceRows& seq = ctx.sequences[s];
@@ -30,18 +33,19 @@ Status run_rotary(const BoundOp& b, const RunContext& ctx) {
       table = scratch;
     }
     if (op.linear && op.linear->int8) {  // int8 QKV: each head at its own (symmetric) scale, kept
-      int8_t* qkv = reinterpret_cast<int8_t*>(b.in[0]) + seq.first_row * 3 * H;
+      int8_t* qkv = reinterpret_cast<int8_t*>(b.in[0]) + seq.first_row * stride;
       for (size_t part = 0; part < 2; ++part)
-        for (size_t h = 0; h < static_cast<size_t>(op.heads); ++h) {
-          const float sc = op.linear->output_channel_scale(static_cast<int>(part * H + h * d));
-          kernels::RopeArgs a{n, 3 * H, part * H + h * d, 1, op.head_dim, r.dims, form, nullptr, table};
+        for (size_t h = 0; h < count[part]; ++h) {
+          const float sc = op.qkv_scale(static_cast<int>(first[part] + h * d));
+          kernels::RopeArgs a{n, stride, first[part] + h * d, 1, op.head_dim, r.dims, form, nullptr, table};
           kernels::rope_s8(a, sc, sc, qkv);
         }
       continue;
     }
-    float* qkv = reinterpret_cast<float*>(b.in[0]) + seq.first_row * 3 * H;
+    float* qkv = reinterpret_cast<float*>(b.in[0]) + seq.first_row * stride;
     for (size_t part = 0; part < 2; ++part) {  // Q, then K
-      kernels::RopeArgs a{n, 3 * H, part * H, op.heads, op.head_dim, r.dims, form, nullptr, table};
+      kernels::RopeArgs a{n, stride, first[part], static_cast<int>(count[part]), op.head_dim, r.dims, form, nullptr,
+                          table};
       kernels::rope_f32(a, qkv);
     }
   }

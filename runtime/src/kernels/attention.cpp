@@ -213,18 +213,17 @@ void attention_head_s8_neon(const AttentionHeadS8& args) { attention_head_s8_wit
 void attention_head_s8_neon_dot(const AttentionHeadS8& args) { attention_head_s8_with(kAttentionS8NeonDot, args); }
 #endif
 
-// Sliding window (attention_window.h): row i over the keys [i - window, i + window] only, each
-// step the operation of attention_rows_f32_portable on that key range (window >= n: its bytes).
-void attention_rows_window_f32(const AttentionHeadF32& a, int window, int row_begin, int row_end) {
+// Key window (attention_window.h): row i over the keys [i - before, i + after] only, each step the
+// operation of attention_rows_f32_portable on that key range (a window covering [0, n): its bytes).
+void attention_rows_window_f32(const AttentionHeadF32& a, KeyWindow window, int row_begin, int row_end) {
   const int n = a.n, hd = a.head_dim;
-  if (n <= 0 || hd <= 0 || row_begin >= row_end || window < 0) return;
+  if (n <= 0 || hd <= 0 || row_begin >= row_end || !window_valid(window)) return;
   const size_t stride = a.qkv_stride;
   const float scale = 1.0f / __builtin_sqrtf(static_cast<float>(hd));
   for (int i = row_begin; i < row_end; ++i) {
     float* s = a.scores + static_cast<size_t>(i - row_begin) * n;
     const float* qi = a.q + static_cast<size_t>(i) * stride;
-    const int j0 = i - window > 0 ? i - window : 0;
-    const int j1 = i + window + 1 < n ? i + window + 1 : n;  // keys [j0, j1)
+    const int j0 = window_first_key(window, i), j1 = window_end_key(window, i, n);  // keys [j0, j1)
     const int len = j1 - j0;
     int valid = 0;
     for (int j = j0; j < j1; ++j) {

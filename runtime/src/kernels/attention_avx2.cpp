@@ -610,7 +610,7 @@ static int32_t softmax_two_pass(float* s, int len, float m, uint8_t* out) {
   return softmax_quantize_pass(s, len, detail::attention_prob_multiplier(), out);
 }
 
-static void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+static void rows_window_s8(const AttentionHeadS8& a, KeyWindow window, int row_begin, int row_end) {
   if (window_rows_done_elsewhere(a, window, row_begin, row_end, kMaxHd)) return;
   const int n = a.n, hd = a.head_dim;
   const PackedKv pk = packed_layout(a, n);
@@ -633,7 +633,7 @@ static void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, 
 
 const AttentionS8Kernel EB_ATTENTION_S8_KERNEL = {EB_ATTENTION_S8_KERNEL_NAME, pack_s8, rows_s8};
 void EB_ATTENTION_S8_WINDOW_PACK(const AttentionHeadS8& a) { pack_window_s8(a); }
-void EB_ATTENTION_S8_WINDOW_ROWS(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+void EB_ATTENTION_S8_WINDOW_ROWS(const AttentionHeadS8& a, KeyWindow window, int row_begin, int row_end) {
   rows_window_s8(a, window, row_begin, row_end);
 }
 

@@ -387,7 +387,7 @@ void pack_window_s8(const AttentionHeadS8& a) {
   pack_window_all_keys(a, pack_s8);
 }
 
-void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+void rows_window_s8(const AttentionHeadS8& a, KeyWindow window, int row_begin, int row_end) {
   if (window_rows_done_elsewhere(a, window, row_begin, row_end, kMaxHd)) return;
   const int n = a.n, hd = a.head_dim;
   const PackedKv pk = packed_layout(a, n);
@@ -424,7 +424,7 @@ void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row
 const AttentionS8Kernel kAttentionS8Avx512 = {"avx512", pack_s8, rows_s8};
 
 void attention_s8_pack_window_avx512(const AttentionHeadS8& a) { pack_window_s8(a); }
-void attention_s8_rows_window_avx512(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+void attention_s8_rows_window_avx512(const AttentionHeadS8& a, KeyWindow window, int row_begin, int row_end) {
   rows_window_s8(a, window, row_begin, row_end);
 }
 

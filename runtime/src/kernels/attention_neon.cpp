@@ -428,7 +428,7 @@ void pack_window_s8(const AttentionHeadS8& a) {
 }
 
 template <bool kDot>
-void rows_window_s8(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+void rows_window_s8(const AttentionHeadS8& a, KeyWindow window, int row_begin, int row_end) {
   if (window_rows_done_elsewhere(a, window, row_begin, row_end, kMaxHd)) return;
   const int n = a.n, hd = a.head_dim;
   const size_t stride = a.qkv_stride;
@@ -474,10 +474,10 @@ const AttentionS8Kernel kAttentionS8Neon = {"neon", pack_s8, rows_s8<false>};
 const AttentionS8Kernel kAttentionS8NeonDot = {"neon_dot", pack_s8, rows_s8<true>};
 
 void attention_s8_pack_window_neon(const AttentionHeadS8& a) { pack_window_s8(a); }
-void attention_s8_rows_window_neon(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+void attention_s8_rows_window_neon(const AttentionHeadS8& a, KeyWindow window, int row_begin, int row_end) {
   rows_window_s8<false>(a, window, row_begin, row_end);
 }
-void attention_s8_rows_window_neon_dot(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+void attention_s8_rows_window_neon_dot(const AttentionHeadS8& a, KeyWindow window, int row_begin, int row_end) {
   rows_window_s8<true>(a, window, row_begin, row_end);
 }
 

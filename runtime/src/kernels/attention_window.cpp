@@ -14,17 +14,16 @@
 namespace edgebert {
 namespace kernels {
 
-void attention_s8_rows_window_portable(const AttentionHeadS8& a, int window, int row_begin, int row_end) {
+void attention_s8_rows_window_portable(const AttentionHeadS8& a, KeyWindow window, int row_begin, int row_end) {
   const int n = a.n, hd = a.head_dim;
-  if (n <= 0 || hd <= 0 || row_begin >= row_end || window < 0) return;
+  if (n <= 0 || hd <= 0 || row_begin >= row_end || !window_valid(window)) return;
   const size_t stride = a.qkv_stride;
   const auto [score_scale, lo, hi, zp] = attention_s8_scalars(a);
   for (int i = row_begin; i < row_end; ++i) {
     float* s = a.scores + static_cast<size_t>(i - row_begin) * n;
     uint8_t* p = a.probs + static_cast<size_t>(i - row_begin) * n;
     int8_t* ctx = a.context + static_cast<size_t>(i) * a.context_stride;
-    const int j0 = i - window > 0 ? i - window : 0;
-    const int j1 = i + window + 1 < n ? i + window + 1 : n;  // keys [j0, j1)
+    const int j0 = window_first_key(window, i), j1 = window_end_key(window, i, n);  // keys [j0, j1)
     const int8_t* qi = a.q + static_cast<size_t>(i) * stride;
     float m = -__builtin_inff();
     int valid = 0;
@@ -79,7 +78,7 @@ void attention_s8_pack_window_in_place(const AttentionHeadS8&) {}
 
 void attention_s8_pack_window(const AttentionHeadS8& args) { kernel_table().attention_s8_pack_window(args); }
 
-void attention_s8_rows_window(const AttentionHeadS8& args, int window, int row_begin, int row_end) {
+void attention_s8_rows_window(const AttentionHeadS8& args, KeyWindow window, int row_begin, int row_end) {
   kernel_table().attention_s8_rows_window(args, window, row_begin, row_end);
 }
 

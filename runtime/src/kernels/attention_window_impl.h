@@ -25,9 +25,9 @@ static inline void pack_window_all_keys(const AttentionHeadS8& a, Pack pack) {
 
 // True when rows_window has nothing to do, or when the head is wider than the variant packs
 // (max_head_dim: its pack step skipped it), which the portable body then computes in place.
-static inline bool window_rows_done_elsewhere(const AttentionHeadS8& a, int window, int row_begin, int row_end,
+static inline bool window_rows_done_elsewhere(const AttentionHeadS8& a, KeyWindow window, int row_begin, int row_end,
                                               int max_head_dim) {
-  if (a.n <= 0 || a.head_dim <= 0 || row_begin >= row_end || window < 0) return true;
+  if (a.n <= 0 || a.head_dim <= 0 || row_begin >= row_end || !window_valid(window)) return true;
   if (a.head_dim <= max_head_dim) return false;
   attention_s8_rows_window_portable(a, window, row_begin, row_end);
   return true;
@@ -38,10 +38,10 @@ struct WindowBand {
   bool tail;
 };
 
-static inline WindowBand window_band(int i0, int rows, int window, int n) {
+static inline WindowBand window_band(int i0, int rows, KeyWindow window, int n) {
   WindowBand b;
-  b.lo = i0 - window > 0 ? i0 - window : 0;
-  b.hi = i0 + rows + window < n ? i0 + rows + window : n;
+  b.lo = window_first_key(window, i0);
+  b.hi = window_end_key(window, i0 + rows - 1, n);
   b.base = 4 * (b.lo / 4);
   b.g_begin = b.lo / 4;
   const int full_groups = n / 4;
@@ -54,7 +54,7 @@ static inline WindowBand window_band(int i0, int rows, int window, int n) {
 
 // block(i0, rows, band) for the query blocks of 4 rows (the last one shorter) of [row_begin, row_end).
 template <class Block>
-static inline void for_each_band_block(int row_begin, int row_end, int window, int n, Block block) {
+static inline void for_each_band_block(int row_begin, int row_end, KeyWindow window, int n, Block block) {
   for (int i0 = row_begin; i0 < row_end; i0 += 4) {
     const int rows = row_end - i0 < 4 ? row_end - i0 : 4;
     block(i0, rows, window_band(i0, rows, window, n));
@@ -85,10 +85,9 @@ static inline void window_band_pv(const WindowBand& band, const int8_t* v, int n
 // versions of the portable steps. Returns false when the window holds only padding (the caller
 // writes the zero point); else *out_mult is the row's context multiplier.
 template <class RowMax, class Softmax>
-static inline bool window_band_row(const AttentionHeadS8& a, int window, int i, const WindowBand& band, float* s,
+static inline bool window_band_row(const AttentionHeadS8& a, KeyWindow window, int i, const WindowBand& band, float* s,
                             uint8_t* prow, RowMax row_max, Softmax softmax, float* out_mult) {
-  const int j0 = i - window > 0 ? i - window : 0;
-  const int j1 = i + window + 1 < a.n ? i + window + 1 : a.n;  // keys [j0, j1)
+  const int j0 = window_first_key(window, i), j1 = window_end_key(window, i, a.n);  // keys [j0, j1)
   int valid = j1 - j0;
   if (a.key_mask != nullptr)
     for (int j = j0; j < j1; ++j)
@@ -107,7 +106,7 @@ static inline bool window_band_row(const AttentionHeadS8& a, int window, int i, 
 // out, vpack, ngroups, vtail, tail_word and rows; pv_block(pv, out_mult, zp) its P.V step): each
 // row's window softmax, P.V over the band's groups, the zero point for rows without a valid key.
 template <class Pv, class RowMax, class Softmax, class PvBlock>
-static inline void window_band_block(const AttentionHeadS8& a, int window, int i0, int rows, int row_begin,
+static inline void window_band_block(const AttentionHeadS8& a, KeyWindow window, int i0, int rows, int row_begin,
                                      const WindowBand& band, float* const srow[4], const int8_t* v, Pv& pv,
                                      RowMax row_max, Softmax softmax, PvBlock pv_block) {
   float out_mult[4] = {0, 0, 0, 0};

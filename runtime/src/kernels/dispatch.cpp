@@ -35,7 +35,7 @@ const KernelTable kPortable = {"portable",
 // AVX2 element-wise kernels with one of the 256-bit int8 attention cores.
 constexpr KernelTable avx2_table(const char* name, const AttentionS8Kernel* attention,
                                  void (*pack_window)(const AttentionHeadS8&),
-                                 void (*rows_window)(const AttentionHeadS8&, int, int, int)) {
+                                 void (*rows_window)(const AttentionHeadS8&, KeyWindow, int, int)) {
   return {name,
           layernorm_f32_avx2,
           layernorm_quantize_s8_avx2,
@@ -77,7 +77,7 @@ const KernelTable kAvx512Vbmi = avx512_table("avx512vbmi", apply_lut_s8_avx512vb
 
 #if defined(__aarch64__)
 constexpr KernelTable neon_table(const char* name, const AttentionS8Kernel* attention,
-                                 void (*rows_window)(const AttentionHeadS8&, int, int, int)) {
+                                 void (*rows_window)(const AttentionHeadS8&, KeyWindow, int, int)) {
   return {name,
           layernorm_f32_portable,
           layernorm_quantize_s8_portable,

@@ -38,7 +38,7 @@ struct KernelTable {
   const AttentionS8Kernel* attention_s8;
   void (*gated_s8)(const GatedArgs& args);
   void (*attention_s8_pack_window)(const AttentionHeadS8& args);
-  void (*attention_s8_rows_window)(const AttentionHeadS8& args, int window, int row_begin, int row_end);
+  void (*attention_s8_rows_window)(const AttentionHeadS8& args, KeyWindow window, int row_begin, int row_end);
 };
 
 // The active table (the best this CPU runs, or the override).

@@ -17,4 +17,5 @@
 #include "kernels/layernorm.h"
 #include "kernels/pooling.h"
 #include "kernels/quantize.h"
+#include "kernels/rmsnorm.h"
 #include "kernels/rope.h"

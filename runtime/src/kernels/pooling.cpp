@@ -13,9 +13,17 @@ void sentence_pool_f32(const float* h, size_t n, size_t H, const uint8_t* mask, 
   for (size_t t = 0; t < n; ++t) count += mask ? mask[t] : 1;
   const double denom = mode == PoolingKind::kMeanSqrtLen ? std::sqrt(std::fmax(static_cast<double>(count), 1e-9))
                                                          : std::fmax(static_cast<double>(count), 1e-9);
+  size_t last = 0;  // kLastToken: the last row whose mask is 1 (row 0 when none is)
+  for (size_t t = n; t-- > 0;)
+    if (!mask || mask[t]) {
+      last = t;
+      break;
+    }
   for (size_t i = 0; i < H; ++i) {
     if (mode == PoolingKind::kCls) {
       out[i] = h[i];
+    } else if (mode == PoolingKind::kLastToken) {
+      out[i] = h[last * H + i];
     } else if (mode == PoolingKind::kMax) {
       float m = -1e9f;
       for (size_t t = 0; t < n; ++t) {

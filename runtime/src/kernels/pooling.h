@@ -9,11 +9,12 @@
 namespace edgebert {
 namespace kernels {
 
-enum class PoolingKind : int { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3 };  // = schema Pooling
+enum class PoolingKind : int { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3, kLastToken = 4 };  // = schema Pooling
 
 // out[H] from h [n, H] over the rows with mask[t] == 1 (mask null: all rows), as
 // sentence-transformers computes it: CLS = row 0; MEAN = sum / max(count, 1e-9); MAX = max over
-// the rows (masked rows count as -1e9); MEAN_SQRT_LEN = sum / sqrt(max(count, 1e-9)). Then, with
+// the rows (masked rows count as -1e9); MEAN_SQRT_LEN = sum / sqrt(max(count, 1e-9)); LAST_TOKEN =
+// the last row with mask 1 (row 0 when none is; sentence-transformers' pooling_mode_lasttoken). Then, with
 // `normalize`, out /= max(||out||_2, 1e-12). Sums are accumulated in double. No allocation.
 void sentence_pool_f32(const float* h, size_t n, size_t H, const uint8_t* mask, PoolingKind mode, bool normalize,
                        float* out);

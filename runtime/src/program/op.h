@@ -38,7 +38,7 @@ enum class OpType : int {
   kAttention,       // attention core of one layer: every head over the QKV rows
   kConvertContext,  // attention context into the precision the output GEMM (`quant_for`) reads
   kAddNorm,         // post-norm: outputs[0] += dequant(inputs[1]); LayerNorm in place [+ quantize]
-  kLayerNorm,       // pre-norm: outputs[0] = LayerNorm(inputs[0]) (the stream is unchanged)
+  kLayerNorm,       // pre-norm: outputs[0] = LayerNorm(inputs[0]) (RMSNorm with `rms_norm`; the stream is unchanged)
                     //   [+ outputs[1]: int8 of it for `quant_for`]
   kAdd,             // pre-norm residual: outputs[0] += dequant(inputs[1])
   kActivation,      // FFN activation (GELU / ReLU / tanh-GELU), via a 256-entry table on int8
@@ -49,6 +49,8 @@ enum class OpType : int {
   kGatedActivation, // gated FFN: outputs[0] [n, I] = act(in[:, :I]) * in[:, I:] (GeGLU, SwiGLU)
   kQuantize,        // outputs[0] = int8 of the float rows inputs[0] for `quant_for` (after ELECTRA's
                     //   projection GEMM)
+  kHeadNorm,        // per-head RMSNorm of Q (`q_norm`) and K (`k_norm`) in the QKV rows, in place
+                    //   (int8: from the QKV GEMM's scales to `qk_norm_scales`)
   kCount
 };
 const char* op_type_name(OpType t);
@@ -97,6 +99,10 @@ struct Op {
   int head_dim = 0;   // kAttention
   float eps = 1e-12f; // LayerNorm ops
   int window = 0;     // kAttention: 0 global; w > 0: keys with |i - j| <= w / 2 only
+  bool causal = false; // kAttention: keys j <= i only (with `window`: and within it)
+  int kv_heads = 0;   // kAttention / kRotary / kHeadNorm: K and V heads (0: heads); the QKV row is
+                      //   Q of `heads` heads, then K and V of kv_heads heads, head_dim each
+  bool rms_norm = false;  // kLayerNorm / kEmbeddings: the norm is an RMSNorm (no mean, no beta)
   RotaryOp rotary;    // kRotary
 
   // Weights and quantization (views into the model; the Model outlives the Program).
@@ -107,7 +113,12 @@ struct Op {
                                           // kAddNorm, kLayerNorm: quantized into outputs[1];
                                           // kAttention, kConvertContext, kActivation: the precision
                                           // and quantization of outputs[0]); null: stays float
-  const LayerNormView* norm = nullptr;    // kEmbeddings / kAddNorm / kLayerNorm
+  const LayerNormView* norm = nullptr;    // kEmbeddings / kAddNorm / kLayerNorm (null on kEmbeddings: none)
+  const LayerNormView* q_norm = nullptr;  // kHeadNorm: gamma [head_dim] of Q's heads
+  const LayerNormView* k_norm = nullptr;  // kHeadNorm: gamma [head_dim] of K's heads
+  // kHeadNorm / kRotary / kAttention of an int8 layer with q/k norms: the scales of Q and K after
+  // the norms (per channel over the Q then K sections); null: the QKV GEMM's output scales.
+  const float* qk_norm_scales = nullptr;
   EmbeddingTables embeddings;             // kEmbeddings
   bool per_sequence = false;              // runs once per sequence of the run (the executor hands it that
                                           // sequence): one row (h[CLS], a head's one-row buffers) for
@@ -140,6 +151,12 @@ struct Op {
                                       // on each op's buffers). ProgramBuilder::finish sets both keys
 
   bool is_gemm() const { return type == OpType::kGemm || type == OpType::kSpanLogits; }
+  // The int8 scale of QKV channel c as the rotary and attention ops read it.
+  float qkv_scale(int c) const {
+    const int kv = kv_heads > 0 ? kv_heads : heads;
+    if (qk_norm_scales && c < (heads + kv) * head_dim) return qk_norm_scales[c];
+    return linear->output_channel_scale(c);
+  }
   const float* inv_factors_or_null() const { return inv_factors.empty() ? nullptr : inv_factors.data(); }
 };
 

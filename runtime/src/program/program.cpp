@@ -47,6 +47,7 @@ const char* op_type_name(OpType t) {
     case OpType::kRotary: return "rotary";
     case OpType::kGatedActivation: return "gated_activation";
     case OpType::kQuantize: return "quantize";
+    case OpType::kHeadNorm: return "head_rmsnorm";
     case OpType::kCount: break;
   }
   return "?";

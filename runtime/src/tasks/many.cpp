@@ -32,7 +32,7 @@ const float* pooled_rows(const Session& s, eb_output which, size_t* width) {
       *width = static_cast<size_t>(m.config.hidden);
       return m.has_pooler ? s.pooler_output() : nullptr;
     case EB_OUTPUT_SENTENCE_EMBEDDING:
-      *width = static_cast<size_t>(m.config.hidden);
+      *width = s.sentence_embedding_width();
       return s.sentence_embedding();
     case EB_OUTPUT_LOGITS:
       *width = static_cast<size_t>(m.config.num_labels);

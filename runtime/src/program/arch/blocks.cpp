@@ -79,7 +79,7 @@ Stream embeddings(ProgramBuilder& b, const LayerNormView& norm, const LinearView
   Op& e = b.op(OpType::kEmbeddings, OpKind::kEmbeddings, -1, {}, outs);
   e.width = E;
   e.eps = m.config.eps;
-  e.norm = &norm;
+  e.norm = norm.gamma ? &norm : nullptr;  // none: the word rows as they are (Qwen3)
   e.quant_for = s.quantized >= 0 && !projected ? first_gemm : nullptr;
   e.embeddings = {m.word_s8, m.word_scales, m.word_f32, m.position, m.has_token_types ? m.token_type : nullptr,
                   m.position_ids, m.padding_idx};
@@ -100,19 +100,34 @@ Stream embeddings(ProgramBuilder& b, const LayerNormView& norm, const LinearView
 Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const LinearView& output, int input) {
   const Model& m = b.model();
   const ModelConfig& c = m.config;
-  const size_t H = static_cast<size_t>(c.hidden);
+  const size_t QW = static_cast<size_t>(c.q_width());  // the context row (= hidden unless head_dim is set)
   const std::string p = storage_prefix(b, layer);
   const int window = static_cast<size_t>(layer) < m.local_window.size() ? m.local_window[static_cast<size_t>(layer)] : 0;
-  const int qkv_out = b.buffer(p + "qkv", BufferSize::rows(3 * H * element_bytes(qkv)));
+  const LayerView& stored = m.layers[static_cast<size_t>(m.layer_map[static_cast<size_t>(layer)])];
+  const float* qk_scales = qkv.int8 ? stored.qk_norm_scales : nullptr;
+  const int qkv_out = b.buffer(p + "qkv", BufferSize::rows(static_cast<size_t>(c.qkv_width()) * element_bytes(qkv)));
   b.op(OpType::kGemm, OpKind::kQkvGemm, layer, {input}, {qkv_out}).linear = &qkv;
+  if (stored.q_norm.gamma) {  // per-head RMSNorm of Q and K (Qwen3, Gemma 3), in place
+    Op& n = b.op(OpType::kHeadNorm, OpKind::kAttention, layer, {qkv_out}, {qkv_out});
+    n.linear = &qkv;
+    n.q_norm = &stored.q_norm;
+    n.k_norm = &stored.k_norm;
+    n.qk_norm_scales = qk_scales;
+    n.eps = c.eps;
+    n.heads = c.heads;
+    n.kv_heads = c.kv_heads();
+    n.head_dim = c.head_dim();
+  }
   if (m.rotary.dims > 0) {  // rotary Q and K in place (int8 QKV: at its per-head scales)
     std::vector<int> outs{qkv_out};
     if (m.rotary.ntk_factor > 0)
       outs.push_back(b.buffer(p + "rope_ntk_table", BufferSize::rows(static_cast<size_t>(m.rotary.dims) * 4)));
     Op& r = b.op(OpType::kRotary, OpKind::kAttention, layer, {qkv_out}, outs);
     r.linear = &qkv;
-    r.width = c.hidden;
+    r.qk_norm_scales = qk_scales;
+    r.width = c.q_width();
     r.heads = c.heads;
+    r.kv_heads = c.kv_heads();
     r.head_dim = c.head_dim();
     r.rotary.dims = m.rotary.dims;
     r.rotary.interleaved = m.rotary.interleaved;
@@ -123,7 +138,7 @@ Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const Line
   }
   // attention core: K and V of every head packed once (int8), then the heads' query rows in row
   // tiles shared among the session's workers, each with its own scratch
-  const int context = b.buffer(p + "context", BufferSize::rows(H * element_bytes(qkv)));
+  const int context = b.buffer(p + "context", BufferSize::rows(QW * element_bytes(qkv)));
   {
     std::vector<int> outs{context};
     if (qkv.int8) {
@@ -140,17 +155,20 @@ Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const Line
     Op& a = b.op(OpType::kAttention, OpKind::kAttention, layer, {qkv_out}, outs);
     a.linear = &qkv;
     a.quant_for = &output;  // its input quantization is the int8 context's
-    a.width = c.hidden;
+    a.qk_norm_scales = qk_scales;
+    a.width = c.q_width();
     a.heads = c.heads;
+    a.kv_heads = c.kv_heads();
     a.head_dim = c.head_dim();
     a.window = window;
+    a.causal = m.causal;
   }
   int ao_in = context;
   if (element_bytes(qkv) != element_bytes(output)) {  // attention and its output GEMM disagree on precision
-    ao_in = b.buffer(p + "context_converted", BufferSize::rows(H * element_bytes(output)));
+    ao_in = b.buffer(p + "context_converted", BufferSize::rows(QW * element_bytes(output)));
     Op& cv = b.op(OpType::kConvertContext, OpKind::kAttentionOutputGemm, layer, {context}, {ao_in});
     cv.quant_for = &output;
-    cv.width = c.hidden;
+    cv.width = c.q_width();
   }
   return residual_gemm(b, layer, p + "attention_output", OpKind::kAttentionOutputGemm, output, ao_in);
 }
@@ -216,6 +234,7 @@ int pre_norm(ProgramBuilder& b, int layer, int stage, const Stream& x, const Lay
   if (q >= 0) outs.push_back(q);
   Op& o = b.op(OpType::kLayerNorm, stage == 0 ? OpKind::kAddNorm1 : OpKind::kAddNorm2, layer, {x.hidden}, outs);
   o.norm = &norm;
+  o.rms_norm = b.model().rms_norm;
   o.eps = c.eps;
   o.width = c.hidden;
   o.quant_for = q >= 0 ? &next : nullptr;
@@ -262,6 +281,7 @@ Stream final_norm(ProgramBuilder& b, const Stream& x, const LayerNormView& norm)
   const ModelConfig& c = b.model().config;
   Op& o = b.op(OpType::kLayerNorm, OpKind::kAddNorm2, -1, {x.hidden}, {x.hidden});
   o.norm = &norm;
+  o.rms_norm = b.model().rms_norm;
   o.eps = c.eps;
   o.width = c.hidden;
   return Stream{x.hidden, -1};
@@ -333,6 +353,15 @@ void task_head(ProgramBuilder& b, int hidden, int sequence_features) {
       break;
     }
   }
+}
+
+void pre_norm_family(ProgramBuilder& b, const LinearView* embeddings_quant_for) {
+  const Model& m = b.model();
+  Stream x = embeddings(b, m.embedding_norm, embeddings_quant_for);
+  for (int l = 0; l < m.config.layers; ++l)
+    x = pre_norm_layer(b, l, m.layers[static_cast<size_t>(m.layer_map[static_cast<size_t>(l)])], m.config.activation, x);
+  if (m.has_final_norm) x = final_norm(b, x, m.final_norm);
+  family_head(b, x.hidden);
 }
 
 void post_norm_family(ProgramBuilder& b) {

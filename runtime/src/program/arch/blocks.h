@@ -79,5 +79,9 @@ void family_head(ProgramBuilder& b, int hidden);
 // the family's positions and projection), the post-norm encoder, the family's head. What differs
 // between them lives in the model's fields, which these blocks read.
 void post_norm_family(ProgramBuilder& b);
+// The pre-norm families' whole op list (ModernBERT, Qwen3): embeddings (quantized for
+// `embeddings_quant_for` when the first layer reads them unnormalized; null when its norm does),
+// every pre-norm layer, the final norm when the model has one, the family's head.
+void pre_norm_family(ProgramBuilder& b, const LinearView* embeddings_quant_for);
 
 }  // namespace edgebert::blocks

@@ -13,13 +13,8 @@ namespace {
 bool is_modernbert(const Model& m) { return m.family == Family::kModernBert && !m.layers.empty(); }
 
 Status build_modernbert(ProgramBuilder& b) {
-  const Model& m = b.model();
-  blocks::Stream x = blocks::embeddings(b, m.embedding_norm, &m.layers[0].qkv);
-  for (int l = 0; l < m.config.layers; ++l)
-    x = blocks::pre_norm_layer(b, l, m.layers[static_cast<size_t>(m.layer_map[static_cast<size_t>(l)])],
-                               m.config.activation, x);
-  if (m.has_final_norm) x = blocks::final_norm(b, x, m.final_norm);
-  blocks::family_head(b, x.hidden);
+  // layer 0 has no attn_norm: its QKV GEMM reads the embeddings' quantized copy
+  blocks::pre_norm_family(b, &b.model().layers[0].qkv);
   return Status::ok();
 }
 

@@ -24,6 +24,7 @@ extern const ArchitectureBuilder kElectraBuilder;
 extern const ArchitectureBuilder kAlbertBuilder;
 extern const ArchitectureBuilder kNomicBertBuilder;
 extern const ArchitectureBuilder kModernbertBuilder;
+extern const ArchitectureBuilder kQwen3Builder;
 
 // The first builder that matches the model, or null.
 const ArchitectureBuilder* find_architecture(const Model& model);
