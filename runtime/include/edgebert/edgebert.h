@@ -340,7 +340,7 @@ EB_API EB_NODISCARD eb_status eb_session_answer(eb_session* session, const char*
  * EmbeddingGemma 768/512/256/128); any other model's truncated vectors are just worse. 0 (the
  * default) = the full embedding. EB_ERROR_UNSUPPORTED on a model without sentence embeddings,
  * EB_ERROR_INVALID_ARGUMENT outside 0..hidden_size. The last run's outputs are dropped. */
-EB_API eb_status eb_session_set_embedding_dims(eb_session* session, int32_t dims);
+EB_API EB_NODISCARD eb_status eb_session_set_embedding_dims(eb_session* session, int32_t dims);
 
 /* ---- Many texts per call: embed, classify, token labels ----
  * eb_session_embed_many and eb_session_classify_many run `count` texts (pairs NULL) or text pairs
