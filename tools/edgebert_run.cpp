@@ -5,6 +5,10 @@
 //                [--types "0 0 1"] [--mask "1 1 0"] [--threads N] [--max-seq-len N] [--weight-cache PATH]
 //                [--dump NAME=PATH]...
 //   edgebert-run --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--max-seq-len N] [--dump NAME=PATH]...
+//   edgebert-run --model CROSS_ENCODER.ebm --rerank QUERY --texts FILE [--batch-tokens N] [--threads N]
+// --rerank: every line of FILE is a passage scored against QUERY (eb_session_rerank_top_k); stdout
+// has one "INDEX SCORE" line per passage (INDEX: its 0-based line in FILE), best first; a passage
+// that cannot run is reported on stderr as FILE:LINE (no line on stdout) and the exit code is 1.
 // --texts: one text per line, run in packed runs of up to N tokens (eb_session_run_texts; 0: the
 // session maximum); each dump holds every text's output concatenated in file order (pooled
 // outputs [texts, width], token outputs [all tokens, ...]). A text that cannot run (too long for
@@ -36,6 +40,8 @@ void usage(FILE* f) {
                "                    [--weight-cache PATH] [--dump NAME=PATH]...\n"
                "       edgebert-run --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--max-seq-len N]\n"
                "                    [--dump NAME=PATH]...\n"
+               "       edgebert-run --model CROSS_ENCODER.ebm --rerank QUERY --texts FILE [--batch-tokens N] [--threads N]\n"
+               "  --rerank QUERY: scores every line of --texts against QUERY; prints 'INDEX SCORE' per line, best first\n"
                "  --texts FILE: one text per line, packed runs of up to --batch-tokens tokens (0: the session maximum);\n"
                "    dumps concatenate every text's output in file order (pooled outputs [texts, width])\n"
                "  --weight-cache PATH: packed weights kept in PATH (written by the first run, mapped by the next)\n"
@@ -178,13 +184,35 @@ int run_texts_file(eb_session* session, const std::string& path, const std::vect
   return failed ? 1 : 0;
 }
 
+// --rerank QUERY --texts FILE: "INDEX SCORE" lines, best first (failed lines on stderr).
+int rerank_file(eb_session* session, const std::string& query, const std::string& path) {
+  std::vector<std::string> lines;
+  if (!edgebert::tools::read_lines(path, &lines)) return die("cannot read --texts " + path);
+  std::vector<const char*> passages;
+  for (const std::string& l : lines) passages.push_back(l.c_str());
+  const size_t n = passages.size();
+  std::vector<int32_t> order(n), statuses(n);
+  std::vector<float> scores(n);
+  size_t found = 0;
+  const eb_status s = eb_session_rerank_top_k(session, query.c_str(), passages.data(), n, n, order.data(),
+                                              scores.data(), &found, statuses.data());
+  if (s != EB_OK) return die(std::string(eb_status_string(s)) + ": " + eb_session_last_error(session));
+  for (size_t i = 0; i < n; ++i)
+    if (statuses[i] != EB_OK)
+      std::fprintf(stderr, "edgebert-run: %s:%zu: %s\n", path.c_str(), i + 1,
+                   eb_status_string(static_cast<eb_status>(statuses[i])));
+  for (size_t r = 0; r < found; ++r) std::printf("%d %.9g\n", order[r], static_cast<double>(scores[r]));
+  return found == n ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace edgebert::tools;
   std::string model_path, text, text_pair, ids_arg, embeds_path, types_arg, mask_arg, question, context, cache_path,
-      texts_path;
+      texts_path, rerank_query;
   long batch_tokens = 0;
+  bool have_rerank = false;
   bool have_texts = false;
   bool have_text = false, have_pair = false, have_ids = false, have_embeds = false, have_q = false, have_c = false;
   long threads = 1, max_len = 0, max_answer = 30, stride = -1;
@@ -199,7 +227,8 @@ int main(int argc, char** argv) {
     }
     static const char* const kFlags[] = {"--model", "--text", "--text-pair", "--ids", "--embeds", "--threads",
                                          "--max-seq-len", "--dump", "--types", "--mask", "--question", "--context",
-                                         "--max-answer-len", "--stride", "--weight-cache", "--texts", "--batch-tokens"};
+                                         "--max-answer-len", "--stride", "--weight-cache", "--texts", "--batch-tokens",
+                                         "--rerank"};
     if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }) == std::end(kFlags)) {
       usage(stderr);
       return die("unknown argument '" + a + "'") + 1;
@@ -214,6 +243,7 @@ int main(int argc, char** argv) {
     if (a == "--ids") ids_arg = v, have_ids = true;
     if (a == "--embeds") embeds_path = v, have_embeds = true;
     if (a == "--texts") texts_path = v, have_texts = true;
+    if (a == "--rerank") rerank_query = v, have_rerank = true;
     if (a == "--batch-tokens" && !parse_int(v, 0, 1 << 20, &batch_tokens))
       return die("--batch-tokens needs a non-negative integer") + 1;
     if (a == "--types") types_arg = v;
@@ -237,10 +267,10 @@ int main(int argc, char** argv) {
   }
   const bool qa = have_q || have_c;
   if (model_path.empty() || (have_text + have_ids + have_embeds + qa + have_texts) != 1 || (qa && !(have_q && have_c)) ||
-      (have_pair && !have_text)) {
+      (have_pair && !have_text) || (have_rerank && (!have_texts || !dumps.empty()))) {
     usage(stderr);
     return die("--model and exactly one of --text [--text-pair], --ids, --embeds, --question with --context, --texts are "
-               "required") + 1;
+               "required (--rerank goes with --texts, without --dump)") + 1;
   }
 
   char err[1024];
@@ -289,6 +319,7 @@ int main(int argc, char** argv) {
     std::printf("model: %s (%s, question answering)\n", model_path.c_str(), info.is_int8 ? "int8" : "fp32");
     return finish(answer_question(session, question, context, max_answer, stride));
   }
+  if (have_rerank) return finish(rerank_file(session, rerank_query, texts_path));
   if (have_texts) return finish(run_texts_file(session, texts_path, dumps));
   std::vector<int32_t> ids;
   std::vector<float> embeds;

@@ -641,3 +641,29 @@ eb_status eb_session_get_token_labels(const eb_session* session, int32_t* out_la
 }
 
 }  // extern "C"
+
+// ---- Reranking (cross-encoders): tasks/rerank.h ----
+#include "tasks/rerank.h"
+
+extern "C" {
+
+eb_status eb_session_rerank(eb_session* session, const char* query, const char* const* passages, size_t count,
+                            float* out_scores, int32_t* out_statuses) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kResetRun, [&] {
+    return edgebert::tasks::rerank(*session->impl, query, passages, count, out_scores, out_statuses);
+  }, {{"query", &query, 1, false}, {"passages", passages, count, true}});
+}
+
+eb_status eb_session_rerank_top_k(eb_session* session, const char* query, const char* const* passages, size_t count,
+                                  size_t k, int32_t* out_indices, float* out_scores, size_t* out_found,
+                                  int32_t* out_statuses) {
+  if (out_found) *out_found = 0;
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kResetRun, [&] {
+    return edgebert::tasks::rerank_top_k(*session->impl, query, passages, count, k, out_indices, out_scores, out_found,
+                                         out_statuses);
+  }, {{"query", &query, 1, false}, {"passages", passages, count, true}});
+}
+
+}  // extern "C"

@@ -204,6 +204,23 @@ def run(model, ids, types, mask):
     return out
 
 
+def cross_encoder_score(config, logit):
+    """sentence-transformers CrossEncoder.predict's score of a one-label model's logit: the
+    activation named by config["sentence_transformers"]["activation_fn"] (v4+) or
+    config["sbert_ce_default_activation_function"] (older), else Sigmoid when num_labels == 1."""
+    name = (config.get("sentence_transformers") or {}).get("activation_fn")
+    if name is None:
+        name = config.get("sbert_ce_default_activation_function")
+    if name is None:
+        labels = len(config.get("id2label") or {}) or config.get("num_labels", 2)
+        name = "torch.nn.modules.activation.Sigmoid" if labels == 1 else "torch.nn.modules.linear.Identity"
+    if name == "torch.nn.modules.activation.Sigmoid":
+        return 1.0 / (1.0 + np.exp(-float(logit)))
+    if name == "torch.nn.modules.linear.Identity":
+        return float(logit)
+    raise ValueError("unknown activation_fn %r" % name)
+
+
 def best_span(start, end, first, last, max_len):
     """Best (i, j) inside tokens [first, last], j - i + 1 <= max_len, by start[i] + end[j].
     Returns (i, j, score, margin to the second best span)."""

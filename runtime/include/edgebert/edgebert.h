@@ -360,6 +360,33 @@ EB_API eb_status eb_session_classify_many(eb_session* session, const char* const
 EB_API eb_status eb_session_get_token_labels(const eb_session* session, int32_t* out_labels, size_t labels_size,
                                              size_t* out_len);
 
+/* ---- Reranking with a cross-encoder ----
+ * A cross-encoder is a sequence classifier with one label (ms-marco-MiniLM, bge-reranker: their
+ * HF checkpoints convert as such): it reads "query [SEP] passage" as a text pair (the template of
+ * eb_session_run_text_pair) and its logit says how relevant the passage is. The score is the one
+ * sentence-transformers' CrossEncoder.predict gives: the raw logit, or sigmoid(logit) when the
+ * checkpoint's config.json names Sigmoid ("sentence_transformers": {"activation_fn": ...}, or
+ * the older "sbert_ce_default_activation_function") or names neither (CrossEncoder's default for
+ * one label); the converter records which. Both keep the order of the logits.
+ * The pairs run through packed runs as eb_session_classify_many does (each pair's score equals a
+ * single run_text_pair of it: int8 bit-identical), with the same per-input statuses: with
+ * out_statuses (int32 [count]) every passage gets its own and a failed one scores -INFINITY
+ * (rerank_top_k leaves it out); with out_statuses NULL the first passage that fails stops the
+ * call with its status, the message naming it ("passages[i]: ..."). A model that is not a
+ * one-label sequence classifier: EB_ERROR_UNSUPPORTED (even for count 0); NULL query, passages or
+ * output buffers (count > 0), text that is not UTF-8: EB_ERROR_INVALID_ARGUMENT. count 0 runs
+ * nothing and returns EB_OK. Afterwards the session's outputs are those of the last packed run.
+ * Performs no heap allocation. */
+/* Scores in passage order: out_scores float32 [count]. */
+EB_API eb_status eb_session_rerank(eb_session* session, const char* query, const char* const* passages, size_t count,
+                                   float* out_scores, int32_t* out_statuses);
+/* The best k passages, best first (equal scores: the lower index first): their indices into
+ * out_indices[k] and scores into out_scores[k] (both needed when k > 0); *out_found (may be NULL)
+ * receives how many were written: min(k, passages that ran). k >= count ranks every passage. */
+EB_API eb_status eb_session_rerank_top_k(eb_session* session, const char* query, const char* const* passages,
+                                         size_t count, size_t k, int32_t* out_indices, float* out_scores,
+                                         size_t* out_found, int32_t* out_statuses);
+
 /* Memory facts: planned arena bytes, the naive sum of all intermediate buffers, and the bytes
  * XNNPACK holds in packed weights. Any pointer may be NULL. */
 EB_API eb_status eb_session_memory(const eb_session* session, size_t* arena_bytes, size_t* naive_bytes,
