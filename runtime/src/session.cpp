@@ -322,8 +322,13 @@ eb_status Session::run_ids(const int32_t* ids, const int32_t* token_types, const
 size_t Session::tokenize(const char* a, const char* b) {
   const size_t cap = static_cast<size_t>(max_n_);
   size_t na = 0;
-  const size_t total = tasks::lay_out_sequence(text_, model_.has_token_types, cap, inputs_, a, b, 0, cap, &na);
-  if (total <= cap) return total;
+  size_t cut = 0;
+  const size_t total =
+      tasks::lay_out_sequence(text_, model_.has_token_types, cap, inputs_, a, b, 0, cap, &na, truncation_, &cut);
+  if (total <= cap) {
+    state_.truncated = cut;
+    return total;
+  }
   char msg[256];
   tasks::too_long_message(text_, a, b, total, na, cap, msg, sizeof msg);
   fail(EB_ERROR_SEQUENCE_TOO_LONG, "%s", msg);
@@ -404,6 +409,7 @@ SequenceInfo Session::sequence(size_t i) const {
   SequenceInfo q;
   q.tokens = state_.tokens;
   q.words = state_.words;
+  q.truncated = state_.truncated;
   return q;
 }
 
@@ -490,10 +496,12 @@ eb_status Session::run_texts(const char* const* texts_a, const char* const* text
     }
     const size_t cap = std::min(max_rows_ - at, max_n);
     size_t na = 0;
-    const size_t need = tasks::lay_out_sequence(text_, model_.has_token_types, max_n, inputs_, a, b, at, cap, &na);
+    size_t cut = 0;
+    const size_t need =
+        tasks::lay_out_sequence(text_, model_.has_token_types, max_n, inputs_, a, b, at, cap, &na, truncation_, &cut);
     if (need <= cap) {
       q.status = check_sequence(at, need);
-      if (q.status == EB_OK) q.tokens = need, at += need;
+      if (q.status == EB_OK) q.tokens = need, q.truncated = cut, at += need;
       continue;
     }
     if (need > max_n) {

@@ -323,6 +323,35 @@ def _rerank_goldens(model, rdir):
         f.writelines(lines)
 
 
+# Truncation (eb_session_set_truncation): texts and pairs longer than sessions of MAX_LEN
+# positions, cut as HuggingFace tokenizers does (tasks_numpy.truncate).
+TRUNCATION_TEXTS = [RERANK_QUERY, "Rude staff.", CALIB[2], CALIB[4], CALIB[13], "Yes."]
+TRUNCATION_MAX_LENS = (9, 12, 17, 24)
+
+
+def _truncation_goldens(path):
+    """truncation.txt: "STRATEGY MAX_LEN CUT|A|B|IDS" per case (B empty for a single text; CUT -1
+    and IDS empty where the library raises an error: the session refuses the input)."""
+    sp = mc.special_ids(mt.VOCAB)
+    lines = []
+    for strategy in ("longest_first", "only_second"):
+        for max_len in TRUNCATION_MAX_LENS:
+            for i, a in enumerate(TRUNCATION_TEXTS):
+                for b in [None] + TRUNCATION_TEXTS[:i] + TRUNCATION_TEXTS[i + 1:]:
+                    a_ids, b_ids = _tokenize(a)[0], None if b is None else _tokenize(b)[0]
+                    specials = 2 if b is None else 3
+                    kept = tasks_numpy.truncate(strategy, a_ids, b_ids, max_len - specials)
+                    if kept is None:
+                        lines.append("%s %d -1|%s|%s|\n" % (strategy, max_len, a, b or ""))
+                        continue
+                    ka, kb = kept
+                    ids = [sp["cls"]] + ka + [sp["sep"]] + ([] if kb is None else kb + [sp["sep"]])
+                    cut = len(a_ids) + len(b_ids or []) - len(ka) - len(kb or [])
+                    lines.append("%s %d %d|%s|%s|%s\n" % (strategy, max_len, cut, a, b or "", " ".join(map(str, ids))))
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.writelines(lines)
+
+
 def build_task_model(out_dir, name):
     mdir = os.path.join(out_dir, name)
     mt.make_task_model(mdir, name)
@@ -369,6 +398,7 @@ def build_task_model(out_dir, name):
         _long_context_goldens(model, os.path.join(mdir, "long_context"))
     if name.startswith("task_") and "_rerank" in name:
         _rerank_goldens(model, os.path.join(mdir, "rerank"))
+        _truncation_goldens(os.path.join(mdir, "rerank", "truncation.txt"))
     return lines
 
 

@@ -221,6 +221,36 @@ def cross_encoder_score(config, logit):
     raise ValueError("unknown activation_fn %r" % name)
 
 
+def truncate(strategy, a, b, budget):
+    """HuggingFace tokenizers' truncate_encodings (direction right, stride 0) of token lists a and
+    b (None: a single text) to `budget` text tokens (max_length minus the template's special
+    tokens). Returns (a kept, b kept or None), or None where the library raises an error
+    ("only_second" of a single text or of a second text too short to lose what is needed)."""
+    nb = 0 if b is None else len(b)
+    total = len(a) + nb
+    if total <= budget:
+        return a, b
+    remove = total - budget
+    if strategy == "only_second":
+        if b is None or len(b) <= remove:
+            return None
+        return a, b[:len(b) - remove]
+    if strategy != "longest_first":
+        raise ValueError(strategy)
+    if b is None:
+        return a[:budget], None
+    n1, n2, swap = len(a), len(b), False
+    if n1 > n2:  # n1: the shorter
+        n1, n2, swap = n2, n1, True
+    n2 = n1 if n1 > budget else max(n1, budget - n1)
+    if n1 + n2 > budget:
+        n1 = budget // 2
+        n2 = n1 + budget % 2
+    if swap:
+        n1, n2 = n2, n1
+    return a[:n1], b[:n2]
+
+
 def best_span(start, end, first, last, max_len):
     """Best (i, j) inside tokens [first, last], j - i + 1 <= max_len, by start[i] + end[j].
     Returns (i, j, score, margin to the second best span)."""
