@@ -9,6 +9,10 @@
 // --rerank: every line of FILE is a passage scored against QUERY (eb_session_rerank_top_k); stdout
 // has one "INDEX SCORE" line per passage (INDEX: its 0-based line in FILE), best first; a passage
 // that cannot run is reported on stderr as FILE:LINE (no line on stdout) and the exit code is 1.
+// --truncation longest_first|only_second (text runs, --texts, --rerank): texts longer than the
+// session maximum are cut as HF tokenizers does (eb_session_set_truncation) instead of refused;
+// what was cut is reported ("truncated: N tokens"; --texts: FILE:LINE: truncated: N tokens on
+// stderr; --rerank reports only the ranking).
 // --texts: one text per line, run in packed runs of up to N tokens (eb_session_run_texts; 0: the
 // session maximum); each dump holds every text's output concatenated in file order (pooled
 // outputs [texts, width], token outputs [all tokens, ...]). A text that cannot run (too long for
@@ -42,6 +46,8 @@ void usage(FILE* f) {
                "                    [--dump NAME=PATH]...\n"
                "       edgebert-run --model CROSS_ENCODER.ebm --rerank QUERY --texts FILE [--batch-tokens N] [--threads N]\n"
                "  --rerank QUERY: scores every line of --texts against QUERY; prints 'INDEX SCORE' per line, best first\n"
+               "  --truncation none|longest_first|only_second: cut texts longer than the session maximum (as HF\n"
+               "    tokenizers) instead of refusing them; the cut tokens are reported\n"
                "  --texts FILE: one text per line, packed runs of up to --batch-tokens tokens (0: the session maximum);\n"
                "    dumps concatenate every text's output in file order (pooled outputs [texts, width])\n"
                "  --weight-cache PATH: packed weights kept in PATH (written by the first run, mapped by the next)\n"
@@ -136,6 +142,21 @@ int answer_question(eb_session* s, const std::string& question, const std::strin
   return 0;
 }
 
+// The sequences of the last run that were cut (--truncation): a single run on stdout; with
+// `path`, sequence i of a packed run as FILE:LINE (first_line + i + 1) on stderr.
+void report_truncation(eb_session* session, const std::string& path, size_t first_line = 0) {
+  size_t count = 0;
+  if (eb_session_get_sequence_count(session, &count) != EB_OK) return;
+  for (size_t i = 0; i < count; ++i) {
+    int32_t cut = 0;
+    if (eb_session_get_truncated_tokens(session, i, &cut) != EB_OK || cut == 0) continue;
+    if (path.empty())
+      std::printf("truncated: %d tokens\n", cut);
+    else
+      std::fprintf(stderr, "edgebert-run: %s:%zu: truncated: %d tokens\n", path.c_str(), first_line + i + 1, cut);
+  }
+}
+
 // --texts: every line of `path` in packed runs; appends each dumped output per run, in order.
 int run_texts_file(eb_session* session, const std::string& path, const std::vector<std::pair<std::string, std::string>>& dumps) {
   std::vector<std::string> lines;
@@ -149,6 +170,7 @@ int run_texts_file(eb_session* session, const std::string& path, const std::vect
     const eb_status s = eb_session_run_texts(session, texts.data() + done, texts.size() - done, &n);
     if (s != EB_OK) return die(std::string(eb_status_string(s)) + ": " + eb_session_last_error(session));
     ++runs;
+    report_truncation(session, path, done);
     for (size_t i = 0; i < n; ++i) {
       eb_sequence_info q;
       eb_session_get_sequence(session, i, &q);
@@ -210,7 +232,7 @@ int rerank_file(eb_session* session, const std::string& query, const std::string
 int main(int argc, char** argv) {
   using namespace edgebert::tools;
   std::string model_path, text, text_pair, ids_arg, embeds_path, types_arg, mask_arg, question, context, cache_path,
-      texts_path, rerank_query;
+      texts_path, rerank_query, truncation;
   long batch_tokens = 0;
   bool have_rerank = false;
   bool have_texts = false;
@@ -228,7 +250,7 @@ int main(int argc, char** argv) {
     static const char* const kFlags[] = {"--model", "--text", "--text-pair", "--ids", "--embeds", "--threads",
                                          "--max-seq-len", "--dump", "--types", "--mask", "--question", "--context",
                                          "--max-answer-len", "--stride", "--weight-cache", "--texts", "--batch-tokens",
-                                         "--rerank"};
+                                         "--rerank", "--truncation"};
     if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }) == std::end(kFlags)) {
       usage(stderr);
       return die("unknown argument '" + a + "'") + 1;
@@ -244,6 +266,11 @@ int main(int argc, char** argv) {
     if (a == "--embeds") embeds_path = v, have_embeds = true;
     if (a == "--texts") texts_path = v, have_texts = true;
     if (a == "--rerank") rerank_query = v, have_rerank = true;
+    if (a == "--truncation") {
+      truncation = v;
+      if (truncation != "none" && truncation != "longest_first" && truncation != "only_second")
+        return die("--truncation needs none, longest_first or only_second") + 1;
+    }
     if (a == "--batch-tokens" && !parse_int(v, 0, 1 << 20, &batch_tokens))
       return die("--batch-tokens needs a non-negative integer") + 1;
     if (a == "--types") types_arg = v;
@@ -305,6 +332,17 @@ int main(int argc, char** argv) {
     return die(std::string(eb_status_string(s)) + ": " + err);
   }
   const double init_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!truncation.empty()) {
+    const eb_truncation t = truncation == "longest_first" ? EB_TRUNCATION_LONGEST_FIRST
+                            : truncation == "only_second" ? EB_TRUNCATION_ONLY_SECOND
+                                                          : EB_TRUNCATION_NONE;
+    if (eb_session_set_truncation(session, t) != EB_OK) {
+      const std::string why = eb_session_last_error(session);
+      eb_session_destroy(session);
+      eb_model_free(model);
+      return die("--truncation: " + why);
+    }
+  }
 
   int rc = 0;
   auto finish = [&](int code) {
@@ -358,6 +396,7 @@ int main(int argc, char** argv) {
   std::printf("model: %s (%s%s, %s, %d layers, hidden %d, %d heads)\n", model_path.c_str(), info.is_int8 ? "int8" : "fp32",
               info.is_distilbert ? " DistilBERT" : "", kTasks[info.task], info.num_hidden_layers, info.hidden_size,
               info.num_attention_heads);
+  if (have_text) report_truncation(session, "");
   if (!have_embeds) {
     std::printf("tokens (%zu):", n);
     for (size_t i = 0; i < n && i < 64; ++i) std::printf(" %d", used_ids[i]);

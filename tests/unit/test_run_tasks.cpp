@@ -237,3 +237,29 @@ TEST_CASE("edgebert-run --rerank prints INDEX SCORE per passage, best first", "[
   CHECK(err.find("cross-encoder") != std::string::npos);
   CHECK(run_tool("--model " + ebm_path("task_bert_rerank", "fp32") + " --rerank q", &out, &err) != 0);
 }
+
+TEST_CASE("edgebert-run --truncation cuts as the HuggingFace goldens and reports it", "[run][truncation]") {
+  std::ifstream f(testdata_dir() + "/task_bert_rerank/rerank/truncation.txt");
+  size_t checked = 0;
+  for (std::string line; std::getline(f, line) && checked < 6;) {
+    std::vector<std::string> parts;
+    std::istringstream in(line);
+    for (std::string p; std::getline(in, p, '|');) parts.push_back(p);
+    std::istringstream head(parts[0]);
+    std::string strategy;
+    int max_len = 0, cut = 0;
+    head >> strategy >> max_len >> cut;
+    if (cut <= 0 || parts.size() < 4 || parts[2].empty()) continue;  // pairs that are cut
+    INFO(line);
+    std::string out;
+    REQUIRE(run_tool("--model " + ebm_path("task_bert_rerank", "fp32") + " --text " + quote(parts[1]) + " --text-pair " +
+                         quote(parts[2]) + " --max-seq-len " + std::to_string(max_len) + " --truncation " + strategy,
+                     &out) == 0);
+    CHECK(line_after(out, "truncated: ") == std::to_string(cut) + " tokens");
+    CHECK(out.find("): " + parts[3] + "\n") != std::string::npos);
+    ++checked;
+  }
+  CHECK(checked == 6);
+  std::string out, err;
+  CHECK(run_tool("--model " + ebm_path("task_bert_rerank", "fp32") + " --text x --truncation only_first", &out, &err) != 0);
+}

@@ -273,6 +273,28 @@ class Session(NativeHandle):
         return self._rows_many("classify_many", texts, text_pairs, None, self._model.info.num_labels,
                                statuses)
 
+    _TRUNCATIONS = {"none": 0, "longest_first": 1, "only_second": 2}
+
+    def set_truncation(self, strategy):
+        """How later text calls cut a text (pair) longer than max_sequence_length
+        (eb_session_set_truncation): "none" (the default: Error(SEQUENCE_TOO_LONG)),
+        "longest_first" or "only_second", as HuggingFace tokenizers' truncation strategies."""
+        if strategy not in self._TRUNCATIONS:
+            raise Error(Status.INVALID_ARGUMENT, "truncation must be one of %s, got %r" % (
+                ", ".join(self._TRUNCATIONS), strategy))
+        with self._lock:
+            self._check(self._lib.eb_session_set_truncation(self._ptr(), self._TRUNCATIONS[strategy]), "set_truncation")
+
+    def truncated_tokens(self, index=0):
+        """Text tokens cut from sequence `index` of the last run (0: nothing was cut)."""
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            raise Error(Status.INVALID_ARGUMENT, "index must be a non-negative int, got %r" % (index,))
+        with self._lock:
+            out = ctypes.c_int32(0)
+            self._check(self._lib.eb_session_get_truncated_tokens(self._ptr(), index, ctypes.byref(out)),
+                        "truncated_tokens")
+            return out.value
+
     def rerank(self, query, passages, top_k=None, statuses=False):
         """Cross-encoders (a sequence classifier with one label; other models: Error(UNSUPPORTED)):
         the passages ranked by their relevance to query, best first, as a list of (index, score)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Rerank: Session.rerank: a cross-encoder's ranking of passages for a query through one call of
 // the C API (eb_session_rerank_top_k), which runs the (query, passage) pairs in packed runs and
-// keeps the best ones in order.
+// keeps the best ones in order; and the session's truncation of long texts
+// (eb_session_set_truncation), which reranking of long passages uses.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,7 +16,30 @@ public struct Ranked: Equatable, Sendable {
     public let score: Float
 }
 
+/// How text calls cut a text (pair) longer than the session maximum (eb_truncation), as
+/// HuggingFace tokenizers' truncation strategies.
+public enum Truncation: Int32, Sendable {
+    case none = 0          // the default: .sequenceTooLong
+    case longestFirst = 1
+    case onlySecond = 2
+}
+
 extension Session {
+    /// Sets how later text calls cut texts longer than the session maximum.
+    public func setTruncation(_ strategy: Truncation) throws {
+        let set = try TaskAPI.function("eb_session_set_truncation", as: TaskAPI.SetTruncation.self)
+        try withHandle { h in try Session.check(h, set(h, eb_truncation(rawValue: numericCast(strategy.rawValue)))) }
+    }
+
+    /// Text tokens cut from sequence `index` of the last run (0: nothing was cut).
+    public func truncatedTokens(_ index: Int = 0) throws -> Int {
+        let get = try TaskAPI.function("eb_session_get_truncated_tokens", as: TaskAPI.GetTruncatedTokens.self)
+        guard index >= 0 else { throw EdgeBertError(.invalidArgument, "index must be >= 0") }
+        var cut: Int32 = 0
+        try withHandle { h in try Session.check(h, get(h, index, &cut)) }
+        return Int(cut)
+    }
+
     /// Cross-encoders (a sequence classifier with one label; other models throw `.unsupported`):
     /// the passages ranked by relevance to `query`, best first (equal scores: the lower index
     /// first), only the best `topK` when given. The score is the model's: the raw logit, or its

@@ -47,6 +47,9 @@ enum TaskAPI {
                                            Int, Int, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Float>?,
                                            UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int32>?) -> eb_status
 
+    typealias SetTruncation = @convention(c) (OpaquePointer?, eb_truncation) -> eb_status
+    typealias GetTruncatedTokens = @convention(c) (OpaquePointer?, Int, UnsafeMutablePointer<Int32>?) -> eb_status
+
     // Many texts per call and token labels (issue 22).
     typealias EmbedMany = @convention(c) (OpaquePointer?, UnsafePointer<UnsafePointer<CChar>?>?,
                                           UnsafePointer<UnsafePointer<CChar>?>?, Int, eb_output,

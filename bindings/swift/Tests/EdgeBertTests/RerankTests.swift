@@ -3,7 +3,7 @@
 // fp32 scores within 2e-3 of the float64 goldens, best first (ties by index), each equal to a
 // single run(text:pair:) logit through the model's score function; topK keeps the best k; a
 // too-long passage throws with its index, or with statuses is left out; other models throw
-// .unsupported.
+// .unsupported; setTruncation / truncatedTokens give the HuggingFace truncation goldens.
 import EdgeBert
 import Foundation
 import XCTest
@@ -64,5 +64,34 @@ final class RerankTests: XCTestCase {
         XCTAssertThrowsError(try other.rerank("q", ["p"])) { e in
             XCTAssertEqual((e as? EdgeBertError)?.status, .unsupported)
         }
+    }
+
+    func testTruncationMatchesGoldens() throws {
+        let golden = try String(contentsOfFile: "\(TestData.dir)/task_bert_rerank/rerank/truncation.txt", encoding: .utf8)
+        let m = try Model(path: TestData.ebm("task_bert_rerank", "fp32"))
+        var sessions = [Int: Session]()
+        var checked = 0
+        for line in golden.split(separator: "\n") {
+            let parts = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            let head = parts[0].split(separator: " ")
+            let maxLen = Int(head[1])!, cut = Int(head[2])!
+            let a = parts[1], b = parts[2]
+            if sessions[maxLen] == nil { sessions[maxLen] = try m.session(maxSequenceLength: maxLen) }
+            let s = sessions[maxLen]!
+            try s.setTruncation(head[0] == "longest_first" ? .longestFirst : .onlySecond)
+            let run = { () throws -> Void in
+                if b.isEmpty { try s.run(text: a) } else { try s.run(text: a, pair: b) }
+            }
+            if cut < 0 {
+                XCTAssertThrowsError(try run(), line.description)
+                continue
+            }
+            try run()
+            XCTAssertEqual(try s.inputIds(), parts[3].split(separator: " ").map { Int32($0)! }, line.description)
+            XCTAssertEqual(try s.truncatedTokens(), cut, line.description)
+            if cut > 0 { checked += 1 }
+        }
+        XCTAssertGreaterThanOrEqual(checked, 50)
+        XCTAssertThrowsError(try sessions[9]!.truncatedTokens(4))
     }
 }

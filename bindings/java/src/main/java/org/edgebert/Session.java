@@ -414,6 +414,25 @@ public final class Session implements AutoCloseable {
     return output(which);
   }
 
+  /** Truncation strategies of {@link #setTruncation(int)} (eb_truncation). */
+  public static final int TRUNCATION_NONE = 0;
+  public static final int TRUNCATION_LONGEST_FIRST = 1;
+  public static final int TRUNCATION_ONLY_SECOND = 2;
+
+  /**
+   * How later text calls cut a text (pair) longer than the session maximum: TRUNCATION_NONE (the
+   * default: SEQUENCE_TOO_LONG), TRUNCATION_LONGEST_FIRST or TRUNCATION_ONLY_SECOND, as
+   * HuggingFace tokenizers' truncation strategies (eb_session_set_truncation).
+   */
+  public synchronized void setTruncation(int strategy) {
+    nSetTruncation(ptr(), strategy);
+  }
+
+  /** Text tokens cut from sequence {@code index} of the last run (0: nothing was cut). */
+  public synchronized int truncatedTokens(int index) {
+    return nTruncatedTokens(ptr(), index);
+  }
+
   /** {arena bytes, naive sum of buffers, packed weight bytes}. */
   public synchronized long[] memory() {
     long[] m = new long[3];
@@ -466,5 +485,7 @@ public final class Session implements AutoCloseable {
                                            int[] labels, int[] statuses);
   private static native int[] nTokenLabels(long s);
   private static native void nMemory(long s, long[] out);
+  private static native void nSetTruncation(long s, int strategy);
+  private static native int nTruncatedTokens(long s, int index);
   private static native void nDestroy(long s);
 }
