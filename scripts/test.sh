@@ -6,8 +6,9 @@
 # cross-builds for aarch64 (the suite under qemu; its heaviest tests split with the Debian 13 aarch64 stage) and armv7 (a subset) with scripts/arm/test_arm.sh,
 # then builds and runs the suite in a cached Debian 13 root against its XNNPACK (2024 API), x86-64
 # and aarch64 under qemu (scripts/debian13/test_debian13.sh; --no-arm skips its aarch64 part too).
-# A clang build of every target, as Android/iOS compile it (scripts/check_clang_build.sh).
-# Reliability stages (scripts/reliability/, docs/reliability.md): each libFuzzer target for 45 s,
+# A clang build of every target, as Android/iOS compile it (scripts/check_clang_build.sh): the
+# sanitizer build is that build (a plain one with --no-sanitize).
+# Reliability stages (scripts/reliability/, docs/reliability.md): each libFuzzer target for 30 s,
 # the ThreadSanitizer build of the multi-threaded tests, and a short soak.
 # The two emulated aarch64 stages run a curated subset by default (every kernel's exactness test on
 # both emulated CPUs, the model-level kernel tables, the reference outputs, no allocation, bad
@@ -72,23 +73,26 @@ run_suite "$ROOT/build/release" -DCMAKE_BUILD_TYPE=Release -DEDGEBERT_BUILD_JAVA
 stage "install, exports, example program against the installed package (x86-64)"
 "$ROOT/scripts/check_install.sh" "$ROOT/build/release" "$ROOT/build/x86-install" \
   "$ROOT/build/release/testdata/ebm/base2_h12.int8.ebm"
-if [ $SANITIZE -eq 1 ]; then
-  stage "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
-  # (the HF conformance comparison, ~170 s under ASan, and the SPDX header check run in the
-  # Release stage; the fuzzers and the tokenizer tests cover the tokenizers' memory safety here)
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CTEST_EXCLUDE='^(tokenizer_conformance|spdx_headers|spdx_script)$' \
-    run_suite "$ROOT/build/sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGEBERT_SANITIZE=ON
-fi
-if [ $CLANG -eq 1 ] || [ $FUZZ -eq 1 ] || [ $TSAN -eq 1 ]; then
+if [ $SANITIZE -eq 1 ] || [ $CLANG -eq 1 ] || [ $FUZZ -eq 1 ] || [ $TSAN -eq 1 ]; then
   "$ROOT/scripts/install_deps.sh" --reliability
 fi
-if [ $CLANG -eq 1 ]; then
+if [ $SANITIZE -eq 1 ]; then
+  # One clang build serves two checks (CI time): every target compiled with clang, as Android and
+  # iOS builds compile it (errors fail, warnings are listed: scripts/check_clang_build.sh), with
+  # AddressSanitizer + UndefinedBehaviorSanitizer, and the suite run on it. (The HF conformance
+  # comparison, ~170 s under ASan, and the SPDX header check run in the Release stage; the
+  # fuzzers and the tokenizer tests cover the tokenizers' memory safety here.)
+  stage "clang AddressSanitizer + UndefinedBehaviorSanitizer build of every target, and tests"
+  "$ROOT/scripts/check_clang_build.sh" "$ROOT/build/sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGEBERT_SANITIZE=ON
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir "$ROOT/build/sanitize" --output-on-failure -j "$JOBS" -E '^(tokenizer_conformance|spdx_headers|spdx_script)$'
+elif [ $CLANG -eq 1 ]; then
   stage "clang build of every target (as Android and iOS builds compile it)"
   "$ROOT/scripts/check_clang_build.sh" "$ROOT/build/clang"
 fi
 if [ $FUZZ -eq 1 ]; then
-  stage "libFuzzer targets, 45 s each (clang, ASan + UBSan)"
-  "$ROOT/scripts/reliability/fuzz.sh" 45 "$ROOT/build/fuzz"
+  stage "libFuzzer targets, 30 s each (clang, ASan + UBSan)"
+  "$ROOT/scripts/reliability/fuzz.sh" 30 "$ROOT/build/fuzz"
 fi
 if [ $TSAN -eq 1 ]; then
   stage "ThreadSanitizer build of the multi-threaded tests"

@@ -80,8 +80,7 @@ constexpr Output kOutputs[] = {{"last_hidden_state", EB_OUTPUT_LAST_HIDDEN_STATE
 
 const char* label_name(const eb_model* m, int i) {
   const char* name = "?";
-  eb_model_get_label(m, i, &name);
-  return name;
+  return eb_model_get_label(m, i, &name) == EB_OK ? name : "?";
 }
 
 // Labels with softmax probabilities (sequence classifiers). A single output (regression) has no
@@ -173,7 +172,7 @@ int run_texts_file(eb_session* session, const std::string& path, const std::vect
     report_truncation(session, path, done);
     for (size_t i = 0; i < n; ++i) {
       eb_sequence_info q;
-      eb_session_get_sequence(session, i, &q);
+      if (eb_session_get_sequence(session, i, &q) != EB_OK) return die(eb_session_last_error(session));
       if (q.status != EB_OK) {  // that line alone: reported, the others go on
         std::fprintf(stderr, "edgebert-run: %s:%zu: %s\n", path.c_str(), done + i + 1,
                      eb_status_string(static_cast<eb_status>(q.status)));
@@ -311,12 +310,12 @@ int main(int argc, char** argv) {
   if (!cache_path.empty()) {
     eb_weight_cache_state cache_state = EB_WEIGHT_CACHE_NONE;
     const char* cache_message = "";
-    eb_model_get_weight_cache(model, &cache_state, &cache_message);
+    if (eb_model_get_weight_cache(model, &cache_state, &cache_message) != EB_OK) return die("weight cache state unavailable");
     static const char* const kStates[] = {"none", "loaded", "created", "unavailable"};
     std::fprintf(stderr, "weight cache: %s%s%s\n", kStates[cache_state], *cache_message ? ": " : "", cache_message);
   }
   eb_model_info info;
-  eb_model_get_info(model, &info);
+  if (eb_model_get_info(model, &info) != EB_OK) return die("model information unavailable");
   eb_session_options opt;
   eb_session_options_init(&opt);
   opt.num_threads = static_cast<int32_t>(threads);
@@ -405,7 +404,8 @@ int main(int argc, char** argv) {
   const float* h = nullptr;
   int64_t shape[2];
   int32_t rank;
-  eb_session_get_output(session, EB_OUTPUT_LAST_HIDDEN_STATE, &h, shape, &rank);
+  if (eb_session_get_output(session, EB_OUTPUT_LAST_HIDDEN_STATE, &h, shape, &rank) != EB_OK)
+    return die(eb_session_last_error(session));
   const size_t seq = static_cast<size_t>(shape[0]);
   double norm = 0;
   for (int64_t i = 0; i < shape[1]; ++i) norm += double(h[i]) * h[i];
@@ -416,12 +416,12 @@ int main(int argc, char** argv) {
   const float* out = nullptr;
   switch (info.task) {
     case EB_TASK_SEQUENCE_CLASSIFICATION:
-      eb_session_get_output(session, EB_OUTPUT_LOGITS, &out, shape, &rank);
+      if (eb_session_get_output(session, EB_OUTPUT_LOGITS, &out, shape, &rank) != EB_OK) return die(eb_session_last_error(session));
       std::printf("logits: [%d]\n", info.num_labels);
       print_classes(model, out, info.num_labels);
       break;
     case EB_TASK_TOKEN_CLASSIFICATION:
-      eb_session_get_output(session, EB_OUTPUT_TOKEN_LOGITS, &out, shape, &rank);
+      if (eb_session_get_output(session, EB_OUTPUT_TOKEN_LOGITS, &out, shape, &rank) != EB_OK) return die(eb_session_last_error(session));
       std::printf("token_logits: [%zu, %d]\n", seq, info.num_labels);
       print_token_labels(model, session, out, seq, info.num_labels, text, text_pair);
       break;
@@ -429,7 +429,7 @@ int main(int argc, char** argv) {
       std::printf("start_logits, end_logits: [%zu] (use --question/--context for the answer)\n", seq);
       break;
     case EB_TASK_SENTENCE_EMBEDDING: {
-      eb_session_get_output(session, EB_OUTPUT_SENTENCE_EMBEDDING, &out, shape, &rank);
+      if (eb_session_get_output(session, EB_OUTPUT_SENTENCE_EMBEDDING, &out, shape, &rank) != EB_OK) return die(eb_session_last_error(session));
       double sn = 0;
       for (int i = 0; i < info.hidden_size; ++i) sn += double(out[i]) * out[i];
       std::printf("sentence_embedding: [%d], norm %.4f, first values %.4f %.4f %.4f %.4f\n", info.hidden_size, std::sqrt(sn),

@@ -106,7 +106,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   eb_model_info info;
-  eb_model_get_info(model, &info);
+  if (eb_model_get_info(model, &info) != EB_OK) {
+    std::fprintf(stderr, "edgebert-soak: model information unavailable\n");
+    return 1;
+  }
   if (max_len == 0 || max_len > info.max_position_embeddings) max_len = info.max_position_embeddings;
   if (inputs == 0) inputs = max_len < 512 ? max_len : 512;
   eb_session_options o;

@@ -27,7 +27,10 @@ echo "== Debian 13 (x86-64): Release build and tests"
 scripts/debian13/root.sh -- sh -ec '
   cmake -S /src -B /src/build/debian13 -G Ninja -DCMAKE_BUILD_TYPE=Release
   cmake --build /src/build/debian13 -j "$(nproc)"
-  ctest --test-dir /src/build/debian13 --output-on-failure -j "$(nproc)"'
+  ctest --test-dir /src/build/debian13 --output-on-failure -j "$(nproc)" -E "$0"' \
+  '^(spdx_headers|spdx_script|test_converter_faults)$'
+# (left out here: the source tree's license lines and the converter tool's signal and file-system
+# faults do not depend on the XNNPACK generation; the Debian 12 Release stage runs them)
 t_x86=$SECONDS
 if [ $ARM -eq 1 ]; then
   echo "== Debian 13 aarch64: cross build against Debian 13 arm64 XNNPACK + libc, tests under qemu"

@@ -30,7 +30,7 @@ struct Model {
     copy = new AlignedCopy(bytes.data(), bytes.size());
     char err[256];
     if (eb_model_load_memory(copy->data(), copy->size(), &model, err, sizeof err) != EB_OK) __builtin_trap();
-    eb_model_get_info(model, &info);
+    if (eb_model_get_info(model, &info) != EB_OK) __builtin_trap();
   }
 };
 
@@ -201,7 +201,7 @@ void step(State& st, Reader& r, const Model& m) {
         for (size_t i = 0; i < n; ++i) sink = sink + got[i];
       }
       size_t arena = 0, naive = 0, packed = 0;
-      eb_session_memory(s, &arena, (r.byte() & 1) ? nullptr : &naive, &packed);
+      [[maybe_unused]] const eb_status memory = eb_session_memory(s, &arena, (r.byte() & 1) ? nullptr : &naive, &packed);
       if (s && std::strlen(eb_session_last_error(s)) > 100000) __builtin_trap();
       // Token byte offsets of the last text run, and the QA span helper (on any model).
       const int32_t *begin = nullptr, *end = nullptr, *segment = nullptr;

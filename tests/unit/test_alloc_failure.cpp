@@ -122,7 +122,10 @@ Attempt create_and_run(eb_model* m, int threads, const Case& c, const std::vecto
   } else {
     const float* p = nullptr;
     int64_t shape[2];
-    eb_session_get_output(s, EB_OUTPUT_LAST_HIDDEN_STATE, &p, shape, nullptr);
+    if (eb_session_get_output(s, EB_OUTPUT_LAST_HIDDEN_STATE, &p, shape, nullptr) != EB_OK) {
+      a.status = EB_ERROR_BAD_STATE;
+      return a;
+    }
     const size_t count = static_cast<size_t>(shape[0] * shape[1]);
     if (out) out->assign(p, p + count);  // only outside the counted attempts
     // The same kind of session on the same input: bit-identical to the reference.

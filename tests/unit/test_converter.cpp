@@ -313,7 +313,7 @@ TEST_CASE("mixed precision (--keep-fp32) models run and stay accurate", "[conver
       REQUIRE(eb_session_create(m.m, &so, &s.s, err, sizeof err) == EB_OK);
       REQUIRE(eb_session_run_ids(s.s, c.ids.data(), c.types.data(), c.mask.data(), c.ids.size()) == EB_OK);
       const float* h;
-      eb_session_get_output(s.s, EB_OUTPUT_LAST_HIDDEN_STATE, &h, nullptr, nullptr);
+      REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_LAST_HIDDEN_STATE, &h, nullptr, nullptr) == EB_OK);
       for (size_t t = 0; t < c.ids.size(); ++t) CHECK(cosine(h + t * 128, &c.hidden[t * 128], 128) >= 0.99);
     }
   }
@@ -407,7 +407,7 @@ TEST_CASE("a checkpoint without vocab.txt converts to an ids-only model", "[conv
   char err[512];
   REQUIRE(eb_model_load_memory(buf.data, buf.size, &m.m, err, sizeof err) == EB_OK);
   eb_model_info info;
-  eb_model_get_info(m.m, &info);
+  REQUIRE(eb_model_get_info(m.m, &info) == EB_OK);
   CHECK(info.has_vocab == 0);
   SessionHandle s;
   REQUIRE(eb_session_create(m.m, nullptr, &s.s, err, sizeof err) == EB_OK);

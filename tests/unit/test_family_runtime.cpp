@@ -66,7 +66,7 @@ struct Loaded {
 void open(const std::string& model, int threads, Loaded* l, const std::string& kind = "fp32") {
   char err[512];
   REQUIRE(eb_model_load_file(converted(model, kind).c_str(), &l->m.m, err, sizeof err) == EB_OK);
-  eb_model_get_info(l->m.m, &l->info);
+  REQUIRE(eb_model_get_info(l->m.m, &l->info) == EB_OK);
   eb_session_options o;
   eb_session_options_init(&o);
   o.num_threads = threads;

@@ -28,7 +28,7 @@ void open_session(const char* model, const char* kind, int threads, ModelHandle*
                   int max_len = 0, int batch_tokens = 0) {
   char err[512];
   REQUIRE(eb_model_load_file(ebm_path(model, kind).c_str(), &m->m, err, sizeof err) == EB_OK);
-  eb_model_get_info(m->m, info);
+  REQUIRE(eb_model_get_info(m->m, info) == EB_OK);
   eb_session_options o;
   eb_session_options_init(&o);
   o.num_threads = threads;
@@ -148,7 +148,7 @@ TEST_CASE("long-context answers, word ids and words perform zero heap allocation
         SessionHandle s;
         eb_model_info info;
         REQUIRE(eb_model_load_file(ebm_path(model, kind).c_str(), &m.m, err, sizeof err) == EB_OK);
-        eb_model_get_info(m.m, &info);
+        REQUIRE(eb_model_get_info(m.m, &info) == EB_OK);
         eb_session_options o;
         eb_session_options_init(&o);
         o.num_threads = threads;

@@ -140,8 +140,8 @@ TEST_CASE("model loaded from caller memory gives the same result as from file", 
   REQUIRE(eb_session_run_ids(sa.s, c.ids.data(), c.types.data(), c.mask.data(), c.ids.size()) == EB_OK);
   REQUIRE(eb_session_run_ids(sb.s, c.ids.data(), c.types.data(), c.mask.data(), c.ids.size()) == EB_OK);
   const float *pa, *pb;
-  eb_session_get_output(sa.s, EB_OUTPUT_LAST_HIDDEN_STATE, &pa, nullptr, nullptr);
-  eb_session_get_output(sb.s, EB_OUTPUT_LAST_HIDDEN_STATE, &pb, nullptr, nullptr);
+  REQUIRE(eb_session_get_output(sa.s, EB_OUTPUT_LAST_HIDDEN_STATE, &pa, nullptr, nullptr) == EB_OK);
+  REQUIRE(eb_session_get_output(sb.s, EB_OUTPUT_LAST_HIDDEN_STATE, &pb, nullptr, nullptr) == EB_OK);
   CHECK(std::memcmp(pa, pb, c.ids.size() * 64 * sizeof(float)) == 0);
 }
 
@@ -159,7 +159,7 @@ TEST_CASE("1 and 2 threads give the same int8 result", "[reference][threads]") {
     REQUIRE(eb_session_create(m.m, &o, &s.s, err, sizeof err) == EB_OK);
     REQUIRE(eb_session_run_ids(s.s, c.ids.data(), c.types.data(), c.mask.data(), c.ids.size()) == EB_OK);
     const float* p;
-    eb_session_get_output(s.s, EB_OUTPUT_LAST_HIDDEN_STATE, &p, nullptr, nullptr);
+    REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_LAST_HIDDEN_STATE, &p, nullptr, nullptr) == EB_OK);
     out[t - 1].assign(p, p + c.ids.size() * 768);
   }
   // Integer GEMMs and per-row kernels are deterministic regardless of the thread split.
@@ -178,7 +178,7 @@ TEST_CASE("one model backs several sessions on different threads", "[threads][c-
     REQUIRE(eb_session_create(m.m, nullptr, &s.s, err, sizeof err) == EB_OK);
     REQUIRE(eb_session_run_ids(s.s, c.ids.data(), c.types.data(), c.mask.data(), c.ids.size()) == EB_OK);
     const float* p;
-    eb_session_get_output(s.s, EB_OUTPUT_LAST_HIDDEN_STATE, &p, nullptr, nullptr);
+    REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_LAST_HIDDEN_STATE, &p, nullptr, nullptr) == EB_OK);
     expected.assign(p, p + count);
   }
   std::atomic<int> mismatches{0}, failures{0};
@@ -200,7 +200,10 @@ TEST_CASE("one model backs several sessions on different threads", "[threads][c-
           break;
         }
         const float* p;
-        eb_session_get_output(s, EB_OUTPUT_LAST_HIDDEN_STATE, &p, nullptr, nullptr);
+        if (eb_session_get_output(s, EB_OUTPUT_LAST_HIDDEN_STATE, &p, nullptr, nullptr) != EB_OK) {  // (a worker thread)
+          ++failures;
+          break;
+        }
         for (size_t i = 0; i < count; ++i)
           if (std::fabs(p[i] - expected[i]) > 1e-5f) {
             ++mismatches;

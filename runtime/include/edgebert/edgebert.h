@@ -35,6 +35,16 @@ extern "C" {
 #else
 #define EB_API
 #endif
+/* Every function returning eb_status is EB_NODISCARD: the compiler warns when a caller drops the
+ * status (GCC / clang warn_unused_result; a cast to void does not silence it on GCC: keep it in a
+ * variable). Define EB_NODISCARD empty before including this header to turn the warning off. */
+#ifndef EB_NODISCARD
+#if defined(__GNUC__) || defined(__clang__)
+#define EB_NODISCARD __attribute__((warn_unused_result))
+#else
+#define EB_NODISCARD
+#endif
+#endif
 
 #define EB_VERSION_MAJOR 0
 #define EB_VERSION_MINOR 2
@@ -116,15 +126,15 @@ EB_API const char* eb_status_string(eb_status status);
 
 /* Maps `path` read-only and verifies it. On failure *out_model is NULL and, when `error` is not
  * NULL, a NUL-terminated message is written into error[0..error_size). */
-EB_API eb_status eb_model_load_file(const char* path, eb_model** out_model, char* error, size_t error_size);
+EB_API EB_NODISCARD eb_status eb_model_load_file(const char* path, eb_model** out_model, char* error, size_t error_size);
 /* Uses caller memory in place (zero copy). `data` must be 64-byte aligned and stay valid and
  * unchanged until eb_model_free() and until every session created from the model is destroyed. */
-EB_API eb_status eb_model_load_memory(const void* data, size_t size, eb_model** out_model, char* error,
+EB_API EB_NODISCARD eb_status eb_model_load_memory(const void* data, size_t size, eb_model** out_model, char* error,
                                       size_t error_size);
-EB_API eb_status eb_model_get_info(const eb_model* model, eb_model_info* out_info);
+EB_API EB_NODISCARD eb_status eb_model_get_info(const eb_model* model, eb_model_info* out_info);
 /* Name of label `index` (0 <= index < num_labels) from the checkpoint's id2label ("LABEL_<i>"
  * when it had none). The string lives as long as the model. */
-EB_API eb_status eb_model_get_label(const eb_model* model, int32_t index, const char** out_name);
+EB_API EB_NODISCARD eb_status eb_model_get_label(const eb_model* model, int32_t index, const char** out_name);
 /* Releases the model handle. NULL is ignored. Sessions created from it stay valid: the model's
  * memory is released with the last of them. No session can be created from a freed handle. */
 EB_API void eb_model_free(eb_model* model);
@@ -158,30 +168,30 @@ EB_API void eb_load_options_init(eb_load_options* options);
 /* eb_model_load_file / eb_model_load_memory with options (NULL: the defaults). With a weight
  * cache the weights are packed (or the cache mapped) during the load, so the first session
  * starts at once. */
-EB_API eb_status eb_model_load_file_with_options(const char* path, const eb_load_options* options,
+EB_API EB_NODISCARD eb_status eb_model_load_file_with_options(const char* path, const eb_load_options* options,
                                                  eb_model** out_model, char* error, size_t error_size);
-EB_API eb_status eb_model_load_memory_with_options(const void* data, size_t size, const eb_load_options* options,
+EB_API EB_NODISCARD eb_status eb_model_load_memory_with_options(const void* data, size_t size, const eb_load_options* options,
                                                    eb_model** out_model, char* error, size_t error_size);
 /* What happened to the weight cache of this model; `out_message` (may be NULL) is a readable
  * reason, "" when there is nothing to say; it lives as long as the model. */
-EB_API eb_status eb_model_get_weight_cache(const eb_model* model, eb_weight_cache_state* out_state,
+EB_API EB_NODISCARD eb_status eb_model_get_weight_cache(const eb_model* model, eb_weight_cache_state* out_state,
                                            const char** out_message);
 /* Memory shared by every session of the model: the bytes of packed GEMM weights the model holds
  * (in memory or mapped from the cache file; 0 on XNNPACK 2022, where sessions pack their own) and
  * the model file's size. Any pointer may be NULL. */
-EB_API eb_status eb_model_get_memory(const eb_model* model, size_t* packed_weight_bytes, size_t* model_file_bytes);
+EB_API EB_NODISCARD eb_status eb_model_get_memory(const eb_model* model, size_t* packed_weight_bytes, size_t* model_file_bytes);
 
 /* Fills defaults (single thread, the model's maximum length). */
 EB_API void eb_session_options_init(eb_session_options* options);
 /* Creates XNNPACK operators, the thread pool and one planned arena. `options` may be NULL. */
-EB_API eb_status eb_session_create(const eb_model* model, const eb_session_options* options, eb_session** out_session,
+EB_API EB_NODISCARD eb_status eb_session_create(const eb_model* model, const eb_session_options* options, eb_session** out_session,
                                    char* error, size_t error_size);
 EB_API void eb_session_destroy(eb_session* session);
 
 /* Runs on `seq_len` token ids. token_type_ids and attention_mask (1 = real token, 0 = padding)
  * may be NULL (all 0 / all 1). Models without token types (DistilBERT: type_vocab_size 0) ignore
  * token_type_ids, as HuggingFace's DistilBERT takes none. Performs no heap allocation. */
-EB_API eb_status eb_session_run_ids(eb_session* session, const int32_t* input_ids, const int32_t* token_type_ids,
+EB_API EB_NODISCARD eb_status eb_session_run_ids(eb_session* session, const int32_t* input_ids, const int32_t* token_type_ids,
                                     const int32_t* attention_mask, size_t seq_len);
 /* Tokenizes UTF-8 `text` with the model's own tokenizer and its template ([CLS] text [SEP] for
  * BERT, <s> text </s> for RoBERTa, text </s> for T5, ...) and runs.
@@ -189,14 +199,14 @@ EB_API eb_status eb_session_run_ids(eb_session* session, const int32_t* input_id
  * silently truncated. Performs no heap allocation. With tokenizers other than BERT's vocab.txt
  * WordPiece a text of more than 16 bytes per position (of max_sequence_length + 1025) is
  * EB_ERROR_SEQUENCE_TOO_LONG too: their buffers are sized at session creation. */
-EB_API eb_status eb_session_run_text(eb_session* session, const char* text);
+EB_API EB_NODISCARD eb_status eb_session_run_text(eb_session* session, const char* text);
 /* Tokenizes a text pair with the model's template ("[CLS] a [SEP] b [SEP]" with token types 0
  * (first segment incl. its [SEP]) then 1 for BERT; "<s> a </s></s> b </s>" for RoBERTa) and runs.
  * Too long: EB_ERROR_SEQUENCE_TOO_LONG. Performs no heap allocation (as run_text). */
-EB_API eb_status eb_session_run_text_pair(eb_session* session, const char* text_a, const char* text_b);
+EB_API EB_NODISCARD eb_status eb_session_run_text_pair(eb_session* session, const char* text_a, const char* text_b);
 /* Runs from precomputed embedding-layer outputs (float32 [seq_len, hidden], like inputs_embeds)
  * skipping the embedding layer. attention_mask may be NULL. */
-EB_API eb_status eb_session_run_embeddings(eb_session* session, const float* embeddings, const int32_t* attention_mask,
+EB_API EB_NODISCARD eb_status eb_session_run_embeddings(eb_session* session, const float* embeddings, const int32_t* attention_mask,
                                            size_t seq_len);
 
 /* ---- Packed runs: many sequences per run, no padding ----
@@ -224,13 +234,13 @@ EB_API eb_status eb_session_run_embeddings(eb_session* session, const float* emb
  * eb_session_best_span reads single runs only (EB_ERROR_BAD_STATE after a packed run); the answer
  * span of each pair of a packed eb_session_run_text_pairs is eb_session_sequence_best_span.
  * Performs no heap allocation. */
-EB_API eb_status eb_session_run_texts(eb_session* session, const char* const* texts, size_t count, size_t* out_consumed);
+EB_API EB_NODISCARD eb_status eb_session_run_texts(eb_session* session, const char* const* texts, size_t count, size_t* out_consumed);
 /* Pairs ("[CLS] a [SEP] b [SEP]" each, as eb_session_run_text_pair). */
-EB_API eb_status eb_session_run_text_pairs(eb_session* session, const char* const* texts_a, const char* const* texts_b,
+EB_API EB_NODISCARD eb_status eb_session_run_text_pairs(eb_session* session, const char* const* texts_a, const char* const* texts_b,
                                            size_t count, size_t* out_consumed);
 /* Sequence i has lengths[i] ids at input_ids + lengths[0] + ... + lengths[i - 1] (the same for
  * token_type_ids, which may be NULL: all 0); no attention mask (every token is real). */
-EB_API eb_status eb_session_run_ids_batch(eb_session* session, const int32_t* input_ids, const int32_t* token_type_ids,
+EB_API EB_NODISCARD eb_status eb_session_run_ids_batch(eb_session* session, const int32_t* input_ids, const int32_t* token_type_ids,
                                           const size_t* lengths, size_t count, size_t* out_consumed);
 /* One sequence of the last run (packed: one per consumed input; a single run: 1 sequence). */
 typedef struct eb_sequence_info {
@@ -241,24 +251,24 @@ typedef struct eb_sequence_info {
   int32_t words;
 } eb_sequence_info;
 /* Sequences of the last successful run (EB_ERROR_BAD_STATE before any). */
-EB_API eb_status eb_session_get_sequence_count(const eb_session* session, size_t* out_count);
-EB_API eb_status eb_session_get_sequence(const eb_session* session, size_t index, eb_sequence_info* out_info);
+EB_API EB_NODISCARD eb_status eb_session_get_sequence_count(const eb_session* session, size_t* out_count);
+EB_API EB_NODISCARD eb_status eb_session_get_sequence(const eb_session* session, size_t index, eb_sequence_info* out_info);
 
 /* After a successful run: pointer to an output inside the session (valid until the next run or
  * destroy) and its shape. shape receives up to 2 dims; *out_rank is 2 for last_hidden_state and
  * 1 otherwise (after a packed run pooled outputs are [sequence_count, width], rank 2). Any of
  * out_data/out_shape/out_rank may be NULL. */
-EB_API eb_status eb_session_get_output(const eb_session* session, eb_output which, const float** out_data,
+EB_API EB_NODISCARD eb_status eb_session_get_output(const eb_session* session, eb_output which, const float** out_data,
                                        int64_t* out_shape, int32_t* out_rank);
 /* Token ids of the last run (after tokenization for run_text / run_text_pair / answer).
  * EB_ERROR_BAD_STATE after run_embeddings (a run without token ids) or a failed run. */
-EB_API eb_status eb_session_get_input_ids(const eb_session* session, const int32_t** out_ids, size_t* out_len);
+EB_API EB_NODISCARD eb_status eb_session_get_input_ids(const eb_session* session, const int32_t** out_ids, size_t* out_len);
 
 /* After run_text / run_text_pair: for each token of the last run, its byte range
  * [begin[i], end[i]) in the UTF-8 text it came from and the segment: 0 = text (or text_a), 1 =
  * text_b, -1 = a special token ([CLS], [SEP]: begin = end = 0). Arrays live in the session until
  * the next run. After run_ids / run_embeddings: EB_ERROR_BAD_STATE. Any pointer may be NULL. */
-EB_API eb_status eb_session_get_token_offsets(const eb_session* session, const int32_t** out_begin,
+EB_API EB_NODISCARD eb_status eb_session_get_token_offsets(const eb_session* session, const int32_t** out_begin,
                                               const int32_t** out_end, const int32_t** out_segment, size_t* out_len);
 
 /* Best answer span of an extractive-QA model after eb_session_run_text_pair(question, context):
@@ -271,7 +281,7 @@ typedef struct eb_span {
   int32_t end_byte;
   float score;         /* start_logits[start_token] + end_logits[end_token] */
 } eb_span;
-EB_API eb_status eb_session_best_span(const eb_session* session, int32_t max_answer_tokens, eb_span* out_span);
+EB_API EB_NODISCARD eb_status eb_session_best_span(const eb_session* session, int32_t max_answer_tokens, eb_span* out_span);
 /* The same for sequence `index` of the last run (eb_session_get_sequence): after a packed
  * eb_session_run_text_pairs(questions, contexts), the best span of pair `index`'s context; after a
  * single run_text_pair, index 0 is eb_session_best_span. start_token / end_token index the run's
@@ -280,13 +290,13 @@ EB_API eb_status eb_session_best_span(const eb_session* session, int32_t max_ans
  * that did not run (its own status is in eb_session_get_sequence); EB_ERROR_BAD_STATE unless the
  * last run was of text pairs. Equal to a single run_text_pair of that pair and best_span (int8:
  * the same span and score). */
-EB_API eb_status eb_session_sequence_best_span(const eb_session* session, size_t index, int32_t max_answer_tokens,
+EB_API EB_NODISCARD eb_status eb_session_sequence_best_span(const eb_session* session, size_t index, int32_t max_answer_tokens,
                                                eb_span* out_span);
 
 /* After run_text / run_text_pair: for each token of the last run, the index of the word it belongs
  * to within its segment (as HuggingFace's word_ids()), -1 for special tokens. Same validity as
  * eb_session_get_token_offsets (EB_ERROR_BAD_STATE after run_ids / run_embeddings). */
-EB_API eb_status eb_session_get_word_ids(const eb_session* session, const int32_t** out_word_ids, size_t* out_len);
+EB_API EB_NODISCARD eb_status eb_session_get_word_ids(const eb_session* session, const int32_t** out_word_ids, size_t* out_len);
 
 /* A word of the last text run: its tokens [first_token, last_token], its segment and bytes
  * [begin_byte, end_byte) in that segment's text. For token-classification models `label` is the
@@ -300,7 +310,7 @@ typedef struct eb_word {
 } eb_word;
 /* After run_text / run_text_pair: the words of the last run in token order (special tokens are
  * not words). The array lives in the session until the next run. */
-EB_API eb_status eb_session_get_words(const eb_session* session, const eb_word** out_words, size_t* out_count);
+EB_API EB_NODISCARD eb_status eb_session_get_words(const eb_session* session, const eb_word** out_words, size_t* out_count);
 
 /* Extractive QA on a context of any length: runs (question, context) as one pair when it fits the
  * session, else over overlapping windows of the context's tokens (consecutive windows share
@@ -314,7 +324,7 @@ EB_API eb_status eb_session_get_words(const eb_session* session, const eb_word**
  * it is tokenized once, whole, into buffers sized at session creation: a context of more than
  * about max_sequence_length + 1025 tokens (or 16 bytes per such token) is
  * EB_ERROR_SEQUENCE_TOO_LONG. */
-EB_API eb_status eb_session_answer(eb_session* session, const char* question, const char* context,
+EB_API EB_NODISCARD eb_status eb_session_answer(eb_session* session, const char* question, const char* context,
                                    int32_t max_answer_tokens, int32_t doc_stride, eb_span* out_span,
                                    int32_t* out_windows);
 
@@ -341,13 +351,13 @@ EB_API eb_status eb_session_answer(eb_session* session, const char* question, co
 /* Embeddings: `which` is EB_OUTPUT_SENTENCE_EMBEDDING (sentence-embedding models) or
  * EB_OUTPUT_POOLER_OUTPUT (models with a pooler); out is float32 [count, hidden_size] and holds
  * out_size floats (at least count * hidden_size). */
-EB_API eb_status eb_session_embed_many(eb_session* session, const char* const* texts, const char* const* pairs,
+EB_API EB_NODISCARD eb_status eb_session_embed_many(eb_session* session, const char* const* texts, const char* const* pairs,
                                        size_t count, eb_output which, float* out, size_t out_size,
                                        int32_t* out_statuses);
 /* Sequence classifiers: out_logits float32 [count, num_labels] (logits_size floats, at least
  * count * num_labels) and/or out_labels int32 [count], the index of each input's largest logit
  * (the first of equal maxima: its name is eb_model_get_label). Either may be NULL, not both. */
-EB_API eb_status eb_session_classify_many(eb_session* session, const char* const* texts, const char* const* pairs,
+EB_API EB_NODISCARD eb_status eb_session_classify_many(eb_session* session, const char* const* texts, const char* const* pairs,
                                           size_t count, float* out_logits, size_t logits_size, int32_t* out_labels,
                                           int32_t* out_statuses);
 /* Token classifiers, after any successful run (single or packed): for each token of the run, the
@@ -357,7 +367,7 @@ EB_API eb_status eb_session_classify_many(eb_session* session, const char* const
  * (only the count), else it must hold labels_size >= that many (EB_ERROR_INVALID_ARGUMENT).
  * Other models: EB_ERROR_UNSUPPORTED; no run yet: EB_ERROR_BAD_STATE. Performs no heap
  * allocation. */
-EB_API eb_status eb_session_get_token_labels(const eb_session* session, int32_t* out_labels, size_t labels_size,
+EB_API EB_NODISCARD eb_status eb_session_get_token_labels(const eb_session* session, int32_t* out_labels, size_t labels_size,
                                              size_t* out_len);
 
 /* ---- Truncation of long texts ----
@@ -383,11 +393,12 @@ typedef enum eb_truncation {
   EB_TRUNCATION_ONLY_SECOND = 2    /* HF "only_second" (pairs) */
 } eb_truncation;
 /* Sets the session's strategy (any other value: EB_ERROR_INVALID_ARGUMENT). Keeps the last run. */
-EB_API eb_status eb_session_set_truncation(eb_session* session, eb_truncation truncation);
+EB_API EB_NODISCARD eb_status eb_session_set_truncation(eb_session* session, eb_truncation truncation);
 /* Text tokens cut from sequence `index` of the last run (eb_session_get_sequence; 0 after a single
  * run). EB_ERROR_BAD_STATE before a successful run, EB_ERROR_INVALID_ARGUMENT for an index out
  * of range. */
-EB_API eb_status eb_session_get_truncated_tokens(const eb_session* session, size_t index, int32_t* out_tokens);
+EB_API EB_NODISCARD eb_status eb_session_get_truncated_tokens(const eb_session* session, size_t index,
+                                                              int32_t* out_tokens);
 
 /* ---- Reranking with a cross-encoder ----
  * A cross-encoder is a sequence classifier with one label (ms-marco-MiniLM, bge-reranker: their
@@ -407,18 +418,19 @@ EB_API eb_status eb_session_get_truncated_tokens(const eb_session* session, size
  * nothing and returns EB_OK. Afterwards the session's outputs are those of the last packed run.
  * Performs no heap allocation. */
 /* Scores in passage order: out_scores float32 [count]. */
-EB_API eb_status eb_session_rerank(eb_session* session, const char* query, const char* const* passages, size_t count,
-                                   float* out_scores, int32_t* out_statuses);
+EB_API EB_NODISCARD eb_status eb_session_rerank(eb_session* session, const char* query, const char* const* passages,
+                                                size_t count, float* out_scores, int32_t* out_statuses);
 /* The best k passages, best first (equal scores: the lower index first): their indices into
  * out_indices[k] and scores into out_scores[k] (both needed when k > 0); *out_found (may be NULL)
  * receives how many were written: min(k, passages that ran). k >= count ranks every passage. */
-EB_API eb_status eb_session_rerank_top_k(eb_session* session, const char* query, const char* const* passages,
-                                         size_t count, size_t k, int32_t* out_indices, float* out_scores,
-                                         size_t* out_found, int32_t* out_statuses);
+EB_API EB_NODISCARD eb_status eb_session_rerank_top_k(eb_session* session, const char* query,
+                                                      const char* const* passages, size_t count, size_t k,
+                                                      int32_t* out_indices, float* out_scores, size_t* out_found,
+                                                      int32_t* out_statuses);
 
 /* Memory facts: planned arena bytes, the naive sum of all intermediate buffers, and the bytes
  * XNNPACK holds in packed weights. Any pointer may be NULL. */
-EB_API eb_status eb_session_memory(const eb_session* session, size_t* arena_bytes, size_t* naive_bytes,
+EB_API EB_NODISCARD eb_status eb_session_memory(const eb_session* session, size_t* arena_bytes, size_t* naive_bytes,
                                    size_t* packed_weight_bytes);
 
 /* Message of the last failed call on this session ("" if none). Never NULL for a non-NULL session. */
