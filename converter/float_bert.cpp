@@ -169,6 +169,7 @@ void load_heads(const HfBertCheckpoint& ck, Task task, FloatBert& m, const Famil
   if (modernbert) load_modernbert_head();
   m.classifier = load_linear(ck, cls, "classifier", m.num_labels, H);
   if (c.has_id2label) m.labels = c.id2label;
+  m.score_sigmoid = task == Task::kSequenceClassification && m.num_labels == 1 && c.score_sigmoid;
 }
 
 FloatLayer load_layer(const HfBertCheckpoint& ck, const FloatBert& m, const LayerLayout& n, int index) {

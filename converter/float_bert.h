@@ -74,6 +74,7 @@ struct FloatBert {
   Task task = Task::kEncoder;
   int num_labels = 0;  // rows of `classifier` (2 for question answering), 0 without one
   std::vector<std::string> labels;  // id2label in id order (classification tasks), or empty
+  bool score_sigmoid = false;       // one-label sequence classifier: rerank score sigmoid(logit)
   bool has_embeddings = false;
   int embedding_size = 0;                    // E: hidden size, or ELECTRA / ALBERT embedding_size
   std::vector<float> word_embeddings;        // [vocab, E]

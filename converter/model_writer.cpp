@@ -301,6 +301,7 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
                                             : fb::HeadInput::CLS);
   }
   if (!tokenizer.IsNull()) mb.add_tokenizer(tokenizer);
+  if (m.score_sigmoid) mb.add_score_function(fb::ScoreFunction::SIGMOID);
   fb::FinishModelBuffer(b, mb.Finish());
   // The content id names what was written: a hash of the whole buffer (id bytes zero), so the
   // runtime's weight cache file can be keyed by it without hashing the model at every load.

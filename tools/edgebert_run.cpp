@@ -5,6 +5,14 @@
 //                [--types "0 0 1"] [--mask "1 1 0"] [--threads N] [--max-seq-len N] [--weight-cache PATH]
 //                [--dump NAME=PATH]...
 //   edgebert-run --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--max-seq-len N] [--dump NAME=PATH]...
+//   edgebert-run --model CROSS_ENCODER.ebm --rerank QUERY --texts FILE [--batch-tokens N] [--threads N]
+// --rerank: every line of FILE is a passage scored against QUERY (eb_session_rerank_top_k); stdout
+// has one "INDEX SCORE" line per passage (INDEX: its 0-based line in FILE), best first; a passage
+// that cannot run is reported on stderr as FILE:LINE (no line on stdout) and the exit code is 1.
+// --truncation longest_first|only_second (text runs, --texts, --rerank): texts longer than the
+// session maximum are cut as HF tokenizers does (eb_session_set_truncation) instead of refused;
+// what was cut is reported ("truncated: N tokens"; --texts: FILE:LINE: truncated: N tokens on
+// stderr; --rerank reports only the ranking).
 // --texts: one text per line, run in packed runs of up to N tokens (eb_session_run_texts; 0: the
 // session maximum); each dump holds every text's output concatenated in file order (pooled
 // outputs [texts, width], token outputs [all tokens, ...]). A text that cannot run (too long for
@@ -36,8 +44,12 @@ void usage(FILE* f) {
                "                    [--weight-cache PATH] [--dims N] [--dump NAME=PATH]...\n"
                "       edgebert-run --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--max-seq-len N]\n"
                "                    [--dims N] [--dump NAME=PATH]...\n"
+               "       edgebert-run --model CROSS_ENCODER.ebm --rerank QUERY --texts FILE [--batch-tokens N] [--threads N]\n"
                "  --dims N: Matryoshka: the sentence embedding truncated to its first N values and L2-normalized\n"
                "    again (meaningful only for models trained for it, as their model card says)\n"
+               "  --rerank QUERY: scores every line of --texts against QUERY; prints 'INDEX SCORE' per line, best first\n"
+               "  --truncation none|longest_first|only_second: cut texts longer than the session maximum (as HF\n"
+               "    tokenizers) instead of refusing them; the cut tokens are reported\n"
                "  --texts FILE: one text per line, packed runs of up to --batch-tokens tokens (0: the session maximum);\n"
                "    dumps concatenate every text's output in file order (pooled outputs [texts, width])\n"
                "  --weight-cache PATH: packed weights kept in PATH (written by the first run, mapped by the next)\n"
@@ -131,6 +143,21 @@ int answer_question(eb_session* s, const std::string& question, const std::strin
   return 0;
 }
 
+// The sequences of the last run that were cut (--truncation): a single run on stdout; with
+// `path`, sequence i of a packed run as FILE:LINE (first_line + i + 1) on stderr.
+void report_truncation(eb_session* session, const std::string& path, size_t first_line = 0) {
+  size_t count = 0;
+  if (eb_session_get_sequence_count(session, &count) != EB_OK) return;
+  for (size_t i = 0; i < count; ++i) {
+    int32_t cut = 0;
+    if (eb_session_get_truncated_tokens(session, i, &cut) != EB_OK || cut == 0) continue;
+    if (path.empty())
+      std::printf("truncated: %d tokens\n", cut);
+    else
+      std::fprintf(stderr, "edgebert-run: %s:%zu: truncated: %d tokens\n", path.c_str(), first_line + i + 1, cut);
+  }
+}
+
 // --texts: every line of `path` in packed runs; appends each dumped output per run, in order.
 int run_texts_file(eb_session* session, const std::string& path, const std::vector<std::pair<std::string, std::string>>& dumps) {
   std::vector<std::string> lines;
@@ -144,6 +171,7 @@ int run_texts_file(eb_session* session, const std::string& path, const std::vect
     const eb_status s = eb_session_run_texts(session, texts.data() + done, texts.size() - done, &n);
     if (s != EB_OK) return die(std::string(eb_status_string(s)) + ": " + eb_session_last_error(session));
     ++runs;
+    report_truncation(session, path, done);
     for (size_t i = 0; i < n; ++i) {
       eb_sequence_info q;
       if (eb_session_get_sequence(session, i, &q) != EB_OK) return die(eb_session_last_error(session));
@@ -179,13 +207,35 @@ int run_texts_file(eb_session* session, const std::string& path, const std::vect
   return failed ? 1 : 0;
 }
 
+// --rerank QUERY --texts FILE: "INDEX SCORE" lines, best first (failed lines on stderr).
+int rerank_file(eb_session* session, const std::string& query, const std::string& path) {
+  std::vector<std::string> lines;
+  if (!edgebert::tools::read_lines(path, &lines)) return die("cannot read --texts " + path);
+  std::vector<const char*> passages;
+  for (const std::string& l : lines) passages.push_back(l.c_str());
+  const size_t n = passages.size();
+  std::vector<int32_t> order(n), statuses(n);
+  std::vector<float> scores(n);
+  size_t found = 0;
+  const eb_status s = eb_session_rerank_top_k(session, query.c_str(), passages.data(), n, n, order.data(),
+                                              scores.data(), &found, statuses.data());
+  if (s != EB_OK) return die(std::string(eb_status_string(s)) + ": " + eb_session_last_error(session));
+  for (size_t i = 0; i < n; ++i)
+    if (statuses[i] != EB_OK)
+      std::fprintf(stderr, "edgebert-run: %s:%zu: %s\n", path.c_str(), i + 1,
+                   eb_status_string(static_cast<eb_status>(statuses[i])));
+  for (size_t r = 0; r < found; ++r) std::printf("%d %.9g\n", order[r], static_cast<double>(scores[r]));
+  return found == n ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace edgebert::tools;
   std::string model_path, text, text_pair, ids_arg, embeds_path, types_arg, mask_arg, question, context, cache_path,
-      texts_path;
+      texts_path, rerank_query, truncation;
   long batch_tokens = 0;
+  bool have_rerank = false;
   bool have_texts = false;
   bool have_text = false, have_pair = false, have_ids = false, have_embeds = false, have_q = false, have_c = false;
   long threads = 1, max_len = 0, max_answer = 30, stride = -1, dims = 0;
@@ -201,7 +251,7 @@ int main(int argc, char** argv) {
     static const char* const kFlags[] = {"--model", "--text", "--text-pair", "--ids", "--embeds", "--threads",
                                          "--max-seq-len", "--dump", "--types", "--mask", "--question", "--context",
                                          "--max-answer-len", "--stride", "--weight-cache", "--texts", "--batch-tokens",
-                                         "--dims"};
+                                         "--dims", "--rerank", "--truncation"};
     if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }) == std::end(kFlags)) {
       usage(stderr);
       return die("unknown argument '" + a + "'") + 1;
@@ -216,6 +266,12 @@ int main(int argc, char** argv) {
     if (a == "--ids") ids_arg = v, have_ids = true;
     if (a == "--embeds") embeds_path = v, have_embeds = true;
     if (a == "--texts") texts_path = v, have_texts = true;
+    if (a == "--rerank") rerank_query = v, have_rerank = true;
+    if (a == "--truncation") {
+      truncation = v;
+      if (truncation != "none" && truncation != "longest_first" && truncation != "only_second")
+        return die("--truncation needs none, longest_first or only_second") + 1;
+    }
     if (a == "--batch-tokens" && !parse_int(v, 0, 1 << 20, &batch_tokens))
       return die("--batch-tokens needs a non-negative integer") + 1;
     if (a == "--types") types_arg = v;
@@ -240,10 +296,10 @@ int main(int argc, char** argv) {
   }
   const bool qa = have_q || have_c;
   if (model_path.empty() || (have_text + have_ids + have_embeds + qa + have_texts) != 1 || (qa && !(have_q && have_c)) ||
-      (have_pair && !have_text)) {
+      (have_pair && !have_text) || (have_rerank && (!have_texts || !dumps.empty()))) {
     usage(stderr);
     return die("--model and exactly one of --text [--text-pair], --ids, --embeds, --question with --context, --texts are "
-               "required") + 1;
+               "required (--rerank goes with --texts, without --dump)") + 1;
   }
 
   char err[1024];
@@ -278,6 +334,17 @@ int main(int argc, char** argv) {
     return die(std::string(eb_status_string(s)) + ": " + err);
   }
   const double init_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!truncation.empty()) {
+    const eb_truncation t = truncation == "longest_first" ? EB_TRUNCATION_LONGEST_FIRST
+                            : truncation == "only_second" ? EB_TRUNCATION_ONLY_SECOND
+                                                          : EB_TRUNCATION_NONE;
+    if (eb_session_set_truncation(session, t) != EB_OK) {
+      const std::string why = eb_session_last_error(session);
+      eb_session_destroy(session);
+      eb_model_free(model);
+      return die("--truncation: " + why);
+    }
+  }
 
   int rc = 0;
   auto finish = [&](int code) {
@@ -294,6 +361,7 @@ int main(int argc, char** argv) {
     std::printf("model: %s (%s, question answering)\n", model_path.c_str(), info.is_int8 ? "int8" : "fp32");
     return finish(answer_question(session, question, context, max_answer, stride));
   }
+  if (have_rerank) return finish(rerank_file(session, rerank_query, texts_path));
   if (have_texts) return finish(run_texts_file(session, texts_path, dumps));
   std::vector<int32_t> ids;
   std::vector<float> embeds;
@@ -332,6 +400,7 @@ int main(int argc, char** argv) {
   std::printf("model: %s (%s%s, %s, %d layers, hidden %d, %d heads)\n", model_path.c_str(), info.is_int8 ? "int8" : "fp32",
               info.is_distilbert ? " DistilBERT" : "", kTasks[info.task], info.num_hidden_layers, info.hidden_size,
               info.num_attention_heads);
+  if (have_text) report_truncation(session, "");
   if (!have_embeds) {
     std::printf("tokens (%zu):", n);
     for (size_t i = 0; i < n && i < 64; ++i) std::printf(" %d", used_ids[i]);

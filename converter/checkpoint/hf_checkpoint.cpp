@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include "converter/checkpoint/checkpoint_error.h"
@@ -99,6 +100,31 @@ void read_shape(const JsonValue& cfg, const std::string& path, const ShapeKeys& 
   c.activation = parse_activation(c.hidden_act, path, k.activation, c.is_distilbert());
 }
 
+// sentence-transformers' CrossEncoder activation (BertConfig::score_sigmoid): the class named by
+// "sentence_transformers": {"activation_fn": NAME} (v4+) or "sbert_ce_default_activation_function"
+// (older versions), Identity or Sigmoid (any other is refused: edgebert computes only these two);
+// neither key: Sigmoid for one label, as CrossEncoder does.
+bool read_score_sigmoid(const JsonValue& cfg, const std::string& path, int num_labels) {
+  const JsonValue* fn = nullptr;
+  const char* key = "sentence_transformers.activation_fn";
+  if (const JsonValue* st = cfg.find("sentence_transformers"); st && st->is_object()) fn = st->find("activation_fn");
+  if (!fn) {
+    fn = cfg.find("sbert_ce_default_activation_function");
+    key = "sbert_ce_default_activation_function";
+  }
+  if (!fn || fn->is_null()) return num_labels == 1;
+  if (!fn->is_string()) throw CheckpointError(path + ": '" + key + "' must be a string");
+  const std::string& name = fn->as_string();
+  const auto ends_with = [&](const char* tail) {
+    const size_t n = std::strlen(tail);
+    return name.size() >= n && name.compare(name.size() - n, n, tail) == 0;
+  };
+  if (ends_with(".Sigmoid")) return true;
+  if (ends_with(".Identity")) return false;
+  throw CheckpointError(path + ": '" + key + "' " + quoted(name) +
+                        " is not supported (torch.nn.modules.linear.Identity or torch.nn.modules.activation.Sigmoid)");
+}
+
 }  // namespace
 
 BertConfig read_bert_config(const std::string& path) {
@@ -173,6 +199,7 @@ BertConfig read_bert_config(const std::string& path) {
       c.architectures.push_back(a.as_string());
     }
   }
+  c.score_sigmoid = read_score_sigmoid(cfg, path, c.num_labels);
   return c;
 }
 

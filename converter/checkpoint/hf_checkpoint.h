@@ -84,6 +84,10 @@ struct BertConfig {
   bool has_id2label = false;  // num_labels came from id2label
   std::vector<std::string> id2label;  // label names in id order (when has_id2label)
   std::vector<std::string> architectures;
+  // sentence-transformers' CrossEncoder score: sigmoid(logit) (true) or the raw logit, from
+  // "sentence_transformers": {"activation_fn"} or "sbert_ce_default_activation_function"; without
+  // either, sigmoid exactly when num_labels is 1 (CrossEncoder's default).
+  bool score_sigmoid = false;
   FamilyConfig family;
   bool is_distilbert() const { return family.family == Family::kDistilBert; }
   bool is_bert_or_distilbert() const { return family.family == Family::kBert || is_distilbert(); }

@@ -657,3 +657,61 @@ eb_status eb_session_get_token_labels(const eb_session* session, int32_t* out_la
 }
 
 }  // extern "C"
+
+// ---- Reranking (cross-encoders): tasks/rerank.h ----
+#include "tasks/rerank.h"
+
+extern "C" {
+
+eb_status eb_session_rerank(eb_session* session, const char* query, const char* const* passages, size_t count,
+                            float* out_scores, int32_t* out_statuses) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kResetRun, [&] {
+    return edgebert::tasks::rerank(*session->impl, query, passages, count, out_scores, out_statuses);
+  }, {{"query", &query, 1, false}, {"passages", passages, count, true}});
+}
+
+eb_status eb_session_rerank_top_k(eb_session* session, const char* query, const char* const* passages, size_t count,
+                                  size_t k, int32_t* out_indices, float* out_scores, size_t* out_found,
+                                  int32_t* out_statuses) {
+  if (out_found) *out_found = 0;
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kResetRun, [&] {
+    return edgebert::tasks::rerank_top_k(*session->impl, query, passages, count, k, out_indices, out_scores, out_found,
+                                         out_statuses);
+  }, {{"query", &query, 1, false}, {"passages", passages, count, true}});
+}
+
+}  // extern "C"
+
+// ---- Truncation of long texts: tasks/text_layout.h ----
+extern "C" {
+
+eb_status eb_session_set_truncation(eb_session* session, eb_truncation truncation_arg) {
+  const int32_t truncation = enum_value(truncation_arg);  // any int a caller passes
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
+    edgebert::Session& s = *session->impl;
+    if (truncation < EB_TRUNCATION_NONE || truncation > EB_TRUNCATION_ONLY_SECOND)
+      return s.fail(EB_ERROR_INVALID_ARGUMENT, "truncation %d is not EB_TRUNCATION_NONE, _LONGEST_FIRST or _ONLY_SECOND",
+                    static_cast<int>(truncation));
+    s.set_truncation(static_cast<edgebert::tasks::Truncation>(truncation));
+    s.clear_error();
+    return EB_OK;
+  });
+}
+
+eb_status eb_session_get_truncated_tokens(const eb_session* session, size_t index, int32_t* out_tokens) {
+  if (out_tokens) *out_tokens = 0;
+  if (!session || !out_tokens) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
+    edgebert::Session& s = *session->impl;
+    if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: truncation is not available");
+    if (index >= s.sequence_count())
+      return s.fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu of %zu", index, s.sequence_count());
+    *out_tokens = static_cast<int32_t>(s.sequence(index).truncated);
+    return EB_OK;
+  });
+}
+
+}  // extern "C"

@@ -277,6 +277,11 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
   } else {
     for (int i = 0; i < k.num_labels; ++i) m->labels.push_back("LABEL_" + std::to_string(i));
   }
+  const int score = static_cast<int>(fm->score_function());
+  if (!in_range(score, 0, 1)) return c.fail("score_function " + std::to_string(score) + " is not IDENTITY or SIGMOID");
+  if (score == 1 && !(m->task == Task::kSequenceClassification && k.num_labels == 1))
+    return c.fail("score_function SIGMOID is only valid for a SEQUENCE_CLASSIFICATION model with one label");
+  m->score_sigmoid = score == 1;
   return true;
 }
 

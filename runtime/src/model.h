@@ -160,6 +160,7 @@ class Model {
   bool has_pre_classifier = false;  // DistilBERT sequence classification: ReLU(pre_classifier(h[CLS]))
   LinearView pre_classifier;
   std::vector<std::string> labels;  // num_labels names ("LABEL_i" when the file has none)
+  bool score_sigmoid = false;       // one-label classifier: rerank score = sigmoid(logit), else the logit
   Pooling pooling = Pooling::kCls;  // sentence embedding
   bool normalize = false;           // sentence embedding: L2-normalize after pooling
   uint32_t schema_version = 1;

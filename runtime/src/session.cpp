@@ -320,8 +320,13 @@ eb_status Session::run_ids(const int32_t* ids, const int32_t* token_types, const
 size_t Session::tokenize(const char* a, const char* b) {
   const size_t cap = static_cast<size_t>(max_n_);
   size_t na = 0;
-  const size_t total = tasks::lay_out_sequence(text_, model_.has_token_types, cap, inputs_, a, b, 0, cap, &na);
-  if (total <= cap) return total;
+  size_t cut = 0;
+  const size_t total =
+      tasks::lay_out_sequence(text_, model_.has_token_types, cap, inputs_, a, b, 0, cap, &na, truncation_, &cut);
+  if (total <= cap) {
+    state_.truncated = cut;
+    return total;
+  }
   char msg[256];
   tasks::too_long_message(text_, a, b, total, na, cap, msg, sizeof msg);
   fail(EB_ERROR_SEQUENCE_TOO_LONG, "%s", msg);
@@ -402,6 +407,7 @@ SequenceInfo Session::sequence(size_t i) const {
   SequenceInfo q;
   q.tokens = state_.tokens;
   q.words = state_.words;
+  q.truncated = state_.truncated;
   return q;
 }
 
@@ -470,7 +476,7 @@ eb_status Session::run_texts(const char* const* texts_a, const char* const* text
       std::snprintf(what, sizeof what, "%s[%zu]", side == 0 ? (texts_b ? "texts_a" : "texts") : "texts_b", i);
       if (t && check_text(t, what) != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
     }
-  const size_t k = tasks::pack_texts(text_, pack_limits(), texts_a, texts_b, count, inputs_, sequences_.data());
+  const size_t k = tasks::pack_texts(text_, pack_limits(), truncation_, texts_a, texts_b, count, inputs_, sequences_.data());
   *consumed = k;
   return run_packed(k, true, texts_b != nullptr);
 }

@@ -26,6 +26,7 @@
 #include "tasks/packing.h"
 #include "tasks/question_answering.h"
 #include "tasks/run_inputs.h"
+#include "tasks/text_layout.h"
 #include "text_encoder.h"
 #include "xnn_gemm.h"
 
@@ -77,6 +78,9 @@ class Session {
   bool packed_pairs() const { return state_.packed && state_.packed_pairs; }  // run_text_pairs
   size_t sequence_count() const { return state_.packed ? state_.sequences : (has_output() ? 1 : 0); }
   SequenceInfo sequence(size_t i) const;
+  // How text runs cut texts longer than the session maximum (eb_session_set_truncation).
+  void set_truncation(tasks::Truncation t) { truncation_ = t; }
+  tasks::Truncation truncation() const { return truncation_; }
   size_t max_batch_tokens() const { return max_rows_; }
   const float* last_hidden_state() const { return hidden_; }
   // Per-sequence outputs: [sequence_count(), width] (one row after a single run).
@@ -166,6 +170,7 @@ class Session {
     bool packed = false;   // a packed run: `sequences` sequences (sequences_ has them)
     bool packed_pairs = false;  // a packed run of text pairs (sequence_best_span)
     size_t sequences = 0;
+    size_t truncated = 0;  // a single text run: tokens its truncation left out
   };
 
   Session(std::shared_ptr<const Program> program, const SessionOptions& o);
@@ -191,6 +196,7 @@ class Session {
   std::shared_ptr<const Program> program_;
   const Model& model_;
   TextEncoder text_;
+  tasks::Truncation truncation_ = tasks::Truncation::kNone;
   int threads_ = 1;
   int max_n_ = 0;
   size_t max_rows_ = 0;  // tokens of a packed run (max_batch_tokens)

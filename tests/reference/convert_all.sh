@@ -19,7 +19,7 @@ for dir in "$DATA"/*/; do
     args=(--input "$dir" --output "$out" --quiet)
     [ $kind = fp32 ] && args+=(--fp32)
     # half the int8 models calibrate on the text file, the rest on the built-in set
-    case "$model" in base2_h12|h128_4x32|tiny_f16|task_bert_qa|task_st_mean_norm|task_distil_seqcls_relu) [ $kind = int8 ] && args+=(--calibration "$DATA/calib.txt") ;; esac
+    case "$model" in base2_h12|h128_4x32|tiny_f16|task_bert_qa|task_st_mean_norm|task_distil_seqcls_relu|task_bert_rerank) [ $kind = int8 ] && args+=(--calibration "$DATA/calib.txt") ;; esac
     "$CONVERT" "${args[@]}" > /dev/null
   done
 done

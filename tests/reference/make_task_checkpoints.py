@@ -63,6 +63,22 @@ TASK_MODELS = {
     "task_distil_token": ("distilbert", "DistilBertForTokenClassification", "gelu",
                           ["O", "B-MISC", "I-MISC"], None, False, 24, ()),
     "task_distil_mlm": ("distilbert", "DistilBertForMaskedLM", "gelu", None, None, False, 25, ("mlm",)),
+    # cross-encoders (rerankers): one label; "ce_identity" writes sentence-transformers v4's
+    # "sentence_transformers": {"activation_fn": Identity} (scores are raw logits, as
+    # cross-encoder/ms-marco-MiniLM-L6-v2 ships now), without it CrossEncoder's one-label default
+    # applies (Sigmoid), "ce_sigmoid_legacy" names Sigmoid by the older key
+    "task_bert_rerank": ("bert", "BertForSequenceClassification", "gelu", ["LABEL_0"], None, False, 27, ()),
+    "task_bert_rerank_logit": ("bert", "BertForSequenceClassification", "gelu", ["LABEL_0"], None, False, 28,
+                               ("ce_identity",)),
+    "task_distil_rerank": ("distilbert", "DistilBertForSequenceClassification", "gelu", ["LABEL_0"], None, False,
+                           29, ("ce_sigmoid_legacy",)),
+}
+
+# The model's "sentence_transformers" config keys of the cross-encoder options.
+CROSS_ENCODER_KEYS = {
+    "ce_identity": {"sentence_transformers": {"activation_fn": "torch.nn.modules.linear.Identity",
+                                              "version": "4.1.0"}},
+    "ce_sigmoid_legacy": {"sbert_ce_default_activation_function": "torch.nn.modules.activation.Sigmoid"},
 }
 
 
@@ -172,7 +188,7 @@ def write_text_case(cdir, offsets, pair, text, text_a, text_b):
             f.write(t.encode())
 
 
-def _config(distil, arch, act, labels):
+def _config(distil, arch, act, labels, options=()):
     if distil:
         c = {"activation": act, "architectures": [arch], "attention_dropout": 0.1, "dim": HIDDEN,
              "dropout": 0.1, "hidden_dim": INTER, "initializer_range": 0.02,
@@ -191,6 +207,8 @@ def _config(distil, arch, act, labels):
     if labels:
         c["id2label"] = {str(i): n for i, n in enumerate(labels)}
         c["label2id"] = {n: i for i, n in enumerate(labels)}
+    for opt in options:
+        c.update(CROSS_ENCODER_KEYS.get(opt, {}))
     return dict(sorted(c.items()))
 
 
@@ -218,7 +236,7 @@ def make_task_model(out, name, extra_tensors=()):
     for extra in extra_tensors:
         tensors.append((extra, "F32", (4,), np.zeros(4, "<f4").tobytes()))
     _write_safetensors(os.path.join(ckpt, "model.safetensors"), tensors)
-    _dump_json(os.path.join(ckpt, "config.json"), _config(distil, arch, act, labels))
+    _dump_json(os.path.join(ckpt, "config.json"), _config(distil, arch, act, labels, options))
     with open(os.path.join(ckpt, "vocab.txt"), "w", encoding="utf-8", newline="\n") as f:
         for tok in mc.vocab_tokens(VOCAB):
             f.write(tok + "\n")

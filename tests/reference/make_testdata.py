@@ -295,6 +295,63 @@ def _long_context_goldens(model, ldir):
         f.writelines(lines)
 
 
+# Reranking (eb_session_rerank): one query over passages (calibration-style sentences whose words
+# are all in the vocab), each pair "[CLS] query [SEP] passage [SEP]" with token types 0 / 1.
+RERANK_QUERY = "Was the hotel staff rude?"
+RERANK_PASSAGES = CALIB[:12] + ["The staff at the hotel was rude and the room was cold.",
+                                "Rude staff.", "The hotel was clean."]
+
+
+def _rerank_goldens(model, rdir):
+    """query.txt, passages.txt (one a line) and scores.txt ("INDEX SCORE LOGIT" per passage in
+    passage order: SCORE is CrossEncoder's score of the float64 logit)."""
+    sp = mc.special_ids(mt.VOCAB)
+    q_ids, _ = _tokenize(RERANK_QUERY)
+    os.makedirs(rdir)
+    with open(os.path.join(rdir, "query.txt"), "wb") as f:
+        f.write(RERANK_QUERY.encode())
+    with open(os.path.join(rdir, "passages.txt"), "wb") as f:
+        f.write("".join(p + "\n" for p in RERANK_PASSAGES).encode())
+    lines = []
+    for i, passage in enumerate(RERANK_PASSAGES):
+        p_ids, _ = _tokenize(passage)
+        ids = np.array([sp["cls"]] + q_ids + [sp["sep"]] + p_ids + [sp["sep"]], np.int64)
+        types = np.array([0] * (len(q_ids) + 2) + [1] * (len(p_ids) + 1), np.int64)
+        logit = float(tasks_numpy.run(model, ids, types, np.ones(len(ids), np.int64))["logits"][0])
+        lines.append("%d %.9g %.9g\n" % (i, tasks_numpy.cross_encoder_score(model.config, logit), logit))
+    with open(os.path.join(rdir, "scores.txt"), "w", encoding="ascii", newline="\n") as f:
+        f.writelines(lines)
+
+
+# Truncation (eb_session_set_truncation): texts and pairs longer than sessions of MAX_LEN
+# positions, cut as HuggingFace tokenizers does (tasks_numpy.truncate).
+TRUNCATION_TEXTS = [RERANK_QUERY, "Rude staff.", CALIB[2], CALIB[4], CALIB[13], "Yes."]
+TRUNCATION_MAX_LENS = (9, 12, 17, 24)
+
+
+def _truncation_goldens(path):
+    """truncation.txt: "STRATEGY MAX_LEN CUT|A|B|IDS" per case (B empty for a single text; CUT -1
+    and IDS empty where the library raises an error: the session refuses the input)."""
+    sp = mc.special_ids(mt.VOCAB)
+    lines = []
+    for strategy in ("longest_first", "only_second"):
+        for max_len in TRUNCATION_MAX_LENS:
+            for i, a in enumerate(TRUNCATION_TEXTS):
+                for b in [None] + TRUNCATION_TEXTS[:i] + TRUNCATION_TEXTS[i + 1:]:
+                    a_ids, b_ids = _tokenize(a)[0], None if b is None else _tokenize(b)[0]
+                    specials = 2 if b is None else 3
+                    kept = tasks_numpy.truncate(strategy, a_ids, b_ids, max_len - specials)
+                    if kept is None:
+                        lines.append("%s %d -1|%s|%s|\n" % (strategy, max_len, a, b or ""))
+                        continue
+                    ka, kb = kept
+                    ids = [sp["cls"]] + ka + [sp["sep"]] + ([] if kb is None else kb + [sp["sep"]])
+                    cut = len(a_ids) + len(b_ids or []) - len(ka) - len(kb or [])
+                    lines.append("%s %d %d|%s|%s|%s\n" % (strategy, max_len, cut, a, b or "", " ".join(map(str, ids))))
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.writelines(lines)
+
+
 def build_task_model(out_dir, name):
     mdir = os.path.join(out_dir, name)
     mt.make_task_model(mdir, name)
@@ -339,6 +396,9 @@ def build_task_model(out_dir, name):
         lines.append("%s %s %s %d\n" % (name, task, case, len(ids)))
     if task == "question_answering":
         _long_context_goldens(model, os.path.join(mdir, "long_context"))
+    if name.startswith("task_") and "_rerank" in name:
+        _rerank_goldens(model, os.path.join(mdir, "rerank"))
+        _truncation_goldens(os.path.join(mdir, "rerank", "truncation.txt"))
     return lines
 
 

@@ -207,6 +207,53 @@ def run(model, ids, types, mask):
     return out
 
 
+def cross_encoder_score(config, logit):
+    """sentence-transformers CrossEncoder.predict's score of a one-label model's logit: the
+    activation named by config["sentence_transformers"]["activation_fn"] (v4+) or
+    config["sbert_ce_default_activation_function"] (older), else Sigmoid when num_labels == 1."""
+    name = (config.get("sentence_transformers") or {}).get("activation_fn")
+    if name is None:
+        name = config.get("sbert_ce_default_activation_function")
+    if name is None:
+        labels = len(config.get("id2label") or {}) or config.get("num_labels", 2)
+        name = "torch.nn.modules.activation.Sigmoid" if labels == 1 else "torch.nn.modules.linear.Identity"
+    if name == "torch.nn.modules.activation.Sigmoid":
+        return 1.0 / (1.0 + np.exp(-float(logit)))
+    if name == "torch.nn.modules.linear.Identity":
+        return float(logit)
+    raise ValueError("unknown activation_fn %r" % name)
+
+
+def truncate(strategy, a, b, budget):
+    """HuggingFace tokenizers' truncate_encodings (direction right, stride 0) of token lists a and
+    b (None: a single text) to `budget` text tokens (max_length minus the template's special
+    tokens). Returns (a kept, b kept or None), or None where the library raises an error
+    ("only_second" of a single text or of a second text too short to lose what is needed)."""
+    nb = 0 if b is None else len(b)
+    total = len(a) + nb
+    if total <= budget:
+        return a, b
+    remove = total - budget
+    if strategy == "only_second":
+        if b is None or len(b) <= remove:
+            return None
+        return a, b[:len(b) - remove]
+    if strategy != "longest_first":
+        raise ValueError(strategy)
+    if b is None:
+        return a[:budget], None
+    n1, n2, swap = len(a), len(b), False
+    if n1 > n2:  # n1: the shorter
+        n1, n2, swap = n2, n1, True
+    n2 = n1 if n1 > budget else max(n1, budget - n1)
+    if n1 + n2 > budget:
+        n1 = budget // 2
+        n2 = n1 + budget % 2
+    if swap:
+        n1, n2 = n2, n1
+    return a[:n1], b[:n2]
+
+
 def best_span(start, end, first, last, max_len):
     """Best (i, j) inside tokens [first, last], j - i + 1 <= max_len, by start[i] + end[j].
     Returns (i, j, score, margin to the second best span)."""

@@ -7,7 +7,8 @@
 // trained NTK length, runs longer than the model's max positions) and of texts and text pairs
 // give every sequence exactly its single run: int8 bit-identical, fp32 within 1e-5 (relative to
 // the value's size). Every output the model has is compared (hidden states, pooled vectors,
-// logits, span and token logits, sentence embeddings), and the token ids of text runs.
+// logits, span and token logits, sentence embeddings), and the token ids of text runs; on
+// cross-encoders also the rerank scores of packed (query, passage) pairs.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -218,6 +219,29 @@ void packed_texts(eb_session* s, bool pairs, bool int8, const std::string& what)
   });
 }
 
+// Cross-encoders (one-label sequence classifiers): eb_session_rerank over packed pairs gives every
+// passage the score of a rerank of it alone (int8 bit-identical).
+void packed_rerank(eb_session* s, bool int8, const std::string& what) {
+  INFO(what << ", rerank");
+  const char* query = "was the movie good";
+  const char* passages[] = {"the movie was not good at all", "i liked its music very much", "good", "the movie",
+                            "but i liked the movie very much", "not at all", "its music was good but the movie was not"};
+  const size_t n = sizeof passages / sizeof passages[0];
+  std::vector<float> packed(n), alone(1);
+  std::vector<int32_t> statuses(n);
+  REQUIRE(eb_session_rerank(s, query, passages, n, packed.data(), statuses.data()) == EB_OK);
+  for (size_t i = 0; i < n; ++i) {
+    REQUIRE(statuses[i] == EB_OK);
+    REQUIRE(eb_session_rerank(s, query, passages + i, 1, alone.data(), nullptr) == EB_OK);
+    if (int8)
+      CHECK(packed[i] == alone[0]);
+    else
+      CHECK(std::fabs(packed[i] - alone[0]) <= 1e-5f * std::max(1.0f, std::fabs(alone[0])));
+    ++counts.outputs;
+  }
+  counts.sequences += n;
+}
+
 }  // namespace
 
 TEST_CASE("composition: every model x precision x cache x threads, packed runs equal single runs", "[composition]") {
@@ -241,6 +265,8 @@ TEST_CASE("composition: every model x precision x cache x threads, packed runs e
             packed_texts(s.s, false, int8, what);
             packed_texts(s.s, true, int8, what);
           }
+          if (l.info.has_vocab && l.info.task == EB_TASK_SEQUENCE_CLASSIFICATION && l.info.num_labels == 1)
+            packed_rerank(s.s, int8, what);
         }
       }
     }

@@ -694,6 +694,14 @@ TEST_CASE("unknown architectures and unused tensors are one-line errors naming t
        {"config.json: 'id2label' key '7' is not a label id in 0..4"}},
       {"task_bert_qa", "bad_activation", [](const fs::path& d) { replace_in_file(d / "config.json", "\"hidden_act\": \"gelu\"", "\"hidden_act\": \"tanh\""); },
        {"unsupported hidden_act 'tanh'"}},
+      {"task_bert_rerank_logit", "cross_encoder_tanh",
+       [](const fs::path& d) { replace_in_file(d / "config.json", "torch.nn.modules.linear.Identity", "torch.nn.modules.activation.Tanh"); },
+       {"config.json: 'sentence_transformers.activation_fn' 'torch.nn.modules.activation.Tanh' is not supported"}},
+      {"task_distil_rerank", "cross_encoder_legacy_number",
+       [](const fs::path& d) {
+         replace_in_file(d / "config.json", "\"torch.nn.modules.activation.Sigmoid\"", "3");
+       },
+       {"config.json: 'sbert_ce_default_activation_function' must be a string"}},
   };
   for (const Bad& b : bads) {
     INFO(b.name);

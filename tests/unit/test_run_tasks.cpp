@@ -3,7 +3,8 @@
 // answer (`answer: TEXT` on its own line), long contexts are split into overlapping windows and
 // the answer is still exactly a piece of the context at the printed offsets, --dump writes the
 // new outputs (compared with the numpy goldens), classifiers print label names with softmax
-// probabilities, token classifiers one word per line, and misuse is a clear error.
+// probabilities, token classifiers one word per line, --rerank prints "INDEX SCORE" lines best
+// first with the reference scores, and misuse is a clear error.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "test_support.h"
 
@@ -189,4 +191,75 @@ TEST_CASE("edgebert-run --texts dumps every text's pooled output in file order",
   CHECK(std::all_of(rows.begin() + static_cast<std::ptrdiff_t>(w), rows.begin() + static_cast<std::ptrdiff_t>(2 * w),
                     [](float x) { return x == 0.f; }));
   CHECK(std::equal(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(w), rows.begin() + static_cast<std::ptrdiff_t>(2 * w)));
+}
+
+TEST_CASE("edgebert-run --rerank prints INDEX SCORE per passage, best first", "[run][rerank]") {
+  const std::string dir = testdata_dir() + "/task_bert_rerank_logit/rerank/";
+  std::vector<double> want;
+  {
+    std::ifstream f(dir + "scores.txt");
+    for (std::string line; std::getline(f, line);) {
+      std::istringstream in(line);
+      size_t index;
+      double score;
+      in >> index >> score;
+      want.push_back(score);
+    }
+  }
+  REQUIRE(want.size() >= 10);
+  std::string out, err;
+  REQUIRE(run_tool("--model " + ebm_path("task_bert_rerank_logit", "fp32") + " --rerank " +
+                       quote(slurp(dir + "query.txt")) + " --texts " + dir + "passages.txt --batch-tokens 64",
+                   &out) == 0);
+  std::istringstream lines(out);
+  std::vector<bool> seen(want.size(), false);
+  double previous = INFINITY;
+  size_t count = 0;
+  for (std::string line; std::getline(lines, line); ++count) {
+    std::istringstream in(line);
+    size_t index = 0;
+    double score = 0;
+    REQUIRE(static_cast<bool>(in >> index >> score));
+    REQUIRE(index < want.size());
+    CHECK(!seen[index]);
+    seen[index] = true;
+    CHECK(std::fabs(score - want[index]) <= 2e-3);
+    CHECK(score <= previous);
+    previous = score;
+  }
+  CHECK(count == want.size());
+  // the reference's best passage first
+  CHECK(out.substr(0, out.find(' ')) ==
+        std::to_string(std::max_element(want.begin(), want.end()) - want.begin()));
+  // misuse: not a cross-encoder; --rerank without --texts
+  CHECK(run_tool("--model " + ebm_path("task_bert_seqcls_tanh", "fp32") + " --rerank q --texts " + dir + "passages.txt",
+                 &out, &err) != 0);
+  CHECK(err.find("cross-encoder") != std::string::npos);
+  CHECK(run_tool("--model " + ebm_path("task_bert_rerank", "fp32") + " --rerank q", &out, &err) != 0);
+}
+
+TEST_CASE("edgebert-run --truncation cuts as the HuggingFace goldens and reports it", "[run][truncation]") {
+  std::ifstream f(testdata_dir() + "/task_bert_rerank/rerank/truncation.txt");
+  size_t checked = 0;
+  for (std::string line; std::getline(f, line) && checked < 6;) {
+    std::vector<std::string> parts;
+    std::istringstream in(line);
+    for (std::string p; std::getline(in, p, '|');) parts.push_back(p);
+    std::istringstream head(parts[0]);
+    std::string strategy;
+    int max_len = 0, cut = 0;
+    head >> strategy >> max_len >> cut;
+    if (cut <= 0 || parts.size() < 4 || parts[2].empty()) continue;  // pairs that are cut
+    INFO(line);
+    std::string out;
+    REQUIRE(run_tool("--model " + ebm_path("task_bert_rerank", "fp32") + " --text " + quote(parts[1]) + " --text-pair " +
+                         quote(parts[2]) + " --max-seq-len " + std::to_string(max_len) + " --truncation " + strategy,
+                     &out) == 0);
+    CHECK(line_after(out, "truncated: ") == std::to_string(cut) + " tokens");
+    CHECK(out.find("): " + parts[3] + "\n") != std::string::npos);
+    ++checked;
+  }
+  CHECK(checked == 6);
+  std::string out, err;
+  CHECK(run_tool("--model " + ebm_path("task_bert_rerank", "fp32") + " --text x --truncation only_first", &out, &err) != 0);
 }

@@ -2,7 +2,8 @@
 // jni_batch.cpp: native side of org.edgebert.Session.embedMany / classifyMany / classify /
 // tokenLabels: the texts (or text pairs) of a TextBatch handed to eb_session_embed_many /
 // eb_session_classify_many (which loop over the packed runs and report each input's status), and
-// eb_session_get_token_labels.
+// eb_session_get_token_labels; Session.rerank: a query and a TextBatch of passages handed to
+// eb_session_rerank_top_k.
 #include <vector>
 
 #include "jni_support.h"
@@ -114,6 +115,42 @@ JNIEXPORT void JNICALL Java_org_edgebert_Session_nClassifyMany(JNIEnv* env, jcla
   copy_back(rows);
   copy_back(indices);
   copy_back(codes);
+}
+
+// The best k passages' indices and scores (eb_session_rerank_top_k); returns how many were written.
+// statuses as nEmbedMany.
+JNIEXPORT jint JNICALL Java_org_edgebert_Session_nRerankTopK(JNIEnv* env, jclass, jlong h, jbyteArray query,
+                                                             jbyteArray passages, jintArray starts, jint k,
+                                                             jintArray indices, jfloatArray scores,
+                                                             jintArray statuses) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_rerank_top_k), "eb_session_rerank_top_k")) return 0;
+  PinnedBytes q(env, query);
+  if (!q.ok()) return 0;
+  if (!query || env->GetArrayLength(query) == 0 || q.get()[env->GetArrayLength(query) - 1] != 0) {
+    throw_status(env, EB_ERROR_INVALID_ARGUMENT, "malformed query");
+    return 0;
+  }
+  TextBlocks in(env, passages, starts, nullptr, nullptr);
+  if (!in.ok()) return 0;
+  Written<jint, jintArray> order(env, indices), codes(env, statuses);
+  Written<float, jfloatArray> values(env, scores);
+  if (k < 0 || order.size() < static_cast<size_t>(k) || values.size() < static_cast<size_t>(k)) {
+    throw_status(env, EB_ERROR_INVALID_ARGUMENT, "rerank: k entries do not fit the result arrays");
+    return 0;
+  }
+  eb_session* s = session_ptr(h);
+  size_t found = 0;
+  const eb_status st = eb_session_rerank_top_k(s, reinterpret_cast<const char*>(q.get()), in.texts(), in.size(),
+                                               static_cast<size_t>(k), order.get(), values.get(), &found,
+                                               codes.get());
+  if (st != EB_OK) {
+    throw_session_error(env, s, st);
+    return 0;
+  }
+  copy_back(order);
+  copy_back(values);
+  copy_back(codes);
+  return static_cast<jint>(found);
 }
 
 // The label index of every token of the last run (eb_session_get_token_labels).

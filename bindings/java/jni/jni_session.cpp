@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // jni_session.cpp: native side of org.edgebert.Session (runs, outputs as copies or into a
 // caller's FloatBuffer without allocating, input ids, token offsets, word ids and words, answer
-// spans (one pair or windows over a long context), memory, destroy).
+// spans (one pair or windows over a long context), truncation, memory, destroy).
 #include <cstring>
 
 #include "jni_support.h"
@@ -225,6 +225,23 @@ JNIEXPORT void JNICALL Java_org_edgebert_Session_nMemory(JNIEnv* env, jclass, jl
   if (!check(env, session_ptr(h), eb_session_memory(session_ptr(h), &arena, &naive, &packed))) return;
   const jlong v[3] = {static_cast<jlong>(arena), static_cast<jlong>(naive), static_cast<jlong>(packed)};
   env->SetLongArrayRegion(out, 0, 3, v);
+}
+
+JNIEXPORT void JNICALL Java_org_edgebert_Session_nSetTruncation(JNIEnv* env, jclass, jlong h, jint strategy) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_set_truncation), "eb_session_set_truncation")) return;
+  check(env, session_ptr(h), eb_session_set_truncation(session_ptr(h), static_cast<eb_truncation>(strategy)));
+}
+
+JNIEXPORT jint JNICALL Java_org_edgebert_Session_nTruncatedTokens(JNIEnv* env, jclass, jlong h, jint index) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_get_truncated_tokens), "eb_session_get_truncated_tokens"))
+    return 0;
+  int32_t cut = 0;
+  if (index < 0) {
+    throw_status(env, EB_ERROR_INVALID_ARGUMENT, "index must be >= 0");
+    return 0;
+  }
+  check(env, session_ptr(h), eb_session_get_truncated_tokens(session_ptr(h), static_cast<size_t>(index), &cut));
+  return cut;
 }
 
 JNIEXPORT void JNICALL Java_org_edgebert_Session_nDestroy(JNIEnv*, jclass, jlong h) {

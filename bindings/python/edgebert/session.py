@@ -273,6 +273,58 @@ class Session(NativeHandle):
         return self._rows_many("classify_many", texts, text_pairs, None, self._model.info.num_labels,
                                statuses)
 
+    _TRUNCATIONS = {"none": 0, "longest_first": 1, "only_second": 2}
+
+    def set_truncation(self, strategy):
+        """How later text calls cut a text (pair) longer than max_sequence_length
+        (eb_session_set_truncation): "none" (the default: Error(SEQUENCE_TOO_LONG)),
+        "longest_first" or "only_second", as HuggingFace tokenizers' truncation strategies."""
+        if strategy not in self._TRUNCATIONS:
+            raise Error(Status.INVALID_ARGUMENT, "truncation must be one of %s, got %r" % (
+                ", ".join(self._TRUNCATIONS), strategy))
+        with self._lock:
+            self._check(self._lib.eb_session_set_truncation(self._ptr(), self._TRUNCATIONS[strategy]), "set_truncation")
+
+    def truncated_tokens(self, index=0):
+        """Text tokens cut from sequence `index` of the last run (0: nothing was cut)."""
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            raise Error(Status.INVALID_ARGUMENT, "index must be a non-negative int, got %r" % (index,))
+        with self._lock:
+            out = ctypes.c_int32(0)
+            self._check(self._lib.eb_session_get_truncated_tokens(self._ptr(), index, ctypes.byref(out)),
+                        "truncated_tokens")
+            return out.value
+
+    def rerank(self, query, passages, top_k=None, statuses=False):
+        """Cross-encoders (a sequence classifier with one label; other models: Error(UNSUPPORTED)):
+        the passages ranked by their relevance to query, best first, as a list of (index, score)
+        (index into passages; equal scores: the lower index first), the top_k best only when
+        top_k is given (eb_session_rerank_top_k). The score is the model's: the raw logit, or its
+        sigmoid when the checkpoint's sentence-transformers config says Sigmoid (or says nothing,
+        CrossEncoder's default for one label). The (query, passage) pairs run in packed runs as
+        classify_many's inputs do; a passage that cannot run raises Error(its status,
+        "passages[i]: ...") for the first such one, or with statuses=True is left out of the
+        ranking and the call returns (ranking, statuses: a Status per passage)."""
+        q = _utf8(query, "query")
+        a = _utf8_list(passages, "passages")
+        n = len(a)
+        k = n if top_k is None else top_k
+        if not isinstance(k, int) or isinstance(k, bool) or k < 0:
+            raise Error(Status.INVALID_ARGUMENT, "top_k must be a non-negative int, got %r" % (top_k,))
+        k = min(k, n)
+        order = np.zeros(max(k, 1), dtype=np.int32)
+        scores = np.zeros(max(k, 1), dtype=np.float32)
+        codes = np.zeros(max(n, 1), dtype=np.int32) if statuses else None
+        found = ctypes.c_size_t(0)
+        array = (ctypes.c_char_p * n)(*a)
+        with self._lock:
+            handle = self._ptr()
+            self._context, self._texts = None, ()
+            self._check(self._lib.eb_session_rerank_top_k(handle, q, array, n, k, _p(order), scores.ctypes.data_as(
+                c_float_p), ctypes.byref(found), None if codes is None else _p(codes)), "rerank")
+        ranking = [(int(order[r]), float(scores[r])) for r in range(found.value)]
+        return (ranking, [_status(int(c)) for c in codes[:n]]) if statuses else ranking
+
     def _rows_many(self, fn, texts, text_pairs, which, width, statuses):
         """embed_many (fn "embed_many", output `which`) / classify_many: the inputs' rows [n, width]
         (and statuses) from one C call, which loops over the packed runs."""

@@ -384,6 +384,64 @@ EB_API EB_NODISCARD eb_status eb_session_classify_many(eb_session* session, cons
 EB_API EB_NODISCARD eb_status eb_session_get_token_labels(const eb_session* session, int32_t* out_labels, size_t labels_size,
                                              size_t* out_len);
 
+/* ---- Truncation of long texts ----
+ * By default a text (pair) longer than the session's max_sequence_length is refused
+ * (EB_ERROR_SEQUENCE_TOO_LONG), never cut silently. With a truncation strategy set on the session
+ * (it applies to every later text call: run_text, run_text_pair, the packed runs, embed / classify
+ * many and rerank; not to eb_session_answer, which runs long contexts in windows) such a text is
+ * cut to fit, from its end, as HuggingFace tokenizers' truncation (max_length = the session
+ * maximum, direction right, the template's special tokens kept) does:
+ *   EB_TRUNCATION_LONGEST_FIRST: a single text keeps its first (maximum - specials) tokens; of a
+ *     pair, the shorter text is kept whole and the longer one cut to the rest, unless both are
+ *     longer than half of the room: then the shorter keeps floor(room / 2) tokens and the longer
+ *     ceil(room / 2) (the first text counts as the shorter when both are equally long);
+ *   EB_TRUNCATION_ONLY_SECOND: only the second text of a pair is cut (the query of a reranker or a
+ *     QA question stays whole); a pair whose second text would keep no token, and a single text,
+ *     stay EB_ERROR_SEQUENCE_TOO_LONG (HF raises an error there).
+ * How many text tokens were cut is eb_session_get_truncated_tokens (0: nothing was cut). Texts
+ * beyond what the tokenizer takes at all (see eb_session_run_text: byte limits of tokenizers other
+ * than vocab.txt WordPiece) stay EB_ERROR_SEQUENCE_TOO_LONG. No heap allocation. */
+typedef enum eb_truncation {
+  EB_TRUNCATION_NONE = 0,          /* default: too long is EB_ERROR_SEQUENCE_TOO_LONG */
+  EB_TRUNCATION_LONGEST_FIRST = 1, /* HF "longest_first" */
+  EB_TRUNCATION_ONLY_SECOND = 2    /* HF "only_second" (pairs) */
+} eb_truncation;
+/* Sets the session's strategy (any other value: EB_ERROR_INVALID_ARGUMENT). Keeps the last run. */
+EB_API EB_NODISCARD eb_status eb_session_set_truncation(eb_session* session, eb_truncation truncation);
+/* Text tokens cut from sequence `index` of the last run (eb_session_get_sequence; 0 after a single
+ * run). EB_ERROR_BAD_STATE before a successful run, EB_ERROR_INVALID_ARGUMENT for an index out
+ * of range. */
+EB_API EB_NODISCARD eb_status eb_session_get_truncated_tokens(const eb_session* session, size_t index,
+                                                              int32_t* out_tokens);
+
+/* ---- Reranking with a cross-encoder ----
+ * A cross-encoder is a sequence classifier with one label (ms-marco-MiniLM, bge-reranker: their
+ * HF checkpoints convert as such): it reads "query [SEP] passage" as a text pair (the template of
+ * eb_session_run_text_pair) and its logit says how relevant the passage is. The score is the one
+ * sentence-transformers' CrossEncoder.predict gives: the raw logit, or sigmoid(logit) when the
+ * checkpoint's config.json names Sigmoid ("sentence_transformers": {"activation_fn": ...}, or
+ * the older "sbert_ce_default_activation_function") or names neither (CrossEncoder's default for
+ * one label); the converter records which. Both keep the order of the logits.
+ * The pairs run through packed runs as eb_session_classify_many does (each pair's score equals a
+ * single run_text_pair of it: int8 bit-identical), with the same per-input statuses: with
+ * out_statuses (int32 [count]) every passage gets its own and a failed one scores -INFINITY
+ * (rerank_top_k leaves it out); with out_statuses NULL the first passage that fails stops the
+ * call with its status, the message naming it ("passages[i]: ..."). A model that is not a
+ * one-label sequence classifier: EB_ERROR_UNSUPPORTED (even for count 0); NULL query, passages or
+ * output buffers (count > 0), text that is not UTF-8: EB_ERROR_INVALID_ARGUMENT. count 0 runs
+ * nothing and returns EB_OK. Afterwards the session's outputs are those of the last packed run.
+ * Performs no heap allocation. */
+/* Scores in passage order: out_scores float32 [count]. */
+EB_API EB_NODISCARD eb_status eb_session_rerank(eb_session* session, const char* query, const char* const* passages,
+                                                size_t count, float* out_scores, int32_t* out_statuses);
+/* The best k passages, best first (equal scores: the lower index first): their indices into
+ * out_indices[k] and scores into out_scores[k] (both needed when k > 0); *out_found (may be NULL)
+ * receives how many were written: min(k, passages that ran). k >= count ranks every passage. */
+EB_API EB_NODISCARD eb_status eb_session_rerank_top_k(eb_session* session, const char* query,
+                                                      const char* const* passages, size_t count, size_t k,
+                                                      int32_t* out_indices, float* out_scores, size_t* out_found,
+                                                      int32_t* out_statuses);
+
 /* Memory facts: planned arena bytes, the naive sum of all intermediate buffers, and the bytes
  * XNNPACK holds in packed weights. Any pointer may be NULL. */
 EB_API EB_NODISCARD eb_status eb_session_memory(const eb_session* session, size_t* arena_bytes, size_t* naive_bytes,

@@ -18,6 +18,36 @@ class Session;
 
 namespace edgebert::tasks {
 
+// The inputs of a many call: texts[0, count) (pairs null) or pairs (texts[i], pairs[i]); with
+// shared_first, texts[0] is the first text of every pair (a rerank query). The names are those
+// error messages give them ("texts[3]: ...").
+struct ManyInputs {
+  const char* const* texts;
+  const char* const* pairs;
+  size_t count;
+  bool shared_first = false;
+  const char* texts_name = "texts";
+  const char* pairs_name = "pairs";
+};
+
+// Where run_many writes: rows of `which` ([count, width] floats; may be null), each row's argmax
+// (may be null), each input's status (null: stop at the first failure), and a sink called with
+// every consumed input's row and status, in input order (may be null).
+struct ManyOutputs {
+  eb_output which;
+  float* rows;
+  int32_t* labels;
+  int32_t* statuses;
+  void (*sink)(void* context, size_t index, const float* row, eb_status status) = nullptr;
+  void* sink_context = nullptr;
+};
+
+// Every input through packed runs, a run at a time until all are consumed: the loop of the many
+// calls. Text that is not UTF-8 refuses the call before anything runs. With statuses null, the
+// first input that fails stops the call with its status (the message naming it). The caller has
+// checked the model has `which` and the buffers' sizes.
+eb_status run_many(Session& session, const ManyInputs& inputs, const ManyOutputs& outputs);
+
 // eb_session_embed_many: the rows of `which` (EB_OUTPUT_SENTENCE_EMBEDDING or
 // EB_OUTPUT_POOLER_OUTPUT) of texts[0, count) (pairs null: single texts, else (texts[i],
 // pairs[i])) into out[count, hidden] (out_size floats); statuses may be null (then: stop at the
@@ -29,6 +59,10 @@ eb_status embed_many(Session& session, const char* const* texts, const char* con
 // (the argmax; -1 for an input that did not run; may be null, not both).
 eb_status classify_many(Session& session, const char* const* texts, const char* const* pairs, size_t count,
                         float* logits, size_t logits_size, int32_t* labels, int32_t* statuses);
+
+// A refusal before anything ran: the previous run's outputs are gone, as after any failed call;
+// the message is the session's.
+__attribute__((format(printf, 3, 4))) eb_status refuse(Session& session, eb_status status, const char* fmt, ...);
 
 // The index of the largest of v[0, n) (the first of equal maxima).
 int32_t argmax(const float* v, size_t n);

@@ -19,7 +19,7 @@ eb_status check_ids(const PackLimits& limits, RunInputs& in, size_t first, size_
   return EB_OK;
 }
 
-size_t pack_texts(const TextEncoder& text, const PackLimits& limits, const char* const* texts_a,
+size_t pack_texts(const TextEncoder& text, const PackLimits& limits, Truncation truncation, const char* const* texts_a,
                   const char* const* texts_b, size_t count, RunInputs& in, SequenceInfo* sequences) {
   size_t at = 0, k = 0;
   for (; k < count && k < limits.max_rows; ++k) {
@@ -33,11 +33,12 @@ size_t pack_texts(const TextEncoder& text, const PackLimits& limits, const char*
       continue;
     }
     const size_t cap = std::min(limits.max_rows - at, limits.max_len);
-    size_t na = 0;
-    const size_t need = lay_out_sequence(text, limits.token_types, limits.max_len, in, a, b, at, cap, &na);
+    size_t na = 0, cut = 0;
+    const size_t need =
+        lay_out_sequence(text, limits.token_types, limits.max_len, in, a, b, at, cap, &na, truncation, &cut);
     if (need <= cap) {
       q.status = check_ids(limits, in, at, need);
-      if (q.status == EB_OK) q.tokens = need, at += need;
+      if (q.status == EB_OK) q.tokens = need, q.truncated = cut, at += need;
       continue;
     }
     if (need > limits.max_len) {

@@ -10,6 +10,7 @@
 
 #include "edgebert/edgebert.h"
 #include "tasks/run_inputs.h"
+#include "tasks/text_layout.h"
 #include "text_encoder.h"
 
 namespace edgebert::tasks {
@@ -19,6 +20,7 @@ namespace edgebert::tasks {
 struct SequenceInfo {
   eb_status status = EB_OK;
   size_t first_token = 0, tokens = 0, first_word = 0, words = 0;
+  size_t truncated = 0;  // text tokens the session's truncation left out (0: none)
 };
 
 // What a packed run may hold, and what the model accepts as inputs.
@@ -34,9 +36,9 @@ struct PackLimits {
 // for models without them).
 eb_status check_ids(const PackLimits& limits, RunInputs& in, size_t first, size_t n);
 
-// Texts (texts_b null) or pairs, tokenized with their template: sequences[0, k) and the inputs
-// are filled; returns k, the inputs consumed.
-size_t pack_texts(const TextEncoder& text, const PackLimits& limits, const char* const* texts_a,
+// Texts (texts_b null) or pairs, tokenized with their template and cut as `truncation` says
+// (text_layout.h): sequences[0, k) and the inputs are filled; returns k, the inputs consumed.
+size_t pack_texts(const TextEncoder& text, const PackLimits& limits, Truncation truncation, const char* const* texts_a,
                   const char* const* texts_b, size_t count, RunInputs& in, SequenceInfo* sequences);
 
 // Token ids given by the caller, `count` sequences of lengths[i] ids (types: null, all 0).

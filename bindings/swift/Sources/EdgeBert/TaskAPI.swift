@@ -42,6 +42,14 @@ enum TaskAPI {
                                              UnsafePointer<UnsafePointer<CChar>?>?, Int, UnsafeMutablePointer<Int>?) -> eb_status
     typealias GetSequence = @convention(c) (OpaquePointer?, Int, UnsafeMutablePointer<eb_sequence_info>?) -> eb_status
 
+    // Reranking with a cross-encoder (issue 25).
+    typealias RerankTopK = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<UnsafePointer<CChar>?>?,
+                                           Int, Int, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Float>?,
+                                           UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int32>?) -> eb_status
+
+    typealias SetTruncation = @convention(c) (OpaquePointer?, eb_truncation) -> eb_status
+    typealias GetTruncatedTokens = @convention(c) (OpaquePointer?, Int, UnsafeMutablePointer<Int32>?) -> eb_status
+
     // Many texts per call and token labels (issue 22).
     typealias EmbedMany = @convention(c) (OpaquePointer?, UnsafePointer<UnsafePointer<CChar>?>?,
                                           UnsafePointer<UnsafePointer<CChar>?>?, Int, eb_output,

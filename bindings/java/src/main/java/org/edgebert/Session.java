@@ -365,12 +365,72 @@ public final class Session implements AutoCloseable {
     return rows;
   }
 
+  /**
+   * Cross-encoders (a sequence classifier with one label; other models: UNSUPPORTED): the
+   * passages ranked by relevance to the query, best first (equal scores: the lower index first).
+   * The score is the model's: the raw logit, or its sigmoid when the checkpoint's
+   * sentence-transformers config says Sigmoid (or nothing: CrossEncoder's one-label default).
+   * The (query, passage) pairs run in packed runs as {@link #classifyMany(String[])}'s inputs; a
+   * passage that cannot run throws EdgeBertException with its status and "passages[i]: ...".
+   */
+  public Ranked[] rerank(String query, String[] passages) {
+    return rerank(query, passages, passages == null ? 0 : passages.length, null);
+  }
+
+  /**
+   * The best topK passages of {@link #rerank(String, String[])} (eb_session_rerank_top_k). With a
+   * non-null statuses (as long as passages), a passage that cannot run throws nothing: statuses[i]
+   * receives its eb_status and it is left out of the ranking.
+   */
+  public synchronized Ranked[] rerank(String query, String[] passages, int topK, int[] statuses) {
+    byte[] q = Strings.cString(query, "query");
+    TextBatch tp = TextBatch.of(passages, "passages");
+    int n = tp.size();
+    if (topK < 0) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "topK must be >= 0, got " + topK);
+    }
+    if (statuses != null && statuses.length != n) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT,
+                                  "statuses has " + statuses.length + " entries, expected " + n);
+    }
+    int k = Math.min(topK, n);
+    int[] indices = new int[k];
+    float[] scores = new float[k];
+    context = null;
+    texts = new byte[0][];
+    int found = nRerankTopK(ptr(), q, tp.bytes, tp.starts, k, indices, scores, statuses);
+    Ranked[] out = new Ranked[found];
+    for (int r = 0; r < found; r++) {
+      out[r] = new Ranked(indices[r], scores[r]);
+    }
+    return out;
+  }
+
   private float[] taskOutput(Output which) {
     if (!hasOutput(which)) {
       throw new EdgeBertException(EdgeBertException.UNSUPPORTED,
                                   "this model has no " + which + " output (task " + model.info().task + ")");
     }
     return output(which);
+  }
+
+  /** Truncation strategies of {@link #setTruncation(int)} (eb_truncation). */
+  public static final int TRUNCATION_NONE = 0;
+  public static final int TRUNCATION_LONGEST_FIRST = 1;
+  public static final int TRUNCATION_ONLY_SECOND = 2;
+
+  /**
+   * How later text calls cut a text (pair) longer than the session maximum: TRUNCATION_NONE (the
+   * default: SEQUENCE_TOO_LONG), TRUNCATION_LONGEST_FIRST or TRUNCATION_ONLY_SECOND, as
+   * HuggingFace tokenizers' truncation strategies (eb_session_set_truncation).
+   */
+  public synchronized void setTruncation(int strategy) {
+    nSetTruncation(ptr(), strategy);
+  }
+
+  /** Text tokens cut from sequence {@code index} of the last run (0: nothing was cut). */
+  public synchronized int truncatedTokens(int index) {
+    return nTruncatedTokens(ptr(), index);
   }
 
   /** {arena bytes, naive sum of buffers, packed weight bytes}. */
@@ -397,6 +457,8 @@ public final class Session implements AutoCloseable {
     model.forget(this);
   }
 
+  private static native int nRerankTopK(long s, byte[] query, byte[] passages, int[] starts, int k, int[] indices,
+                                        float[] scores, int[] statuses);
   private static native void nRunText(long s, byte[] text);
   private static native void nRunTextPair(long s, byte[] a, byte[] b);
   private static native void nRunIds(long s, int[] ids, int[] types, int[] mask);
@@ -423,5 +485,7 @@ public final class Session implements AutoCloseable {
                                            int[] labels, int[] statuses);
   private static native int[] nTokenLabels(long s);
   private static native void nMemory(long s, long[] out);
+  private static native void nSetTruncation(long s, int strategy);
+  private static native int nTruncatedTokens(long s, int index);
   private static native void nDestroy(long s);
 }
