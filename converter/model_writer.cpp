@@ -73,7 +73,22 @@ Offset<fb::ActQuant> act_quant(FlatBufferBuilder& b, const ActivationQuant& q) {
 
 Offset<fb::Linear> linear(FlatBufferBuilder& b, const FloatLinear& f, const ConvertedLinear* c, bool int8_model) {
   Offset<fb::Tensor> w;
-  if (c && c->int8) {
+  if (c && c->int8 && c->int4) {
+    const auto& q = c->weight4;
+    auto n = b.CreateString(f.name + ".weight");
+    auto s = b.CreateVector(std::vector<int64_t>{f.out, f.in});
+    auto sc = b.CreateVector(q.scales);
+    b.ForceVectorAlignment(q.packed.size(), 1, kPayloadAlignment);
+    auto d = b.CreateVector(q.packed.data(), q.packed.size());
+    fb::TensorBuilder tb(b);
+    tb.add_name(n);
+    tb.add_dtype(fb::DType::I4);
+    tb.add_shape(s);
+    tb.add_data(d);
+    tb.add_block_size(q.block);
+    tb.add_block_scales(sc);
+    w = tb.Finish();
+  } else if (c && c->int8) {
     w = tensor(b, f.name + ".weight", fb::DType::I8, {f.out, f.in}, c->weight.q.data(), c->weight.q.size(),
                &c->weight.scales);
   } else {
@@ -199,7 +214,10 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   if (m.task == Task::kSentenceEmbedding)
     pooling = fb::CreateSentencePooling(b, static_cast<fb::Pooling>(static_cast<int>(m.pooling)), m.normalize);
 
-  const bool family_fields = !c.is_bert_or_distilbert();
+  bool any_int4 = false;
+  for (const auto& layer : cm.layers)
+    for (const ConvertedLinear& g : layer) any_int4 = any_int4 || (g.int8 && g.int4);
+  const bool family_fields = !c.is_bert_or_distilbert() || any_int4;
   Offset<fb::Linear> projection;
   Offset<fb::LayerNorm> final_norm, head_norm;
   Offset<fb::Rotary> rotary;
@@ -256,7 +274,7 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
 
   b.ForceDefaults(true);  // always store schema_version, so readers (and tests) see it explicitly
   fb::ModelBuilder mb(b);
-  mb.add_schema_version(family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
+  mb.add_schema_version(any_int4 ? kInt4SchemaVersion : family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
   mb.add_content_id(content_id);
   mb.add_producer(producer);
   mb.add_config(config);

@@ -9,6 +9,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include "backend/int4_weights.h"
 #include "converter/float_bert.h"
 #include "converter/quantization.h"
 
@@ -19,6 +20,10 @@ struct ConvertedLinear {
   const FloatLinear* source = nullptr;
   bool int8 = false;             // execution precision
   RowQuantized weight;           // int8 only (of W[:, c] * input_factors[c] when factors are used)
+  // int8 GEMMs with int4 weights (--weights int4, chosen by the policy): the same matrix in the
+  // int4 format (backend/int4_weights.h); `weight` is then not written.
+  bool int4 = false;
+  int4::Quantized weight4;
   ActivationQuant input, output; // filled for every GEMM of an int8 model
   std::vector<float> input_factors;  // int8 qkv/intermediate only, optional (SmoothQuant)
   float smoothing_alpha = 0.f;       // migration strength behind input_factors (0: none)
@@ -41,6 +46,8 @@ struct ConvertedModel {
 // schema_version of files of the families beyond BERT / DistilBERT (their fields would be ignored
 // by older readers); BERT / DistilBERT files keep version 2.
 constexpr uint32_t kFamilySchemaVersion = 4;
+// schema_version of files with int4 weights (any family; they carry the family fields too).
+constexpr uint32_t kInt4SchemaVersion = 5;
 
 // Rows of the position table kept for sequences of up to max_sequence tokens: max_sequence
 // (PADDING_OFFSET: + padding_idx + 1), at most max_position_embeddings; 0 without a table.
