@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <numeric>
 #include <stdexcept>
@@ -61,8 +62,8 @@ std::vector<float> effective_weights(const FloatLinear& l, const ConvertedLinear
 
 }  // namespace
 
-Int4Policy choose_int4_gemms(const FloatBert& m, const TokenBatch& probe, const Int4Options& o,
-                             std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers) {
+Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const Int4Options& o, ConvertedModel& cm) {
+  std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers = cm.layers;
   if (o.block != 0 && (o.block < int4::kMinBlock || o.block > int4::kMaxBlock || o.block % int4::kMinBlock != 0))
     throw std::runtime_error("--int4-block " + std::to_string(o.block) + " must be 0 (channel-wise) or a multiple of " +
                              std::to_string(int4::kMinBlock) + " in " + std::to_string(int4::kMinBlock) + ".." +
@@ -75,11 +76,29 @@ Int4Policy choose_int4_gemms(const FloatBert& m, const TokenBatch& probe, const 
   const std::vector<float> ref = reference_encoder(m, probe, nullptr);
   FloatBert work = m;  // its GEMM weights are swapped for int4 ones one at a time
   struct Candidate {
-    size_t layer;
+    size_t layer;  // SIZE_MAX: the word embedding table
     int kind;
     int4::Quantized q;
   };
   std::vector<Candidate> cands;
+  cm.word_int4 = false;
+  if (m.has_embeddings && !probe.ids.empty()) {
+    const int E = m.embedding_size > 0 ? m.embedding_size : H;
+    const size_t V = static_cast<size_t>(m.config.vocab_size);
+    Candidate cand{SIZE_MAX, 0, int4::quantize(m.word_embeddings.data(), V, E, int4::fit_block(E, o.block))};
+    std::vector<float> effective(m.word_embeddings.size());
+    int4::dequantize(cand.q.packed.data(), cand.q.scales.data(), V, E, cand.q.block, effective.data());
+    Int4PolicyRow row;
+    row.name = "embeddings.word";
+    row.block = cand.q.block;
+    row.int8_bytes = V * static_cast<size_t>(E) + V * sizeof(float);
+    row.int4_bytes = cand.q.packed.size() + cand.q.scales.size() * sizeof(uint16_t);
+    std::swap(work.word_embeddings, effective);
+    row.cost = compare(reference_encoder(work, probe, nullptr), ref, H).mean_cost;
+    std::swap(work.word_embeddings, effective);
+    policy.rows.push_back(row);
+    cands.push_back(std::move(cand));
+  }
   for (size_t l = 0; l < layers.size(); ++l)
     for (int k = 0; k < kGemmsPerLayer; ++k) {
       ConvertedLinear& c = layers[l][k];
@@ -115,6 +134,13 @@ Int4Policy choose_int4_gemms(const FloatBert& m, const TokenBatch& probe, const 
     if (!policy.rows[i].int4) continue;
     any = true;
     Candidate& cand = cands[i];
+    if (cand.layer == SIZE_MAX) {
+      int4::dequantize(cand.q.packed.data(), cand.q.scales.data(), static_cast<size_t>(m.config.vocab_size),
+                       m.embedding_size > 0 ? m.embedding_size : H, cand.q.block, work.word_embeddings.data());
+      cm.word_int4 = true;
+      cm.word_embeddings4 = std::move(cand.q);
+      continue;
+    }
     ConvertedLinear& c = layers[cand.layer][cand.kind];
     work.layers[cand.layer].gemm(static_cast<GemmKind>(cand.kind)).weight = effective_weights(*c.source, c, cand.q);
     c.int4 = true;
@@ -135,7 +161,7 @@ std::string format_int4_report(const Int4Policy& p, const Int4Options& o) {
                 "block %d)\n",
                 o.budget, p.probe_tokens, o.block);
   std::string s = line;
-  s += "GEMM                               block  cost(1-cos)  weights  int8 bytes  int4 bytes\n";
+  s += "GEMM or table                      block  cost(1-cos)  weights  int8 bytes  int4 bytes\n";
   size_t b8 = 0, b_out = 0;
   int n4 = 0;
   for (const auto& r : p.rows) {
@@ -147,7 +173,7 @@ std::string format_int4_report(const Int4Policy& p, const Int4Options& o) {
     n4 += r.int4 ? 1 : 0;
   }
   std::snprintf(line, sizeof line,
-                "int4: %d of %zu int8 GEMMs; their weights %zu -> %zu bytes; all chosen together: mean 1-cosine "
+                "int4: %d of %zu candidates; their weights %zu -> %zu bytes; all chosen together: mean 1-cosine "
                 "%.3e, lowest per-token cosine %.5f (weights alone)\n",
                 n4, p.rows.size(), b8, b_out, p.combined_cost, p.combined_min_cosine);
   s += line;

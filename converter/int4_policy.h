@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // int4_policy.h: `edgebert-convert --weights int4`: quantizes the int8 GEMMs' weights to int4
 // (backend/int4_weights.h) and keeps int8 where int4 costs too much, measured on the calibration
-// outputs (docs/int4.md).
+// outputs (docs/int4.md). The word embedding table is a candidate too.
 //
 // The cost of a GEMM is what its int4 weights alone do to the encoder output: the float reference
 // runs over the probe sequences with that one GEMM's weights replaced by their dequantized int4
@@ -24,7 +24,7 @@ namespace edgebert::convert {
 
 struct Int4Options {
   int block = 32;        // --int4-block: input channels per scale (32..256); 0: one scale per output channel
-  double budget = 0.01;  // --int4-budget: the summed cost (mean 1 - cosine) int4 GEMMs may take
+  double budget = 0.004; // --int4-budget: the summed cost (mean 1 - cosine) int4 GEMMs may take
 };
 
 struct Int4PolicyRow {
@@ -42,10 +42,12 @@ struct Int4Policy {
   size_t probe_tokens = 0;
 };
 
-// Decides and fills layers[l][k].int4 / weight4 for the int8 GEMMs (input_factors and weights of
-// the int8 quantization already chosen). Throws std::runtime_error on an invalid block.
-Int4Policy choose_int4_gemms(const FloatBert& m, const TokenBatch& probe, const Int4Options& options,
-                             std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers);
+// Decides and fills cm.layers[l][k].int4 / weight4 for the int8 GEMMs (input_factors and weights
+// of the int8 quantization already chosen) and cm.word_int4 / word_embeddings4 for the word
+// embedding table (a candidate like a GEMM, its rows blocked like a GEMM's input channels, when
+// the model has one and the probe runs on token ids). Throws std::runtime_error on an invalid
+// block or budget.
+Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const Int4Options& options, ConvertedModel& cm);
 
 std::string format_int4_report(const Int4Policy& policy, const Int4Options& options);
 

@@ -39,6 +39,8 @@ struct ConvertedModel {
   int max_position = 0;  // position rows kept (<= config.max_position_embeddings)
   std::vector<std::array<ConvertedLinear, kGemmsPerLayer>> layers;
   RowQuantized word_embeddings;  // int8 models with embeddings
+  bool word_int4 = false;        // --weights int4 and the policy chose the word table: written as
+  int4::Quantized word_embeddings4;  // this instead (rows of the table, block-wise)
   std::string calibration_source, calibration_method;
   int calibration_sequences = 0, calibration_tokens = 0;
 };

@@ -579,7 +579,12 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
 
   if (const fb::Embeddings* e = fm->embeddings()) {
     m->has_embeddings = true;
-    if (e->word() && e->word()->dtype() == fb::DType::I8) {
+    if (m->int8 && e->word() && e->word()->dtype() == fb::DType::I4) {
+      m->word_s4 = check_int4_tensor(c, e->word(), "embeddings.word", k.vocab, E, m->schema_version);
+      if (!m->word_s4) return c.status;
+      m->word_block_scales = e->word()->block_scales()->data();
+      m->word_block = e->word()->block_size();
+    } else if (e->word() && e->word()->dtype() == fb::DType::I8) {
       m->word_s8 = static_cast<const int8_t*>(check_tensor(c, e->word(), "embeddings.word", fb::DType::I8, {k.vocab, E}));
       if (!m->word_s8) return c.status;
       m->word_scales = e->word()->scales()->data();

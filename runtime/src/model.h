@@ -122,6 +122,11 @@ class Model {
   // embeddings
   const int8_t* word_s8 = nullptr;
   const float* word_scales = nullptr;
+  // int4 word table (schema_version 5, --weights int4): nibbles [vocab, (E + 1) / 2], bf16 scales
+  // per block of word_block features (0: one per row); dequantized at lookup.
+  const uint8_t* word_s4 = nullptr;
+  const uint16_t* word_block_scales = nullptr;
+  int word_block = 0;
   const float* word_f32 = nullptr;
   const float* position = nullptr;
   const float* token_type = nullptr;  // null when the model has no token types (DistilBERT)

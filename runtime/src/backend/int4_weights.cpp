@@ -37,6 +37,10 @@ int fit_block(int cols, int wanted) {
 
 namespace {
 
+// The clipping search's ratios of the block's absmax (float32 constants: no expression a compiler
+// could contract into a fused multiply-add, so every platform picks the same scales).
+constexpr float kClipRatios[] = {1.0f, 0.95f, 0.9f, 0.85f, 0.8f, 0.75f};
+
 inline int quantize_one(float w, float s) {
   const float t = std::nearbyint(w / s);  // round half to even
   return static_cast<int>(std::min(std::max(t, -8.f), 7.f));
@@ -61,8 +65,8 @@ Quantized quantize(const float* w, size_t rows, int cols, int block) {
       float best_s = 1.f;
       if (amax > 1e-30f) {
         double best_err = INFINITY;
-        for (int k = 0; k <= 5; ++k) {
-          const float s = float_from_bf16(bf16_from_float(amax * (1.f - 0.05f * static_cast<float>(k)) / 7.f));
+        for (float ratio : kClipRatios) {
+          const float s = float_from_bf16(bf16_from_float(amax * ratio / 7.f));
           if (!(s > 0.f) || !std::isfinite(s)) continue;
           double err = 0;
           for (int c = c0; c < c1; ++c) {
