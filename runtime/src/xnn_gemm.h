@@ -25,7 +25,9 @@
 #else
 #define EDGEBERT_XNN_FLOAT_OUTPUT 0
 #endif
-// int4-weight GEMMs with float output (qd8_f32_qc4w / qb4w, EDGEBERT_XNN_HAS_QD8_INT4).
+// int4-weight GEMMs with float output (qd8_f32_qc4w for channel-wise int4, EDGEBERT_XNN_HAS_QD8_INT4;
+// block-wise qb4w is compiled but disabled, see XnnGemm::create). Every other int4 GEMM is
+// requantized to per-channel int8 at creation and runs as an int8 GEMM.
 #if EDGEBERT_XNN_FLOAT_OUTPUT && defined(EDGEBERT_XNN_HAS_QD8_INT4)
 #define EDGEBERT_XNN_INT4 1
 #else
@@ -51,8 +53,8 @@ class XnnGemm {
 
   // True when this XNNPACK can run an int8 GEMM with a float output (see create).
   static bool int8_float_output_supported();
-  // True when this XNNPACK runs int4 weights as int4 (float-output GEMMs); else they are
-  // requantized to int8 at creation.
+  // True when this XNNPACK runs channel-wise int4 weights of float-output GEMMs as int4; else
+  // they are requantized to int8 at creation.
   static bool int4_supported();
   // The operator kind create() chose.
   enum class Kind { kNone, kF32, kQs8, kQd8F32Qc8w, kQd8F32Qc4w, kQd8F32Qb4w };
