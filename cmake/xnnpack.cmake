@@ -8,7 +8,7 @@
 #   2022: Debian 12's 0.0~git20220216: xnn_create_* + xnn_setup_*, per-channel int8 GEMMs as
 #         qc8 1x1 convolutions.
 #   2024: Debian 13's 0.0~git20241108 and upstream: xnn_create_* + xnn_reshape_* + xnn_setup_*,
-#         fully-connected qs8_qc8w (and qd8_f32_qc8w).
+#         fully-connected qs8_qc8w (and qd8_f32_qc8w; qd8_f32_qc4w / qb4w for int4 weights).
 # The generation is detected by compiling against xnnpack.h, never guessed from a version.
 
 set(EDGEBERT_XNNPACK_SOURCE_DIR "" CACHE PATH
@@ -82,6 +82,25 @@ int probe() {
 }
 int main() { return probe(); }
 ]] EDGEBERT_XNN_HAS_QD8_F32_QC8W)
+# int4 weights with dynamically quantized int8 input and float output, channel-wise (qc4w,
+# 2023-09+) and block-wise with bf16 block scales (qb4w, 2024-06+): reshape + setup taking
+# per-row quantization parameters, as qd8_f32_qc8w.
+check_cxx_source_compiles([[
+#include <xnnpack.h>
+#include <cstdint>
+int probe() {
+  auto c4 = &xnn_create_fully_connected_nc_qd8_f32_qc4w;
+  auto r4 = &xnn_reshape_fully_connected_nc_qd8_f32_qc4w;
+  auto s4 = &xnn_setup_fully_connected_nc_qd8_f32_qc4w;
+  enum xnn_status (*cb)(size_t, size_t, size_t, size_t, size_t, uint8_t, const uint16_t*, const void*, const float*,
+                        float, float, uint32_t, xnn_code_cache_t, xnn_weights_cache_t, xnn_operator_t*) =
+      &xnn_create_fully_connected_nc_qd8_f32_qb4w;
+  auto rb = &xnn_reshape_fully_connected_nc_qd8_f32_qb4w;
+  auto sb = &xnn_setup_fully_connected_nc_qd8_f32_qb4w;
+  return c4 != nullptr && r4 != nullptr && s4 != nullptr && cb != nullptr && rb != nullptr && sb != nullptr;
+}
+int main() { return probe(); }
+]] EDGEBERT_XNN_HAS_QD8_F32_QB4W)
 # The weights-cache provider (2024-01+): operators ask it for packed weights (look_up,
 # reserve_space, look_up_or_insert, is_finalized, offset_to_addr, delete_cache), so packed weights
 # can be shared and mapped from a file (runtime/src/backend/packed_weights.h).
@@ -133,6 +152,9 @@ add_compile_definitions(EDGEBERT_XNN_API=${EDGEBERT_XNN_API})
 if(EDGEBERT_XNN_HAS_QD8_F32_QC8W)
   add_compile_definitions(EDGEBERT_XNN_HAS_QD8=1)
 endif()
+if(EDGEBERT_XNN_HAS_QD8_F32_QC8W AND EDGEBERT_XNN_HAS_QD8_F32_QB4W)
+  add_compile_definitions(EDGEBERT_XNN_HAS_QD8_INT4=1)
+endif()
 if(EDGEBERT_XNN_API EQUAL 2024 AND EDGEBERT_XNN_HAS_WEIGHTS_CACHE_PROVIDER)
   add_compile_definitions(EDGEBERT_XNN_HAS_WEIGHTS_CACHE=1)
   set(eb_cache_note "weights-cache provider: yes")
@@ -150,5 +172,10 @@ endif()
 if(EDGEBERT_XNN_CACHE_PROVIDER_HAS_ALIAS_DATA)
   add_compile_definitions(EDGEBERT_XNN_CACHE_PROVIDER_HAS_ALIAS_DATA=1)
   string(APPEND eb_cache_note ", provider alias_data")
+endif()
+if(EDGEBERT_XNN_HAS_QD8_F32_QC8W AND EDGEBERT_XNN_HAS_QD8_F32_QB4W)
+  string(APPEND eb_cache_note ", int4 GEMMs (qd8_f32_qc4w / qb4w): yes")
+else()
+  string(APPEND eb_cache_note ", int4 GEMMs: no (int4 weights become int8 at load)")
 endif()
 message(STATUS "XNNPACK API generation: ${EDGEBERT_XNN_API} (${XNNPACK_INCLUDE_DIR}); ${eb_cache_note}")

@@ -139,10 +139,15 @@ class ErrorObserver : public GemmObserver {
     }
     xq_ = xs_;
     fake_quantize(xq_.data(), nx, c.input);
-    FloatLinear wq = ws;  // dequantized int8 weights
-    for (int o = 0; o < l.out; ++o)
-      for (int i = 0; i < l.in; ++i)
-        wq.weight[static_cast<size_t>(o) * l.in + i] = c.weight.q[static_cast<size_t>(o) * l.in + i] * c.weight.scales[o];
+    FloatLinear wq = ws;  // dequantized int8 (or int4) weights
+    if (c.int4) {
+      int4::dequantize(c.weight4.packed.data(), c.weight4.scales.data(), static_cast<size_t>(l.out), l.in, c.weight4.block,
+                       wq.weight.data());
+    } else {
+      for (int o = 0; o < l.out; ++o)
+        for (int i = 0; i < l.in; ++i)
+          wq.weight[static_cast<size_t>(o) * l.in + i] = c.weight.q[static_cast<size_t>(o) * l.in + i] * c.weight.scales[o];
+    }
     // The intermediate GEMM's output only matters through the activation (whose table may clip
     // the flat negative side freely): its errors are measured after the activation.
     const bool after_act = kind == GemmKind::kIntermediate;
@@ -180,6 +185,7 @@ class ErrorObserver : public GemmObserver {
         GemmReportRow r;
         r.name = c.source->name;
         r.int8 = c.int8;
+        r.int4 = c.int8 && c.int4;
         if (c.int8 && a.ref > 0) {
           r.input_rel_error = std::sqrt(a.in_err / a.ref);
           r.weight_rel_error = std::sqrt(a.w_err / a.ref);
@@ -228,7 +234,7 @@ std::string format_report(const std::vector<GemmReportRow>& rows) {
   char line[256];
   for (const auto& r : rows) {
     if (r.int8) {
-      std::snprintf(line, sizeof line, "%-34s %-9s  %14.5f  %16.5f  %14.5f\n", r.name.c_str(), "int8", r.input_rel_error,
+      std::snprintf(line, sizeof line, "%-34s %-9s  %14.5f  %16.5f  %14.5f\n", r.name.c_str(), r.int4 ? "int8/int4w" : "int8", r.input_rel_error,
                     r.weight_rel_error, r.total_rel_error);
     } else {
       std::snprintf(line, sizeof line, "%-34s %-9s  %14s  %16s  %14s\n", r.name.c_str(), "fp32", "-", "-", "-");
@@ -364,6 +370,7 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
                            (m.family() == Family::kNomicBert &&
                             (cfg.activation == HiddenAct::kGelu || cfg.activation == HiddenAct::kSilu ||
                              cfg.activation == HiddenAct::kSigmoid));
+  if (o.fp32 && o.int4) throw std::runtime_error("--weights int4 and --fp32 exclude each other");
   if (!o.fp32 && !cfg.is_bert_or_distilbert() && !int8_family)
     throw std::runtime_error(std::string("int8 conversion of ") + family_name(m.family()) +
                              " models is not supported yet (convert with --fp32)");
@@ -455,6 +462,15 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
     cm.calibration_tokens = static_cast<int>(calib.batch.total_tokens());
     log(msg);
 
+    if (o.int4) {
+      // The probe: calibration sequences of up to 128 tokens, at most 256 tokens in all.
+      log("int4: measuring each GEMM's int4 cost on the calibration outputs");
+      auto t_int4 = std::chrono::steady_clock::now();
+      result.int4_policy = choose_int4(m, select_sequences(calib.batch, 128, 256), o.int4_options, cm);
+      result.int4 = true;
+      std::snprintf(msg, sizeof msg, "int4 policy: %.2f s", secs_since(t_int4));
+      log(msg);
+    }
     if (o.error_report) {
       log("measuring per-GEMM int8 error on the calibration inputs");
       // The report runs on the calibration sequences of up to 128 tokens, at most 256 tokens in

@@ -13,6 +13,7 @@
 #include "converter/activation_params.h"
 #include "converter/checkpoint/hf_checkpoint.h"
 #include "converter/float_bert.h"
+#include "converter/int4_policy.h"
 
 namespace edgebert::convert {
 
@@ -27,6 +28,8 @@ struct ConvertOptions {
   bool error_report = true;                 // run the per-GEMM error pass (int8)
   bool quick_calibration = false;           // ~100 calibration tokens (synthetic benchmark models)
   Scheme scheme = Scheme::kAuto;            // int8 quantization scheme (activation_params.h)
+  bool int4 = false;                        // --weights int4: int4 GEMM weights under the policy
+  Int4Options int4_options;                 // --int4-block, --int4-budget
 };
 
 // One row of the per-GEMM error report: the relative L2 error the int8 GEMM introduces
@@ -36,6 +39,7 @@ struct ConvertOptions {
 struct GemmReportRow {
   std::string name;
   bool int8 = false;
+  bool int4 = false;            // int8 GEMM with int4 weights (the weight error is int4's)
   double input_rel_error = 0;   // from quantizing the input activations alone
   double weight_rel_error = 0;  // from the int8 weights alone
   double total_rel_error = 0;   // input + weights + output quantization together
@@ -46,6 +50,8 @@ struct ConvertResult {
   Task task = Task::kEncoder;
   std::vector<std::string> notes;  // "note: ignoring training-only tensor X", one per tensor
   std::vector<GemmReportRow> report;
+  bool int4 = false;        // the int4 policy ran (int4_policy filled)
+  Int4Policy int4_policy;
   std::string calibration_source;
   size_t calibration_tokens = 0;
   double seconds = 0;

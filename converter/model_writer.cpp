@@ -53,6 +53,24 @@ Offset<fb::Tensor> tensor(FlatBufferBuilder& b, const std::string& name, fb::DTy
   return tb.Finish();
 }
 
+// An I4 tensor [rows, cols]: packed nibbles and bf16 block scales (backend/int4_weights.h).
+Offset<fb::Tensor> int4_tensor(FlatBufferBuilder& b, const std::string& name, int64_t rows, int64_t cols,
+                               const int4::Quantized& q) {
+  auto n = b.CreateString(name);
+  auto s = b.CreateVector(std::vector<int64_t>{rows, cols});
+  auto sc = b.CreateVector(q.scales);
+  b.ForceVectorAlignment(q.packed.size(), 1, kPayloadAlignment);
+  auto d = b.CreateVector(q.packed.data(), q.packed.size());
+  fb::TensorBuilder tb(b);
+  tb.add_name(n);
+  tb.add_dtype(fb::DType::I4);
+  tb.add_shape(s);
+  tb.add_data(d);
+  tb.add_block_size(q.block);
+  tb.add_block_scales(sc);
+  return tb.Finish();
+}
+
 Offset<fb::Tensor> f32_tensor(FlatBufferBuilder& b, const std::string& name, const std::vector<float>& v,
                               std::vector<int64_t> shape) {
   return tensor(b, name, fb::DType::F32, std::move(shape), v.data(), v.size() * sizeof(float));
@@ -73,7 +91,9 @@ Offset<fb::ActQuant> act_quant(FlatBufferBuilder& b, const ActivationQuant& q) {
 
 Offset<fb::Linear> linear(FlatBufferBuilder& b, const FloatLinear& f, const ConvertedLinear* c, bool int8_model) {
   Offset<fb::Tensor> w;
-  if (c && c->int8) {
+  if (c && c->int8 && c->int4) {
+    w = int4_tensor(b, f.name + ".weight", f.out, f.in, c->weight4);
+  } else if (c && c->int8) {
     w = tensor(b, f.name + ".weight", fb::DType::I8, {f.out, f.in}, c->weight.q.data(), c->weight.q.size(),
                &c->weight.scales);
   } else {
@@ -153,7 +173,9 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   Offset<fb::Embeddings> emb;
   if (m.has_embeddings) {
     Offset<fb::Tensor> word;
-    if (cm.int8) {
+    if (cm.int8 && cm.word_int4) {
+      word = int4_tensor(b, "embeddings.word", c.vocab_size, E, cm.word_embeddings4);
+    } else if (cm.int8) {
       word = tensor(b, "embeddings.word", fb::DType::I8, {c.vocab_size, E}, cm.word_embeddings.q.data(),
                     cm.word_embeddings.q.size(), &cm.word_embeddings.scales);
     } else {
@@ -209,7 +231,11 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   if (m.task == Task::kSentenceEmbedding)
     pooling = fb::CreateSentencePooling(b, static_cast<fb::Pooling>(static_cast<int>(m.pooling)), m.normalize);
 
-  const bool family_fields = !c.is_bert_or_distilbert();
+  bool any_int4 = false;
+  for (const auto& layer : cm.layers)
+    for (const ConvertedLinear& g : layer) any_int4 = any_int4 || (g.int8 && g.int4);
+  any_int4 = any_int4 || (cm.int8 && cm.word_int4);
+  const bool family_fields = !c.is_bert_or_distilbert() || any_int4;
   const bool llm_fields = m.family() == Family::kQwen3 || m.rms_norm || m.causal || !m.has_embedding_norm ||
                           m.kv_heads() != c.num_attention_heads || m.q_width() != c.hidden_size ||
                           (m.task == Task::kSentenceEmbedding && m.pooling == PoolingMode::kLastToken);
@@ -275,7 +301,7 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
 
   b.ForceDefaults(true);  // always store schema_version, so readers (and tests) see it explicitly
   fb::ModelBuilder mb(b);
-  mb.add_schema_version(llm_fields ? kLlmSchemaVersion : family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
+  mb.add_schema_version(llm_fields || any_int4 ? kLlmSchemaVersion : family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
   mb.add_content_id(content_id);
   mb.add_producer(producer);
   mb.add_config(config);

@@ -9,6 +9,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include "backend/int4_weights.h"
 #include "converter/float_bert.h"
 #include "converter/quantization.h"
 
@@ -19,6 +20,10 @@ struct ConvertedLinear {
   const FloatLinear* source = nullptr;
   bool int8 = false;             // execution precision
   RowQuantized weight;           // int8 only (of W[:, c] * input_factors[c] when factors are used)
+  // int8 GEMMs with int4 weights (--weights int4, chosen by the policy): the same matrix in the
+  // int4 format (backend/int4_weights.h); `weight` is then not written.
+  bool int4 = false;
+  int4::Quantized weight4;
   ActivationQuant input, output; // filled for every GEMM of an int8 model
   std::vector<float> input_factors;  // int8 qkv/intermediate only, optional (SmoothQuant)
   float smoothing_alpha = 0.f;       // migration strength behind input_factors (0: none)
@@ -37,6 +42,8 @@ struct ConvertedModel {
   // int8 layers with q/k norms: the scales of Q and K after the norms and the rotary embedding
   // (per channel over the Q then K sections; empty: none)
   std::vector<std::vector<float>> qk_norm_scales;
+  bool word_int4 = false;        // --weights int4 and the policy chose the word table: written as
+  int4::Quantized word_embeddings4;  // this instead (rows of the table, block-wise)
   std::string calibration_source, calibration_method;
   int calibration_sequences = 0, calibration_tokens = 0;
 };
@@ -47,6 +54,9 @@ constexpr uint32_t kFamilySchemaVersion = 4;
 // ... and of the files using the LLM-block fields (issue 24: grouped-query heads, RMSNorm, q/k
 // norms, causal attention, last-token pooling).
 constexpr uint32_t kLlmSchemaVersion = 5;
+// int4 weights (issue 26, any family; they carry the family fields too) share version 5: the two
+// landed together.
+constexpr uint32_t kInt4SchemaVersion = kLlmSchemaVersion;
 
 // Rows of the position table kept for sequences of up to max_sequence tokens: max_sequence
 // (PADDING_OFFSET: + padding_idx + 1), at most max_position_embeddings; 0 without a table.

@@ -2,7 +2,8 @@
 // edgebert-convert: HuggingFace BERT / DistilBERT checkpoint directory (or sentence-transformers
 // folder) -> edgebert .ebm model; config.json's architectures decides the task head.
 //   edgebert-convert --input HF_DIR --output MODEL.ebm [--fp32] [--calibration TEXT_FILE]
-//                    [--max-seq-len N] [--keep-fp32 PATTERN]... [--scheme auto|minmax|per-tensor] [--quiet]
+//                    [--max-seq-len N] [--keep-fp32 PATTERN]... [--scheme auto|minmax|per-tensor]
+//                    [--weights int8|int4 [--int4-block N] [--int4-budget B]] [--quiet]
 // Exit 0 on success; on bad input one line "edgebert-convert: error: ..." and exit 1; the output
 // file is written atomically, so it either appears complete or not at all.
 #include <unistd.h>
@@ -21,7 +22,8 @@ namespace {
 void usage(FILE* f) {
   std::fprintf(f,
                "usage: edgebert-convert --input HF_DIR --output MODEL.ebm [--fp32] [--calibration TEXT_FILE]\n"
-               "                        [--max-seq-len N] [--keep-fp32 PATTERN]... [--scheme S] [--quiet]\n"
+               "                        [--max-seq-len N] [--keep-fp32 PATTERN]... [--scheme S]\n"
+               "                        [--weights int8|int4 [--int4-block N] [--int4-budget B]] [--quiet]\n"
                "  HF_DIR            HuggingFace BERT / DistilBERT checkpoint or sentence-transformers folder;\n"
                "                    config.json 'architectures' picks the head (docs/converter.md)\n"
                "  --fp32            keep every weight float32 (reference model)\n"
@@ -91,6 +93,31 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "edgebert-convert: error: --scheme must be auto, minmax or per-tensor\n");
         return 2;
       }
+    } else if (a == "--weights") {
+      const std::string w = value("--weights");
+      if (w != "int8" && w != "int4") {
+        std::fprintf(stderr, "edgebert-convert: error: --weights must be int8 or int4\n");
+        return 2;
+      }
+      o.int4 = w == "int4";
+    } else if (a == "--int4-block") {
+      const char* v = value("--int4-block");
+      char* end = nullptr;
+      const long n = std::strtol(v, &end, 10);
+      if (!*v || *end || n < 0 || n > 1 << 20) {
+        std::fprintf(stderr, "edgebert-convert: error: --int4-block needs 0 or a block size (32..256)\n");
+        return 2;
+      }
+      o.int4_options.block = static_cast<int>(n);
+    } else if (a == "--int4-budget") {
+      const char* v = value("--int4-budget");
+      char* end = nullptr;
+      const double b = std::strtod(v, &end);
+      if (!*v || *end || !(b >= 0) || b > 1e9) {
+        std::fprintf(stderr, "edgebert-convert: error: --int4-budget needs a non-negative number\n");
+        return 2;
+      }
+      o.int4_options.budget = b;
     } else if (a == "--quiet") {
       o.quiet = true;
     } else if (a == "--help" || a == "-h") {
@@ -110,6 +137,7 @@ int main(int argc, char** argv) {
   try {
     edgebert::convert::ConvertResult r = edgebert::convert::convert_checkpoint(o);
     if (!o.quiet) {
+      if (r.int4) std::fprintf(stderr, "%s", edgebert::convert::format_int4_report(r.int4_policy, o.int4_options).c_str());
       if (!r.report.empty()) {
         std::fprintf(stderr, "per-GEMM relative error of int8 vs float32 (calibration inputs: %s, %zu tokens)\n%s",
                      r.calibration_source.c_str(), r.calibration_tokens,
@@ -117,7 +145,8 @@ int main(int argc, char** argv) {
       }
     }
     std::printf("wrote %s (%zu bytes, %s, %s) in %.2f s\n", o.output_path.c_str(), r.buffer.size(),
-                o.fp32 ? "fp32" : "int8", edgebert::convert::task_name(r.task), r.seconds);
+                o.fp32 ? "fp32" : o.int4 ? "int8 with int4 weights" : "int8", edgebert::convert::task_name(r.task),
+                r.seconds);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "edgebert-convert: error: %s\n", e.what());

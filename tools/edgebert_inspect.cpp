@@ -29,9 +29,16 @@ std::string shape_of(const fb::Tensor* t) {
 
 void print_tensor(const fb::Tensor* t, size_t* bucket) {
   if (!t) return;
-  const char* dt = t->dtype() == fb::DType::I8 ? "int8" : t->dtype() == fb::DType::I32 ? "int32" : "float32";
+  const char* dt = t->dtype() == fb::DType::I8    ? "int8"
+                   : t->dtype() == fb::DType::I4  ? "int4"
+                   : t->dtype() == fb::DType::I32 ? "int32"
+                                                  : "float32";
   std::string scales = "-";
-  if (t->scales() && t->scales()->size() > 0) {
+  if (t->block_scales() && t->block_scales()->size() > 0) {  // int4: bf16 block scales
+    char b[96];
+    std::snprintf(b, sizeof b, "%u bf16 scales, block %d", t->block_scales()->size(), t->block_size());
+    scales = b;
+  } else if (t->scales() && t->scales()->size() > 0) {
     float lo = t->scales()->Get(0), hi = lo;
     for (float v : *t->scales()) lo = std::min(lo, v), hi = std::max(hi, v);
     char b[96];
@@ -40,7 +47,8 @@ void print_tensor(const fb::Tensor* t, size_t* bucket) {
   }
   std::printf("  %-40s %-8s %-14s %12u  %s\n", t->name()->c_str(), dt, shape_of(t).c_str(), t->data()->size(),
               scales.c_str());
-  *bucket += t->data()->size() + (t->scales() ? t->scales()->size() * 4 : 0);
+  *bucket += t->data()->size() + (t->scales() ? t->scales()->size() * 4 : 0) +
+             (t->block_scales() ? t->block_scales()->size() * 2 : 0);
 }
 
 const char* range_method(const fb::ActQuant* q) {

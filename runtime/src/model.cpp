@@ -13,6 +13,7 @@
 #include <cstring>
 #include <new>
 
+#include "backend/int4_weights.h"
 #include "edgebert_generated.h"
 
 namespace edgebert {
@@ -25,6 +26,7 @@ struct Checker {
   eb_status status = EB_OK;
   bool optional_bias = false;  // schema_version 4: biases and LayerNorm betas may be absent
   bool rms_norm = false;       // schema_version 5 RMS_NORM: norms have a gamma only
+  uint32_t schema_version = 1;
   bool fail(const std::string& msg, eb_status s = EB_ERROR_INVALID_MODEL) {
     if (status == EB_OK) {
       status = s;
@@ -39,6 +41,7 @@ size_t dtype_size(fb::DType d) {
     case fb::DType::F32: return 4;
     case fb::DType::I8: return 1;
     case fb::DType::I32: return 4;
+    case fb::DType::I4: return 0;  // packed: check_int4_tensor
   }
   return 0;
 }
@@ -48,6 +51,7 @@ const char* dtype_name(fb::DType d) {
     case fb::DType::F32: return "float32";
     case fb::DType::I8: return "int8";
     case fb::DType::I32: return "int32";
+    case fb::DType::I4: return "int4";
   }
   return "unknown";
 }
@@ -94,6 +98,42 @@ const void* check_tensor(Checker& c, const fb::Tensor* t, const std::string& wha
   return p;
 }
 
+// An I4 tensor [rows, cols] (schema_version 5): payload of rows * ceil(cols / 2) bytes, a valid
+// block size, one positive finite bfloat16 scale per block. Returns the payload pointer.
+const uint8_t* check_int4_tensor(Checker& c, const fb::Tensor* t, const std::string& what, int rows, int cols,
+                                 uint32_t schema_version) {
+  if (!t) return c.fail(what + ": tensor missing"), nullptr;
+  const std::string name = what + " ('" + t->name()->str() + "')";
+  if (schema_version < 5) return c.fail(name + ": int4 weights need schema_version 5"), nullptr;
+  if (reinterpret_cast<uintptr_t>(t->shape()->data()) % alignof(int64_t) != 0)
+    return c.fail(name + ": shape vector is not 8-byte aligned"), nullptr;
+  std::vector<int64_t> got(t->shape()->begin(), t->shape()->end());
+  if (got != std::vector<int64_t>{rows, cols})
+    return c.fail(name + ": shape " + shape_str(got) + ", expected " + shape_str({rows, cols})), nullptr;
+  const size_t bytes = static_cast<size_t>(rows) * int4::row_bytes(cols);
+  if (t->data()->size() != bytes)
+    return c.fail(name + ": int4 payload has " + std::to_string(t->data()->size()) + " bytes, expected " +
+                  std::to_string(bytes) + " (truncated or corrupt)"),
+           nullptr;
+  const int block = t->block_size();
+  if (!int4::valid_block(cols, block))
+    return c.fail(name + ": int4 block size " + std::to_string(block) + " is not 0 or a multiple of " +
+                  std::to_string(int4::kMinBlock) + " in " + std::to_string(int4::kMinBlock) + ".." +
+                  std::to_string(int4::kMaxBlock) + " dividing " + std::to_string(cols) + " columns"),
+           nullptr;
+  const size_t blocks = static_cast<size_t>(rows) * static_cast<size_t>(int4::blocks_per_row(cols, block));
+  const auto* s = t->block_scales();
+  if (!s || s->size() != blocks)
+    return c.fail(name + ": int4 tensor needs " + std::to_string(blocks) + " block scales, has " +
+                  std::to_string(s ? s->size() : 0)),
+           nullptr;
+  for (uint16_t v : *s)
+    if (!finite_positive(int4::float_from_bf16(v)))
+      return c.fail(name + ": int4 block scale is not a positive finite number"), nullptr;
+  if (t->scales()) return c.fail(name + ": int4 tensor has per-row float scales (block_scales only)"), nullptr;
+  return t->data()->data();
+}
+
 bool check_act(Checker& c, const fb::ActQuant* q, const std::string& what, int channels, bool symmetric_required) {
   if (!q) return c.fail(what + ": quantization parameters missing");
   if (!finite_positive(q->scale())) return c.fail(what + ": scale is not a positive finite number");
@@ -119,7 +159,13 @@ bool check_linear(Checker& c, const fb::Linear* l, const std::string& what, int 
   v->out = out;
   v->int8 = l->precision() == fb::Precision::INT8;
   if (v->int8 && !int8_model) return c.fail(what + ": int8 GEMM in a model marked fp32");
-  if (v->int8) {
+  if (v->int8 && l->weight() && l->weight()->dtype() == fb::DType::I4) {
+    v->int4 = true;
+    v->weight_s4 = check_int4_tensor(c, l->weight(), what + ".weight", out, in, c.schema_version);
+    if (!v->weight_s4) return false;
+    v->weight_block_scales = l->weight()->block_scales()->data();
+    v->block_size = l->weight()->block_size();
+  } else if (v->int8) {
     v->weight_s8 = static_cast<const int8_t*>(check_tensor(c, l->weight(), what + ".weight", fb::DType::I8, {out, in}));
     if (!v->weight_s8) return false;
     v->weight_scales = l->weight()->scales()->data();
@@ -589,6 +635,7 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
   }
   c.optional_bias = m->schema_version >= 4;
   c.rms_norm = m->rms_norm;
+  c.schema_version = m->schema_version;
   const int act = static_cast<int>(cfg->hidden_act());
   const int max_act = m->gated_ffn ? 4 : 2;
   if (!in_range(act, 0, max_act))
@@ -614,7 +661,12 @@ eb_status Model::create(const void* data, size_t size, void* owned_mapping, size
 
   if (const fb::Embeddings* e = fm->embeddings()) {
     m->has_embeddings = true;
-    if (e->word() && e->word()->dtype() == fb::DType::I8) {
+    if (m->int8 && e->word() && e->word()->dtype() == fb::DType::I4) {
+      m->word_s4 = check_int4_tensor(c, e->word(), "embeddings.word", k.vocab, E, m->schema_version);
+      if (!m->word_s4) return c.status;
+      m->word_block_scales = e->word()->block_scales()->data();
+      m->word_block = e->word()->block_size();
+    } else if (e->word() && e->word()->dtype() == fb::DType::I8) {
       m->word_s8 = static_cast<const int8_t*>(check_tensor(c, e->word(), "embeddings.word", fb::DType::I8, {k.vocab, E}));
       if (!m->word_s8) return c.status;
       m->word_scales = e->word()->scales()->data();
@@ -766,8 +818,10 @@ void Model::release_weight_pages(const LinearView& g) const {
   if (!mapping_) return;
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const size_t count = static_cast<size_t>(g.in) * static_cast<size_t>(g.out);
-  const void* p = g.int8 ? static_cast<const void*>(g.weight_s8) : static_cast<const void*>(g.weight_f32);
-  const size_t bytes = g.int8 ? count : count * sizeof(float);
+  const void* p = g.int4   ? static_cast<const void*>(g.weight_s4)
+                  : g.int8 ? static_cast<const void*>(g.weight_s8)
+                           : static_cast<const void*>(g.weight_f32);
+  const size_t bytes = g.int4 ? static_cast<size_t>(g.out) * int4::row_bytes(g.in) : g.int8 ? count : count * sizeof(float);
   // only whole pages strictly inside the tensor, so neighbouring data stays resident
   const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(page - 1);

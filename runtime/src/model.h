@@ -18,7 +18,7 @@
 namespace edgebert {
 
 // Newest schema this runtime reads (1 to 5 are accepted; 3 adds content_id, 4 the issue-18 family
-// fields, 5 the LLM-block fields of issue 24).
+// fields, 5 the LLM-block fields of issue 24 and int4 weights of issue 26).
 constexpr uint32_t kSchemaVersion = 5;
 
 // Activation (schema Activation). kGelu is the exact erf form. kSilu / kSigmoid: gated FFNs only;
@@ -50,8 +50,15 @@ struct LinearView {
   const char* name = "";
   bool int8 = false;
   int in = 0, out = 0;
-  const int8_t* weight_s8 = nullptr;     // int8: [out, in]
-  const float* weight_scales = nullptr;  // int8: [out]
+  const int8_t* weight_s8 = nullptr;     // int8 with int8 weights: [out, in]
+  const float* weight_scales = nullptr;  // int8 with int8 weights: [out]
+  // int8 GEMM whose weights are int4 in the file (backend/int4_weights.h; weight_s8 and
+  // weight_scales are then null): packed nibbles [out, (in + 1) / 2] and bfloat16 scales
+  // [out, blocks] over blocks of `block_size` input channels (0: one scale per output channel).
+  bool int4 = false;
+  const uint8_t* weight_s4 = nullptr;
+  const uint16_t* weight_block_scales = nullptr;
+  int block_size = 0;
   const float* weight_f32 = nullptr;     // fp32: [out, in]
   const float* bias = nullptr;           // [out]
   // int8 models (also present on fp32 GEMMs of an int8 model, for their neighbours):
@@ -124,6 +131,11 @@ class Model {
   // embeddings
   const int8_t* word_s8 = nullptr;
   const float* word_scales = nullptr;
+  // int4 word table (schema_version 5, --weights int4): nibbles [vocab, (E + 1) / 2], bf16 scales
+  // per block of word_block features (0: one per row); dequantized at lookup.
+  const uint8_t* word_s4 = nullptr;
+  const uint16_t* word_block_scales = nullptr;
+  int word_block = 0;
   const float* word_f32 = nullptr;
   const float* position = nullptr;
   const float* token_type = nullptr;  // null when the model has no token types (DistilBERT)

@@ -25,6 +25,14 @@
 #else
 #define EDGEBERT_XNN_FLOAT_OUTPUT 0
 #endif
+// int4-weight GEMMs with float output (qd8_f32_qc4w for channel-wise int4, EDGEBERT_XNN_HAS_QD8_INT4;
+// block-wise qb4w is compiled but disabled, see XnnGemm::create). Every other int4 GEMM is
+// requantized to per-channel int8 at creation and runs as an int8 GEMM.
+#if EDGEBERT_XNN_FLOAT_OUTPUT && defined(EDGEBERT_XNN_HAS_QD8_INT4)
+#define EDGEBERT_XNN_INT4 1
+#else
+#define EDGEBERT_XNN_INT4 0
+#endif
 
 namespace edgebert {
 
@@ -45,6 +53,12 @@ class XnnGemm {
 
   // True when this XNNPACK can run an int8 GEMM with a float output (see create).
   static bool int8_float_output_supported();
+  // True when this XNNPACK runs channel-wise int4 weights of float-output GEMMs as int4; else
+  // they are requantized to int8 at creation.
+  static bool int4_supported();
+  // The operator kind create() chose.
+  enum class Kind { kNone, kF32, kQs8, kQd8F32Qc8w, kQd8F32Qc4w, kQd8F32Qb4w };
+  Kind kind() const { return kind_; }
 
   // int8 when linear.int8, else f32. With float_output (linear.int8 only, and only where
   // int8_float_output_supported()), the int8 input keeps its static scale and zero point, given
@@ -64,7 +78,10 @@ class XnnGemm {
   bool float_output() const { return float_output_; }
 
  private:
+  bool create_int8_from_int4(const LinearView& linear, size_t max_rows, std::string* error, PackedWeights* store,
+                             size_t gemm_key);
   xnn_operator_t op_ = nullptr;
+  Kind kind_ = Kind::kNone;
   PackedWeights* store_ = nullptr;  // attached while op_ reads the store's packed weights
   bool int8_ = false;
   bool float_output_ = false;

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # CTest fixture: converts every reference checkpoint in TESTDATA (HF directories and
 # sentence-transformers folders, every task head) with the real edgebert-convert CLI, as fp32 and
-# as int8, into TESTDATA/ebm/MODEL.{fp32,int8}.ebm. Models are converted once
+# as int8, into TESTDATA/ebm/MODEL.{fp32,int8}.ebm, and a few also with int4 weights
+# (--weights int4: MODEL.int4.ebm; block-wise mixed with int8, channel-wise, DistilBERT, sentence
+# embedding). Models are converted once
 # per build (skipped when the .ebm is newer than the converter and the checkpoint).
 # usage: convert_all.sh EDGEBERT_CONVERT TESTDATA
 set -euo pipefail
@@ -13,13 +15,21 @@ for dir in "$DATA"/*/; do
   model=$(basename "$dir")
   [ -f "$dir/config.json" ] || [ -f "$dir/modules.json" ] || continue
   stamp="$dir/config.json"; [ -f "$stamp" ] || stamp="$dir/modules.json"
-  for kind in fp32 int8; do
+  kinds="fp32 int8"
+  case "$model" in base2_h12|h128_4x32|task_distil_seqcls_relu|task_st_mean_norm) kinds="$kinds int4" ;; esac
+  for kind in $kinds; do
     out="$DATA/ebm/$model.$kind.ebm"
     if [ -f "$out" ] && [ "$out" -nt "$CONVERT" ] && [ "$out" -nt "$stamp" ]; then continue; fi
     args=(--input "$dir" --output "$out" --quiet)
     [ $kind = fp32 ] && args+=(--fp32)
+    # base2_h12: a budget that keeps some GEMMs int8 (mixed); h128_4x32: channel-wise int4
+    case "$kind.$model" in
+      int4.base2_h12) args+=(--weights int4 --int4-budget 0.005) ;;
+      int4.h128_4x32) args+=(--weights int4 --int4-block 0) ;;
+      int4.*) args+=(--weights int4) ;;
+    esac
     # half the int8 models calibrate on the text file, the rest on the built-in set
-    case "$model" in base2_h12|h128_4x32|tiny_f16|task_bert_qa|task_st_mean_norm|task_distil_seqcls_relu|task_bert_rerank) [ $kind = int8 ] && args+=(--calibration "$DATA/calib.txt") ;; esac
+    case "$model" in base2_h12|h128_4x32|tiny_f16|task_bert_qa|task_st_mean_norm|task_distil_seqcls_relu|task_bert_rerank) [ $kind != fp32 ] && args+=(--calibration "$DATA/calib.txt") ;; esac
     "$CONVERT" "${args[@]}" > /dev/null
   done
 done

@@ -2,7 +2,8 @@
 // test_composition.cpp: the composition matrix. Every model the converter makes for the tests
 // (the BERT / DistilBERT reference checkpoints with every head, and every family model: RoBERTa,
 // XLM-R, CamemBERT, ELECTRA, ALBERT, nomic-bert with dynamic NTK, ModernBERT with CLS and mean
-// heads, sentence embedding, QA, token and sequence classification) x fp32 / int8 x weight cache
+// heads, sentence embedding, QA, token and sequence classification) x fp32 / int8 (/ int4 weights
+// for the reference checkpoints convert_all.sh converts so) x weight cache
 // off / on x 1 / 2 threads: packed runs of ids (lengths 1 to the session maximum, past the
 // trained NTK length, runs longer than the model's max positions) and of texts and text pairs
 // give every sequence exactly its single run: int8 bit-identical, fp32 within 1e-5 (relative to
@@ -102,7 +103,8 @@ struct Model {
   std::string name, path;
 };
 
-// Every test model: the reference checkpoints (testdata/ebm, fp32 and int8) and the family models.
+// Every test model: the reference checkpoints (testdata/ebm, fp32, int8 and a few int4) and the
+// family models (fp32 and int8).
 std::vector<Model> models(const std::string& kind) {
   std::vector<Model> r;
   const std::string dir = testdata_dir() + "/ebm";
@@ -116,7 +118,8 @@ std::vector<Model> models(const std::string& kind) {
   }
   std::set<std::string> seen;
   for (const ManifestLine& l : family_manifest())
-    if (seen.insert(l.model).second) r.push_back({l.model, converted(l.model, kind)});
+    if (kind != "int4" && seen.insert(l.model).second)  // int4 files: a few reference checkpoints only
+      r.push_back({l.model, converted(l.model, kind)});
   std::sort(r.begin(), r.end(), [](const Model& a, const Model& b) { return a.name < b.name; });
   return r;
 }
@@ -246,8 +249,8 @@ void packed_rerank(eb_session* s, bool int8, const std::string& what) {
 
 TEST_CASE("composition: every model x precision x cache x threads, packed runs equal single runs", "[composition]") {
   TempDir caches;
-  for (const char* kind : {"fp32", "int8"}) {
-    const bool int8 = std::string(kind) == "int8";
+  for (const char* kind : {"fp32", "int8", "int4"}) {
+    const bool int8 = std::string(kind) != "fp32";  // int4 weights: int8 GEMMs, bit-identical too
     for (const Model& model : models(kind)) {
       for (bool cache : {false, true}) {
         Loaded l;

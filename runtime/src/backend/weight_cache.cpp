@@ -6,6 +6,8 @@
 // creations that stop before packing (PackedWeights::begin_probe).
 #include "backend/weight_cache.h"
 
+#include "backend/int4_weights.h"
+
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -19,7 +21,7 @@ namespace edgebert {
 namespace {
 
 constexpr uint64_t kLayoutSeed = 0x6c61796f7574ULL;  // "layout"
-constexpr uint32_t kLayoutScheme = 1;                // what the digest covers (bump when it changes)
+constexpr uint32_t kLayoutScheme = 2;                // what the digest covers (bump when it changes; 2: int4)
 
 // Creates (and deletes) one operator per GEMM through the store: packs what is missing.
 Status pack_all(const Model& model, const std::vector<GemmToPack>& gemms, PackedWeights* store) {
@@ -52,7 +54,9 @@ void hash_floats(ContentHasher& h, const float* v, int n) {
 // Where a GEMM's weights are: their offset in the model's bytes, or ~0 for weights the program
 // made in memory (then the name says which).
 uint64_t weight_place(const Model& model, const LinearView& l) {
-  const auto* w = l.int8 ? static_cast<const void*>(l.weight_s8) : static_cast<const void*>(l.weight_f32);
+  const auto* w = l.int4   ? static_cast<const void*>(l.weight_s4)
+                  : l.int8 ? static_cast<const void*>(l.weight_s8)
+                           : static_cast<const void*>(l.weight_f32);
   const auto* p = static_cast<const uint8_t*>(w);
   if (p && model.buffer && p >= model.buffer && p < model.buffer + model.file_size)
     return static_cast<uint64_t>(p - model.buffer);
@@ -86,7 +90,13 @@ Result<weight_cache_file::Layout> describe_layout(const Model& model, const std:
     layout.entries.push_back(e);
 
     hash_u64(h, i);
-    hash_u64(h, (l.int8 ? 1u : 0u) | (gemms[i].float_output ? 2u : 0u) | (l.has_quant ? 4u : 0u));
+    hash_u64(h, (l.int8 ? 1u : 0u) | (gemms[i].float_output ? 2u : 0u) | (l.has_quant ? 4u : 0u) | (l.int4 ? 8u : 0u));
+    if (l.int4) {  // int4 weights: their block size and bf16 block scales decide the packed bytes too
+      hash_u64(h, static_cast<uint64_t>(l.block_size));
+      const size_t blocks = static_cast<size_t>(l.out) * static_cast<size_t>(int4::blocks_per_row(l.in, l.block_size));
+      hash_u64(h, blocks);
+      h.update(l.weight_block_scales, blocks * sizeof(uint16_t));
+    }
     hash_u64(h, static_cast<uint64_t>(l.in));
     hash_u64(h, static_cast<uint64_t>(l.out));
     const size_t name_len = std::strlen(l.name);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// embeddings.cpp: the embeddings op: word + position (+ token type) rows, LayerNorm'd, and their
+// embeddings.cpp: the embeddings op: word (float, int8 or int4 rows, dequantized here) + position
+// (+ token type) rows, LayerNorm'd, and their
 // int8 copy for the first GEMM. Positions count from 0 in each sequence of the run (RoBERTa's
 // padding offset restarts with each sequence too).
+#include "backend/int4_weights.h"
 #include "exec/op_kernels.h"
 #include "kernels/kernels.h"
 
@@ -19,7 +21,13 @@ Status run_embeddings(const BoundOp& b, const RunContext& ctx) {
       const size_t t = seq.first_row + local;
       float* row = hidden + t * H;
       const int32_t id = ctx.ids[t];
-      if (e.word_s8) {
+      if (e.word_s4) {
+        const uint8_t* w = e.word_s4 + static_cast<size_t>(id) * int4::row_bytes(static_cast<int>(H));
+        const int width = int4::block_width(static_cast<int>(H), e.word_block);
+        const uint16_t* sc = e.word_block_scales + static_cast<size_t>(id) * int4::blocks_per_row(static_cast<int>(H), e.word_block);
+        for (size_t i = 0; i < H; ++i)
+          row[i] = static_cast<float>(int4::value_at(w, static_cast<int>(i))) * int4::float_from_bf16(sc[i / width]);
+      } else if (e.word_s8) {
         const int8_t* w = e.word_s8 + static_cast<size_t>(id) * H;
         const float sc = e.word_scales[id];
         for (size_t i = 0; i < H; ++i) row[i] = w[i] * sc;

@@ -62,7 +62,10 @@ enum class PostOp : int { kNone, kTanh, kRelu, kActivation };
 struct EmbeddingTables {
   const int8_t* word_s8 = nullptr;      // int8 rows with one scale each, or
   const float* word_scales = nullptr;
-  const float* word_f32 = nullptr;      // float rows
+  const float* word_f32 = nullptr;      // float rows, or
+  const uint8_t* word_s4 = nullptr;     // int4 rows (backend/int4_weights.h) with bf16 block scales
+  const uint16_t* word_block_scales = nullptr;
+  int word_block = 0;
   const float* position = nullptr;      // [max_position, hidden]
   const float* token_type = nullptr;    // [type_vocab, hidden]; null: no token types (DistilBERT)
   PositionIds position_ids = PositionIds::kAbsolute;  // kNone: `position` is null

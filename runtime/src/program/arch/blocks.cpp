@@ -81,8 +81,11 @@ Stream embeddings(ProgramBuilder& b, const LayerNormView& norm, const LinearView
   e.eps = m.config.eps;
   e.norm = norm.gamma ? &norm : nullptr;  // none: the word rows as they are (Qwen3)
   e.quant_for = s.quantized >= 0 && !projected ? first_gemm : nullptr;
-  e.embeddings = {m.word_s8, m.word_scales, m.word_f32, m.position, m.has_token_types ? m.token_type : nullptr,
-                  m.position_ids, m.padding_idx};
+  e.embeddings = {m.word_s8,           m.word_scales,
+                  m.word_f32,          m.word_s4,
+                  m.word_block_scales, m.word_block,
+                  m.position,          m.has_token_types ? m.token_type : nullptr,
+                  m.position_ids,      m.padding_idx};
   e.hidden_states = {!projected, -1, 0};
   if (projected) {  // factorized embeddings (ELECTRA, ALBERT): E -> hidden
     Op& p = b.op(OpType::kGemm, OpKind::kEmbeddings, -1, {rows}, {s.hidden});

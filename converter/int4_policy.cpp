@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+// int4_policy.cpp: per-GEMM int4 cost on the calibration outputs and the budgeted choice.
+#include "converter/int4_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <numeric>
+#include <stdexcept>
+#include <utility>
+
+namespace edgebert::convert {
+namespace {
+
+// Per-token cosine statistics of `h` against `ref` (both [tokens, H]).
+struct CosineStats {
+  double mean_cost = 0;  // mean 1 - cosine
+  double min_cosine = 1;
+};
+
+CosineStats compare(const std::vector<float>& h, const std::vector<float>& ref, int H) {
+  CosineStats s;
+  const size_t tokens = ref.size() / static_cast<size_t>(H);
+  for (size_t t = 0; t < tokens; ++t) {
+    double dot = 0, a = 0, b = 0;
+    for (int c = 0; c < H; ++c) {
+      const double x = h[t * H + c], y = ref[t * H + c];
+      dot += x * y;
+      a += x * x;
+      b += y * y;
+    }
+    const double cosine = a > 0 && b > 0 ? dot / std::sqrt(a * b) : (a == b ? 1.0 : 0.0);
+    s.mean_cost += 1.0 - cosine;
+    s.min_cosine = std::min(s.min_cosine, cosine);
+  }
+  if (tokens) s.mean_cost /= static_cast<double>(tokens);
+  return s;
+}
+
+// The int4 weights of an int8 GEMM: of W[:, i] * f[i] when it has SmoothQuant factors (what the
+// file stores).
+int4::Quantized quantize_gemm(const FloatLinear& l, const ConvertedLinear& c, int block) {
+  std::vector<float> w = l.weight;
+  const std::vector<float>& f = c.input_factors;
+  if (!f.empty())
+    for (int o = 0; o < l.out; ++o)
+      for (int i = 0; i < l.in; ++i) w[static_cast<size_t>(o) * l.in + i] *= f[i];
+  return int4::quantize(w.data(), static_cast<size_t>(l.out), l.in, block);
+}
+
+// The float weights int4 `q` stands for (dequantized, divided by the factors again).
+std::vector<float> effective_weights(const FloatLinear& l, const ConvertedLinear& c, const int4::Quantized& q) {
+  std::vector<float> w(l.weight.size());
+  int4::dequantize(q.packed.data(), q.scales.data(), static_cast<size_t>(l.out), l.in, q.block, w.data());
+  const std::vector<float>& f = c.input_factors;
+  if (!f.empty())
+    for (int o = 0; o < l.out; ++o)
+      for (int i = 0; i < l.in; ++i) w[static_cast<size_t>(o) * l.in + i] /= f[i];
+  return w;
+}
+
+}  // namespace
+
+Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const Int4Options& o, ConvertedModel& cm) {
+  std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers = cm.layers;
+  if (o.block != 0 && (o.block < int4::kMinBlock || o.block > int4::kMaxBlock || o.block % int4::kMinBlock != 0))
+    throw std::runtime_error("--int4-block " + std::to_string(o.block) + " must be 0 (channel-wise) or a multiple of " +
+                             std::to_string(int4::kMinBlock) + " in " + std::to_string(int4::kMinBlock) + ".." +
+                             std::to_string(int4::kMaxBlock));
+  if (!(o.budget >= 0) || !std::isfinite(o.budget))
+    throw std::runtime_error("--int4-budget must be a non-negative number");
+  const int H = m.config.hidden_size;
+  Int4Policy policy;
+  policy.probe_tokens = probe.total_tokens();
+  const std::vector<float> ref = reference_encoder(m, probe, nullptr);
+  FloatBert work = m;  // its GEMM weights are swapped for int4 ones one at a time
+  struct Candidate {
+    size_t layer;  // SIZE_MAX: the word embedding table
+    int kind;
+    int4::Quantized q;
+  };
+  std::vector<Candidate> cands;
+  cm.word_int4 = false;
+  if (m.has_embeddings && !probe.ids.empty()) {
+    const int E = m.embedding_size > 0 ? m.embedding_size : H;
+    const size_t V = static_cast<size_t>(m.config.vocab_size);
+    Candidate cand{SIZE_MAX, 0, int4::quantize(m.word_embeddings.data(), V, E, int4::fit_block(E, o.block))};
+    std::vector<float> effective(m.word_embeddings.size());
+    int4::dequantize(cand.q.packed.data(), cand.q.scales.data(), V, E, cand.q.block, effective.data());
+    Int4PolicyRow row;
+    row.name = "embeddings.word";
+    row.block = cand.q.block;
+    row.int8_bytes = V * static_cast<size_t>(E) + V * sizeof(float);
+    row.int4_bytes = cand.q.packed.size() + cand.q.scales.size() * sizeof(uint16_t);
+    std::swap(work.word_embeddings, effective);
+    row.cost = compare(reference_encoder(work, probe, nullptr), ref, H).mean_cost;
+    std::swap(work.word_embeddings, effective);
+    policy.rows.push_back(row);
+    cands.push_back(std::move(cand));
+  }
+  for (size_t l = 0; l < layers.size(); ++l)
+    for (int k = 0; k < kGemmsPerLayer; ++k) {
+      ConvertedLinear& c = layers[l][k];
+      c.int4 = false;
+      if (!c.int8) continue;
+      const FloatLinear& src = *c.source;
+      Candidate cand{l, k, quantize_gemm(src, c, int4::fit_block(src.in, o.block))};
+      std::vector<float> effective = effective_weights(src, c, cand.q);
+      Int4PolicyRow row;
+      row.name = src.name;
+      row.block = cand.q.block;
+      row.int8_bytes = static_cast<size_t>(src.out) * src.in + src.out * sizeof(float);
+      row.int4_bytes = cand.q.packed.size() + cand.q.scales.size() * sizeof(uint16_t);
+      FloatLinear& target = work.layers[l].gemm(static_cast<GemmKind>(k));
+      std::swap(target.weight, effective);
+      row.cost = compare(reference_encoder(work, probe, nullptr), ref, H).mean_cost;
+      std::swap(target.weight, effective);
+      policy.rows.push_back(row);
+      cands.push_back(std::move(cand));
+    }
+  // cheapest first while the summed cost fits the budget
+  std::vector<size_t> order(cands.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return policy.rows[a].cost < policy.rows[b].cost; });
+  double spent = 0;
+  for (size_t i : order) {
+    if (spent + policy.rows[i].cost > o.budget) break;
+    spent += policy.rows[i].cost;
+    policy.rows[i].int4 = true;
+  }
+  bool any = false;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (!policy.rows[i].int4) continue;
+    any = true;
+    Candidate& cand = cands[i];
+    if (cand.layer == SIZE_MAX) {
+      int4::dequantize(cand.q.packed.data(), cand.q.scales.data(), static_cast<size_t>(m.config.vocab_size),
+                       m.embedding_size > 0 ? m.embedding_size : H, cand.q.block, work.word_embeddings.data());
+      cm.word_int4 = true;
+      cm.word_embeddings4 = std::move(cand.q);
+      continue;
+    }
+    ConvertedLinear& c = layers[cand.layer][cand.kind];
+    work.layers[cand.layer].gemm(static_cast<GemmKind>(cand.kind)).weight = effective_weights(*c.source, c, cand.q);
+    c.int4 = true;
+    c.weight4 = std::move(cand.q);
+  }
+  if (any) {
+    const CosineStats all = compare(reference_encoder(work, probe, nullptr), ref, H);
+    policy.combined_cost = all.mean_cost;
+    policy.combined_min_cosine = all.min_cosine;
+  }
+  return policy;
+}
+
+std::string format_int4_report(const Int4Policy& p, const Int4Options& o) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "int4 policy (budget %.4g of mean 1-cosine of the encoder output, weights alone, %zu probe tokens; "
+                "block %d)\n",
+                o.budget, p.probe_tokens, o.block);
+  std::string s = line;
+  s += "GEMM or table                      block  cost(1-cos)  weights  int8 bytes  int4 bytes\n";
+  size_t b8 = 0, b_out = 0;
+  int n4 = 0;
+  for (const auto& r : p.rows) {
+    std::snprintf(line, sizeof line, "%-34s %5d  %11.3e  %-7s  %10zu  %10zu\n", r.name.c_str(), r.block, r.cost,
+                  r.int4 ? "int4" : "int8", r.int8_bytes, r.int4_bytes);
+    s += line;
+    b8 += r.int8_bytes;
+    b_out += r.int4 ? r.int4_bytes : r.int8_bytes;
+    n4 += r.int4 ? 1 : 0;
+  }
+  std::snprintf(line, sizeof line,
+                "int4: %d of %zu candidates; their weights %zu -> %zu bytes; all chosen together: mean 1-cosine "
+                "%.3e, lowest per-token cosine %.5f (weights alone)\n",
+                n4, p.rows.size(), b8, b_out, p.combined_cost, p.combined_min_cosine);
+  s += line;
+  return s;
+}
+
+}  // namespace edgebert::convert
