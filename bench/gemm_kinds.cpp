@@ -63,9 +63,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::string err;
-  if (!edgebert::xnn_ready(&err)) {
-    std::fprintf(stderr, "%s\n", err.c_str());
+  if (const edgebert::Status ready = edgebert::xnn_ready(); !ready) {
+    std::fprintf(stderr, "%s\n", ready.message().c_str());
     return 1;
   }
   pthreadpool_t pool = threads > 1 ? pthreadpool_create(threads) : nullptr;
@@ -97,8 +96,8 @@ int main(int argc, char** argv) {
       l.input_scale = 0.05f;
       l.output_scale = 0.2f;
       edgebert::XnnGemm g;
-      if (!g.create(l, false, size_t(rows), &err) || !g.setup(rows, x.data(), y.data(), pool)) {
-        std::fprintf(stderr, "%s\n", err.c_str());
+      if (const edgebert::Status made = g.create(l, false, size_t(rows)); !made || !g.setup(rows, x.data(), y.data(), pool)) {
+        std::fprintf(stderr, "%s\n", made ? "XNNPACK setup failed" : made.message().c_str());
         return 1;
       }
       const double ops = 2.0 * rows * k.in * k.out;
@@ -108,8 +107,8 @@ int main(int argc, char** argv) {
       const bool residual = std::strcmp(k.name, "attention_output") == 0 || std::strcmp(k.name, "ffn_down") == 0;
       if (edgebert::XnnGemm::int8_float_output_supported()) {
         edgebert::XnnGemm gf;
-        if (!gf.create(l, true, size_t(rows), &err) || !gf.setup(rows, x.data(), yf.data(), pool)) {
-          std::fprintf(stderr, "%s\n", err.c_str());
+        if (const edgebert::Status made = gf.create(l, true, size_t(rows)); !made || !gf.setup(rows, x.data(), yf.data(), pool)) {
+          std::fprintf(stderr, "%s\n", made ? "XNNPACK setup failed" : made.message().c_str());
           return 1;
         }
         t_qd8 = min_ms(runs, [&] { gf.run(pool); });

@@ -150,8 +150,7 @@ void linear_forward(const FloatLinear& l, const float* x, size_t rows, float* y)
     const unsigned n = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
     if (n > 1) pool = pthreadpool_create(n);
   });
-  std::string err;
-  if (!xnn_ready(&err)) throw std::runtime_error(err);
+  if (const Status ready = xnn_ready(); !ready) throw std::runtime_error(ready.message());
   LinearView v;
   v.name = l.name.c_str();
   v.int8 = false;
@@ -160,8 +159,9 @@ void linear_forward(const FloatLinear& l, const float* x, size_t rows, float* y)
   v.weight_f32 = l.weight.data();
   v.bias = l.bias.empty() ? nullptr : l.bias.data();
   XnnGemm gemm;
-  if (!gemm.create(v, false, rows, &err) || !gemm.setup(rows, x, y, pool) || !gemm.run(pool))
-    throw std::runtime_error(l.name + ": float reference GEMM failed " + err);
+  const Status made = gemm.create(v, false, rows);
+  if (!made || !gemm.setup(rows, x, y, pool) || !gemm.run(pool))
+    throw std::runtime_error(l.name + ": float reference GEMM failed " + made.message());
 }
 
 std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch, GemmObserver* observer) {

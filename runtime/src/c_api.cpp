@@ -175,7 +175,8 @@ bool options_valid(const eb_load_options* o, char* error, size_t error_size) {
 eb_status make_model(std::unique_ptr<edgebert::Model> m, const eb_load_options* o, eb_model** out_model, char* error,
                      size_t error_size) {
   std::string msg;
-  if (!edgebert::xnn_ready(&msg)) {
+  if (const edgebert::Status ready = edgebert::xnn_ready(); !ready) {
+    msg = ready.message();
     write_error(error, error_size, msg);
     return EB_ERROR_BACKEND;
   }

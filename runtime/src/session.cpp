@@ -64,8 +64,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
     return Status(EB_ERROR_INVALID_ARGUMENT, "max_sequence_length " + std::to_string(o.max_seq_len) + " is outside 1.." +
                                                  std::to_string(model.config.max_position) +
                                                  " (the model's max_position_embeddings)");
-  std::string why;
-  if (!xnn_ready(&why)) return Status(EB_ERROR_BACKEND, why);
+  EB_RETURN_IF_ERROR(xnn_ready());
   try {
     std::unique_ptr<Session> s(new Session(std::move(program), o));
     EB_RETURN_IF_ERROR(s->build(o));

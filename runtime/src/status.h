@@ -3,6 +3,11 @@
 // Status (an eb_status code and a readable message) or a Result<T> (a value or a Status); both are
 // [[nodiscard]], so a failure cannot be dropped by accident. No exception crosses a module
 // boundary: allocation failures are caught where they happen and become EB_ERROR_OUT_OF_MEMORY.
+// The one deliberate exception is the run path: a session's run entry points and the tasks over
+// them return eb_status and write the message into the session's fixed buffer (Session::fail),
+// because refusing a run (a text too long, an id out of range) must not allocate either. Still to
+// convert: Model::load_file / load_memory and Session::create(const Model&, ...), which return an
+// eb_status and a message string.
 #pragma once
 
 #include <string>

@@ -79,15 +79,14 @@ const char* xnn_status_name(xnn_status s) {
 
 }  // namespace
 
-bool xnn_ready(std::string* error) {
+Status xnn_ready() {
   static std::once_flag once;
   static xnn_status status = xnn_status_uninitialized;
   std::call_once(once, [] { status = xnn_initialize(&kCountingAllocator); });
   if (status != xnn_status_success) {
-    if (error) *error = std::string("XNNPACK initialization failed: ") + xnn_status_name(status);
-    return false;
+    return Status(EB_ERROR_BACKEND, std::string("XNNPACK initialization failed: ") + xnn_status_name(status));
   }
-  return true;
+  return Status::ok();
 }
 
 size_t xnn_bytes_allocated() { return g_xnn_bytes.load(); }
@@ -101,7 +100,7 @@ XnnGemm::~XnnGemm() {
 bool XnnGemm::int8_float_output_supported() { return EDGEBERT_XNN_FLOAT_OUTPUT != 0; }
 bool XnnGemm::int4_supported() { return EDGEBERT_XNN_INT4 != 0; }
 
-bool XnnGemm::create_int8_from_int4(const LinearView& l, size_t max_rows, std::string* error, PackedWeights* store,
+Status XnnGemm::create_int8_from_int4(const LinearView& l, size_t max_rows, PackedWeights* store,
                                     size_t gemm_key) {
   // A temporary per-channel int8 copy that XNNPACK packs (and then no longer reads).
   std::vector<int8_t> q8;
@@ -110,8 +109,7 @@ bool XnnGemm::create_int8_from_int4(const LinearView& l, size_t max_rows, std::s
     q8.resize(static_cast<size_t>(l.out) * static_cast<size_t>(l.in));
     scales.resize(static_cast<size_t>(l.out));
   } catch (const std::bad_alloc&) {
-    if (error) *error = std::string(l.name) + ": out of memory for its int8 copy of the int4 weights";
-    return false;
+    return Status(EB_ERROR_OUT_OF_MEMORY, std::string(l.name) + ": out of memory for its int8 copy of the int4 weights");
   }
   int4::int8_per_channel(l.weight_s4, l.weight_block_scales, static_cast<size_t>(l.out), l.in, l.block_size, q8.data(),
                          scales.data());
@@ -121,14 +119,13 @@ bool XnnGemm::create_int8_from_int4(const LinearView& l, size_t max_rows, std::s
   v.weight_block_scales = nullptr;
   v.weight_s8 = q8.data();
   v.weight_scales = scales.data();
-  return create(v, float_output_, max_rows, error, store, gemm_key);
+  return create(v, float_output_, max_rows, store, gemm_key);
 }
 
-bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, std::string* error,
+Status XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows,
                      PackedWeights* store, size_t gemm_key) {
   if (op_) {
-    if (error) *error = std::string(l.name) + ": XnnGemm created twice";
-    return false;
+    return Status(EB_ERROR_BACKEND, std::string(l.name) + ": XnnGemm created twice");
   }
   int8_ = l.int8;
   float_output_ = l.int8 && float_output;
@@ -137,7 +134,7 @@ bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, st
   // qc4w), not understood yet (docs/int4.md). kUseQb4w re-enables it.
   constexpr bool kUseQb4w = false;
   if (l.int4 && !(EDGEBERT_XNN_INT4 && float_output_ && (l.block_size == 0 || kUseQb4w)))
-    return create_int8_from_int4(l, max_rows, error, store, gemm_key);
+    return create_int8_from_int4(l, max_rows, store, gemm_key);
   // The shared store: creation of one GEMM key is serialized, so concurrent sessions pack it once.
   std::unique_lock<std::mutex> key_lock;
 #if EDGEBERT_XNN_SHARED_WEIGHTS
@@ -145,15 +142,13 @@ bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, st
   if (store) {
     std::mutex* m = store->creation_mutex(gemm_key);
     if (!m) {
-      if (error) *error = std::string(l.name) + ": GEMM key " + std::to_string(gemm_key) + " outside the packed-weight store";
-      return false;
+      return Status(EB_ERROR_BACKEND, std::string(l.name) + ": GEMM key " + std::to_string(gemm_key) + " outside the packed-weight store");
     }
     // the key must always name this GEMM: its name (a stable pointer into the model) and shape
     const uint64_t tag = (static_cast<uint64_t>(reinterpret_cast<uintptr_t>(l.name)) * 0x9E3779B97F4A7C15ULL) ^
                          (uint64_t(l.in) << 40) ^ (uint64_t(l.out) << 16) ^ (l.int8 ? 2u : 0u) ^ (float_output_ ? 1u : 0u) ^ (l.int4 ? 4u : 0u);
     if (!store->claim_key(gemm_key, tag)) {
-      if (error) *error = std::string(l.name) + ": GEMM key " + std::to_string(gemm_key) + " belongs to another GEMM";
-      return false;
+      return Status(EB_ERROR_BACKEND, std::string(l.name) + ": GEMM key " + std::to_string(gemm_key) + " belongs to another GEMM");
     }
     key_lock = std::unique_lock<std::mutex>(*m);
     cache = static_cast<xnn_weights_cache_t>(store->provider(gemm_key));
@@ -200,8 +195,7 @@ bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, st
     }
 #else
     (void)max_rows;
-    if (error) *error = std::string(l.name) + ": this XNNPACK has no int8 GEMM with float output";
-    return false;
+    return Status(EB_ERROR_BACKEND, std::string(l.name) + ": this XNNPACK has no int8 GEMM with float output");
 #endif
   } else if (l.int8) {
     // requantization multiplier per channel = input_scale * kernel_scale'[c] / output_scale with
@@ -215,8 +209,7 @@ bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, st
       const double b = std::nearbyint(static_cast<double>(l.bias ? l.bias[c] : 0.f) / (double(l.input_scale) * l.weight_scales[c]));
       bias[c] = static_cast<int32_t>(std::fmax(std::fmin(b, 2147483520.0), -2147483520.0));
       if (!(l.input_scale * kernel_scale[c] < 256.f) || !(kernel_scale[c] >= 1e-30f)) {
-        if (error) *error = std::string(l.name) + ": requantization scale out of XNNPACK's range";
-        return false;
+        return Status(EB_ERROR_BACKEND, std::string(l.name) + ": requantization scale out of XNNPACK's range");
       }
     }
     kind_ = Kind::kQs8;
@@ -244,20 +237,18 @@ bool XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows, st
   if (s != xnn_status_success) {
     op_ = nullptr;
     kind_ = Kind::kNone;
-    if (error) *error = std::string(l.name) + ": XNNPACK operator creation failed: " + xnn_status_name(s);
-    return false;
+    return Status(EB_ERROR_BACKEND, std::string(l.name) + ": XNNPACK operator creation failed: " + xnn_status_name(s));
   }
   if (store) {
     if (!store->last_creation_ok(gemm_key)) {
       xnn_delete_operator(op_);
       op_ = nullptr;
-      if (error) *error = std::string(l.name) + ": no room for its packed weights in the shared store";
-      return false;
+      return Status(EB_ERROR_BACKEND, std::string(l.name) + ": no room for its packed weights in the shared store");
     }
     store->attach();
     store_ = store;
   }
-  return true;
+  return Status::ok();
 }
 
 bool XnnGemm::setup(size_t rows, const void* input, void* output, pthreadpool_t pool) {

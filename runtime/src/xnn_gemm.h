@@ -17,6 +17,7 @@
 
 #include "backend/packed_weights.h"
 #include "model.h"
+#include "status.h"
 
 // int8 GEMMs with float output: the fully-connected qd8_f32_qc8w operator with reshape, found by
 // cmake/xnnpack.cmake's probes (EDGEBERT_XNN_HAS_QD8) on the 2024 API.
@@ -37,7 +38,7 @@
 namespace edgebert {
 
 // Initializes XNNPACK once per process with edgebert's counting allocator.
-bool xnn_ready(std::string* error);
+Status xnn_ready();
 // Bytes XNNPACK currently holds through our allocator (all sessions of the process).
 size_t xnn_bytes_allocated();
 // The balance of what XNNPACK allocated minus freed on the calling thread (a session measures its
@@ -69,8 +70,8 @@ class XnnGemm {
   // looked up in / packed into the store under `gemm_key` (which GEMM of the model this is; every
   // operator of one key must be created from the same weights and float_output), and the store
   // must outlive this operator. Without it, or on the 2022 API, the operator packs its own copy.
-  bool create(const LinearView& linear, bool float_output, size_t max_rows, std::string* error,
-              PackedWeights* store = nullptr, size_t gemm_key = 0);
+  Status create(const LinearView& linear, bool float_output, size_t max_rows, PackedWeights* store = nullptr,
+                size_t gemm_key = 0);
   // Binds input/output pointers and the row count. Cheap to call when nothing changed.
   bool setup(size_t rows, const void* input, void* output, pthreadpool_t pool);
   bool run(pthreadpool_t pool);
@@ -78,8 +79,7 @@ class XnnGemm {
   bool float_output() const { return float_output_; }
 
  private:
-  bool create_int8_from_int4(const LinearView& linear, size_t max_rows, std::string* error, PackedWeights* store,
-                             size_t gemm_key);
+  Status create_int8_from_int4(const LinearView& linear, size_t max_rows, PackedWeights* store, size_t gemm_key);
   xnn_operator_t op_ = nullptr;
   Kind kind_ = Kind::kNone;
   PackedWeights* store_ = nullptr;  // attached while op_ reads the store's packed weights

@@ -75,7 +75,7 @@ const Fixture& fixture() {
   static Fixture f = [] {
     Fixture x;
     std::string err;
-    REQUIRE(edgebert::xnn_ready(&err));
+    REQUIRE(edgebert::xnn_ready().is_ok());
     const std::string path = edgebert::test::ebm_path("h192_3x64", "int8");
     REQUIRE(Model::load_file(path.c_str(), &x.model, &err) == EB_OK);
     const bool fo = XnnGemm::int8_float_output_supported();
@@ -124,9 +124,9 @@ std::unique_ptr<OperatorSet> make_set(PackedWeights* store, const std::vector<Ge
   auto set = std::make_unique<OperatorSet>();
   for (size_t i = 0; i < gemms.size(); ++i) {
     auto g = std::make_unique<XnnGemm>();
-    std::string err;
-    INFO(err);
-    REQUIRE(g->create(gemms[i].view, gemms[i].float_output, kMaxRows, &err, store, i));
+    const edgebert::Status made = g->create(gemms[i].view, gemms[i].float_output, kMaxRows, store, i);
+    INFO(made.message());
+    REQUIRE(made.is_ok());
     set->ops.push_back(std::move(g));
     set->out.emplace_back(output_bytes(gemms[i], kMaxRows) + 64, uint8_t(0x5A));
   }
@@ -516,8 +516,7 @@ TEST_CASE("two processes creating one cache file at once both succeed and agree"
         std::vector<std::unique_ptr<XnnGemm>> ops;
         for (size_t i = 0; i < fixture().gemms.size(); ++i) {
           ops.push_back(std::make_unique<XnnGemm>());
-          std::string err;
-          if (!ops.back()->create(fixture().gemms[i].view, fixture().gemms[i].float_output, kMaxRows, &err, store.get(), i))
+          if (!ops.back()->create(fixture().gemms[i].view, fixture().gemms[i].float_output, kMaxRows, store.get(), i).is_ok())
             _exit(12);
         }
         ops.clear();
@@ -527,8 +526,7 @@ TEST_CASE("two processes creating one cache file at once both succeed and agree"
       std::vector<std::unique_ptr<XnnGemm>> ops;
       for (size_t i = 0; i < fixture().gemms.size(); ++i) {
         ops.push_back(std::make_unique<XnnGemm>());
-        std::string err;
-        if (!ops.back()->create(fixture().gemms[i].view, fixture().gemms[i].float_output, kMaxRows, &err, store.get(), i))
+        if (!ops.back()->create(fixture().gemms[i].view, fixture().gemms[i].float_output, kMaxRows, store.get(), i).is_ok())
           _exit(14);
         std::vector<uint8_t> out(output_bytes(fixture().gemms[i]));
         if (!ops.back()->setup(kRows, fixture().inputs[i].data(), out.data(), nullptr) || !ops.back()->run(nullptr))

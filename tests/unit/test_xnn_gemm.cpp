@@ -85,8 +85,7 @@ struct Pool {
 }  // namespace
 
 TEST_CASE("XnnGemm int8 matches a float64 reference while rows and buffers change", "[xnn]") {
-  std::string err;
-  REQUIRE(edgebert::xnn_ready(&err));
+  REQUIRE(edgebert::xnn_ready().is_ok());
   std::mt19937 rng(7);
   const Weights w = make_weights(rng);
   const LinearView v = int8_view(w);
@@ -95,7 +94,7 @@ TEST_CASE("XnnGemm int8 matches a float64 reference while rows and buffers chang
     INFO("XNNPACK API " << EDGEBERT_XNN_API << ", threads " << threads);
     Pool pool(threads);
     XnnGemm g;
-    REQUIRE(g.create(v, false, 128, &err));
+    REQUIRE(g.create(v, false, 128).is_ok());
     REQUIRE(g.int8());
     // Two buffer pairs, alternated, so setup sees new pointers as well as new row counts.
     std::vector<int8_t> x[2], y[2];
@@ -126,8 +125,7 @@ TEST_CASE("XnnGemm int8 matches a float64 reference while rows and buffers chang
 }
 
 TEST_CASE("XnnGemm f32 matches a float64 reference while rows change", "[xnn]") {
-  std::string err;
-  REQUIRE(edgebert::xnn_ready(&err));
+  REQUIRE(edgebert::xnn_ready().is_ok());
   std::mt19937 rng(11);
   const Weights w = make_weights(rng);
   LinearView v;
@@ -142,7 +140,7 @@ TEST_CASE("XnnGemm f32 matches a float64 reference while rows change", "[xnn]") 
   for (int threads : {1, 2}) {
     Pool pool(threads);
     XnnGemm g;
-    REQUIRE(g.create(v, false, 128, &err));
+    REQUIRE(g.create(v, false, 128).is_ok());
     REQUIRE_FALSE(g.int8());
     for (size_t rows : kRows) {
       REQUIRE((g.setup(rows, x.data(), y.data(), pool.p) && g.run(pool.p)));
@@ -161,14 +159,15 @@ TEST_CASE("XnnGemm f32 matches a float64 reference while rows change", "[xnn]") 
 // The residual-feeding GEMMs on the 2024 API: int8 input with its static scale and zero point,
 // float output = the dequantized accumulator + bias (no output requantization).
 TEST_CASE("XnnGemm int8 with float output matches a float64 reference while rows change", "[xnn]") {
-  std::string err;
-  REQUIRE(edgebert::xnn_ready(&err));
+  REQUIRE(edgebert::xnn_ready().is_ok());
   std::mt19937 rng(19);
   const Weights w = make_weights(rng);
   const LinearView v = int8_view(w);
   XnnGemm g;
   if (!XnnGemm::int8_float_output_supported()) {
-    CHECK_FALSE(g.create(v, true, 128, &err));  // a clear refusal, never a silent int8 output
+    const edgebert::Status refused = g.create(v, true, 128);
+    const std::string err = refused.message();
+    CHECK_FALSE(refused.is_ok());  // a clear refusal, never a silent int8 output
     CHECK(err.find("test_int8") != std::string::npos);
     WARN("XNNPACK API " << EDGEBERT_XNN_API << " has no int8 GEMM with float output: refusal checked");
     return;
@@ -181,7 +180,7 @@ TEST_CASE("XnnGemm int8 with float output matches a float64 reference while rows
     INFO("threads " << threads);
     Pool pool(threads);
     XnnGemm gf;
-    REQUIRE(gf.create(v, true, 128, &err));
+    REQUIRE(gf.create(v, true, 128).is_ok());
     REQUIRE(gf.float_output());
     long allocations = 0;
     for (int pass = 0; pass < 2; ++pass) {
@@ -212,12 +211,13 @@ TEST_CASE("XnnGemm int8 with float output matches a float64 reference while rows
 }
 
 TEST_CASE("XnnGemm rejects requantization scales XNNPACK cannot represent", "[xnn]") {
-  std::string err;
-  REQUIRE(edgebert::xnn_ready(&err));
+  REQUIRE(edgebert::xnn_ready().is_ok());
   std::mt19937 rng(3);
   Weights w = make_weights(rng);
   w.out_scales[5] = 1e-9f;  // multiplier input_scale * weight_scale / out_scale far above 256
   XnnGemm g;
-  CHECK_FALSE(g.create(int8_view(w), false, 128, &err));
+  const edgebert::Status refused = g.create(int8_view(w), false, 128);
+  const std::string err = refused.message();
+  CHECK_FALSE(refused.is_ok());
   CHECK(err.find("test_int8") != std::string::npos);
 }

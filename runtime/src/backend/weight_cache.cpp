@@ -27,8 +27,7 @@ constexpr uint32_t kLayoutScheme = 2;                // what the digest covers (
 Status pack_all(const Model& model, const std::vector<GemmToPack>& gemms, PackedWeights* store) {
   for (size_t i = 0; i < gemms.size(); ++i) {
     XnnGemm g;
-    std::string err;
-    if (!g.create(*gemms[i].linear, gemms[i].float_output, 1, &err, store, i)) return Status(EB_ERROR_BACKEND, err);
+    EB_RETURN_IF_ERROR(g.create(*gemms[i].linear, gemms[i].float_output, 1, store, i));
     model.release_weight_pages(*gemms[i].linear);  // packed: the mapped weights are not read again
   }
   return Status::ok();
@@ -76,8 +75,8 @@ Result<weight_cache_file::Layout> describe_layout(const Model& model, const std:
     store->begin_probe(i);
     {
       XnnGemm g;
-      std::string err;
-      (void)g.create(l, gemms[i].float_output, 1, &err, store, i);  // stops before packing: fails
+      const Status probed = g.create(l, gemms[i].float_output, 1, store, i);  // stops before packing: fails
+      (void)probed;
     }
     const PackedWeights::Probe probe = store->end_probe(i);
     if (!probe.complete || probe.size == 0)
@@ -170,7 +169,8 @@ Result<ModelWeights> prepare_model_weights(const Model& model, const std::vector
     return w;
   }
 
-  xnn_ready(nullptr);  // the file's identity names the XNNPACK build and CPU
+  const Status ready = xnn_ready();  // the file's identity names the XNNPACK build and CPU
+  if (!ready) return ready;
   auto packed_in_memory = [&](const std::string& why) -> Result<ModelWeights> {
     const Status s = pack_all(model, gemms, w.store.get());
     w.state = EB_WEIGHT_CACHE_UNAVAILABLE;

@@ -311,10 +311,7 @@ Result<std::shared_ptr<const Program>> build_program(const Model& model, std::sh
 
 Status Program::create_gemm(const Op& op, size_t max_rows, XnnGemm* gemm) const {
   if (!op.is_gemm() || op.gemm_key < 0) return Status(EB_ERROR_BACKEND, "create_gemm: not a GEMM op of the program");
-  std::string why;
-  if (!gemm->create(*op.linear, op.float_output, max_rows, &why, weights_.store.get(), static_cast<size_t>(op.gemm_key)))
-    return Status(EB_ERROR_BACKEND, why);
-  return Status::ok();
+  return gemm->create(*op.linear, op.float_output, max_rows, weights_.store.get(), static_cast<size_t>(op.gemm_key));
 }
 
 size_t Program::session_packed_bytes_estimate() const {

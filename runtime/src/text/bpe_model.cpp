@@ -20,11 +20,10 @@ uint64_t pair_hash(uint64_t k) {
 constexpr uint64_t kNone = ~0ull;
 }  // namespace
 
-bool BpeModel::init(const std::vector<std::string_view>& vocab, const Merge* merges, size_t num_merges,
-                    const BpeOptions& o, std::string* error) {
+Status BpeModel::init(const std::vector<std::string_view>& vocab, const Merge* merges, size_t num_merges,
+                    const BpeOptions& o) {
   auto fail = [&](const std::string& m) {
-    if (error) *error = "BPE: " + m;
-    return false;
+    return Status(EB_ERROR_INVALID_MODEL, "BPE: " + m);
   };
   const int64_t n = static_cast<int64_t>(vocab.size());
   if (o.unk_id < -1 || o.unk_id >= n) return fail("unk id out of range");
@@ -63,7 +62,7 @@ bool BpeModel::init(const std::vector<std::string_view>& vocab, const Merge* mer
     byte_ids_[b] = id >= 0 ? id : -1;
   }
   options_ = o;
-  return true;
+  return Status::ok();
 }
 
 uint64_t BpeModel::find_merge(int32_t left, int32_t right) const {

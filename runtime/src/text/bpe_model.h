@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "status.h"
+
 #include "text/model_token.h"
 #include "text/token_index.h"
 
@@ -28,8 +30,8 @@ class BpeModel {
   };
   static constexpr size_t kMaxAffixBytes = 64;
 
-  bool init(const std::vector<std::string_view>& vocab, const Merge* merges, size_t num_merges,
-            const BpeOptions& options, std::string* error);
+  Status init(const std::vector<std::string_view>& vocab, const Merge* merges, size_t num_merges,
+            const BpeOptions& options);
   void tokenize(const char* word, size_t n, std::vector<ModelToken>& out, ModelScratch& scratch) const;
 
  private:

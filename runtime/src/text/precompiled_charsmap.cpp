@@ -19,10 +19,9 @@ uint32_t PrecompiledCharsmap::unit(size_t i) const {
          (static_cast<uint32_t>(p[3]) << 24);
 }
 
-bool PrecompiledCharsmap::init(const uint8_t* data, size_t size, std::string* error) {
+Status PrecompiledCharsmap::init(const uint8_t* data, size_t size) {
   auto fail = [&](const char* m) {
-    if (error) *error = std::string("precompiled_charsmap: ") + m;
-    return false;
+    return Status(EB_ERROR_INVALID_MODEL, std::string("precompiled_charsmap: ") + m);
   };
   if (size < 4) return fail("shorter than its 4-byte header");
   const uint32_t trie_bytes = static_cast<uint32_t>(data[0]) | (static_cast<uint32_t>(data[1]) << 8) |
@@ -45,7 +44,7 @@ bool PrecompiledCharsmap::init(const uint8_t* data, size_t size, std::string* er
       return fail("replacement pool is not valid UTF-8");
     i += len;
   }
-  return true;
+  return Status::ok();
 }
 
 bool PrecompiledCharsmap::transform(std::string_view key, std::string_view* replacement) const {

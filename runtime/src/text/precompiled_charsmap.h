@@ -10,13 +10,15 @@
 #include <string>
 #include <string_view>
 
+#include "status.h"
+
 namespace edgebert {
 namespace text {
 
 class PrecompiledCharsmap {
  public:
   // Checks and indexes `data` (kept by reference). Returns false with *error on a malformed map.
-  bool init(const uint8_t* data, size_t size, std::string* error);
+  Status init(const uint8_t* data, size_t size);
   // The replacement of the shortest prefix of `key` that has one (what spm_precompiled's
   // transform() returns), or false when no prefix of key is in the map.
   bool transform(std::string_view key, std::string_view* replacement) const;

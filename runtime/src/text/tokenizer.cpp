@@ -108,9 +108,8 @@ Status Tokenizer::init_bert_vocab(const std::vector<std::string_view>& vocab, co
     if (unk < 0) return invalid("vocabulary has no [UNK] token");
     if (cls < 0) return invalid("vocabulary has no [CLS] token");
     if (sep < 0) return invalid("vocabulary has no [SEP] token");
-    std::string err;
     wordpiece_ = std::make_unique<WordPieceModel>();
-    if (!wordpiece_->init(vocab_, unk, "##", o.max_input_chars_per_word, &err)) return invalid(err);
+    EB_RETURN_IF_ERROR(wordpiece_->init(vocab_, unk, "##", o.max_input_chars_per_word).with_context("tokenizer"));
     Normalizer bert;
     bert.kind = NormalizerKind::kBert;
     bert.clean_text = true;
@@ -218,7 +217,6 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
     for (const auto* s : *m->vocab()) vocab_.push_back(view(s));
     const int64_t limit = static_cast<int64_t>(n);
     auto id_ok = [&](int64_t id) { return id >= 0 && id < limit; };
-    std::string err;
     const int32_t unk = m->unk_id();
     if (unk < -1 || unk >= limit) return invalid("model: unk_id " + std::to_string(unk) + " outside the vocabulary");
     unk_id_ = unk;
@@ -227,7 +225,7 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
         const int max_chars = m->max_input_chars_per_word();
         if (max_chars < 0) return invalid("WordPiece: negative max_input_chars_per_word");
         wordpiece_ = std::make_unique<WordPieceModel>();
-        if (!wordpiece_->init(vocab_, unk, view(m->continuing_subword_prefix()), max_chars, &err)) return invalid(err);
+        EB_RETURN_IF_ERROR(wordpiece_->init(vocab_, unk, view(m->continuing_subword_prefix()), max_chars).with_context("tokenizer"));
         kind_ = Kind::kWordPiece;
         break;
       }
@@ -242,9 +240,8 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
         static_assert(sizeof(BpeModel::Merge) == sizeof(fb::BpeMerge), "merge layout");
         const auto* merges = m->merges();
         bpe_ = std::make_unique<BpeModel>();
-        if (!bpe_->init(vocab_, merges ? reinterpret_cast<const BpeModel::Merge*>(merges->data()) : nullptr,
-                        merges ? merges->size() : 0, o, &err))
-          return invalid(err);
+        EB_RETURN_IF_ERROR(bpe_->init(vocab_, merges ? reinterpret_cast<const BpeModel::Merge*>(merges->data()) : nullptr,
+                        merges ? merges->size() : 0, o).with_context("tokenizer"));
         kind_ = Kind::kBpe;
         break;
       }
@@ -252,7 +249,7 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
         if (m->scores() == nullptr || m->scores()->size() != n)
           return invalid("Unigram: needs one score per vocabulary entry");
         unigram_ = std::make_unique<UnigramModel>();
-        if (!unigram_->init(vocab_, m->scores()->data(), unk, m->byte_fallback(), &err)) return invalid(err);
+        EB_RETURN_IF_ERROR(unigram_->init(vocab_, m->scores()->data(), unk, m->byte_fallback()).with_context("tokenizer"));
         kind_ = Kind::kUnigram;
         break;
       }
@@ -282,7 +279,7 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
         if (!valid_utf8(x.pattern) || !valid_utf8(x.content)) return invalid("normalizer strings must be UTF-8");
         if (x.kind == NormalizerKind::kPrecompiled) {
           if (ns->charsmap() == nullptr) return invalid("Precompiled normalizer without a charsmap");
-          if (!x.charsmap.init(ns->charsmap()->data(), ns->charsmap()->size(), &err)) return invalid(err);
+          EB_RETURN_IF_ERROR(x.charsmap.init(ns->charsmap()->data(), ns->charsmap()->size()).with_context("tokenizer"));
         }
         normalizers_.push_back(x);
       }

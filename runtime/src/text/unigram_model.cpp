@@ -12,11 +12,10 @@
 namespace edgebert {
 namespace text {
 
-bool UnigramModel::init(const std::vector<std::string_view>& vocab, const double* scores, int32_t unk_id,
-                        bool byte_fallback, std::string* error) {
+Status UnigramModel::init(const std::vector<std::string_view>& vocab, const double* scores, int32_t unk_id,
+                        bool byte_fallback) {
   auto fail = [&](const std::string& m) {
-    if (error) *error = "Unigram: " + m;
-    return false;
+    return Status(EB_ERROR_INVALID_MODEL, "Unigram: " + m);
   };
   if (vocab.empty()) return fail("empty vocabulary");
   if (unk_id < 0 || static_cast<size_t>(unk_id) >= vocab.size()) return fail("unk_id missing or outside the vocabulary");
@@ -44,7 +43,7 @@ bool UnigramModel::init(const std::vector<std::string_view>& vocab, const double
     const int32_t id = trie_.find(name);
     byte_ids_[b] = id >= 0 ? id : -1;
   }
-  return true;
+  return Status::ok();
 }
 
 void UnigramModel::tokenize(const char* s, size_t n, std::vector<ModelToken>& out, ModelScratch& sc) const {

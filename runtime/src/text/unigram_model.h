@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "status.h"
+
 #include "text/model_token.h"
 #include "text/token_index.h"
 
@@ -17,8 +19,7 @@ namespace text {
 
 class UnigramModel {
  public:
-  bool init(const std::vector<std::string_view>& vocab, const double* scores, int32_t unk_id, bool byte_fallback,
-            std::string* error);
+  Status init(const std::vector<std::string_view>& vocab, const double* scores, int32_t unk_id, bool byte_fallback);
   void tokenize(const char* word, size_t n, std::vector<ModelToken>& out, ModelScratch& scratch) const;
 
  private:

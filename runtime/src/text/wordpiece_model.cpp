@@ -7,11 +7,10 @@
 namespace edgebert {
 namespace text {
 
-bool WordPieceModel::init(const std::vector<std::string_view>& vocab, int32_t unk_id, std::string_view prefix,
-                          int max_input_chars_per_word, std::string* error) {
+Status WordPieceModel::init(const std::vector<std::string_view>& vocab, int32_t unk_id, std::string_view prefix,
+                          int max_input_chars_per_word) {
   if (unk_id < 0 || static_cast<size_t>(unk_id) >= vocab.size()) {
-    if (error) *error = "WordPiece: unk token missing from the vocabulary";
-    return false;
+    return Status(EB_ERROR_INVALID_MODEL, "WordPiece: unk token missing from the vocabulary");
   }
   words_.reserve(vocab.size());
   size_t conts = 0;
@@ -30,7 +29,7 @@ bool WordPieceModel::init(const std::vector<std::string_view>& vocab, int32_t un
   }
   unk_id_ = unk_id;
   max_chars_ = max_input_chars_per_word;
-  return true;
+  return Status::ok();
 }
 
 void WordPieceModel::tokenize(const char* s, size_t n, std::vector<ModelToken>& out) const {

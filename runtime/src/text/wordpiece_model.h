@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "status.h"
+
 #include "text/model_token.h"
 #include "text/token_index.h"
 
@@ -16,8 +18,8 @@ namespace text {
 
 class WordPieceModel {
  public:
-  bool init(const std::vector<std::string_view>& vocab, int32_t unk_id, std::string_view prefix,
-            int max_input_chars_per_word, std::string* error);
+  Status init(const std::vector<std::string_view>& vocab, int32_t unk_id, std::string_view prefix,
+            int max_input_chars_per_word);
   void tokenize(const char* word, size_t n, std::vector<ModelToken>& out) const;
 
  private:
