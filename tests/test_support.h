@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "edgebert/edgebert.h"
 
 namespace edgebert::test {
@@ -100,6 +102,16 @@ struct SessionHandle {
   eb_session* s = nullptr;
   ~SessionHandle() { eb_session_destroy(s); }
 };
+// Opens `s` on `m` with the default options and `threads` threads (the test fails if it cannot).
+inline void open_session(const eb_model* m, int threads, SessionHandle& s) {
+  eb_session_options o;
+  eb_session_options_init(&o);
+  o.num_threads = threads;
+  char err[512] = "";
+  const eb_status created = eb_session_create(m, &o, &s.s, err, sizeof err);
+  INFO(err);
+  REQUIRE(created == EB_OK);
+}
 
 inline const char* const kModels[] = {"base2_h12", "base2_h1",     "h192_3x64",    "h128_4x32", "h128_4x32_std002",
                                       "tiny_f16",  "tiny_bf16",    "tiny_sharded", "tiny_noprefix"};

@@ -100,10 +100,7 @@ TEST_CASE("int4 models stay close to the numpy float32 reference, the same on 1 
     std::vector<std::vector<float>> first;  // thread 1's hidden states, per case
     for (int threads : {1, 2}) {
       SessionHandle s;
-      eb_session_options o;
-      eb_session_options_init(&o);
-      o.num_threads = threads;
-      REQUIRE(eb_session_create(m.m, &o, &s.s, err, sizeof err) == EB_OK);
+      open_session(m.m, threads, s);
       size_t ci = 0;
       for (const char* cname : kCases) {
         const Case c = read_case(model, cname);

@@ -59,10 +59,7 @@ void for_each_reference_run(const char* kind, Check check) {
     CHECK(info.is_int8 == (std::string(kind) == "int8"));
     for (int threads : {1, 2}) {
       SessionHandle s;
-      eb_session_options o;
-      eb_session_options_init(&o);
-      o.num_threads = threads;
-      REQUIRE(eb_session_create(m.m, &o, &s.s, err, sizeof err) == EB_OK);
+      open_session(m.m, threads, s);
       for (const char* cname : kCases) {
         const Case c = read_case(model, cname);
         INFO(model << " / " << cname << " / threads " << threads);
