@@ -151,9 +151,9 @@ bool load_model(const Options& o, const std::string& synthetic, LoadedModel* lm,
     lm->memory = std::aligned_alloc(64, (r.buffer.size() + 63) / 64 * 64);
     std::memcpy(lm->memory, r.buffer.data(), r.buffer.size());
     lm->description = "synthetic " + synthetic + (o.fp32 ? " (fp32)" : " (int8)");
-    return Model::create(lm->memory, r.buffer.size(), nullptr, 0, &lm->model, error) == EB_OK;
+    return Model::create(lm->memory, r.buffer.size(), nullptr, 0).move_to(&lm->model, error);
   }
-  if (Model::load_file(o.model_path.c_str(), &lm->model, error) != EB_OK) return false;
+  if (!Model::load_file(o.model_path.c_str()).move_to(&lm->model, error)) return false;
   lm->file_bytes = lm->model->file_size;
   lm->description = o.model_path;
   return true;
@@ -576,7 +576,7 @@ int bench_texts(const Options& o) {
   so.max_seq_len = o.batch_tokens > 0 ? static_cast<int>(std::min<long>(o.batch_tokens, c.max_position)) : 0;
   so.max_batch_tokens = o.batch_tokens > 0 ? static_cast<int>(std::max<long>(o.batch_tokens, so.max_seq_len)) : 0;
   std::unique_ptr<Session> s;
-  if (Session::create(*lm.model, so, &s, &err) != EB_OK) return die(err);
+  if (!Session::create(*lm.model, so).move_to(&s, &err)) return die(err);
   const bool one_by_one = o.batch_tokens == 0;
   size_t tokens = 0, failed = 0;
   if (!o.ids_path.empty()) {  // each text's ids, for peers that take token ids
@@ -726,7 +726,7 @@ int head_sweep(const Options& o) {
       so.threads = t == 0 ? 1 : static_cast<int>(o.threads);
       so.max_seq_len = max_seq;
       std::unique_ptr<Session> s;
-      if (Session::create(*lm.model, so, &s, &err) != EB_OK) {
+      if (!Session::create(*lm.model, so).move_to(&s, &err)) {
         std::fprintf(stderr, "edgebert-bench: error: %s\n", err.c_str());
         return 1;
       }

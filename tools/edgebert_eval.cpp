@@ -87,7 +87,7 @@ bool from_buffer(const flatbuffers::DetachedBuffer& b, EvalModel* m, std::string
   const size_t size = (b.size() + 63) / 64 * 64;
   m->memory = std::aligned_alloc(64, size);
   std::memcpy(m->memory, b.data(), b.size());
-  return Model::create(m->memory, b.size(), nullptr, 0, &m->model, err) == EB_OK;
+  return Model::create(m->memory, b.size(), nullptr, 0).move_to(&m->model, err);
 }
 
 std::string method_of(const Model& m) {
@@ -270,11 +270,11 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<EvalModel>> models;
   try {
     if (!reference_path.empty()) {
-      if (Model::load_file(reference_path.c_str(), &ref.model, &err) != EB_OK) return die(err);
+      if (!Model::load_file(reference_path.c_str()).move_to(&ref.model, &err)) return die(err);
       ref.label = reference_path;
       for (const std::string& p : model_paths) {
         auto m = std::make_unique<EvalModel>();
-        if (Model::load_file(p.c_str(), &m->model, &err) != EB_OK) return die(err);
+        if (!Model::load_file(p.c_str()).move_to(&m->model, &err)) return die(err);
         m->label = p;
         models.push_back(std::move(m));
       }
@@ -429,7 +429,7 @@ int main(int argc, char** argv) {
   so.threads = static_cast<int>(threads);
   so.max_seq_len = static_cast<int>(max_n);
   std::unique_ptr<Session> ref_s;
-  if (Session::create(*ref.model, so, &ref_s, &err) != EB_OK) return die(ref.label + ": " + err);
+  if (!Session::create(*ref.model, so).move_to(&ref_s, &err)) return die(ref.label + ": " + err);
   std::vector<std::unique_ptr<Session>> sess(models.size());
   for (size_t i = 0; i < models.size(); ++i) {
     auto made = Session::create(models[i]->program, so);

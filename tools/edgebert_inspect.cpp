@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
   if (path.empty()) return usage();
   std::unique_ptr<edgebert::Model> model;
   std::string err;
-  if (edgebert::Model::load_file(path.c_str(), &model, &err) != EB_OK) {
+  if (!edgebert::Model::load_file(path.c_str()).move_to(&model, &err)) {
     std::fprintf(stderr, "edgebert-inspect: error: %s\n", err.c_str());
     return 1;
   }
@@ -220,7 +220,7 @@ int main(int argc, char** argv) {
     so.threads = static_cast<int>(threads);
     so.max_seq_len = static_cast<int>(max_len);
     std::unique_ptr<edgebert::Session> s;
-    if (edgebert::Session::create(*model, so, &s, &err) != EB_OK) {
+    if (!edgebert::Session::create(*model, so).move_to(&s, &err)) {
       std::fprintf(stderr, "edgebert-inspect: error: %s\n", err.c_str());
       return 1;
     }

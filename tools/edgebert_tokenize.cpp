@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
   try {
     if (!model_path.empty()) {
       std::string err;
-      if (Model::load_file(model_path.c_str(), &model, &err) != EB_OK) {
+      if (!Model::load_file(model_path.c_str()).move_to(&model, &err)) {
         std::fprintf(stderr, "edgebert-tokenize: %s: %s\n", model_path.c_str(), err.c_str());
         return 1;
       }

@@ -240,14 +240,12 @@ eb_status eb_model_load_file_with_options(const char* path, const eb_load_option
       return EB_ERROR_INVALID_ARGUMENT;
     }
     if (!options_valid(options, error, error_size)) return EB_ERROR_INVALID_ARGUMENT;
-    std::string msg;
-    std::unique_ptr<edgebert::Model> m;
-    const eb_status s = edgebert::Model::load_file(path, &m, &msg);
-    if (s != EB_OK) {
-      write_error(error, error_size, msg);
-      return s;
+    edgebert::Result<std::unique_ptr<edgebert::Model>> m = edgebert::Model::load_file(path);
+    if (!m) {
+      write_error(error, error_size, m.status().message());
+      return m.status().code();
     }
-    return make_model(std::move(m), options, out_model, error, error_size);
+    return make_model(m.take(), options, out_model, error, error_size);
   });
 }
 
@@ -268,14 +266,12 @@ eb_status eb_model_load_memory_with_options(const void* data, size_t size, const
       write_error(error, error_size, "model memory must be 64-byte aligned");
       return EB_ERROR_INVALID_ARGUMENT;
     }
-    std::string msg;
-    std::unique_ptr<edgebert::Model> m;
-    const eb_status s = edgebert::Model::create(data, size, nullptr, 0, &m, &msg);
-    if (s != EB_OK) {
-      write_error(error, error_size, msg);
-      return s;
+    edgebert::Result<std::unique_ptr<edgebert::Model>> m = edgebert::Model::create(data, size, nullptr, 0);
+    if (!m) {
+      write_error(error, error_size, m.status().message());
+      return m.status().code();
     }
-    return make_model(std::move(m), options, out_model, error, error_size);
+    return make_model(m.take(), options, out_model, error, error_size);
   });
 }
 

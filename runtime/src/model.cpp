@@ -527,8 +527,25 @@ Model::~Model() {
   if (mapping_) munmap(mapping_, mapping_size_);
 }
 
-eb_status Model::create(const void* data, size_t size, void* owned_mapping, size_t mapping_size,
-                        std::unique_ptr<Model>* out, std::string* error) {
+Result<std::unique_ptr<Model>> Model::create(const void* data, size_t size, void* owned_mapping,
+                                             size_t mapping_size) {
+  std::unique_ptr<Model> m;
+  std::string error;
+  const eb_status s = create_checked(data, size, owned_mapping, mapping_size, &m, &error);
+  if (s != EB_OK) return Status(s, error);
+  return m;
+}
+
+Result<std::unique_ptr<Model>> Model::load_file(const char* path) {
+  std::unique_ptr<Model> m;
+  std::string error;
+  const eb_status s = load_file_checked(path, &m, &error);
+  if (s != EB_OK) return Status(s, error);
+  return m;
+}
+
+eb_status Model::create_checked(const void* data, size_t size, void* owned_mapping, size_t mapping_size,
+                                std::unique_ptr<Model>* out, std::string* error) {
   out->reset();
   std::unique_ptr<Model> m(new (std::nothrow) Model());
   if (!m) {
@@ -828,7 +845,7 @@ void Model::release_weight_pages(const LinearView& g) const {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
-eb_status Model::load_file(const char* path, std::unique_ptr<Model>* out, std::string* error) {
+eb_status Model::load_file_checked(const char* path, std::unique_ptr<Model>* out, std::string* error) {
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (error) *error = std::string(path) + ": cannot open: " + std::strerror(errno);
@@ -857,7 +874,7 @@ eb_status Model::load_file(const char* path, std::unique_ptr<Model>* out, std::s
     return EB_ERROR_IO;
   }
   std::string why;
-  const eb_status s = create(p, size, p, size, out, &why);
+  const eb_status s = create_checked(p, size, p, size, out, &why);
   if (s != EB_OK && error) *error = std::string(path) + ": " + why;
   return s;
 }

@@ -13,6 +13,7 @@
 
 #include "content_hash.h"
 #include "edgebert/edgebert.h"
+#include "status.h"
 #include "text/tokenizer.h"
 
 namespace edgebert {
@@ -114,9 +115,10 @@ class Model {
   ~Model();
   // Verifies and indexes the buffer. `owned_mapping`/`mapping_size` (from mmap) are unmapped in
   // the destructor; for caller memory pass nullptr.
-  static eb_status create(const void* data, size_t size, void* owned_mapping, size_t mapping_size,
-                          std::unique_ptr<Model>* out, std::string* error);
-  static eb_status load_file(const char* path, std::unique_ptr<Model>* out, std::string* error);
+  static Result<std::unique_ptr<Model>> create(const void* data, size_t size, void* owned_mapping,
+                                               size_t mapping_size);
+  // Maps the file read-only and verifies it (EB_ERROR_IO when it cannot be read).
+  static Result<std::unique_ptr<Model>> load_file(const char* path);
 
   // After a session has packed a GEMM's weights into XNNPACK's own buffers, the mapped pages
   // holding them are not read again: for file-backed models this advises the kernel to drop them
@@ -193,6 +195,10 @@ class Model {
   }
 
  private:
+  // The two loads with the verifier's own reporting (an eb_status and its message).
+  static eb_status create_checked(const void* data, size_t size, void* owned_mapping, size_t mapping_size,
+                                  std::unique_ptr<Model>* out, std::string* error);
+  static eb_status load_file_checked(const char* path, std::unique_ptr<Model>* out, std::string* error);
   Model() = default;
   void* mapping_ = nullptr;
   size_t mapping_size_ = 0;

@@ -74,18 +74,10 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
   }
 }
 
-eb_status Session::create(const Model& model, const SessionOptions& o, std::unique_ptr<Session>* out,
-                          std::string* error) {
-  out->reset();
+Result<std::unique_ptr<Session>> Session::create(const Model& model, const SessionOptions& o) {
   Result<std::shared_ptr<const Program>> program = Program::build(model, XnnGemm::int8_float_output_supported());
-  Status st = program.status();
-  if (st.is_ok()) {
-    Result<std::unique_ptr<Session>> s = create(program.take(), o);
-    st = s.status();
-    if (st.is_ok()) *out = s.take();
-  }
-  if (!st.is_ok() && error) *error = st.message();
-  return st.code();
+  if (!program) return program.status();
+  return create(program.take(), o);
 }
 
 Status Session::build(const SessionOptions& o) {

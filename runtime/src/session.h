@@ -48,8 +48,7 @@ class Session {
   // A session over `program` (shared with other sessions; kept alive by the session).
   static Result<std::unique_ptr<Session>> create(std::shared_ptr<const Program> program, const SessionOptions& options);
   // For tools and tests that hold only a Model: builds the model's Program for this session.
-  static eb_status create(const Model& model, const SessionOptions& options, std::unique_ptr<Session>* out,
-                          std::string* error);
+  static Result<std::unique_ptr<Session>> create(const Model& model, const SessionOptions& options);
 
   // Run entry points: each resets the per-run state first, and sets it only when it succeeds.
   eb_status run_ids(const int32_t* ids, const int32_t* token_types, const int32_t* mask, size_t n);

@@ -5,9 +5,9 @@
 // boundary: allocation failures are caught where they happen and become EB_ERROR_OUT_OF_MEMORY.
 // The one deliberate exception is the run path: a session's run entry points and the tasks over
 // them return eb_status and write the message into the session's fixed buffer (Session::fail),
-// because refusing a run (a text too long, an id out of range) must not allocate either. Still to
-// convert: Model::load_file / load_memory and Session::create(const Model&, ...), which return an
-// eb_status and a message string.
+// because refusing a run (a text too long, an id out of range) must not allocate either. (The
+// verifier inside model.cpp collects its first failure as an eb_status and a message, and hands
+// it out as a Status.)
 #pragma once
 
 #include <string>
@@ -48,6 +48,16 @@ class [[nodiscard]] Result {
   T& value() { return value_; }
   const T& value() const { return value_; }
   T take() { return std::move(value_); }
+  // When ok: moves the value into *out; else writes the message into *error (if not null).
+  // Returns is_ok() (for callers that keep a value and a message apart, e.g. tools).
+  bool move_to(T* out, std::string* error = nullptr) {
+    if (is_ok()) {
+      *out = std::move(value_);
+      return true;
+    }
+    if (error) *error = status_.message();
+    return false;
+  }
 
  private:
   T value_{};

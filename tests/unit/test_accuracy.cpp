@@ -53,7 +53,7 @@ Loaded load(const ConvertResult& r) {
   Loaded l;
   l.buf = std::make_unique<test::AlignedBuffer>(std::vector<uint8_t>(r.buffer.data(), r.buffer.data() + r.buffer.size()));
   std::string err;
-  REQUIRE(Model::create(l.buf->data, l.buf->size, nullptr, 0, &l.model, &err) == EB_OK);
+  REQUIRE(Model::create(l.buf->data, l.buf->size, nullptr, 0).move_to(&l.model, &err));
   return l;
 }
 
@@ -63,7 +63,7 @@ std::unique_ptr<Session> session(const Model& m, int max_len) {
   o.max_seq_len = max_len;
   std::unique_ptr<Session> s;
   std::string err;
-  REQUIRE(Session::create(m, o, &s, &err) == EB_OK);
+  REQUIRE(Session::create(m, o).move_to(&s, &err));
   return s;
 }
 

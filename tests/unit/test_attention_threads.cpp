@@ -36,14 +36,14 @@ TEST_CASE("attention split across threads by query rows gives the one-thread byt
       INFO(model << " " << kind);
       std::unique_ptr<Model> m;
       std::string err;
-      REQUIRE(Model::load_file(ebm_path(model, kind).c_str(), &m, &err) == EB_OK);
+      REQUIRE(Model::load_file(ebm_path(model, kind).c_str()).move_to(&m, &err));
       const size_t hidden = static_cast<size_t>(m->config.hidden);
       std::vector<std::unique_ptr<Session>> sessions;
       for (int threads : {1, 2, 3}) {  // 3 on a 2-core machine: uneven shares, preemption
         SessionOptions o;
         o.threads = threads;
         std::unique_ptr<Session> s;
-        REQUIRE(Session::create(*m, o, &s, &err) == EB_OK);
+        REQUIRE(Session::create(*m, o).move_to(&s, &err));
         sessions.push_back(std::move(s));
       }
       const size_t max_n = static_cast<size_t>(sessions[0]->max_seq_len());

@@ -312,7 +312,7 @@ TEST_CASE("ALBERT's shared layers are packed once per session", "[families]") {
   if (manifest().empty()) return;
   std::unique_ptr<edgebert::Model> model;
   std::string err;
-  REQUIRE(edgebert::Model::load_file(converted("albert_seqcls").c_str(), &model, &err) == EB_OK);
+  REQUIRE(edgebert::Model::load_file(converted("albert_seqcls").c_str()).move_to(&model, &err));
   REQUIRE(model->layers.size() == 2);  // one group of two layers applied three times
   REQUIRE(model->config.layers == 6);
   auto program = edgebert::Program::build(*model, false);
@@ -371,8 +371,7 @@ std::string load_mutated(const std::vector<uint8_t>& bytes, F mutate) {
   mutate(fb::GetMutableModel(buf.data));
   std::unique_ptr<edgebert::Model> m;
   std::string err;
-  const eb_status s = edgebert::Model::create(buf.data, buf.size, nullptr, 0, &m, &err);
-  if (s == EB_OK) return "";
+  if (edgebert::Model::create(buf.data, buf.size, nullptr, 0).move_to(&m, &err)) return "";
   CHECK(err.find('\n') == std::string::npos);
   return err.empty() ? "(no message)" : err;
 }

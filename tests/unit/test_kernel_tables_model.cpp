@@ -30,7 +30,7 @@ TEST_CASE("every kernel table gives the portable table's bytes through int8 and 
     for (const std::string& path : {ebm_path(model, "int8"), ebm_path(model, "fp32")}) {
       INFO(path);
       std::unique_ptr<Model> m;
-      REQUIRE(Model::load_file(path.c_str(), &m, &err) == EB_OK);
+      REQUIRE(Model::load_file(path.c_str()).move_to(&m, &err));
       const size_t hidden = static_cast<size_t>(m->config.hidden);
       for (bool padded : {false, true}) {
         const uint32_t seed = static_cast<uint32_t>(rng());  // the same ids for every table
@@ -41,7 +41,7 @@ TEST_CASE("every kernel table gives the portable table's bytes through int8 and 
           SessionOptions o;
           o.threads = 1;
           std::unique_ptr<Session> s;
-          REQUIRE(Session::create(*m, o, &s, &err) == EB_OK);
+          REQUIRE(Session::create(*m, o).move_to(&s, &err));
           const size_t n = std::min<size_t>(37, static_cast<size_t>(s->max_seq_len()));
           std::mt19937 ids_rng(seed);
           std::uniform_int_distribution<int32_t> tok(std::min(1000, m->config.vocab / 2), m->config.vocab - 1);

@@ -28,7 +28,7 @@ namespace {
 std::unique_ptr<Model> load(const std::string& name, const char* kind) {
   std::unique_ptr<Model> m;
   std::string err;
-  REQUIRE(Model::load_file(ebm_path(name, kind).c_str(), &m, &err) == EB_OK);
+  REQUIRE(Model::load_file(ebm_path(name, kind).c_str()).move_to(&m, &err));
   return m;
 }
 

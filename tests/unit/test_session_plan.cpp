@@ -41,7 +41,7 @@ TEST_CASE("real BERT schedules plan without overlaps and beat the linear plan", 
     for (const char* kind : {"int8", "fp32"}) {
       std::unique_ptr<Model> m;
       std::string err;
-      REQUIRE(Model::load_file(ebm_path(model, kind).c_str(), &m, &err) == EB_OK);
+      REQUIRE(Model::load_file(ebm_path(model, kind).c_str()).move_to(&m, &err));
       for (int threads : {1, 2, 3}) {
         for (int max_len : {1, 7, 128}) {
           INFO(model << " " << kind << " threads " << threads << " max " << max_len);
@@ -49,7 +49,7 @@ TEST_CASE("real BERT schedules plan without overlaps and beat the linear plan", 
           o.threads = threads;
           o.max_seq_len = max_len;
           std::unique_ptr<Session> s;
-          REQUIRE(Session::create(*m, o, &s, &err) == EB_OK);
+          REQUIRE(Session::create(*m, o).move_to(&s, &err));
           const auto& reqs = s->buffers();
           const MemoryPlan& plan = s->plan();
           REQUIRE(plan.offsets.size() == reqs.size());
@@ -74,7 +74,7 @@ TEST_CASE("real BERT schedules plan without overlaps and beat the linear plan", 
 TEST_CASE("attention scratch scales with threads and a row tile, not with heads or n^2", "[planner][session]") {
   std::unique_ptr<Model> m;
   std::string err;
-  REQUIRE(Model::load_file(ebm_path("base2_h12", "int8").c_str(), &m, &err) == EB_OK);
+  REQUIRE(Model::load_file(ebm_path("base2_h12", "int8").c_str()).move_to(&m, &err));
   const size_t d = 64, heads = 12;
   for (size_t n : {size_t(40), size_t(128)}) {  // the test model has 128 positions
     for (int threads : {1, 2, 4}) {
@@ -83,7 +83,7 @@ TEST_CASE("attention scratch scales with threads and a row tile, not with heads 
       o.threads = threads;
       o.max_seq_len = static_cast<int>(n);
       std::unique_ptr<Session> s;
-      REQUIRE(Session::create(*m, o, &s, &err) == EB_OK);
+      REQUIRE(Session::create(*m, o).move_to(&s, &err));
       // Per layer: packed K/V (a slot per head, or one slot with one thread), and per thread
       // scores (floats) and probabilities (bytes) for a tile of 32 query rows; nothing n x n.
       const size_t round64 = 63;
@@ -114,12 +114,12 @@ TEST_CASE("the op list defines the lifetimes: first writer to last reader, outpu
       INFO(model << " " << kind);
       std::unique_ptr<Model> m;
       std::string err;
-      REQUIRE(Model::load_file(ebm_path(model, kind).c_str(), &m, &err) == EB_OK);
+      REQUIRE(Model::load_file(ebm_path(model, kind).c_str()).move_to(&m, &err));
       SessionOptions o;
       o.threads = 2;
       o.max_seq_len = 32;
       std::unique_ptr<Session> s;
-      REQUIRE(Session::create(*m, o, &s, &err) == EB_OK);
+      REQUIRE(Session::create(*m, o).move_to(&s, &err));
       const Program& sc = s->program();
       REQUIRE(sc.buffers().size() == s->buffers().size());
       CHECK(count_overlaps(s->buffers(), s->plan().offsets) == 0);

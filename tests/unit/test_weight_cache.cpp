@@ -77,7 +77,7 @@ const Fixture& fixture() {
     std::string err;
     REQUIRE(edgebert::xnn_ready().is_ok());
     const std::string path = edgebert::test::ebm_path("h192_3x64", "int8");
-    REQUIRE(Model::load_file(path.c_str(), &x.model, &err) == EB_OK);
+    REQUIRE(Model::load_file(path.c_str()).move_to(&x.model, &err));
     const bool fo = XnnGemm::int8_float_output_supported();
     for (const auto& L : x.model->layers) {
       x.gemms.push_back({L.qkv, false});
