@@ -94,6 +94,20 @@ inline double cosine(const float* a, const float* b, size_t n) {
 }
 
 // RAII wrappers around the C API for tests.
+// Built with a sanitizer (GCC's macros, clang's __has_feature): tests that time or measure
+// memory skip those checks, and the heaviest matrices run a part.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 struct ModelHandle {
   eb_model* m = nullptr;
   ~ModelHandle() { eb_model_free(m); }

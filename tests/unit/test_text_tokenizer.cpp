@@ -199,17 +199,6 @@ long proc_status_kb(const char* field) {
 // QEMU_LD_PREFIX into the emulated process) or the sanitizers: their time checks are skipped.
 bool emulated() { return std::getenv("QEMU_LD_PREFIX") != nullptr; }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 
 }  // namespace
 
@@ -708,7 +697,7 @@ TEST_CASE("a 64 MB text is refused at once and in bounded memory by every tokeni
       CHECK(rss1 - rss0 < 8 * 1024);
       CHECK(hwm1 - hwm0 < 8 * 1024);
     }
-    if (!kSanitized && !emulated()) CHECK(seconds < 0.5);
+    if (!edgebert::test::kSanitized && !emulated()) CHECK(seconds < 0.5);
   }
   fs::remove_all(dir);
 }
