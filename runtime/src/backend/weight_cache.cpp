@@ -164,13 +164,14 @@ Result<ModelWeights> prepare_model_weights(const Model& model, const std::vector
   auto store = PackedWeights::create(gemms.size());
   if (!store) return store.status();
   w.store = store.take();
+  // (XNNPACK must be initialized before anything is packed; the file's identity also names the
+  // XNNPACK build and CPU)
+  if (const Status ready = xnn_ready(); !ready) return ready;
   if (!want_file) {  // packed now, in memory: sessions only look their packings up
     EB_RETURN_IF_ERROR(pack_all(model, gemms, w.store.get()));
     return w;
   }
 
-  const Status ready = xnn_ready();  // the file's identity names the XNNPACK build and CPU
-  if (!ready) return ready;
   auto packed_in_memory = [&](const std::string& why) -> Result<ModelWeights> {
     const Status s = pack_all(model, gemms, w.store.get());
     w.state = EB_WEIGHT_CACHE_UNAVAILABLE;
