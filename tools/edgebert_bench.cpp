@@ -8,11 +8,13 @@
 //   edgebert-bench --head-sweep SPEC [--seq-lens 32,128,384] [--threads N] [--runs N]
 //                  [--markdown PATH] [--json PATH]
 //   edgebert-bench --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--runs N]
-//                  [--peak-gops G] [--write-ids PATH] [--json PATH]
+//                  [--peak-gops G] [--write-ids PATH] [--op-profile] [--json PATH]
 //     one text per line, all run in packed runs of up to N tokens (0: one text per run); reports
 //     sentences/s and tokens/s (best and median of --runs passes over the file), the GEMM share
 //     (op profile of one more pass) and tokens/s as a fraction of the int8-peak limit (G GOPS
-//     over the model's GEMM operations per token); --write-ids: each text's token ids, a line each.
+//     over the model's GEMM operations per token); --write-ids: each text's token ids, a line each;
+//     --op-profile: the phase table of the profiled pass (tokenization, each op kind with its rows,
+//     GOPS and fraction of G, XNNPACK reshape/setup, the executor and the loop around the runs).
 // SPEC: hidden=768,heads=12,layers=12,intermediate=3072[,vocab=..,max_position=..,labels=..,seed=..]
 // Timing uses the monotonic clock, excludes warmup, and the timed loop allocates nothing (the
 // process-wide allocation count over the timed runs is measured and reported).
@@ -68,7 +70,7 @@ int usage(FILE* f, int rc) {
                "       edgebert-bench --head-sweep SPEC [--seq-lens 32,128,384] [--threads N] [--runs N]\n"
                "                      [--markdown PATH] [--json PATH]\n"
                "       edgebert-bench --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--runs N]\n"
-               "                      [--peak-gops G] [--write-ids PATH] [--json PATH]\n"
+               "                      [--peak-gops G] [--write-ids PATH] [--op-profile] [--json PATH]\n"
                "  --texts: packed runs of up to N tokens (default: the session maximum); --batch-tokens 0: one text per run\n"
                "SPEC: hidden=768,heads=12,layers=12,intermediate=3072[,vocab=N,max_position=N,labels=N,seed=N]\n");
   return rc;
@@ -605,26 +607,31 @@ int bench_texts(const Options& o) {
   }
   const long allocations = alloc_counter_stop();
   const LatencyStats L = compute_stats(secs);
-  // GEMM share: the op profile of one more pass
+  // the op profile of one more pass (the GEMM share, and with --op-profile the phase table)
   const int kinds = static_cast<int>(OpKind::kCount);
   s->reset_profile();
   s->enable_profiling(true);
+  const auto tp = Clock::now();
   run_all_texts(*s, texts, one_by_one, &tokens, &failed);
+  const double profiled_pass_ms = ms_since(tp);
   s->enable_profiling(false);
-  double total_ns = 0, gemm_ns = 0;
+  std::vector<double> kind_ms(static_cast<size_t>(kinds), 0.0);
   for (int l = 0; l <= c.layers; ++l)
-    for (int k = 0; k < kinds; ++k) {
-      const double v = static_cast<double>(s->profile_ns(l, static_cast<OpKind>(k)));
-      total_ns += v;
-      const OpKind kind = static_cast<OpKind>(k);
-      if (kind == OpKind::kQkvGemm || kind == OpKind::kAttentionOutputGemm || kind == OpKind::kIntermediateGemm ||
-          kind == OpKind::kOutputGemm)
-        gemm_ns += v;
-    }
+    for (int k = 0; k < kinds; ++k) kind_ms[static_cast<size_t>(k)] += s->profile_ns(l, static_cast<OpKind>(k)) / 1e6;
+  // GEMM operations per token of each profiling kind, from the program's per-token GEMMs (2 per
+  // multiply-add); the once-per-sequence heads are left out
+  std::vector<double> kind_ops(static_cast<size_t>(kinds), 0.0);
+  for (const Op& op : s->program().ops())
+    if (op.type == OpType::kGemm && !op.per_sequence && op.linear)
+      kind_ops[static_cast<size_t>(op.profile)] += 2.0 * op.linear->in * op.linear->out;
+  double total_ms = 0, gemm_ms = 0, ops_per_token = 0;
+  for (int k = 0; k < kinds; ++k) {
+    total_ms += kind_ms[static_cast<size_t>(k)];
+    if (kind_ops[static_cast<size_t>(k)] > 0) gemm_ms += kind_ms[static_cast<size_t>(k)];
+    ops_per_token += kind_ops[static_cast<size_t>(k)];
+  }
   const double ran = static_cast<double>(texts.size() - failed);
   const double best_sps = ran / L.min, median_sps = ran / L.median, best_tps = tokens / L.min;
-  // encoder GEMM operations per token (multiply + add = 2): Q, K, V, output, FFN up and down
-  const double ops_per_token = 2.0 * c.layers * (4.0 * c.hidden * c.hidden + 2.0 * c.hidden * c.intermediate);
   const double limit_tps = o.peak_gops > 0 ? o.peak_gops * 1e9 / ops_per_token : 0;
   std::printf("edgebert-bench %s\n", EDGEBERT_VERSION_STRING);
   std::printf("model: %s\n  %s, %d layers, hidden %d, %d heads, intermediate %d\n", lm.description.c_str(),
@@ -640,11 +647,37 @@ int bench_texts(const Options& o) {
   std::printf("passes: %zu (after 1 warmup): best %.3f s, median %.3f s\n", secs.size(), L.min, L.median);
   std::printf("throughput: %.1f sentences/s, %.0f tokens/s (best pass; median pass %.1f sentences/s)\n", best_sps,
               best_tps, median_sps);
-  std::printf("GEMM share: %.1f%% of the profiled op time\n", total_ns > 0 ? 100.0 * gemm_ns / total_ns : 0.0);
+  std::printf("GEMM share: %.1f%% of the profiled op time\n", total_ms > 0 ? 100.0 * gemm_ms / total_ms : 0.0);
   std::printf("GEMM operations per token: %.1f MOP\n", ops_per_token / 1e6);
   if (limit_tps > 0)
     std::printf("int8-peak limit at %.0f GOPS: %.0f tokens/s -> %.1f%% of it\n", o.peak_gops, limit_tps,
                 100.0 * best_tps / limit_tps);
+  const Session::RunPhases& ph = s->run_phases();
+  const double tok_ms = ph.tokenize_ns / 1e6, fwd_ms = ph.forward_ns / 1e6, setup_ms = ph.setup_ns / 1e6;
+  if (o.op_profile) {
+    std::printf("\nphase profile of one more pass (%zu runs, %.0f rows per run; ms per pass; of peak: of %ld x G):\n",
+                static_cast<size_t>(ph.runs), ph.runs ? static_cast<double>(ph.rows) / ph.runs : 0.0, o.threads);
+    std::printf("  %-26s %10s %7s %12s %8s %8s\n", "phase", "ms", "share", "rows", "GOPS", "of peak");
+    auto row = [&](const char* name, double ms, double rows, double ops) {
+      std::printf("  %-26s %10.2f %6.1f%%", name, ms, 100.0 * ms / profiled_pass_ms);
+      if (ops > 0) {
+        const double gops = ops / (ms * 1e6);
+        std::printf(" %12.0f %8.1f", rows, gops);
+        if (o.peak_gops > 0) std::printf(" %7.1f%%", 100.0 * gops / (o.peak_gops * static_cast<double>(o.threads)));
+      }
+      std::printf("\n");
+    };
+    row("checks+tokenize+pack", tok_ms, 0, 0);
+    for (int k = 0; k < kinds; ++k) {
+      const double ops = kind_ops[static_cast<size_t>(k)] * static_cast<double>(ph.rows);
+      row(op_kind_name(static_cast<OpKind>(k)), kind_ms[static_cast<size_t>(k)], static_cast<double>(ph.rows), ops);
+    }
+    row("  of which XNNPACK setup", setup_ms, 0, 0);
+    row("executor (between ops)", fwd_ms - total_ms, 0, 0);
+    row("outside (outputs, loop)", profiled_pass_ms - fwd_ms - tok_ms, 0, 0);
+    row("all GEMMs", gemm_ms, static_cast<double>(ph.rows), ops_per_token * static_cast<double>(ph.rows));
+    row("pass", profiled_pass_ms, 0, 0);
+  }
   std::printf("heap allocations during timed passes: %ld\n", allocations);
   if (!o.json_path.empty()) {
     JsonWriter j;
@@ -660,9 +693,17 @@ int bench_texts(const Options& o) {
     j.value("sentences_per_second", best_sps);
     j.value("sentences_per_second_median", median_sps);
     j.value("tokens_per_second", best_tps);
-    j.value("gemm_share", total_ns > 0 ? gemm_ns / total_ns : 0.0);
+    j.value("gemm_share", total_ms > 0 ? gemm_ms / total_ms : 0.0);
     j.value("gemm_ops_per_token", ops_per_token);
     if (limit_tps > 0) j.value("peak_gops", o.peak_gops).value("fraction_of_int8_peak_limit", best_tps / limit_tps);
+    if (o.op_profile) {
+      j.begin_object("phase_profile_ms");
+      j.value("profiled_pass", profiled_pass_ms).value("runs", static_cast<long long>(ph.runs));
+      j.value("rows", static_cast<long long>(ph.rows)).value("tokenize", tok_ms).value("xnnpack_setup", setup_ms);
+      j.value("executor_between_ops", fwd_ms - total_ms).value("outside_runs", profiled_pass_ms - fwd_ms - tok_ms);
+      for (int k = 0; k < kinds; ++k) j.value(op_kind_name(static_cast<OpKind>(k)), kind_ms[static_cast<size_t>(k)]);
+      j.end_object();
+    }
     j.value("allocations_during_runs", static_cast<long long>(allocations));
     j.end_object();
     std::string werr;

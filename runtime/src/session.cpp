@@ -4,6 +4,7 @@
 #include "session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -188,7 +189,31 @@ Status Session::create_gemms() {
   return Status::ok();
 }
 
-void Session::reset_profile() { std::fill(profile_.begin(), profile_.end(), 0); }
+void Session::reset_profile() {
+  std::fill(profile_.begin(), profile_.end(), 0);
+  phases_ = RunPhases();
+}
+
+namespace {
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+// Adds the time of its scope to *slot when slot is not null (the session's profiling phases).
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(int64_t* slot) : slot_(slot), t0_(slot ? steady_ns() : 0) {}
+  ~PhaseTimer() {
+    if (slot_) *slot_ += steady_ns() - t0_;
+  }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  int64_t* slot_;
+  int64_t t0_;
+};
+}  // namespace
 
 int64_t Session::profile_ns(int layer, OpKind kind) const {
   const size_t i = static_cast<size_t>(layer) * static_cast<size_t>(OpKind::kCount) + static_cast<size_t>(kind);
@@ -210,6 +235,11 @@ eb_status Session::forward(size_t n, size_t first) {
   ctx.res = resources_;
   const exec::ExecObserver observer = observer_for_run();
   cur_n_ = 0;
+  if (profiling_) {
+    ++phases_.runs;
+    phases_.rows += static_cast<int64_t>(n);
+  }
+  PhaseTimer timer(profiling_ ? &phases_.forward_ns : nullptr);
   const Status s = exec::run_ops(ops_, first, ctx, observer);
   if (!s.is_ok()) return fail(s.code(), "%s", s.message().c_str());
   cur_n_ = n;
@@ -254,6 +284,7 @@ void Session::compact_embeddings(size_t rows) {
 exec::ExecObserver Session::observer_for_run() {
   exec::ExecObserver o;
   o.profile_ns = profiling_ ? profile_.data() : nullptr;
+  o.setup_ns = profiling_ ? &phases_.setup_ns : nullptr;
   o.layers = static_cast<size_t>(model_.config.layers);
   o.hook = hook_;
   o.hook_ctx = hook_ctx_;
@@ -309,6 +340,7 @@ eb_status Session::run_ids(const int32_t* ids, const int32_t* token_types, const
 }
 
 size_t Session::tokenize(const char* a, const char* b) {
+  PhaseTimer timer(profiling_ ? &phases_.tokenize_ns : nullptr);
   const size_t cap = static_cast<size_t>(max_n_);
   size_t na = 0;
   size_t cut = 0;
@@ -459,15 +491,19 @@ eb_status Session::run_texts(const char* const* texts_a, const char* const* text
   if (!model_.has_embeddings)
     return fail(EB_ERROR_UNSUPPORTED, "this model has no embedding tables; run it on precomputed embeddings");
   if (!text_.available()) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
-  // text that is not UTF-8 refuses the call, naming the first such input (docs/tokenizers.md)
-  for (size_t i = 0; i < count && i < max_rows_; ++i)
-    for (int side = 0; side < (texts_b ? 2 : 1); ++side) {
-      const char* t = side == 0 ? texts_a[i] : texts_b[i];
-      char what[32];
-      std::snprintf(what, sizeof what, "%s[%zu]", side == 0 ? (texts_b ? "texts_a" : "texts") : "texts_b", i);
-      if (t && check_text(t, what) != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
-    }
-  const size_t k = tasks::pack_texts(text_, pack_limits(), truncation_, texts_a, texts_b, count, inputs_, sequences_.data());
+  size_t k = 0;
+  {  // the checks, tokenization and packing (a profiling phase)
+    PhaseTimer timer(profiling_ ? &phases_.tokenize_ns : nullptr);
+    // text that is not UTF-8 refuses the call, naming the first such input (docs/tokenizers.md)
+    for (size_t i = 0; i < count && i < max_rows_; ++i)
+      for (int side = 0; side < (texts_b ? 2 : 1); ++side) {
+        const char* t = side == 0 ? texts_a[i] : texts_b[i];
+        char what[32];
+        std::snprintf(what, sizeof what, "%s[%zu]", side == 0 ? (texts_b ? "texts_a" : "texts") : "texts_b", i);
+        if (t && check_text(t, what) != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
+      }
+    k = tasks::pack_texts(text_, pack_limits(), truncation_, texts_a, texts_b, count, inputs_, sequences_.data());
+  }
   *consumed = k;
   return run_packed(k, true, texts_b != nullptr);
 }

@@ -120,6 +120,14 @@ class Session {
   void enable_profiling(bool on) { profiling_ = on; }
   void reset_profile();
   int64_t profile_ns(int layer, OpKind kind) const;
+  // With profiling, the phases around the ops (accumulated like profile_ns; reset_profile clears
+  // them): text checks + tokenization + packing, the whole forward pass (ops and executor), the
+  // XNNPACK reshape/setup part of the GEMM ops' time, and the runs and rows that ran.
+  struct RunPhases {
+    int64_t tokenize_ns = 0, forward_ns = 0, setup_ns = 0;
+    int64_t runs = 0, rows = 0;
+  };
+  const RunPhases& run_phases() const { return phases_; }
 
   // Debug hook for accuracy tools (off by default; costs one branch per op when unset and never
   // allocates). Called with the float hidden states [n, hidden] after every op that announces
@@ -241,6 +249,7 @@ class Session {
   HiddenStateHook hook_ = nullptr;
   void* hook_ctx_ = nullptr;
   std::vector<int64_t> profile_;
+  RunPhases phases_;
   mutable char last_error_[512] = {0};  // see fail()
 };
 

@@ -176,7 +176,7 @@ TEST_CASE("edgebert-bench --texts: packed and one-by-one passes, the JSON schema
     INFO("batch tokens " << batch);
     const std::string cmd = std::string(bin) + "/edgebert-bench --model " + edgebert::test::ebm_path("task_st_mean_norm", "int8") +
                             " --texts " + tmp + ".txt --batch-tokens " + std::to_string(batch) +
-                            " --threads 2 --runs 2 --peak-gops 100 --write-ids " + tmp + ".ids --json " + tmp + ".json > /dev/null";
+                            " --threads 2 --runs 2 --peak-gops 100 --op-profile --write-ids " + tmp + ".ids --json " + tmp + ".json > /dev/null";
     REQUIRE(std::system(cmd.c_str()) == 0);
     const auto bytes = edgebert::test::read_bytes(tmp + ".json");
     const convert::JsonValue v = convert::parse_json(std::string(bytes.begin(), bytes.end()), tmp);
@@ -190,6 +190,24 @@ TEST_CASE("edgebert-bench --texts: packed and one-by-one passes, the JSON schema
     CHECK(v.at("gemm_share").as_double() <= 1);
     CHECK(v.at("fraction_of_int8_peak_limit").as_double() > 0);
     CHECK(v.at("allocations_during_runs").as_int64() == 0);
+    // the phase profile (--op-profile) of the profiled pass: its runs and rows, and times that add up
+    const convert::JsonValue& ph = v.at("phase_profile_ms");
+    CHECK(ph.at("runs").as_int64() == (batch == 0 ? 3 : 1));
+    CHECK(ph.at("rows").as_int64() == v.at("tokens").as_int64());
+    CHECK(ph.at("tokenize").as_double() > 0);
+    const double pass = ph.at("profiled_pass").as_double();
+    double ops = 0;
+    for (const char* k : {"embeddings", "qkv_gemm", "attention_core", "attention_output_gemm", "add_layernorm_1",
+                          "ffn_up_gemm", "gelu", "ffn_down_gemm", "add_layernorm_2", "task_head"}) {
+      CHECK(ph.at(k).as_double() >= 0);
+      ops += ph.at(k).as_double();
+    }
+    CHECK(ops > 0);
+    CHECK(ops + ph.at("tokenize").as_double() <= pass);
+    CHECK(ph.at("xnnpack_setup").as_double() <= ph.at("qkv_gemm").as_double() + ph.at("attention_output_gemm").as_double() +
+                                                   ph.at("ffn_up_gemm").as_double() + ph.at("ffn_down_gemm").as_double() +
+                                                   ph.at("task_head").as_double());
+    CHECK(ph.at("executor_between_ops").as_double() >= -0.01);
     const auto ids = edgebert::test::read_bytes(tmp + ".ids");
     const std::string text(ids.begin(), ids.end());
     CHECK(std::count(text.begin(), text.end(), '\n') == 3);

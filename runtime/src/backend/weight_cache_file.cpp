@@ -294,10 +294,15 @@ LoadResult parse(const std::string& path, int fd, uint64_t size, Parsed* p) {
   return kOk;
 }
 
-// The whole file, mapped read-only.
+// The whole file, mapped read-only. MAP_POPULATE maps every page at once (the file is normally in
+// the page cache): one call instead of a page fault per 4 KiB in the payload check or, without
+// it, in the first run. (Linux; elsewhere the flag is 0 and the pages fault in as read.)
+#ifndef MAP_POPULATE
+#define MAP_POPULATE 0
+#endif
 LoadResult map_file(const std::string& path, int fd, uint64_t size, std::shared_ptr<Mapping>* out) {
   auto mapping = std::make_shared<Mapping>();
-  void* base = mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd, 0);
+  void* base = mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   if (base == MAP_FAILED) return fail(LoadOutcome::kCorrupt, path, std::string("mmap failed: ") + std::strerror(errno));
   mapping->base = base;
   mapping->size = static_cast<size_t>(size);

@@ -42,7 +42,14 @@ Status setup_gemm(const BoundOp& b, size_t rows, pthreadpool_t pool) {
 
 Status run_one(const BoundOp& b, const RunContext& ctx, const ExecObserver& observer) {
   OpTimer t(observer, *b.op);
-  EB_RETURN_IF_ERROR(setup_gemm(b, op_rows(*b.op, ctx), ctx.res.pool));
+  if (observer.profile_ns && observer.setup_ns && b.gemm) {
+    const int64_t t0 = now_ns();
+    const Status s = setup_gemm(b, op_rows(*b.op, ctx), ctx.res.pool);
+    *observer.setup_ns += now_ns() - t0;
+    EB_RETURN_IF_ERROR(s);
+  } else {
+    EB_RETURN_IF_ERROR(setup_gemm(b, op_rows(*b.op, ctx), ctx.res.pool));
+  }
   return run_op(b, ctx);
 }
 

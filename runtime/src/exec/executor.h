@@ -23,6 +23,7 @@ using HiddenStateHook = bool (*)(void* ctx, int layer, int stage, float* hidden,
 
 struct ExecObserver {
   int64_t* profile_ns = nullptr;  // [(layers + 1) x OpKind::kCount] or null: no timing
+  int64_t* setup_ns = nullptr;    // with profile_ns: the part of it spent in XNNPACK reshape/setup
   size_t layers = 0;              // index `layers`: embeddings and task heads
   HiddenStateHook hook = nullptr;
   void* hook_ctx = nullptr;
