@@ -15,6 +15,7 @@
 #include "converter/calibration.h"
 #include "converter/checkpoint/hf_checkpoint.h"
 #include "converter/float_bert.h"
+#include "converter/masked_lm_quant.h"
 #include "converter/model_writer.h"
 #include "converter/quantization.h"
 #include "converter/reference_bert.h"
@@ -449,13 +450,15 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
     };
     auto t_cal = std::chrono::steady_clock::now();
-    reference_encoder(m, calib.batch, &calibrator);
+    const std::vector<float> calib_hidden = reference_encoder(m, calib.batch, &calibrator);
     char msg[160];
     std::snprintf(msg, sizeof msg, "calibration and %s parameter choice: %.2f s (of which choosing parameters %.2f s)",
                   scheme_name(o.scheme), secs_since(t_cal), calibrator.seconds());
     if (m.has_embeddings)
       cm.word_embeddings = quantize_rows_symmetric(m.word_embeddings.data(), cfg.vocab_size,
                                                    m.embedding_size > 0 ? m.embedding_size : cfg.hidden_size);
+    if (m.task == Task::kMaskedLm)  // the tied decoder's int8 input and output scales
+      cm.mlm_decoder = choose_masked_lm_decoder_params(m, calib_hidden, calib.batch.total_tokens(), cm.word_embeddings);
     cm.calibration_source = calib.source;
     cm.calibration_method = scheme_method_name(o.scheme);
     cm.calibration_sequences = static_cast<int>(calib.batch.num_sequences());
@@ -468,6 +471,10 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
       auto t_int4 = std::chrono::steady_clock::now();
       result.int4_policy = choose_int4(m, select_sequences(calib.batch, 128, 256), o.int4_options, cm);
       result.int4 = true;
+      if (m.task == Task::kMaskedLm && cm.word_int4) {  // the tied decoder reads the table as int8 weights
+        cm.word_int4 = false;
+        log("int4: the word table stays int8 (it is also the masked-LM decoder's weights)");
+      }
       std::snprintf(msg, sizeof msg, "int4 policy: %.2f s", secs_since(t_int4));
       log(msg);
     }

@@ -109,6 +109,68 @@ FloatLinear stack(std::string name, const std::vector<const FloatLinear*>& parts
   return l;
 }
 
+// Where each family keeps its masked-LM head (transformers' *ForMaskedLM): transform dense,
+// its activation, norm, decoder (weight tied to the word embeddings) and the decoder's bias.
+struct MaskedLmLayout {
+  std::string dense, norm, decoder, bias;  // bias: the tied parameter (the decoder's .bias may repeat it)
+  HiddenAct act;
+  Bias dense_bias = Bias::kRequired, norm_bias = Bias::kRequired;
+};
+
+MaskedLmLayout masked_lm_layout(const FloatBert& m) {
+  const FamilyConfig& f = m.config.family;
+  switch (m.family()) {
+    case Family::kBert: return {"cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm",
+                                "cls.predictions.decoder", "cls.predictions.bias", m.activation()};
+    case Family::kDistilBert:  // DistilBertForMaskedLM: get_activation(config.activation)
+      return {"vocab_transform", "vocab_layer_norm", "vocab_projector", "vocab_projector.bias", m.activation()};
+    case Family::kRoberta:  // RobertaLMHead: gelu
+      return {"lm_head.dense", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias", HiddenAct::kGelu};
+    case Family::kElectra:  // ElectraGeneratorPredictions: dense H -> E, gelu, LayerNorm(E)
+      return {"generator_predictions.dense", "generator_predictions.LayerNorm", "generator_lm_head",
+              "generator_lm_head.bias", HiddenAct::kGelu};
+    case Family::kAlbert:  // AlbertMLMHead: dense H -> E, config.hidden_act, LayerNorm(E)
+      return {"predictions.dense", "predictions.LayerNorm", "predictions.decoder", "predictions.bias", m.activation()};
+    case Family::kModernBert:  // ModernBertPredictionHead (classifier_activation) + decoder
+      return {"head.dense", "head.norm", "decoder", "decoder.bias", f.head_activation, bias_if(f.classifier_bias),
+              bias_if(f.norm_bias)};
+    default: break;
+  }
+  throw CheckpointError(m.config.model_type + ": no masked-LM head layout for this family");
+}
+
+void load_masked_lm_head(const HfBertCheckpoint& ck, FloatBert& m) {
+  const int H = m.config.hidden_size, E = m.embedding_size, V = m.config.vocab_size;
+  if (!m.has_embeddings)
+    throw CheckpointError(ck.weights().source() + ": a masked-LM head needs the word embeddings (its tied decoder)");
+  const MaskedLmLayout l = masked_lm_layout(m);
+  m.mlm_transform = load_linear(ck, l.dense, "mlm_transform", E, H, l.dense_bias);
+  m.mlm_act = l.act;
+  m.mlm_norm = load_norm(ck, l.norm, E, l.norm_bias);
+  // The decoder is tied: a stored copy of its weight (or of the bias under the decoder's name) must
+  // be the tied tensor, else the checkpoint is not what this runtime computes.
+  auto must_equal = [&](const std::string& name, const std::vector<int64_t>& shape, const std::vector<float>& tied,
+                        const char* what) {
+    std::vector<float> stored;
+    ck.load(name, shape, stored);
+    if (stored != tied)
+      throw CheckpointError(ck.weights().source() + ": tensor '" + ck.checkpoint_name(name) + "' differs from " + what +
+                            " (an untied masked-LM decoder is not supported)");
+  };
+  if (ck.has(l.decoder + ".weight")) must_equal(l.decoder + ".weight", {V, E}, m.word_embeddings, "the word embeddings");
+  const std::string decoder_bias = l.decoder + ".bias";
+  if (ck.has(l.bias)) ck.load(l.bias, {V}, m.mlm_bias);
+  if (decoder_bias != l.bias && ck.has(decoder_bias)) {
+    if (m.mlm_bias.empty())
+      ck.load(decoder_bias, {V}, m.mlm_bias);
+    else
+      must_equal(decoder_bias, {V}, m.mlm_bias, ("'" + l.bias + "'").c_str());
+  }
+  if (m.mlm_bias.empty() && m.family() != Family::kModernBert)  // ModernBERT: decoder_bias false
+    throw CheckpointError(ck.weights().source() + ": missing tensor '" + ck.checkpoint_name(l.bias) +
+                          "' (the masked-LM decoder bias)");
+}
+
 void load_heads(const HfBertCheckpoint& ck, Task task, FloatBert& m, const FamilyLayout& layout) {
   const BertConfig& c = m.config;
   const FamilyConfig& f = c.family;
@@ -133,6 +195,9 @@ void load_heads(const HfBertCheckpoint& ck, Task task, FloatBert& m, const Famil
   switch (task) {
     case Task::kEncoder:
     case Task::kSentenceEmbedding:
+      return;
+    case Task::kMaskedLm:
+      load_masked_lm_head(ck, m);
       return;
     case Task::kQuestionAnswering: {
       const std::string qa = modernbert ? "classifier" : "qa_outputs";

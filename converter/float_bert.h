@@ -107,6 +107,11 @@ struct FloatBert {
   bool head_mean_pooling = false;    // ModernBERT classifier_pooling "mean" (sequence classification)
   bool head_per_token = false;       // ModernBERT token classification / QA: pre_classifier on every token
   FloatLinear classifier;  // [labels, H]; question answering: qa_outputs [2, H]
+  // kMaskedLm: logits = word_embeddings (tied decoder) . mlm_norm(mlm_act(mlm_transform(h))) + mlm_bias
+  FloatLinear mlm_transform;      // [E, H]
+  HiddenAct mlm_act = HiddenAct::kGelu;
+  FloatLayerNorm mlm_norm;        // over E
+  std::vector<float> mlm_bias;    // [vocab]; empty: none (ModernBERT decoder_bias false)
   PoolingMode pooling = PoolingMode::kCls;  // SENTENCE_EMBEDDING only
   bool normalize = false;                   // SENTENCE_EMBEDDING only
   int max_seq_length = 0;  // sentence-transformers' max_seq_length (inputs it would truncate), 0: none
@@ -134,7 +139,9 @@ struct FloatBert {
 //     classifier; RoBERTa / ELECTRA classifier.dense (pre_classifier) + classifier.out_proj;
 //     ModernBERT head.dense + head.norm + classifier;
 //   kQuestionAnswering: qa_outputs [2, H] (+ BERT pooler when present);
-//   kTokenClassification: classifier [num_labels, H] (+ BERT pooler when present).
+//   kTokenClassification: classifier [num_labels, H] (+ BERT pooler when present);
+//   kMaskedLm: the family's masked-LM head (transform dense, activation, norm; a decoder tied to
+//     the word embeddings: a stored decoder weight must equal them; its bias).
 // Labels come from config.json id2label for the classification tasks.
 FloatBert load_float_bert(const HfBertCheckpoint& checkpoint, Task task);
 // The task from config.json's architectures (task_from_architecture).

@@ -127,6 +127,34 @@ Offset<fb::Linear> linear(FlatBufferBuilder& b, const FloatLinear& f, const Conv
   return lb.Finish();
 }
 
+// The masked-LM decoder [vocab, E]: its weight is the word table `word` itself (one tensor, two
+// references), int8 with per-row scales in int8 models (= per output channel), whose input and
+// per-channel output quantization `q` the converter chose.
+Offset<fb::Linear> tied_decoder(FlatBufferBuilder& b, const FloatBert& m, Offset<fb::Tensor> word,
+                                const ConvertedLinear* q) {
+  Offset<fb::Tensor> bias;
+  const int V = m.config.vocab_size, E = m.embedding_size > 0 ? m.embedding_size : m.config.hidden_size;
+  if (!m.mlm_bias.empty()) bias = f32_tensor(b, "mlm.decoder.bias", m.mlm_bias, {V});
+  Offset<fb::ActQuant> in, out;
+  if (q) {
+    in = act_quant(b, q->input);
+    out = act_quant(b, q->output);
+  }
+  auto name = b.CreateString("mlm.decoder");
+  fb::LinearBuilder lb(b);
+  lb.add_name(name);
+  lb.add_precision(q ? fb::Precision::INT8 : fb::Precision::FP32);
+  lb.add_in_features(E);
+  lb.add_out_features(V);
+  lb.add_weight(word);
+  if (!bias.IsNull()) lb.add_bias(bias);
+  if (q) {
+    lb.add_input_quant(in);
+    lb.add_output_quant(out);
+  }
+  return lb.Finish();
+}
+
 Offset<fb::LayerNorm> layer_norm(FlatBufferBuilder& b, const std::string& name, const FloatLayerNorm& n) {
   const int64_t H = static_cast<int64_t>(n.gamma.size());
   auto g = f32_tensor(b, name + ".gamma", n.gamma, {H});
@@ -171,8 +199,8 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
 
   const int64_t E = m.embedding_size > 0 ? m.embedding_size : H;
   Offset<fb::Embeddings> emb;
+  Offset<fb::Tensor> word;  // also the tied masked-LM decoder's weight
   if (m.has_embeddings) {
-    Offset<fb::Tensor> word;
     if (cm.int8 && cm.word_int4) {
       word = int4_tensor(b, "embeddings.word", c.vocab_size, E, cm.word_embeddings4);
     } else if (cm.int8) {
@@ -225,6 +253,13 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   if (m.has_pooler) pooler = linear(b, m.pooler, nullptr, false);
   if (m.has_pre_classifier) pre_classifier = linear(b, m.pre_classifier, nullptr, false);
   if (m.num_labels > 0) classifier = linear(b, m.classifier, nullptr, false);
+  Offset<fb::Linear> mlm_transform, mlm_decoder;
+  Offset<fb::LayerNorm> mlm_norm;
+  if (m.task == Task::kMaskedLm) {
+    mlm_transform = linear(b, m.mlm_transform, nullptr, false);
+    mlm_norm = layer_norm(b, "mlm.norm", m.mlm_norm);
+    mlm_decoder = tied_decoder(b, m, word, cm.int8 ? &cm.mlm_decoder : nullptr);
+  }
   Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> labels;
   if (!m.labels.empty()) labels = b.CreateVectorOfStrings(m.labels);
   Offset<fb::SentencePooling> pooling;
@@ -235,10 +270,12 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   for (const auto& layer : cm.layers)
     for (const ConvertedLinear& g : layer) any_int4 = any_int4 || (g.int8 && g.int4);
   any_int4 = any_int4 || (cm.int8 && cm.word_int4);
-  const bool family_fields = !c.is_bert_or_distilbert() || any_int4;
+  // (a masked-LM file is version 5, whose readers take the family from the family field)
+  const bool family_fields = !c.is_bert_or_distilbert() || any_int4 || m.task == Task::kMaskedLm;
   const bool llm_fields = m.family() == Family::kQwen3 || m.rms_norm || m.causal || !m.has_embedding_norm ||
                           m.kv_heads() != c.num_attention_heads || m.q_width() != c.hidden_size ||
-                          (m.task == Task::kSentenceEmbedding && m.pooling == PoolingMode::kLastToken);
+                          (m.task == Task::kSentenceEmbedding && m.pooling == PoolingMode::kLastToken) ||
+                          m.task == Task::kMaskedLm;
   Offset<fb::Linear> projection;
   Offset<fb::LayerNorm> final_norm, head_norm;
   Offset<fb::Rotary> rotary;
@@ -328,6 +365,12 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   }
   if (!tokenizer.IsNull()) mb.add_tokenizer(tokenizer);
   if (m.score_sigmoid) mb.add_score_function(fb::ScoreFunction::SIGMOID);
+  if (m.task == Task::kMaskedLm) {
+    mb.add_mlm_transform(mlm_transform);
+    mb.add_mlm_transform_act(static_cast<fb::Activation>(static_cast<int>(m.mlm_act)));
+    mb.add_mlm_norm(mlm_norm);
+    mb.add_mlm_decoder(mlm_decoder);
+  }
   fb::FinishModelBuffer(b, mb.Finish());
   // The content id names what was written: a hash of the whole buffer (id bytes zero), so the
   // runtime's weight cache file can be keyed by it without hashing the model at every load.

@@ -42,6 +42,9 @@ struct ConvertedModel {
   // int8 layers with q/k norms: the scales of Q and K after the norms and the rotary embedding
   // (per channel over the Q then K sections; empty: none)
   std::vector<std::vector<float>> qk_norm_scales;
+  // int8 masked-LM models: the tied decoder's input quantization and per-channel output scales
+  // (its weights are word_embeddings)
+  ConvertedLinear mlm_decoder;
   bool word_int4 = false;        // --weights int4 and the policy chose the word table: written as
   int4::Quantized word_embeddings4;  // this instead (rows of the table, block-wise)
   std::string calibration_source, calibration_method;

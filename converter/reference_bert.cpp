@@ -164,6 +164,15 @@ void linear_forward(const FloatLinear& l, const float* x, size_t rows, float* y)
     throw std::runtime_error(l.name + ": float reference GEMM failed " + made.message());
 }
 
+std::vector<float> reference_masked_lm_features(const FloatBert& m, const float* hidden, size_t rows) {
+  const int E = m.mlm_transform.out;
+  std::vector<float> y(rows * static_cast<size_t>(E));
+  linear_forward(m.mlm_transform, hidden, rows, y.data());
+  for (float& v : y) v = ffn_activation(m.mlm_act, v);
+  layer_norm_rows(y.data(), rows, E, m.mlm_norm, m.config.layer_norm_eps);
+  return y;
+}
+
 std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch, GemmObserver* observer) {
   const int H = m.config.hidden_size, E = m.embedding_size > 0 ? m.embedding_size : H;
   const int I = m.config.intermediate_size, heads = m.config.num_attention_heads;

@@ -40,4 +40,8 @@ void linear_forward(const FloatLinear& linear, const float* x, size_t rows, floa
 // states [total_tokens, H].
 std::vector<float> reference_encoder(const FloatBert& model, const TokenBatch& batch, GemmObserver* observer);
 
+// The masked-LM head's features before its decoder: mlm_norm(mlm_act(mlm_transform(h))) for the
+// rows of `hidden` [rows, H]; returns [rows, E].
+std::vector<float> reference_masked_lm_features(const FloatBert& model, const float* hidden, size_t rows);
+
 }  // namespace edgebert::convert

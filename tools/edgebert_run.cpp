@@ -20,7 +20,9 @@
 // pooled rows are zeros, it has no token rows; everything is written, and the exit code is 1.
 // NAME is last_hidden_state (float32 [seq, hidden]), pooler_output (float32 [hidden]), logits
 // (float32 [labels]), sentence_embedding ([hidden]), start_logits / end_logits ([seq]) or
-// token_logits ([seq, labels]); raw little-endian, written atomically. Everything goes through
+// token_logits ([seq, labels]) or sparse_embedding ([vocab], masked-LM models: SPLADE); raw
+// little-endian, written atomically. --sparse [--top-k K] (masked-LM models, with --text or --ids):
+// stdout has only "ID WEIGHT" lines, the sparse vector's nonzero entries largest first (at most K). Everything goes through
 // the public C API (long QA contexts: eb_session_answer; word labels: eb_session_get_words).
 #include <algorithm>
 #include <chrono>
@@ -59,7 +61,9 @@ void usage(FILE* f) {
                "    session maximum is run in windows of its tokens overlapping by --stride tokens\n"
                "    (default min(128, half a window)); --max-answer-len: longest answer in tokens (default 30)\n"
                "  NAME: last_hidden_state | pooler_output | logits | sentence_embedding | start_logits |\n"
-               "    end_logits | token_logits (raw little-endian float32)\n"
+               "    end_logits | token_logits | sparse_embedding (raw little-endian float32)\n"
+               "  --sparse [--top-k K]: masked-LM (SPLADE) models: prints only 'ID WEIGHT' lines, the nonzero\n"
+               "    entries of the sparse vector, largest first (at most K)\n"
                "  --embeds PATH: float32 [seq, hidden] precomputed embedding outputs (skips the embedding layer)\n");
 }
 
@@ -78,7 +82,8 @@ constexpr Output kOutputs[] = {{"last_hidden_state", EB_OUTPUT_LAST_HIDDEN_STATE
                                {"sentence_embedding", EB_OUTPUT_SENTENCE_EMBEDDING},
                                {"start_logits", EB_OUTPUT_START_LOGITS},
                                {"end_logits", EB_OUTPUT_END_LOGITS},
-                               {"token_logits", EB_OUTPUT_TOKEN_LOGITS}};
+                               {"token_logits", EB_OUTPUT_TOKEN_LOGITS},
+                               {"sparse_embedding", EB_OUTPUT_SPARSE_EMBEDDING}};
 
 const char* label_name(const eb_model* m, int i) {
   const char* name = "?";
@@ -207,6 +212,18 @@ int run_texts_file(eb_session* session, const std::string& path, const std::vect
   return failed ? 1 : 0;
 }
 
+// --sparse: "ID WEIGHT" lines of the run's sparse vector, largest first (at most k; 0: all nonzero).
+int print_sparse(eb_session* session, const eb_model_info& info, long k) {
+  const size_t room = k > 0 ? static_cast<size_t>(k) : static_cast<size_t>(info.vocab_size);
+  std::vector<int32_t> ids(room);
+  std::vector<float> weights(room);
+  size_t found = 0;
+  if (eb_session_sparse_top_k(session, 0, static_cast<size_t>(k), 0.f, ids.data(), weights.data(), &found) != EB_OK)
+    return die(std::string("--sparse: ") + eb_session_last_error(session));
+  for (size_t i = 0; i < found; ++i) std::printf("%d %.9g\n", ids[i], static_cast<double>(weights[i]));
+  return 0;
+}
+
 // --rerank QUERY --texts FILE: "INDEX SCORE" lines, best first (failed lines on stderr).
 int rerank_file(eb_session* session, const std::string& query, const std::string& path) {
   std::vector<std::string> lines;
@@ -235,7 +252,8 @@ int main(int argc, char** argv) {
   std::string model_path, text, text_pair, ids_arg, embeds_path, types_arg, mask_arg, question, context, cache_path,
       texts_path, rerank_query, truncation;
   long batch_tokens = 0;
-  bool have_rerank = false;
+  bool have_rerank = false, sparse = false;
+  long top_k = 0;
   bool have_texts = false;
   bool have_text = false, have_pair = false, have_ids = false, have_embeds = false, have_q = false, have_c = false;
   long threads = 1, max_len = 0, max_answer = 30, stride = -1, dims = 0;
@@ -248,10 +266,14 @@ int main(int argc, char** argv) {
       usage(stdout);
       return 0;
     }
+    if (a == "--sparse") {  // the one flag without a value
+      sparse = true;
+      continue;
+    }
     static const char* const kFlags[] = {"--model", "--text", "--text-pair", "--ids", "--embeds", "--threads",
                                          "--max-seq-len", "--dump", "--types", "--mask", "--question", "--context",
                                          "--max-answer-len", "--stride", "--weight-cache", "--texts", "--batch-tokens",
-                                         "--dims", "--rerank", "--truncation"};
+                                         "--dims", "--rerank", "--truncation", "--top-k"};
     if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }) == std::end(kFlags)) {
       usage(stderr);
       return die("unknown argument '" + a + "'") + 1;
@@ -281,6 +303,7 @@ int main(int argc, char** argv) {
     if (a == "--max-answer-len" && !parse_int(v, 1, 1 << 16, &max_answer))
       return die("--max-answer-len needs a positive integer") + 1;
     if (a == "--stride" && !parse_int(v, 0, 1 << 16, &stride)) return die("--stride needs a non-negative integer") + 1;
+    if (a == "--top-k" && !parse_int(v, 1, 1 << 30, &top_k)) return die("--top-k needs a positive integer") + 1;
     if (a == "--dims" && !parse_int(v, 1, 1 << 20, &dims)) return die("--dims needs a positive integer") + 1;
     if (a == "--dump") {
       const std::string d = v;
@@ -290,16 +313,16 @@ int main(int argc, char** argv) {
       if (std::none_of(std::begin(kOutputs), std::end(kOutputs), [&](const Output& o) { return name == o.name; }))
         return die("--dump: unknown output '" + name +
                    "' (last_hidden_state, pooler_output, logits, sentence_embedding, start_logits, end_logits, "
-                   "token_logits)") + 1;
+                   "token_logits, sparse_embedding)") + 1;
       dumps.emplace_back(name, d.substr(eq + 1));
     }
   }
   const bool qa = have_q || have_c;
   if (model_path.empty() || (have_text + have_ids + have_embeds + qa + have_texts) != 1 || (qa && !(have_q && have_c)) ||
-      (have_pair && !have_text) || (have_rerank && (!have_texts || !dumps.empty()))) {
+      (have_pair && !have_text) || (have_rerank && (!have_texts || !dumps.empty())) || (sparse && !(have_text || have_ids))) {
     usage(stderr);
     return die("--model and exactly one of --text [--text-pair], --ids, --embeds, --question with --context, --texts are "
-               "required (--rerank goes with --texts, without --dump)") + 1;
+               "required (--rerank goes with --texts, without --dump; --sparse with --text or --ids)") + 1;
   }
 
   char err[1024];
@@ -391,12 +414,13 @@ int main(int argc, char** argv) {
   }
   const double run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (s != EB_OK) return finish(die(std::string(eb_status_string(s)) + ": " + eb_session_last_error(session)));
+  if (sparse) return finish(print_sparse(session, info, top_k));
 
   const int32_t* used_ids = nullptr;
   size_t n = 0;
   if (eb_session_get_input_ids(session, &used_ids, &n) != EB_OK) n = 0;  // --embeds: no token ids
   static const char* const kTasks[] = {"encoder", "sequence classification", "question answering",
-                                       "token classification", "sentence embedding"};
+                                       "token classification", "sentence embedding", "masked LM (SPLADE)"};
   std::printf("model: %s (%s%s, %s, %d layers, hidden %d, %d heads)\n", model_path.c_str(), info.is_int8 ? "int8" : "fp32",
               info.is_distilbert ? " DistilBERT" : "", kTasks[info.task], info.num_hidden_layers, info.hidden_size,
               info.num_attention_heads);
@@ -440,6 +464,13 @@ int main(int argc, char** argv) {
       std::printf("sentence_embedding: [%d], norm %.4f, first values %.4f %.4f %.4f %.4f\n", info.hidden_size, std::sqrt(sn),
                   out[0], info.hidden_size > 1 ? out[1] : 0.f, info.hidden_size > 2 ? out[2] : 0.f,
                   info.hidden_size > 3 ? out[3] : 0.f);
+      break;
+    }
+    case EB_TASK_MASKED_LM: {
+      if (eb_session_get_output(session, EB_OUTPUT_SPARSE_EMBEDDING, &out, shape, &rank) != EB_OK) return die(eb_session_last_error(session));
+      size_t nonzero = 0;
+      for (int64_t i = 0; i < shape[0]; ++i) nonzero += out[i] > 0.f;
+      std::printf("sparse_embedding: [%lld], %zu nonzero (--sparse lists them)\n", static_cast<long long>(shape[0]), nonzero);
       break;
     }
     default: break;

@@ -16,40 +16,40 @@ struct Entry {
 
 constexpr Entry kArchitectures[] = {
     {"BertModel", Family::kBert, Task::kEncoder},
-    {"BertForMaskedLM", Family::kBert, Task::kEncoder},
+    {"BertForMaskedLM", Family::kBert, Task::kMaskedLm},
     {"BertForPreTraining", Family::kBert, Task::kEncoder},
     {"BertForSequenceClassification", Family::kBert, Task::kSequenceClassification},
     {"BertForQuestionAnswering", Family::kBert, Task::kQuestionAnswering},
     {"BertForTokenClassification", Family::kBert, Task::kTokenClassification},
     {"DistilBertModel", Family::kDistilBert, Task::kEncoder},
-    {"DistilBertForMaskedLM", Family::kDistilBert, Task::kEncoder},
+    {"DistilBertForMaskedLM", Family::kDistilBert, Task::kMaskedLm},
     {"DistilBertForSequenceClassification", Family::kDistilBert, Task::kSequenceClassification},
     {"DistilBertForQuestionAnswering", Family::kDistilBert, Task::kQuestionAnswering},
     {"DistilBertForTokenClassification", Family::kDistilBert, Task::kTokenClassification},
     // RoBERTa, XLM-RoBERTa and CamemBERT share one layout (prefix roberta.)
     {"RobertaModel", Family::kRoberta, Task::kEncoder},
-    {"RobertaForMaskedLM", Family::kRoberta, Task::kEncoder},
+    {"RobertaForMaskedLM", Family::kRoberta, Task::kMaskedLm},
     {"RobertaForSequenceClassification", Family::kRoberta, Task::kSequenceClassification},
     {"RobertaForQuestionAnswering", Family::kRoberta, Task::kQuestionAnswering},
     {"RobertaForTokenClassification", Family::kRoberta, Task::kTokenClassification},
     {"XLMRobertaModel", Family::kRoberta, Task::kEncoder},
-    {"XLMRobertaForMaskedLM", Family::kRoberta, Task::kEncoder},
+    {"XLMRobertaForMaskedLM", Family::kRoberta, Task::kMaskedLm},
     {"XLMRobertaForSequenceClassification", Family::kRoberta, Task::kSequenceClassification},
     {"XLMRobertaForQuestionAnswering", Family::kRoberta, Task::kQuestionAnswering},
     {"XLMRobertaForTokenClassification", Family::kRoberta, Task::kTokenClassification},
     {"CamembertModel", Family::kRoberta, Task::kEncoder},
-    {"CamembertForMaskedLM", Family::kRoberta, Task::kEncoder},
+    {"CamembertForMaskedLM", Family::kRoberta, Task::kMaskedLm},
     {"CamembertForSequenceClassification", Family::kRoberta, Task::kSequenceClassification},
     {"CamembertForQuestionAnswering", Family::kRoberta, Task::kQuestionAnswering},
     {"CamembertForTokenClassification", Family::kRoberta, Task::kTokenClassification},
     {"ElectraModel", Family::kElectra, Task::kEncoder},
     {"ElectraForPreTraining", Family::kElectra, Task::kEncoder},
-    {"ElectraForMaskedLM", Family::kElectra, Task::kEncoder},
+    {"ElectraForMaskedLM", Family::kElectra, Task::kMaskedLm},
     {"ElectraForSequenceClassification", Family::kElectra, Task::kSequenceClassification},
     {"ElectraForQuestionAnswering", Family::kElectra, Task::kQuestionAnswering},
     {"ElectraForTokenClassification", Family::kElectra, Task::kTokenClassification},
     {"AlbertModel", Family::kAlbert, Task::kEncoder},
-    {"AlbertForMaskedLM", Family::kAlbert, Task::kEncoder},
+    {"AlbertForMaskedLM", Family::kAlbert, Task::kMaskedLm},
     {"AlbertForPreTraining", Family::kAlbert, Task::kEncoder},
     {"AlbertForSequenceClassification", Family::kAlbert, Task::kSequenceClassification},
     {"AlbertForQuestionAnswering", Family::kAlbert, Task::kQuestionAnswering},
@@ -58,7 +58,7 @@ constexpr Entry kArchitectures[] = {
     {"NomicBertForPreTraining", Family::kNomicBert, Task::kEncoder},
     {"NomicBertForSequenceClassification", Family::kNomicBert, Task::kSequenceClassification},
     {"ModernBertModel", Family::kModernBert, Task::kEncoder},
-    {"ModernBertForMaskedLM", Family::kModernBert, Task::kEncoder},
+    {"ModernBertForMaskedLM", Family::kModernBert, Task::kMaskedLm},
     {"ModernBertForSequenceClassification", Family::kModernBert, Task::kSequenceClassification},
     {"ModernBertForQuestionAnswering", Family::kModernBert, Task::kQuestionAnswering},
     {"ModernBertForTokenClassification", Family::kModernBert, Task::kTokenClassification},
@@ -75,6 +75,7 @@ const char* task_name(Task task) {
     case Task::kQuestionAnswering: return "question-answering";
     case Task::kTokenClassification: return "token-classification";
     case Task::kSentenceEmbedding: return "sentence-embedding";
+    case Task::kMaskedLm: return "masked-lm";
   }
   return "?";
 }

@@ -19,6 +19,7 @@ enum class Task {
   kQuestionAnswering = 2,
   kTokenClassification = 3,
   kSentenceEmbedding = 4,
+  kMaskedLm = 5,  // *ForMaskedLM: the masked-LM head, run as SPLADE's sparse vector
 };
 const char* task_name(Task task);  // "encoder", "sequence-classification", ...
 

@@ -508,6 +508,11 @@ eb_status eb_session_get_output(const eb_session* session, eb_output which_arg, 
         shape[1] = m.config.num_labels;
         rank = 2;
         break;
+      case EB_OUTPUT_SPARSE_EMBEDDING:
+        if (!s.sparse_embedding()) return s.fail(EB_ERROR_UNSUPPORTED, "this model has no masked-LM head (sparse embedding)");
+        data = s.sparse_embedding();
+        shape[0] = m.config.vocab;
+        break;
       default:
         return s.fail(EB_ERROR_INVALID_ARGUMENT, "unknown output %d", static_cast<int>(which));
     }
@@ -677,6 +682,30 @@ eb_status eb_session_rerank_top_k(eb_session* session, const char* query, const 
     return edgebert::tasks::rerank_top_k(*session->impl, query, passages, count, k, out_indices, out_scores, out_found,
                                          out_statuses);
   }, {{"query", &query, 1, false}, {"passages", passages, count, true}});
+}
+
+}  // extern "C"
+
+// ---- Sparse vectors: tasks/sparse.h ----
+#include "tasks/sparse.h"
+
+extern "C" {
+
+eb_status eb_session_sparse_top_k(const eb_session* session, size_t index, size_t k, float threshold, int32_t* out_ids,
+                                  float* out_weights, size_t* out_count) {
+  if (out_count) *out_count = 0;
+  if (!session || !out_ids || !out_weights || !out_count) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
+    const edgebert::Session& s = *session->impl;
+    if (!s.sparse_embedding()) return s.fail(EB_ERROR_UNSUPPORTED, "this model has no masked-LM head (sparse embedding)");
+    if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: outputs are not available");
+    if (index >= s.sequence_count())
+      return s.fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu of %zu", index, s.sequence_count());
+    const size_t V = static_cast<size_t>(s.model().config.vocab);
+    *out_count = edgebert::tasks::sparse_top_k(s.sparse_embedding() + index * V, V, k, threshold,
+                                               out_ids, out_weights);
+    return EB_OK;
+  });
 }
 
 }  // extern "C"

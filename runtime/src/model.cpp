@@ -241,6 +241,28 @@ bool check_qk_norms(Checker& c, const fb::EncoderLayer* L, const std::string& p,
   return true;
 }
 
+// The masked-LM head (task MASKED_LM, schema 5): transform [E, hidden] + activation + norm over E,
+// the decoder [vocab, E] tied to the word table (the same Tensor in the file).
+bool load_masked_lm_head(Checker& c, const fb::Model* fm, Model* m) {
+  const bool present = fm->mlm_transform() || fm->mlm_norm() || fm->mlm_decoder();
+  if (m->task != Task::kMaskedLm) return present ? c.fail("mlm_* tables are only valid for task MASKED_LM") : true;
+  const ModelConfig& k = m->config;
+  const int E = m->embedding_size > 0 ? m->embedding_size : k.hidden;
+  if (!m->has_embeddings) return c.fail("task MASKED_LM needs the word embeddings (its decoder is tied to them)");
+  if (!check_linear(c, fm->mlm_transform(), "mlm_transform", k.hidden, E, false, &m->mlm_transform)) return false;
+  const int act = static_cast<int>(fm->mlm_transform_act());
+  if (!in_range(act, 0, 5)) return c.fail("mlm_transform_act " + std::to_string(act) + " is not a known activation");
+  m->mlm_act = static_cast<Activation>(act);
+  if (!check_norm(c, fm->mlm_norm(), "mlm_norm", E, &m->mlm_norm)) return false;
+  if (!check_linear(c, fm->mlm_decoder(), "mlm_decoder", E, k.vocab, m->int8, &m->mlm_decoder)) return false;
+  const LinearView& d = m->mlm_decoder;
+  if (d.int4 || (d.weight_s8 != m->word_s8 || d.weight_f32 != m->word_f32))
+    return c.fail("mlm_decoder.weight must be the word embedding table itself (a tied decoder)");
+  if (d.int8 && !d.output_scales)
+    return c.fail("mlm_decoder: an int8 decoder needs per-channel output scales");
+  return true;
+}
+
 // The task head (schema 2; schema 1 files have a classifier or nothing): which tensors the task
 // needs, their shapes, the label names and the sentence pooling.
 bool load_head(Checker& c, const fb::Model* fm, Model* m) {
@@ -250,7 +272,7 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
     m->task = fm->classifier() ? Task::kSequenceClassification : Task::kEncoder;
   } else {
     const int t = static_cast<int>(fm->task());
-    if (!in_range(t, 0, 4)) return c.fail("model task " + std::to_string(t) + " is not a known task");
+    if (!in_range(t, 0, m->schema_version >= 5 ? 5 : 4)) return c.fail("model task " + std::to_string(t) + " is not a known task");
     m->task = static_cast<Task>(t);
   }
   const std::string task = task_name(m->task);
@@ -328,7 +350,7 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
   if (score == 1 && !(m->task == Task::kSequenceClassification && k.num_labels == 1))
     return c.fail("score_function SIGMOID is only valid for a SEQUENCE_CLASSIFICATION model with one label");
   m->score_sigmoid = score == 1;
-  return true;
+  return load_masked_lm_head(c, fm, m);
 }
 
 // Limits well beyond every published BERT-family encoder (BERT-large: hidden 1024, 24 layers,
@@ -378,6 +400,7 @@ bool has_llm_fields(const fb::Model* fm) {
       k->family() == fb::Family::QWEN3 || (fm->embeddings() && !fm->embeddings()->norm()))
     return true;
   if (fm->sentence_pooling() && fm->sentence_pooling()->mode() == fb::Pooling::LAST_TOKEN) return true;
+  if (fm->task() == fb::Task::MASKED_LM || fm->mlm_transform() || fm->mlm_norm() || fm->mlm_decoder()) return true;
   for (const fb::EncoderLayer* L : *fm->layers())
     if (L->q_norm() || L->k_norm() || L->qk_norm_scales()) return true;
   return false;
@@ -482,6 +505,7 @@ const char* task_name(Task t) {
     case Task::kQuestionAnswering: return "question_answering";
     case Task::kTokenClassification: return "token_classification";
     case Task::kSentenceEmbedding: return "sentence_embedding";
+    case Task::kMaskedLm: return "masked_lm";
   }
   return "?";
 }

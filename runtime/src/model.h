@@ -38,7 +38,8 @@ enum class Task : int {
   kSequenceClassification = 1,
   kQuestionAnswering = 2,
   kTokenClassification = 3,
-  kSentenceEmbedding = 4
+  kSentenceEmbedding = 4,
+  kMaskedLm = 5  // the SPLADE vector of a masked-LM head (schema MASKED_LM)
 };
 // Sentence-embedding pooling over the tokens whose attention mask is 1 (schema Pooling).
 enum class Pooling : int { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3, kLastToken = 4 };
@@ -175,6 +176,12 @@ class Model {
   LinearView pre_classifier;
   std::vector<std::string> labels;  // num_labels names ("LABEL_i" when the file has none)
   bool score_sigmoid = false;       // one-label classifier: rerank score = sigmoid(logit), else the logit
+  // kMaskedLm (schema mlm_*): logits = mlm_decoder(mlm_norm(mlm_act(mlm_transform(h)))) per token;
+  // mlm_decoder's weights are the word table's (tied), int8 in int8 models.
+  LinearView mlm_transform;         // fp32 [E, hidden]
+  Activation mlm_act = Activation::kGelu;
+  LayerNormView mlm_norm;           // over E
+  LinearView mlm_decoder;           // [vocab, E]
   Pooling pooling = Pooling::kCls;  // sentence embedding
   bool normalize = false;           // sentence embedding: L2-normalize after pooling
   uint32_t schema_version = 1;

@@ -159,6 +159,7 @@ Status Session::build(const SessionOptions& o) {
   start_logits_ = output("start_logits");
   end_logits_ = output("end_logits");
   token_logits_ = output("token_logits");
+  sparse_embedding_ = output("sparse_embedding");
   EB_RETURN_IF_ERROR(create_gemms());
   inputs_.allocate(n);
   qa_.allocate(n, context_cap);

@@ -93,6 +93,7 @@ class Session {
   const float* start_logits() const { return start_logits_; }
   const float* end_logits() const { return end_logits_; }
   const float* token_logits() const { return token_logits_; }
+  const float* sparse_embedding() const { return sparse_embedding_; }  // masked-LM: [sequences, vocab]
   // Byte range of each token of the last text run in its text, and its segment (0: text / text_a,
   // 1: text_b, -1: added special token). Valid when has_offsets().
   const int32_t* token_begin() const { return inputs_.begin.data(); }
@@ -238,6 +239,7 @@ class Session {
   float* start_logits_ = nullptr;
   float* end_logits_ = nullptr;
   float* token_logits_ = nullptr;
+  float* sparse_embedding_ = nullptr;
   size_t packed_bytes_ = 0;
   // The current run's inputs, and QA's token buffers.
   tasks::RunInputs inputs_;

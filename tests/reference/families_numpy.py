@@ -544,4 +544,31 @@ def run(model, ids, types, mask):
         out["start_logits"], out["end_logits"] = qa[:, 0], qa[:, 1]
     elif arch.endswith("ForTokenClassification"):
         out["token_logits"] = linear(w, "classifier", mb_head(h) if fam == "modernbert" else h)
+    elif arch.endswith("ForMaskedLM"):
+        out["sparse_embedding"] = splade(masked_lm_logits(w, n, fam, h), mask)
     return out
+
+
+# The *ForMaskedLM heads (transformers): (transform dense, its activation, norm, decoder bias);
+# the decoder weight is tied to the word embeddings.
+def masked_lm_logits(w, n, fam, h):
+    """[tokens, vocab] logits of the family's masked-LM head on the encoder output h."""
+    if fam == "modernbert":  # ModernBertPredictionHead (classifier_activation) + decoder
+        x = act_fn(n["classifier_act"])(linear(w, "head.dense", h, n["classifier_bias"]))
+        x = norm(w, "head.norm", x, n["eps"], n["norm_bias"])
+        y = x @ w["embeddings.tok_embeddings.weight"].T
+        return y + w["decoder.bias"] if "decoder.bias" in w else y
+    dense, ln, bias, act = {
+        "roberta": ("lm_head.dense", "lm_head.layer_norm", "lm_head.bias", "gelu"),          # RobertaLMHead
+        "albert": ("predictions.dense", "predictions.LayerNorm", "predictions.bias", n["act"]),  # AlbertMLMHead
+        "electra": ("generator_predictions.dense", "generator_predictions.LayerNorm", "generator_lm_head.bias",
+                    "gelu"),                                                                 # ElectraGeneratorPredictions
+    }[fam]
+    x = norm(w, ln, act_fn(act)(linear(w, dense, h)), n["eps"])
+    return x @ w["embeddings.word_embeddings.weight"].T + w[bias]
+
+
+def splade(logits, mask):
+    """SPLADE's sparse vector: max over the tokens whose mask is 1 of log(1 + relu(logits))."""
+    m = np.asarray(mask, bool)
+    return np.log1p(np.maximum(logits[m], 0.0)).max(axis=0)

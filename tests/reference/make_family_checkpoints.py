@@ -104,6 +104,8 @@ FAMILY_MODELS = {
                       dict(hidden=96, heads=6, layers=2, inter=192, emb=48), ["O", "B-MISC", "I-MISC"], None, 43, ()),
     "electra_qa": ("electra", "ElectraForQuestionAnswering", dict(hidden=64, heads=4, layers=3, inter=128, emb=32),
                    None, None, 44, ()),
+    "electra_mlm": ("electra", "ElectraForMaskedLM", dict(hidden=64, heads=4, layers=2, inter=128, emb=32), None,
+                    None, 46, ("mlm",)),
     "electra_pretraining": ("electra", "ElectraForPreTraining", dict(hidden=64, heads=4, layers=2, inter=128, emb=32),
                             None, None, 45, ("pretraining", "position_ids")),
     # ALBERT: factorized embeddings, shared layer groups, gelu_new
@@ -262,6 +264,10 @@ def _specs(model_type, arch, o, labels, layout):
             s.add("predictions.bias", (VOCAB,), "bias", True)
             s.ln("predictions.LayerNorm", E, head=True)
             s.lin("predictions.dense", E, H, head=True)
+        if "mlm" in layout and fam == "electra":  # ElectraForMaskedLM generator head (decoder tied)
+            s.lin("generator_predictions.dense", E, H, head=True)
+            s.ln("generator_predictions.LayerNorm", E, head=True)
+            s.add("generator_lm_head.bias", (VOCAB,), "bias", True)
         if "pretraining" in layout:  # ElectraForPreTraining discriminator head
             s.lin("discriminator_predictions.dense", H, H, head=True)
             s.lin("discriminator_predictions.dense_prediction", 1, H, head=True)

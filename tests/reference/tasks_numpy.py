@@ -103,9 +103,11 @@ def load_model(path):
 
 
 def task_of_architecture(arch, sentence_embedding=False):
-    """The task name of an HF architecture ("encoder" for *Model / *ForMaskedLM / pre-training)."""
+    """The task name of an HF architecture ("encoder" for *Model / pre-training)."""
     if sentence_embedding:
         return "sentence_embedding"
+    if arch.endswith("ForMaskedLM"):
+        return "masked_lm"
     for suffix, task in (("ForSequenceClassification", "sequence_classification"),
                          ("ForQuestionAnswering", "question_answering"),
                          ("ForTokenClassification", "token_classification")):
@@ -204,6 +206,17 @@ def run(model, ids, types, mask):
         out["start_logits"], out["end_logits"] = qa[:, 0], qa[:, 1]
     elif arch.endswith("ForTokenClassification"):
         out["token_logits"] = _linear(h, w, "classifier")
+    elif arch.endswith("ForMaskedLM"):  # BertOnlyMLMHead / DistilBertForMaskedLM, decoder tied
+        if model.distilbert:
+            t, ln, bias, act, eps = ("vocab_transform", "vocab_layer_norm", "vocab_projector.bias",
+                                     cfg.get("activation", "gelu"), 1e-12)
+        else:
+            t, ln, bias, act, eps = ("cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm",
+                                     "cls.predictions.bias", cfg.get("hidden_act", "gelu"),
+                                     cfg.get("layer_norm_eps", 1e-12))
+        x = bert_numpy.layer_norm(_act(act)(_linear(h, w, t)), w[ln + ".weight"], w[ln + ".bias"], eps)
+        logits = x @ w["embeddings.word_embeddings.weight"].T + w[bias]
+        out["sparse_embedding"] = np.log1p(np.maximum(logits[np.asarray(mask) == 1], 0.0)).max(axis=0)
     return out
 
 

@@ -55,7 +55,8 @@ const Output kOutputs[] = {{EB_OUTPUT_LAST_HIDDEN_STATE, "last_hidden_state", tr
                            {EB_OUTPUT_SENTENCE_EMBEDDING, "sentence_embedding", false},
                            {EB_OUTPUT_START_LOGITS, "start_logits", true},
                            {EB_OUTPUT_END_LOGITS, "end_logits", true},
-                           {EB_OUTPUT_TOKEN_LOGITS, "token_logits", true}};
+                           {EB_OUTPUT_TOKEN_LOGITS, "token_logits", true},
+                           {EB_OUTPUT_SPARSE_EMBEDDING, "sparse_embedding", false}};
 
 struct Loaded {
   ModelHandle m;

@@ -15,6 +15,7 @@ class Output(enum.IntEnum):
     START_LOGITS = 4
     END_LOGITS = 5
     TOKEN_LOGITS = 6
+    SPARSE_EMBEDDING = 7  # [vocab], masked-LM (SPLADE) models
 
     @property
     def key(self):
@@ -28,6 +29,7 @@ class Task(enum.IntEnum):
     QUESTION_ANSWERING = 2
     TOKEN_CLASSIFICATION = 3
     SENTENCE_EMBEDDING = 4
+    MASKED_LM = 5
 
 
 class WeightCacheState(enum.IntEnum):

@@ -325,6 +325,22 @@ class Session(NativeHandle):
         ranking = [(int(order[r]), float(scores[r])) for r in range(found.value)]
         return (ranking, [_status(int(c)) for c in codes[:n]]) if statuses else ranking
 
+    def sparse_top_k(self, top_k=0, threshold=0.0, index=0):
+        """Masked-LM (SPLADE) models, after a run: the entries of sequence `index`'s sparse vector
+        above threshold, largest first, at most top_k (0: all), as a list of (token id, weight)
+        (eb_session_sparse_top_k); other models: Error(UNSUPPORTED)."""
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 0:
+            raise Error(Status.INVALID_ARGUMENT, "top_k must be a non-negative int, got %r" % (top_k,))
+        room = max(top_k if top_k > 0 else self._model.info.vocab_size, 1)
+        ids = np.zeros(room, dtype=np.int32)
+        weights = np.zeros(room, dtype=np.float32)
+        found = ctypes.c_size_t(0)
+        with self._lock:
+            self._check(self._lib.eb_session_sparse_top_k(self._ptr(), index, top_k, float(threshold), _p(ids),
+                                                          weights.ctypes.data_as(c_float_p), ctypes.byref(found)),
+                        "sparse_top_k")
+        return [(int(ids[i]), float(weights[i])) for i in range(found.value)]
+
     def _rows_many(self, fn, texts, text_pairs, which, width, statuses):
         """embed_many (fn "embed_many", output `which`) / classify_many: the inputs' rows [n, width]
         (and statuses) from one C call, which loops over the packed runs."""

@@ -16,7 +16,8 @@ from conftest import data_dir
 T, O = edgebert.Task, edgebert.Output
 TASK_OUTPUTS = {T.ENCODER: set(), T.SEQUENCE_CLASSIFICATION: {"logits"},
                 T.QUESTION_ANSWERING: {"start_logits", "end_logits"},
-                T.TOKEN_CLASSIFICATION: {"token_logits"}, T.SENTENCE_EMBEDDING: {"sentence_embedding"}}
+                T.TOKEN_CLASSIFICATION: {"token_logits"}, T.SENTENCE_EMBEDDING: {"sentence_embedding"},
+                T.MASKED_LM: {"sparse_embedding"}}
 QUESTION = "What was fresh?"
 CONTEXT = "She said the food at the restaurant was fresh and delicious, and the staff was great."
 
@@ -81,3 +82,20 @@ def test_best_span_is_the_brute_force_best(testdata, max_tokens):
             assert (span.begin_byte, span.end_byte) == (begin[i], end[j])
             assert span.text == CONTEXT.encode()[begin[i]:end[j]].decode()
             assert span.text and span.text in CONTEXT
+
+
+def test_sparse_top_k_matches_the_sparse_embedding():
+    """Masked-LM models: sparse_top_k is the sparse_embedding output ranked (largest first)."""
+    for path in task_models(T.MASKED_LM):
+        with edgebert.Model(path) as m, m.session() as s:
+            out = s.run(text="the hotel was clean , but the staff was rude")
+            v = out["sparse_embedding"]
+            top = s.sparse_top_k(top_k=8)
+            want = sorted(range(len(v)), key=lambda i: (-v[i], i))[:8]
+            assert [i for i, _ in top] == want
+            assert all(w == float(v[i]) for i, w in top)
+    with edgebert.Model(task_models(T.QUESTION_ANSWERING)[0]) as m, m.session() as s:
+        s.run(text="the movie was good")
+        with pytest.raises(edgebert.Error) as e:
+            s.sparse_top_k(5)
+        assert e.value.status == edgebert.Status.UNSUPPORTED

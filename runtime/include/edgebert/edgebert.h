@@ -75,9 +75,11 @@ typedef enum eb_output {
                                        the real tokens, L2-normalized when the model says so) */
   EB_OUTPUT_START_LOGITS = 4,       /* float32 [seq_len]; extractive question answering */
   EB_OUTPUT_END_LOGITS = 5,         /* float32 [seq_len]; extractive question answering */
-  EB_OUTPUT_TOKEN_LOGITS = 6        /* float32 [seq_len, num_labels]; token classification */
+  EB_OUTPUT_TOKEN_LOGITS = 6,       /* float32 [seq_len, num_labels]; token classification */
+  EB_OUTPUT_SPARSE_EMBEDDING = 7    /* float32 [vocab_size]; masked-LM models: SPLADE's
+                                       max over the real tokens of log(1 + relu(MLM logits)) */
 } eb_output;
-#define EB_OUTPUT_COUNT 7
+#define EB_OUTPUT_COUNT 8
 
 /* What the model's head computes (chosen by the converter from the checkpoint). */
 typedef enum eb_task {
@@ -85,7 +87,8 @@ typedef enum eb_task {
   EB_TASK_SEQUENCE_CLASSIFICATION = 1, /* + logits */
   EB_TASK_QUESTION_ANSWERING = 2,      /* + start_logits, end_logits */
   EB_TASK_TOKEN_CLASSIFICATION = 3,    /* + token_logits */
-  EB_TASK_SENTENCE_EMBEDDING = 4       /* + sentence_embedding */
+  EB_TASK_SENTENCE_EMBEDDING = 4,      /* + sentence_embedding */
+  EB_TASK_MASKED_LM = 5                /* + sparse_embedding (a masked-LM head: SPLADE) */
 } eb_task;
 
 typedef struct eb_session_options {
@@ -441,6 +444,16 @@ EB_API EB_NODISCARD eb_status eb_session_rerank_top_k(eb_session* session, const
                                                       const char* const* passages, size_t count, size_t k,
                                                       int32_t* out_indices, float* out_scores, size_t* out_found,
                                                       int32_t* out_statuses);
+
+/* ---- Sparse vectors (masked-LM models: SPLADE) ----
+ * The entries of sequence `index`'s EB_OUTPUT_SPARSE_EMBEDDING (after a single run: index 0)
+ * whose weight is above `threshold`, largest first (equal weights: the lower id first), at most k
+ * (k 0: every such entry; the arrays then need vocab_size room): ids into out_ids, weights into
+ * out_weights, how many into *out_count. EB_ERROR_UNSUPPORTED for a model without one,
+ * EB_ERROR_BAD_STATE before a run, EB_ERROR_INVALID_ARGUMENT for an index out of range or NULL
+ * arrays. Performs no heap allocation. */
+EB_API EB_NODISCARD eb_status eb_session_sparse_top_k(const eb_session* session, size_t index, size_t k, float threshold,
+                                                      int32_t* out_ids, float* out_weights, size_t* out_count);
 
 /* Memory facts: planned arena bytes, the naive sum of all intermediate buffers, and the bytes
  * XNNPACK holds in packed weights. Any pointer may be NULL. */

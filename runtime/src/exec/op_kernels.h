@@ -26,13 +26,15 @@ Status run_gated_activation(const BoundOp& b, const RunContext& ctx);
 Status run_rotary(const BoundOp& b, const RunContext& ctx);
 Status run_sentence_pooling(const BoundOp& b, const RunContext& ctx);
 Status run_head_norm(const BoundOp& b, const RunContext& ctx);
+Status run_sparse_vocab(const BoundOp& b, const RunContext& ctx);
 
 // The kernel of the op's type.
 Status run_op(const BoundOp& b, const RunContext& ctx);
 
 // Rows the op works on in this context: a per-sequence op reads one row (h[CLS] or its one-row
-// input) unless it pools the sequence.
+// input) unless it pools the sequence; the vocabulary GEMM reads a block of the sequence's rows.
 inline size_t op_rows(const Op& op, const RunContext& ctx) {
+  if (op.type == OpType::kSparseVocab) return ctx.rows < static_cast<size_t>(op.block_rows) ? ctx.rows : op.block_rows;
   return op.per_sequence && op.type != OpType::kSentencePooling ? 1 : ctx.rows;
 }
 

@@ -51,6 +51,10 @@ enum class OpType : int {
                     //   projection GEMM)
   kHeadNorm,        // per-head RMSNorm of Q (`q_norm`) and K (`k_norm`) in the QKV rows, in place
                     //   (int8: from the QKV GEMM's scales to `qk_norm_scales`)
+  kSparseVocab,     // per sequence: the vocabulary GEMM (`linear`, a masked-LM decoder) over the
+                    //   sequence's rows in blocks of `block_rows` into outputs[0] (one block), each
+                    //   block's unmasked rows reduced into outputs[1] [width = vocab]:
+                    //   max_t log(1 + relu(logit[t])) (SPLADE)
   kCount
 };
 const char* op_type_name(OpType t);
@@ -101,6 +105,7 @@ struct Op {
   int heads = 0;      // kAttention
   int head_dim = 0;   // kAttention
   float eps = 1e-12f; // LayerNorm ops
+  int block_rows = 0; // kSparseVocab: rows per GEMM block
   int window = 0;     // kAttention: 0 global; w > 0: keys with |i - j| <= w / 2 only
   bool causal = false; // kAttention: keys j <= i only (with `window`: and within it)
   int kv_heads = 0;   // kAttention / kRotary / kHeadNorm: K and V heads (0: heads); the QKV row is
@@ -153,7 +158,7 @@ struct Op {
                                       // (ALBERT's shared layers; the executor sets the operator up
                                       // on each op's buffers). ProgramBuilder::finish sets both keys
 
-  bool is_gemm() const { return type == OpType::kGemm || type == OpType::kSpanLogits; }
+  bool is_gemm() const { return type == OpType::kGemm || type == OpType::kSpanLogits || type == OpType::kSparseVocab; }
   // The int8 scale of QKV channel c as the rotary and attention ops read it.
   float qkv_scale(int c) const {
     const int kv = kv_heads > 0 ? kv_heads : heads;

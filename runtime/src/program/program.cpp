@@ -48,6 +48,7 @@ const char* op_type_name(OpType t) {
     case OpType::kGatedActivation: return "gated_activation";
     case OpType::kQuantize: return "quantize";
     case OpType::kHeadNorm: return "head_rmsnorm";
+    case OpType::kSparseVocab: return "sparse_vocab";
     case OpType::kCount: break;
   }
   return "?";

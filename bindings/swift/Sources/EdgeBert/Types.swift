@@ -12,16 +12,17 @@ public enum Output: Int32, CaseIterable, Sendable {
     case startLogits = 4         // [seqLen]
     case endLogits = 5           // [seqLen]
     case tokenLogits = 6         // [seqLen, numLabels]
+    case sparseEmbedding = 7     // [vocab], masked-LM (SPLADE) models
 
     public var key: String {
         ["last_hidden_state", "pooler_output", "logits", "sentence_embedding", "start_logits",
-         "end_logits", "token_logits"][Int(rawValue)]
+         "end_logits", "token_logits", "sparse_embedding"][Int(rawValue)]
     }
 }
 
 /// What the model's head computes (eb_task).
 public enum Task: Int32, Sendable {
-    case encoder = 0, sequenceClassification, questionAnswering, tokenClassification, sentenceEmbedding
+    case encoder = 0, sequenceClassification, questionAnswering, tokenClassification, sentenceEmbedding, maskedLm
 }
 
 public struct ModelInfo: Equatable, Sendable {

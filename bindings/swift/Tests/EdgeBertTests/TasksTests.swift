@@ -15,7 +15,8 @@ final class TasksTests: XCTestCase {
 
     func testOutputsOfEachTask() throws {
         let extra: [Task: Set<Output>] = [.sequenceClassification: [.logits], .questionAnswering: [.startLogits, .endLogits],
-                                          .tokenClassification: [.tokenLogits], .sentenceEmbedding: [.sentenceEmbedding]]
+                                          .tokenClassification: [.tokenLogits], .sentenceEmbedding: [.sentenceEmbedding],
+                                          .maskedLm: [.sparseEmbedding]]
         var seen = 0
         for (task, outputs) in extra {
             for path in try models(task) {

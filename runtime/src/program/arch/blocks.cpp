@@ -39,13 +39,45 @@ int head_gemm(ProgramBuilder& b, const LinearView& g, int in, const char* name, 
   return y;
 }
 
-// LayerNorm of a head's rows in place (ModernBERT head.norm); one row unless per_token.
-void head_layer_norm(ProgramBuilder& b, int buffer, const LayerNormView& norm, bool per_token) {
+// LayerNorm of a head's rows in place (ModernBERT head.norm); one row unless per_token; rows of
+// `width` features (0: the hidden size).
+void head_layer_norm(ProgramBuilder& b, int buffer, const LayerNormView& norm, bool per_token, int width = 0) {
   Op& o = b.op(OpType::kLayerNorm, OpKind::kPoolerClassifier, -1, {buffer}, {buffer});
   o.norm = &norm;
   o.eps = b.model().config.eps;
-  o.width = hidden_size(b);
+  o.width = width > 0 ? width : hidden_size(b);
   o.per_sequence = !per_token;
+}
+
+// Rows per block of the streamed vocabulary GEMM: the block buffer is 16 x vocab logits (1.9 MB of
+// floats for BERT's 30,522 entries, against 62 MB for 512 whole rows).
+constexpr int kSparseBlockRows = 16;
+
+// The masked-LM head on every token (transform GEMM + activation, norm, quantized for an int8
+// decoder), then the decoder streamed in row blocks into the SPLADE vector "sparse_embedding".
+void masked_lm_head(ProgramBuilder& b, int hidden) {
+  const Model& m = b.model();
+  const LinearView& d = m.mlm_decoder;
+  const size_t E = static_cast<size_t>(d.in), V = static_cast<size_t>(d.out);
+  const int t = head_gemm(b, m.mlm_transform, hidden, "mlm_transform", E, false, true, PostOp::kActivation, m.mlm_act);
+  head_layer_norm(b, t, m.mlm_norm, true, d.in);
+  int in = t;
+  if (d.int8) {  // the decoder reads int8 rows at its calibrated input scale
+    in = b.buffer("mlm_transform_q", BufferSize::rows(E));
+    Op& q = b.op(OpType::kQuantize, OpKind::kPoolerClassifier, -1, {t}, {in});
+    q.quant_for = &d;
+    q.width = d.in;
+  }
+  const bool float_output = d.int8 && b.float_output_gemms();
+  const size_t logit_bytes = d.int8 && !float_output ? 1 : 4;
+  const int block = b.buffer("mlm_logits_block", BufferSize::fixed(static_cast<size_t>(kSparseBlockRows) * V * logit_bytes));
+  const int sparse = b.buffer("sparse_embedding", BufferSize::per_sequence(V * 4), true);
+  Op& o = b.op(OpType::kSparseVocab, OpKind::kPoolerClassifier, -1, {in}, {block, sparse});
+  o.linear = &d;
+  o.float_output = float_output;
+  o.per_sequence = true;
+  o.width = d.out;
+  o.block_rows = kSparseBlockRows;
 }
 
 // The last GEMM of a block, whose result is added to the residual: it writes float when the
@@ -345,6 +377,7 @@ void task_head(ProgramBuilder& b, int hidden, int sequence_features) {
     case Task::kTokenClassification:
       head_gemm(b, m.classifier, hidden, "token_logits", labels, true, true, PostOp::kNone);
       break;
+    case Task::kMaskedLm: masked_lm_head(b, hidden); break;
     case Task::kSentenceEmbedding: {
       Op& o = b.op(OpType::kSentencePooling, OpKind::kPoolerClassifier, -1, {hidden},
                    {b.buffer("sentence_embedding", BufferSize::per_sequence(H * 4), true)});

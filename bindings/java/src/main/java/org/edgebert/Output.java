@@ -9,7 +9,8 @@ public enum Output {
   SENTENCE_EMBEDDING(3),  // [hidden], sentence-embedding models
   START_LOGITS(4),        // [seqLen], extractive question answering
   END_LOGITS(5),          // [seqLen], extractive question answering
-  TOKEN_LOGITS(6);        // [seqLen, numLabels], token classification
+  TOKEN_LOGITS(6),        // [seqLen, numLabels], token classification
+  SPARSE_EMBEDDING(7);    // [vocab], masked-LM (SPLADE) models
 
   final int code;
 

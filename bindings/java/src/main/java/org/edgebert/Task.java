@@ -7,7 +7,8 @@ public enum Task {
   SEQUENCE_CLASSIFICATION,
   QUESTION_ANSWERING,
   TOKEN_CLASSIFICATION,
-  SENTENCE_EMBEDDING;
+  SENTENCE_EMBEDDING,
+  MASKED_LM;  // sparse_embedding (SPLADE)
 
   static Task fromCode(int code) {
     Task[] all = values();
