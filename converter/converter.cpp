@@ -469,7 +469,8 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
       // The probe: calibration sequences of up to 128 tokens, at most 256 tokens in all.
       log("int4: measuring each GEMM's int4 cost on the calibration outputs");
       auto t_int4 = std::chrono::steady_clock::now();
-      result.int4_policy = choose_int4(m, select_sequences(calib.batch, 128, 256), o.int4_options, cm);
+      result.int4_policy = choose_int4(m, select_sequences(calib.batch, 128, 256), select_sequences(calib.batch, 128, 1024),
+                                        o.int4_options, cm);
       result.int4 = true;
       if (m.task == Task::kMaskedLm && cm.word_int4) {  // the tied decoder reads the table as int8 weights
         cm.word_int4 = false;

@@ -2,6 +2,8 @@
 // int4_policy.cpp: per-GEMM int4 cost on the calibration outputs and the budgeted choice.
 #include "converter/int4_policy.h"
 
+#include <map>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -9,6 +11,8 @@
 #include <numeric>
 #include <stdexcept>
 #include <utility>
+
+#include "converter/gptq.h"
 
 namespace edgebert::convert {
 namespace {
@@ -38,16 +42,49 @@ CosineStats compare(const std::vector<float>& h, const std::vector<float>& ref, 
   return s;
 }
 
-// The int4 weights of an int8 GEMM: of W[:, i] * f[i] when it has SmoothQuant factors (what the
-// file stores).
-int4::Quantized quantize_gemm(const FloatLinear& l, const ConvertedLinear& c, int block) {
+// W[:, i] * f[i] when the GEMM has SmoothQuant factors (what the file stores), else W.
+std::vector<float> stored_weights(const FloatLinear& l, const ConvertedLinear& c) {
   std::vector<float> w = l.weight;
   const std::vector<float>& f = c.input_factors;
   if (!f.empty())
     for (int o = 0; o < l.out; ++o)
       for (int i = 0; i < l.in; ++i) w[static_cast<size_t>(o) * l.in + i] *= f[i];
-  return int4::quantize(w.data(), static_cast<size_t>(l.out), l.in, block);
+  return w;
 }
+
+// Collects each int8 GEMM's input Hessian H = X^T X (of x / f with SmoothQuant factors: the
+// inputs of the stored W * f) and GPTQ-rounds its weights right away, so only one Hessian exists
+// at a time. The float reference calls each GEMM once per batch.
+class GptqObserver : public GemmObserver {
+ public:
+  GptqObserver(const std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers, const Int4Options& o)
+      : layers_(layers), options_(o) {}
+  void observe(int layer, GemmKind kind, const FloatLinear& l, const float* x, const float*, size_t rows) override {
+    const ConvertedLinear& c = layers_[layer][static_cast<int>(kind)];
+    if (!c.int8 || rows == 0) return;
+    const std::vector<float>& f = c.input_factors;
+    // H = Xs^T Xs through the float GEMM: y[in, in] = Xs^T (Xs^T)^T.
+    FloatLinear t;
+    t.in = static_cast<int>(rows);
+    t.out = l.in;
+    t.weight.resize(rows * static_cast<size_t>(l.in));
+    for (size_t r = 0; r < rows; ++r)
+      for (int i = 0; i < l.in; ++i)
+        t.weight[static_cast<size_t>(i) * rows + r] = x[r * l.in + i] / (f.empty() ? 1.f : f[i]);
+    std::vector<float> hf(static_cast<size_t>(l.in) * l.in);
+    linear_forward(t, t.weight.data(), static_cast<size_t>(l.in), hf.data());
+    std::vector<double> h(hf.begin(), hf.end());
+    const std::vector<float> w = stored_weights(l, c);
+    quantized_[{layer, static_cast<int>(kind)}] =
+        gptq_quantize(w.data(), static_cast<size_t>(l.out), l.in, int4::fit_block(l.in, options_.block), std::move(h));
+  }
+  std::map<std::pair<int, int>, int4::Quantized>& quantized() { return quantized_; }
+
+ private:
+  const std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers_;
+  const Int4Options& options_;
+  std::map<std::pair<int, int>, int4::Quantized> quantized_;
+};
 
 // The float weights int4 `q` stands for (dequantized, divided by the factors again).
 std::vector<float> effective_weights(const FloatLinear& l, const ConvertedLinear& c, const int4::Quantized& q) {
@@ -62,7 +99,8 @@ std::vector<float> effective_weights(const FloatLinear& l, const ConvertedLinear
 
 }  // namespace
 
-Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const Int4Options& o, ConvertedModel& cm) {
+Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const TokenBatch& hessian_inputs, const Int4Options& o,
+                       ConvertedModel& cm) {
   std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers = cm.layers;
   if (o.block != 0 && (o.block < int4::kMinBlock || o.block > int4::kMaxBlock || o.block % int4::kMinBlock != 0))
     throw std::runtime_error("--int4-block " + std::to_string(o.block) + " must be 0 (channel-wise) or a multiple of " +
@@ -73,6 +111,11 @@ Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const Int4Op
   const int H = m.config.hidden_size;
   Int4Policy policy;
   policy.probe_tokens = probe.total_tokens();
+  GptqObserver gptq(layers, o);
+  if (o.gptq) {
+    reference_encoder(m, hessian_inputs, &gptq);
+    policy.hessian_tokens = hessian_inputs.total_tokens();
+  }
   const std::vector<float> ref = reference_encoder(m, probe, nullptr);
   FloatBert work = m;  // its GEMM weights are swapped for int4 ones one at a time
   struct Candidate {
@@ -105,7 +148,14 @@ Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const Int4Op
       c.int4 = false;
       if (!c.int8) continue;
       const FloatLinear& src = *c.source;
-      Candidate cand{l, k, quantize_gemm(src, c, int4::fit_block(src.in, o.block))};
+      auto done = gptq.quantized().find({static_cast<int>(l), k});
+      Candidate cand{l, k, {}};
+      if (done != gptq.quantized().end()) {
+        cand.q = std::move(done->second);
+      } else {
+        const std::vector<float> w = stored_weights(src, c);
+        cand.q = int4::quantize(w.data(), static_cast<size_t>(src.out), src.in, int4::fit_block(src.in, o.block));
+      }
       std::vector<float> effective = effective_weights(src, c, cand.q);
       Int4PolicyRow row;
       row.name = src.name;
@@ -158,8 +208,10 @@ std::string format_int4_report(const Int4Policy& p, const Int4Options& o) {
   char line[256];
   std::snprintf(line, sizeof line,
                 "int4 policy (budget %.4g of mean 1-cosine of the encoder output, weights alone, %zu probe tokens; "
-                "block %d)\n",
-                o.budget, p.probe_tokens, o.block);
+                "block %d, %s)\n",
+                o.budget, p.probe_tokens, o.block,
+                p.hessian_tokens ? ("GPTQ rounding on " + std::to_string(p.hessian_tokens) + " calibration tokens").c_str()
+                                 : "rounded to nearest");
   std::string s = line;
   s += "GEMM or table                      block  cost(1-cos)  weights  int8 bytes  int4 bytes\n";
   size_t b8 = 0, b_out = 0;

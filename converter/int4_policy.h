@@ -25,6 +25,10 @@ namespace edgebert::convert {
 struct Int4Options {
   int block = 32;        // --int4-block: input channels per scale (32..256); 0: one scale per output channel
   double budget = 0.004; // --int4-budget: the summed cost (mean 1 - cosine) int4 GEMMs may take
+  // --int4-rounding gptq: error feedback on the calibration inputs (converter/gptq.h); default rtn
+  // (round to nearest): with the converter's ~600 calibration tokens GPTQ fits them and does worse
+  // on other inputs for the random test models (docs/int4.md).
+  bool gptq = false;
 };
 
 struct Int4PolicyRow {
@@ -40,6 +44,7 @@ struct Int4Policy {
   double combined_cost = 0;          // mean 1 - cosine with every chosen GEMM int4
   double combined_min_cosine = 1;    // the lowest per-token cosine of that run
   size_t probe_tokens = 0;
+  size_t hessian_tokens = 0;         // GPTQ's calibration tokens (0: round to nearest)
 };
 
 // Decides and fills cm.layers[l][k].int4 / weight4 for the int8 GEMMs (input_factors and weights
@@ -47,7 +52,9 @@ struct Int4Policy {
 // embedding table (a candidate like a GEMM, its rows blocked like a GEMM's input channels, when
 // the model has one and the probe runs on token ids). Throws std::runtime_error on an invalid
 // block or budget.
-Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const Int4Options& options, ConvertedModel& cm);
+// hessian_inputs: the sequences whose GEMM inputs GPTQ rounds for (options.gptq).
+Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const TokenBatch& hessian_inputs,
+                       const Int4Options& options, ConvertedModel& cm);
 
 std::string format_int4_report(const Int4Policy& policy, const Int4Options& options);
 

@@ -23,6 +23,7 @@
 #include "converter/checkpoint/hf_checkpoint.h"
 #include "converter/checkpoint/safetensors.h"
 #include "converter/converter.h"
+#include "converter/gptq.h"
 #include "converter/quantization.h"
 #include "converter/calibration.h"
 #include "content_hash.h"
@@ -853,4 +854,74 @@ TEST_CASE("sentence-transformers max_seq_length is the default position limit; -
     CHECK(m->config()->max_position_embeddings() == (requested ? requested : 96));
     CHECK(m->embeddings()->position()->shape()->Get(0) == (requested ? requested : 96));
   }
+}
+
+namespace {
+
+// sum over rows of ||X (W - Q)^T||^2 / ||X W^T||^2, computed directly from the inputs.
+double output_error(const std::vector<float>& x, size_t n, const std::vector<float>& w, const edgebert::int4::Quantized& q,
+                    size_t rows, int cols) {
+  std::vector<float> dq(w.size());
+  edgebert::int4::dequantize(q.packed.data(), q.scales.data(), rows, cols, q.block, dq.data());
+  double num = 0, den = 0;
+  for (size_t t = 0; t < n; ++t)
+    for (size_t r = 0; r < rows; ++r) {
+      double e = 0, y = 0;
+      for (int c = 0; c < cols; ++c) {
+        e += x[t * cols + c] * (static_cast<double>(w[r * cols + c]) - dq[r * cols + c]);
+        y += x[t * cols + c] * static_cast<double>(w[r * cols + c]);
+      }
+      num += e * e;
+      den += y * y;
+    }
+  return num / den;
+}
+
+}  // namespace
+
+TEST_CASE("GPTQ int4 rounding: round to nearest for uncorrelated inputs, a smaller output error for correlated ones",
+          "[int4][gptq]") {
+  namespace int4 = edgebert::int4;
+  const size_t rows = 48;
+  const int cols = 128, block = 32;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> g(0.f, 1.f);
+  std::vector<float> w(rows * cols);
+  for (float& v : w) v = 0.02f * g(rng);
+  const int4::Quantized rtn = int4::quantize(w.data(), rows, cols, block);
+  // A diagonal Hessian leaves no error to feed back: exactly round-to-nearest (scales and nibbles).
+  std::vector<double> diag(static_cast<size_t>(cols) * cols, 0.0);
+  for (int i = 0; i < cols; ++i) diag[static_cast<size_t>(i) * cols + i] = 1.0 + i % 5;
+  const int4::Quantized same = gptq_quantize(w.data(), rows, cols, block, diag);
+  CHECK(same.packed == rtn.packed);
+  CHECK(same.scales == rtn.scales);
+  // Correlated inputs (a shared mean and 8 latent factors, like GELU outputs or LayerNorm
+  // outputs of real text): GPTQ's output error is well below round-to-nearest's.
+  const size_t n = 512;
+  std::vector<float> mix(8 * cols), mean(cols), x(n * cols);
+  for (float& v : mix) v = g(rng);
+  for (float& v : mean) v = 0.5f + 0.2f * g(rng);
+  for (size_t t = 0; t < n; ++t) {
+    float z[8];
+    for (float& v : z) v = g(rng);
+    for (int c = 0; c < cols; ++c) {
+      float v = mean[c] + 0.3f * g(rng);
+      for (int k = 0; k < 8; ++k) v += z[k] * mix[k * cols + c];
+      x[t * cols + c] = v;
+    }
+  }
+  std::vector<double> h(static_cast<size_t>(cols) * cols, 0.0);
+  for (size_t t = 0; t < n; ++t)
+    for (int i = 0; i < cols; ++i)
+      for (int j = 0; j < cols; ++j) h[static_cast<size_t>(i) * cols + j] += double(x[t * cols + i]) * x[t * cols + j];
+  const int4::Quantized gq = gptq_quantize(w.data(), rows, cols, block, h);
+  REQUIRE(gq.packed.size() == rtn.packed.size());
+  REQUIRE(gq.scales.size() == rtn.scales.size());
+  const double e_rtn = output_error(x, n, w, rtn, rows, cols), e_gptq = output_error(x, n, w, gq, rows, cols);
+  INFO("relative output error: round to nearest " << e_rtn << ", GPTQ " << e_gptq);
+  CHECK(e_gptq < 0.6 * e_rtn);
+  // A Hessian that is not positive definite even after damping (NaN) falls back to round to nearest.
+  std::vector<double> bad(h.size(), std::nan(""));
+  const int4::Quantized fallback = gptq_quantize(w.data(), rows, cols, block, bad);
+  CHECK(fallback.packed == rtn.packed);
 }

@@ -41,12 +41,38 @@ namespace {
 // could contract into a fused multiply-add, so every platform picks the same scales).
 constexpr float kClipRatios[] = {1.0f, 0.95f, 0.9f, 0.85f, 0.8f, 0.75f};
 
-inline int quantize_one(float w, float s) {
+}  // namespace
+
+int quantize_value(float w, float s) {
   const float t = std::nearbyint(w / s);  // round half to even
   return static_cast<int>(std::min(std::max(t, -8.f), 7.f));
 }
 
-}  // namespace
+float block_scale(const float* w, int n) {
+  float amax = 0.f;
+  for (int c = 0; c < n; ++c) amax = std::max(amax, std::fabs(w[c]));
+  if (!(amax > 1e-30f)) return 1.f;
+  float best_s = 1.f;
+  double best_err = INFINITY;
+  for (float ratio : kClipRatios) {
+    const float s = float_from_bf16(bf16_from_float(amax * ratio / 7.f));
+    if (!(s > 0.f) || !std::isfinite(s)) continue;
+    double err = 0;
+    for (int c = 0; c < n; ++c) {
+      const double d = static_cast<double>(quantize_value(w[c], s)) * s - w[c];
+      err += d * d;
+    }
+    if (err < best_err) {
+      best_err = err;
+      best_s = s;
+    }
+  }
+  return best_s;
+}
+
+void set_value(uint8_t* row, int c, int q) {
+  row[c >> 1] = static_cast<uint8_t>((row[c >> 1] & (c & 1 ? 0x0f : 0xf0)) | ((q + kZeroNibble) << ((c & 1) * 4)));
+}
 
 Quantized quantize(const float* w, size_t rows, int cols, int block) {
   Quantized q;
@@ -60,32 +86,11 @@ Quantized quantize(const float* w, size_t rows, int cols, int block) {
     uint8_t* out = q.packed.data() + r * rb;
     for (int b = 0; b < nb; ++b) {
       const int c0 = b * width, c1 = std::min(cols, c0 + width);
-      float amax = 0.f;
-      for (int c = c0; c < c1; ++c) amax = std::max(amax, std::fabs(row[c]));
-      float best_s = 1.f;
-      if (amax > 1e-30f) {
-        double best_err = INFINITY;
-        for (float ratio : kClipRatios) {
-          const float s = float_from_bf16(bf16_from_float(amax * ratio / 7.f));
-          if (!(s > 0.f) || !std::isfinite(s)) continue;
-          double err = 0;
-          for (int c = c0; c < c1; ++c) {
-            const double d = static_cast<double>(quantize_one(row[c], s)) * s - row[c];
-            err += d * d;
-          }
-          if (err < best_err) {
-            best_err = err;
-            best_s = s;
-          }
-        }
-      }
-      q.scales[r * nb + b] = bf16_from_float(best_s);
-      for (int c = c0; c < c1; ++c) {
-        const int u = (amax > 1e-30f ? quantize_one(row[c], best_s) : 0) + kZeroNibble;
-        out[c >> 1] = static_cast<uint8_t>(out[c >> 1] | (u << ((c & 1) * 4)));
-      }
+      const float s = block_scale(row + c0, c1 - c0);
+      q.scales[r * nb + b] = bf16_from_float(s);
+      for (int c = c0; c < c1; ++c) set_value(out, c, quantize_value(row[c], s));
     }
-    if (cols % 2) out[rb - 1] = static_cast<uint8_t>(out[rb - 1] | (kZeroNibble << 4));
+    if (cols % 2) set_value(out, cols, 0);
   }
   return q;
 }

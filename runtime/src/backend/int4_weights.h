@@ -36,6 +36,15 @@ inline int value_at(const uint8_t* row, int c) {
   return ((row[c >> 1] >> ((c & 1) * 4)) & 15) - kZeroNibble;
 }
 
+// The clipping search's scale for one block of n weights: bf16(a * r / 7) for the block's absmax a
+// and r = 1.00, 0.95, ..., 0.75, the candidate with the least squared error (first on ties); 1 for
+// an all-zero block.
+float block_scale(const float* w, int n);
+// q = clamp(rint(w / s), -8, 7) (round half to even).
+int quantize_value(float w, float s);
+// Stores q (in [-8, 7]) as column c's nibble of a packed row.
+void set_value(uint8_t* row, int c, int q);
+
 struct Quantized {
   std::vector<uint8_t> packed;   // rows * row_bytes(cols)
   std::vector<uint16_t> scales;  // bf16, rows * blocks_per_row(cols, block)
