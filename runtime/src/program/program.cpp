@@ -48,6 +48,7 @@ const char* op_type_name(OpType t) {
     case OpType::kGatedActivation: return "gated_activation";
     case OpType::kQuantize: return "quantize";
     case OpType::kHeadNorm: return "head_rmsnorm";
+    case OpType::kL2Normalize: return "l2_normalize";
     case OpType::kCount: break;
   }
   return "?";
