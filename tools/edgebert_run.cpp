@@ -441,11 +441,11 @@ int main(int argc, char** argv) {
       break;
     case EB_TASK_SENTENCE_EMBEDDING: {
       if (eb_session_get_output(session, EB_OUTPUT_SENTENCE_EMBEDDING, &out, shape, &rank) != EB_OK) return die(eb_session_last_error(session));
+      const int width = static_cast<int>(shape[0]);  // hidden_size, or --dims
       double sn = 0;
-      for (int i = 0; i < info.hidden_size; ++i) sn += double(out[i]) * out[i];
-      std::printf("sentence_embedding: [%d], norm %.4f, first values %.4f %.4f %.4f %.4f\n", info.hidden_size, std::sqrt(sn),
-                  out[0], info.hidden_size > 1 ? out[1] : 0.f, info.hidden_size > 2 ? out[2] : 0.f,
-                  info.hidden_size > 3 ? out[3] : 0.f);
+      for (int i = 0; i < width; ++i) sn += double(out[i]) * out[i];
+      std::printf("sentence_embedding: [%d], norm %.4f, first values %.4f %.4f %.4f %.4f\n", width, std::sqrt(sn),
+                  out[0], width > 1 ? out[1] : 0.f, width > 2 ? out[2] : 0.f, width > 3 ? out[3] : 0.f);
       break;
     }
     default: break;
