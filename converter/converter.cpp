@@ -14,6 +14,8 @@
 #include "converter/activation_params.h"
 #include "converter/calibration.h"
 #include "converter/checkpoint/hf_checkpoint.h"
+#include "converter/checkpoint/safetensors.h"
+#include "converter/checkpoint/sentence_transformers.h"
 #include "converter/float_bert.h"
 #include "converter/masked_lm_quant.h"
 #include "converter/model_writer.h"
@@ -245,6 +247,46 @@ std::string format_report(const std::vector<GemmReportRow>& rows) {
   return s;
 }
 
+// The sentence-transformers Dense modules (linear.weight [out, in], linear.bias when `bias`; every
+// tensor of their files used), a chain from hidden_size back to hidden_size (the sentence
+// embedding's width).
+void load_dense_modules(const SentenceTransformersLayout& st, FloatBert& m) {
+  int width = m.config.hidden_size;
+  for (size_t i = 0; i < st.dense.size(); ++i) {
+    const DenseModule& d = st.dense[i];
+    if (d.in_features != width)
+      throw std::runtime_error(d.dir + "/config.json: in_features " + std::to_string(d.in_features) + " != " +
+                               std::to_string(width) + " (the features before this Dense module)");
+    const SafetensorsCheckpoint ck = SafetensorsCheckpoint::open_dir(d.dir);
+    FloatLinear l;
+    l.name = "sentence_dense." + std::to_string(i);
+    l.in = d.in_features;
+    l.out = d.out_features;
+    const TensorInfo& w = ck.get("linear.weight");
+    if (w.shape != std::vector<int64_t>{d.out_features, d.in_features})
+      throw std::runtime_error(ck.source() + ": tensor 'linear.weight' has shape " + shape_to_string(w.shape) +
+                               ", config.json says [" + std::to_string(d.out_features) + ", " +
+                               std::to_string(d.in_features) + "]");
+    ck.read_f32("linear.weight", l.weight);
+    if (d.bias) {
+      if (ck.get("linear.bias").shape != std::vector<int64_t>{d.out_features})
+        throw std::runtime_error(ck.source() + ": tensor 'linear.bias' must have shape [" +
+                                 std::to_string(d.out_features) + "]");
+      ck.read_f32("linear.bias", l.bias);
+    }
+    if (ck.size() != (d.bias ? 2u : 1u))
+      throw std::runtime_error(ck.source() + ": tensors other than linear.weight" + (d.bias ? " and linear.bias" : "") +
+                               " (bias " + (d.bias ? "true" : "false") + " in config.json)");
+    m.dense.push_back(std::move(l));
+    m.dense_tanh.push_back(d.tanh);
+    width = d.out_features;
+  }
+  if (width != m.config.hidden_size)
+    throw std::runtime_error(st.dense.back().dir + "/config.json: the last Dense module writes " + std::to_string(width) +
+                             " features; edgebert's sentence embedding has hidden_size " +
+                             std::to_string(m.config.hidden_size) + " features");
+}
+
 FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes, std::string* weights_dir) {
   SentenceTransformersLayout st;
   const bool is_st = read_sentence_transformers(dir, &st);
@@ -266,6 +308,9 @@ FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes
   m.normalize = is_st && st.normalize;
   m.max_seq_length = st.max_seq_length;
   m.lowercase_input = st.lowercase_input;
+  load_dense_modules(st, m);
+  m.prompts = st.prompts;
+  m.default_prompt_name = st.default_prompt_name;
   // Nothing is dropped silently: every tensor is used, or training-only and noted.
   const std::vector<std::string> unused = ck.unused_tensors();
   std::vector<std::string> errors;
@@ -367,7 +412,7 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
   // GELU).
   const bool int8_family = m.family() == Family::kRoberta || m.family() == Family::kElectra ||
                            m.family() == Family::kAlbert || m.family() == Family::kModernBert ||
-                           m.family() == Family::kQwen3 ||
+                           m.family() == Family::kQwen3 || m.family() == Family::kGemma3 ||
                            (m.family() == Family::kNomicBert &&
                             (cfg.activation == HiddenAct::kGelu || cfg.activation == HiddenAct::kSilu ||
                              cfg.activation == HiddenAct::kSigmoid));

@@ -96,6 +96,12 @@ FloatLayerNorm load_norm(const HfBertCheckpoint& ck, const std::string& hf_prefi
   return n;
 }
 
+// Gemma's norms compute x_normed * (1 + weight) (in float32): the table stores 1 + weight, times
+// `scale` (1 except the Q norm, which carries the attention scale; see load_layer).
+void one_plus_weight(FloatLayerNorm& n, float scale = 1.f) {
+  for (float& g : n.gamma) g = (1.f + g) * scale;
+}
+
 // Rows of several linears stacked into one (same input), biases likewise (all or none).
 FloatLinear stack(std::string name, const std::vector<const FloatLinear*>& parts) {
   FloatLinear l;
@@ -264,6 +270,11 @@ FloatLayer load_layer(const HfBertCheckpoint& ck, const FloatBert& m, const Laye
   }
   L.has_attention_norm = !n.attention_norm.empty();
   if (L.has_attention_norm) L.attention_norm = load_norm(ck, n.attention_norm, H, norm_bias);
+  L.has_post_norms = !n.attention_post_norm.empty();
+  if (L.has_post_norms) {
+    L.attention_post_norm = load_norm(ck, n.attention_post_norm, H, norm_bias);
+    L.ffn_post_norm = load_norm(ck, n.ffn_post_norm, H, norm_bias);
+  }
   const std::string inter_name = ours + gemm_kind_suffix(GemmKind::kIntermediate);
   if (!n.gate_act.empty()) {  // two gated halves: [act rows; value rows]
     const FloatLinear a = load_linear(ck, n.gate_act, "", I, H, in_bias);
@@ -274,6 +285,15 @@ FloatLayer load_layer(const HfBertCheckpoint& ck, const FloatBert& m, const Laye
   }
   L.output = load_linear(ck, n.output, ours + gemm_kind_suffix(GemmKind::kOutput), H, I, out_bias);
   L.output_norm = load_norm(ck, n.output_norm, H, norm_bias);
+  if (f.one_plus_norm_weight) {
+    // Gemma 3: scores q.k * query_pre_attn_scalar^-0.5 where edgebert's attention computes
+    // q.k * head_dim^-0.5; Q is RMS-normalized and then rotated (both linear in the Q norm's
+    // gamma), so the factor sqrt(head_dim / query_pre_attn_scalar) folds into Q's gamma.
+    const double q_scale = f.query_pre_attn_scalar > 0 ? std::sqrt(m.head_dim() / f.query_pre_attn_scalar) : 1.0;
+    for (FloatLayerNorm* t : {&L.attention_norm, &L.output_norm, &L.attention_post_norm, &L.ffn_post_norm, &L.k_norm})
+      if (!t->gamma.empty()) one_plus_weight(*t);
+    if (L.has_qk_norm) one_plus_weight(L.q_norm, static_cast<float>(q_scale));
+  }
   return L;
 }
 
@@ -330,6 +350,13 @@ FloatBert load_float_bert(const HfBertCheckpoint& ck, Task task) {
   }
   m.has_final_norm = !layout.final_norm.empty();
   if (m.has_final_norm) m.final_norm = load_norm(ck, layout.final_norm, H, bias_if(f.norm_bias));
+  if (m.has_final_norm && f.one_plus_norm_weight) one_plus_weight(m.final_norm);
+  if (f.embedding_scale) {
+    // Gemma3TextScaledWordEmbedding: rows * sqrt(hidden) in the weights' dtype (float32 here,
+    // as transformers computes with float32 weights; a bfloat16 load would round it to bf16)
+    const float scale = static_cast<float>(std::sqrt(static_cast<double>(H)));
+    for (float& w : m.word_embeddings) w *= scale;
+  }
   load_heads(ck, task, m, layout);
   return m;
 }

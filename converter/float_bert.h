@@ -45,6 +45,8 @@ struct FloatLayer {
   FloatLayerNorm output_norm;
   bool has_qk_norm = false;      // per-head RMSNorm of Q and K (gamma [head_dim]) before rotary
   FloatLayerNorm q_norm, k_norm;
+  bool has_post_norms = false;   // Gemma 3: x += attention_post_norm(attn(.)), x += ffn_post_norm(ffn(.))
+  FloatLayerNorm attention_post_norm, ffn_post_norm;
   FloatLinear& gemm(GemmKind k);
   const FloatLinear& gemm(GemmKind k) const;
 };
@@ -114,6 +116,12 @@ struct FloatBert {
   std::vector<float> mlm_bias;    // [vocab]; empty: none (ModernBERT decoder_bias false)
   PoolingMode pooling = PoolingMode::kCls;  // SENTENCE_EMBEDDING only
   bool normalize = false;                   // SENTENCE_EMBEDDING only
+  // SENTENCE_EMBEDDING: sentence-transformers Dense modules after the pooling (H -> ... -> H), fp32
+  std::vector<FloatLinear> dense;
+  std::vector<bool> dense_tanh;
+  // sentence-transformers prompts (name, text) and the default prompt's name ("" none)
+  std::vector<std::pair<std::string, std::string>> prompts;
+  std::string default_prompt_name;
   int max_seq_length = 0;  // sentence-transformers' max_seq_length (inputs it would truncate), 0: none
   bool lowercase_input = false;  // sentence-transformers lower-cases the text before tokenizing
   bool rms_norm = false;  // every norm is an RMSNorm (gamma only; Gemma's 1 + w stored as gamma)

@@ -245,7 +245,12 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
           (*conv)[static_cast<int>(GemmKind::kQkv)].int8)
         qk_scales = b.CreateVector(cm.qk_norm_scales[i]);
     }
-    layers.push_back(fb::CreateEncoderLayer(b, qkv, ao, an, it, ou, on, qn, kn, qk_scales));
+    Offset<fb::LayerNorm> apn, fpn;
+    if (L.has_post_norms) {
+      apn = layer_norm(b, p + "attention.post_norm", L.attention_post_norm);
+      fpn = layer_norm(b, p + "output.post_norm", L.ffn_post_norm);
+    }
+    layers.push_back(fb::CreateEncoderLayer(b, qkv, ao, an, it, ou, on, qn, kn, qk_scales, apn, fpn));
   }
   auto layers_vec = b.CreateVector(layers);
 
@@ -263,8 +268,16 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> labels;
   if (!m.labels.empty()) labels = b.CreateVectorOfStrings(m.labels);
   Offset<fb::SentencePooling> pooling;
-  if (m.task == Task::kSentenceEmbedding)
-    pooling = fb::CreateSentencePooling(b, static_cast<fb::Pooling>(static_cast<int>(m.pooling)), m.normalize);
+  if (m.task == Task::kSentenceEmbedding) {
+    Offset<flatbuffers::Vector<Offset<fb::SentenceDense>>> dense;
+    if (!m.dense.empty()) {
+      std::vector<Offset<fb::SentenceDense>> d;
+      for (size_t i = 0; i < m.dense.size(); ++i)
+        d.push_back(fb::CreateSentenceDense(b, linear(b, m.dense[i], nullptr, false), m.dense_tanh[i]));
+      dense = b.CreateVector(d);
+    }
+    pooling = fb::CreateSentencePooling(b, static_cast<fb::Pooling>(static_cast<int>(m.pooling)), m.normalize, dense);
+  }
 
   bool any_int4 = false;
   for (const auto& layer : cm.layers)
@@ -272,7 +285,16 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   any_int4 = any_int4 || (cm.int8 && cm.word_int4);
   // (a masked-LM file is version 5, whose readers take the family from the family field)
   const bool family_fields = !c.is_bert_or_distilbert() || any_int4 || m.task == Task::kMaskedLm;
-  const bool llm_fields = m.family() == Family::kQwen3 || m.rms_norm || m.causal || !m.has_embedding_norm ||
+  const bool gemma_fields = m.family() == Family::kGemma3 || !m.dense.empty() || !m.prompts.empty();
+  Offset<flatbuffers::Vector<Offset<fb::Prompt>>> prompts;
+  if (!m.prompts.empty()) {
+    std::vector<Offset<fb::Prompt>> v;
+    for (const auto& [name, text] : m.prompts) v.push_back(fb::CreatePromptDirect(b, name.c_str(), text.c_str()));
+    prompts = b.CreateVector(v);
+  }
+  Offset<flatbuffers::String> default_prompt;
+  if (!m.default_prompt_name.empty()) default_prompt = b.CreateString(m.default_prompt_name);
+  const bool llm_fields = gemma_fields || m.family() == Family::kQwen3 || m.rms_norm || m.causal || !m.has_embedding_norm ||
                           m.kv_heads() != c.num_attention_heads || m.q_width() != c.hidden_size ||
                           (m.task == Task::kSentenceEmbedding && m.pooling == PoolingMode::kLastToken) ||
                           m.task == Task::kMaskedLm;
@@ -338,7 +360,7 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
 
   b.ForceDefaults(true);  // always store schema_version, so readers (and tests) see it explicitly
   fb::ModelBuilder mb(b);
-  mb.add_schema_version(llm_fields || any_int4 ? kLlmSchemaVersion : family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
+  mb.add_schema_version(gemma_fields ? kGemmaSchemaVersion : llm_fields || any_int4 ? kLlmSchemaVersion : family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
   mb.add_content_id(content_id);
   mb.add_producer(producer);
   mb.add_config(config);
@@ -353,6 +375,8 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   if (!pre_classifier.IsNull()) mb.add_pre_classifier(pre_classifier);
   if (!labels.IsNull()) mb.add_labels(labels);
   if (!pooling.IsNull()) mb.add_sentence_pooling(pooling);
+  if (!prompts.IsNull()) mb.add_prompts(prompts);
+  if (!default_prompt.IsNull()) mb.add_default_prompt_name(default_prompt);
   if (family_fields) {
     if (!projection.IsNull()) mb.add_embedding_projection(projection);
     if (!final_norm.IsNull()) mb.add_final_norm(final_norm);

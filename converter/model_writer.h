@@ -60,6 +60,8 @@ constexpr uint32_t kLlmSchemaVersion = 5;
 // int4 weights (issue 26, any family; they carry the family fields too) share version 5: the two
 // landed together.
 constexpr uint32_t kInt4SchemaVersion = kLlmSchemaVersion;
+// ... and of the Gemma 3 files (family GEMMA3, the branch post-norms).
+constexpr uint32_t kGemmaSchemaVersion = 6;
 
 // Rows of the position table kept for sequences of up to max_sequence tokens: max_sequence
 // (PADDING_OFFSET: + padding_idx + 1), at most max_position_embeddings; 0 without a table.

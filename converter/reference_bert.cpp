@@ -241,6 +241,7 @@ std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch
     }
     linear_forward(L.attention_output, ctx.data(), T, tmp.data());
     if (observer) observer->observe(layer, GemmKind::kAttentionOutput, L.attention_output, ctx.data(), tmp.data(), T);
+    if (L.has_post_norms) rms_norm_rows(tmp.data(), T, H, L.attention_post_norm, eps);  // Gemma 3
     for (size_t i = 0; i < T * H; ++i) hidden[i] += tmp[i];
     if (!m.pre_norm) layer_norm_rows(hidden.data(), T, H, L.attention_norm, eps);
     // FFN sublayer
@@ -263,6 +264,7 @@ std::vector<float> reference_encoder(const FloatBert& m, const TokenBatch& batch
     }
     linear_forward(L.output, out_in, T, tmp.data());
     if (observer) observer->observe(layer, GemmKind::kOutput, L.output, out_in, tmp.data(), T);
+    if (L.has_post_norms) rms_norm_rows(tmp.data(), T, H, L.ffn_post_norm, eps);
     // nomic-bert prenorm (contrastors' NomicBertBlock): the encoder returns the last layer's MLP
     // output; its residual add would happen in a next layer that does not exist
     if (m.pre_norm && m.family() == Family::kNomicBert && li == m.num_applied_layers() - 1)

@@ -43,12 +43,14 @@ void usage(FILE* f) {
                "usage: edgebert-run --model MODEL.ebm (--text \"...\" [--text-pair \"...\"] | --ids \"101 7592 102\" |\n"
                "                    --embeds PATH | --question \"...\" --context \"...\" [--max-answer-len N] [--stride N])\n"
                "                    [--types \"0 0 1\"] [--mask \"1 1 0\"] [--threads N] [--max-seq-len N]\n"
-               "                    [--weight-cache PATH] [--dims N] [--dump NAME=PATH]...\n"
+               "                    [--weight-cache PATH] [--dims N] [--prompt NAME] [--dump NAME=PATH]...\n"
                "       edgebert-run --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--max-seq-len N]\n"
-               "                    [--dims N] [--dump NAME=PATH]...\n"
+               "                    [--dims N] [--prompt NAME] [--dump NAME=PATH]...\n"
                "       edgebert-run --model CROSS_ENCODER.ebm --rerank QUERY --texts FILE [--batch-tokens N] [--threads N]\n"
                "  --dims N: Matryoshka: the sentence embedding truncated to its first N values and L2-normalized\n"
                "    again (meaningful only for models trained for it, as their model card says)\n"
+               "  --prompt NAME: a prompt of the model's config_sentence_transformers.json put before the text\n"
+               "    (--text, the first of --text-pair, every line of --texts), e.g. EmbeddingGemma's 'query'\n"
                "  --rerank QUERY: scores every line of --texts against QUERY; prints 'INDEX SCORE' per line, best first\n"
                "  --truncation none|longest_first|only_second: cut texts longer than the session maximum (as HF\n"
                "    tokenizers) instead of refusing them; the cut tokens are reported\n"
@@ -251,6 +253,7 @@ int main(int argc, char** argv) {
   using namespace edgebert::tools;
   std::string model_path, text, text_pair, ids_arg, embeds_path, types_arg, mask_arg, question, context, cache_path,
       texts_path, rerank_query, truncation;
+  const char* prompt = nullptr;  // --prompt NAME
   long batch_tokens = 0;
   bool have_rerank = false, sparse = false;
   long top_k = 0;
@@ -273,7 +276,7 @@ int main(int argc, char** argv) {
     static const char* const kFlags[] = {"--model", "--text", "--text-pair", "--ids", "--embeds", "--threads",
                                          "--max-seq-len", "--dump", "--types", "--mask", "--question", "--context",
                                          "--max-answer-len", "--stride", "--weight-cache", "--texts", "--batch-tokens",
-                                         "--dims", "--rerank", "--truncation", "--top-k"};
+                                         "--dims", "--rerank", "--truncation", "--top-k", "--prompt"};
     if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }) == std::end(kFlags)) {
       usage(stderr);
       return die("unknown argument '" + a + "'") + 1;
@@ -289,6 +292,7 @@ int main(int argc, char** argv) {
     if (a == "--embeds") embeds_path = v, have_embeds = true;
     if (a == "--texts") texts_path = v, have_texts = true;
     if (a == "--rerank") rerank_query = v, have_rerank = true;
+    if (a == "--prompt") prompt = v;
     if (a == "--truncation") {
       truncation = v;
       if (truncation != "none" && truncation != "longest_first" && truncation != "only_second")
@@ -375,6 +379,8 @@ int main(int argc, char** argv) {
     eb_model_free(model);
     return code;
   };
+  if (prompt && eb_session_set_prompt(session, prompt) != EB_OK)
+    return finish(die(std::string("--prompt: ") + eb_session_last_error(session)));
   if (dims > 0 && eb_session_set_embedding_dims(session, static_cast<int32_t>(dims)) != EB_OK)
     return finish(die(std::string("--dims: ") + eb_session_last_error(session)));
   if (qa) {
@@ -459,11 +465,11 @@ int main(int argc, char** argv) {
       break;
     case EB_TASK_SENTENCE_EMBEDDING: {
       if (eb_session_get_output(session, EB_OUTPUT_SENTENCE_EMBEDDING, &out, shape, &rank) != EB_OK) return die(eb_session_last_error(session));
+      const int width = static_cast<int>(shape[0]);  // hidden_size, or --dims
       double sn = 0;
-      for (int i = 0; i < info.hidden_size; ++i) sn += double(out[i]) * out[i];
-      std::printf("sentence_embedding: [%d], norm %.4f, first values %.4f %.4f %.4f %.4f\n", info.hidden_size, std::sqrt(sn),
-                  out[0], info.hidden_size > 1 ? out[1] : 0.f, info.hidden_size > 2 ? out[2] : 0.f,
-                  info.hidden_size > 3 ? out[3] : 0.f);
+      for (int i = 0; i < width; ++i) sn += double(out[i]) * out[i];
+      std::printf("sentence_embedding: [%d], norm %.4f, first values %.4f %.4f %.4f %.4f\n", width, std::sqrt(sn),
+                  out[0], width > 1 ? out[1] : 0.f, width > 2 ? out[2] : 0.f, width > 3 ? out[3] : 0.f);
       break;
     }
     case EB_TASK_MASKED_LM: {

@@ -64,6 +64,7 @@ constexpr Entry kArchitectures[] = {
     {"ModernBertForTokenClassification", Family::kModernBert, Task::kTokenClassification},
     {"Qwen3Model", Family::kQwen3, Task::kEncoder},
     {"Qwen3ForCausalLM", Family::kQwen3, Task::kEncoder},  // its lm_head is not used
+    {"Gemma3TextModel", Family::kGemma3, Task::kEncoder},
 };
 
 }  // namespace

@@ -20,6 +20,43 @@ HiddenAct activation_of(const std::string& act, const std::string& path, const c
 
 void require_divisible(const BertConfig& c, const std::string& path);
 
+// layer_types (newer transformers): one "full_attention" / "sliding_attention" per layer into
+// `sliding`; false when absent (the family's own pattern applies).
+bool read_layer_types(const JsonValue& cfg, const std::string& path, int L, std::vector<bool>& sliding) {
+  sliding.assign(static_cast<size_t>(L), false);
+  const JsonValue* types = cfg.find("layer_types");
+  if (!types || types->is_null()) return false;
+  if (!types->is_array() || static_cast<int>(types->size()) != L)
+    throw CheckpointError(path + ": 'layer_types' must be an array of " + std::to_string(L) + " strings");
+  for (int l = 0; l < L; ++l) {
+    const JsonValue& t = (*types)[static_cast<size_t>(l)];
+    const std::string s = t.is_string() ? t.as_string() : "";
+    if (s != "full_attention" && s != "sliding_attention")
+      throw CheckpointError(path + ": 'layer_types' entry " + std::to_string(l) +
+                            " must be \"full_attention\" or \"sliding_attention\"");
+    sliding[static_cast<size_t>(l)] = s == "sliding_attention";
+  }
+  return true;
+}
+
+// rope_parameters (newer transformers): {"full_attention": {...}, "sliding_attention": {...}},
+// default rope only, their rope_theta into the global / local bases.
+void read_rope_parameters(const JsonValue& cfg, const std::string& path, FamilyConfig& f) {
+  const JsonValue* rp = cfg.find("rope_parameters");
+  if (!rp || rp->is_null()) return;
+  if (!rp->is_object()) throw CheckpointError(path + ": 'rope_parameters' must be an object");
+  for (const char* part : {"full_attention", "sliding_attention"}) {
+    const JsonValue* p = rp->find(part);
+    if (!p || p->is_null()) continue;
+    if (!p->is_object()) throw CheckpointError(path + ": 'rope_parameters." + part + "' must be an object");
+    const std::string where = path + ": rope_parameters." + part;
+    if (config_string(*p, where, "rope_type", "default") != "default")
+      throw CheckpointError(where + ": unsupported rope_type (only default)");
+    double& theta = std::string(part) == "full_attention" ? f.rotary_theta : f.rotary_local_theta;
+    theta = config_positive(*p, where, "rope_theta", theta);
+  }
+}
+
 // BERT's shape keys (RoBERTa, ELECTRA, ALBERT, ModernBERT, Qwen3 use them too); the head size is
 // hidden / heads unless the family has its own head_dim (`divisible` false).
 void read_bert_shape(const JsonValue& cfg, const std::string& path, int default_max_position, BertConfig& c,
@@ -166,43 +203,46 @@ void read_modernbert(const JsonValue& cfg, const std::string& path, BertConfig& 
   if (f.rotary_dims % 2) throw CheckpointError(path + ": ModernBERT head dim must be even for rotary embeddings");
   const int L = c.num_hidden_layers;
   f.sliding_layers.assign(L, false);
-  const JsonValue* types = cfg.find("layer_types");
   const int every = config_int(cfg, path, "global_attn_every_n_layers", 3);
-  if (types && !types->is_null()) {
-    if (!types->is_array() || static_cast<int>(types->size()) != L)
-      throw CheckpointError(path + ": 'layer_types' must be an array of " + std::to_string(L) + " strings");
-    for (int l = 0; l < L; ++l) {
-      const JsonValue& t = (*types)[l];
-      const std::string s = t.is_string() ? t.as_string() : "";
-      if (s != "full_attention" && s != "sliding_attention")
-        throw CheckpointError(path + ": 'layer_types' entry " + std::to_string(l) +
-                              " must be \"full_attention\" or \"sliding_attention\"");
-      f.sliding_layers[l] = s == "sliding_attention";
-      // newer transformers still apply global_attn_every_n_layers to the flash-attention window
-      if (cfg.find("global_attn_every_n_layers") && f.sliding_layers[l] != (l % every != 0))
+  const bool explicit_every = cfg.find("global_attn_every_n_layers") != nullptr;
+  if (read_layer_types(cfg, path, L, f.sliding_layers)) {
+    // newer transformers still apply global_attn_every_n_layers to the flash-attention window
+    for (int l = 0; l < L && explicit_every; ++l)
+      if (f.sliding_layers[l] != (l % every != 0))
         throw CheckpointError(path + ": 'layer_types' entry " + std::to_string(l) +
                               " disagrees with global_attn_every_n_layers " + std::to_string(every));
-    }
   } else {
     for (int l = 0; l < L; ++l) f.sliding_layers[l] = l % every != 0;
   }
   f.rotary_theta = config_positive(cfg, path, "global_rope_theta", 160000.0);
   f.rotary_local_theta = config_positive(cfg, path, "local_rope_theta", 10000.0);
-  if (const JsonValue* rp = cfg.find("rope_parameters"); rp && !rp->is_null()) {
-    if (!rp->is_object()) throw CheckpointError(path + ": 'rope_parameters' must be an object");
-    for (const char* part : {"full_attention", "sliding_attention"}) {
-      const JsonValue* p = rp->find(part);
-      if (!p || p->is_null()) continue;
-      if (!p->is_object()) throw CheckpointError(path + ": 'rope_parameters." + part + "' must be an object");
-      const std::string where = path + ": rope_parameters." + part;
-      if (config_string(*p, where, "rope_type", "default") != "default")
-        throw CheckpointError(where + ": unsupported rope_type (only default)");
-      double& theta = std::string(part) == "full_attention" ? f.rotary_theta : f.rotary_local_theta;
-      theta = config_positive(*p, where, "rope_theta", theta);
-    }
-  }
+  read_rope_parameters(cfg, path, f);
   if (const JsonValue* rs = cfg.find("rope_scaling"); rs && !rs->is_null())
     throw CheckpointError(path + ": unsupported 'rope_scaling' (only null)");
+}
+
+// What the LLM-block families (Qwen3, Gemma 3) share: grouped-query heads of head_dim (default
+// `default_head_dim`), word embeddings only, pre-norm RMSNorm layers without biases, q/k norms, a
+// gated FFN, rotary over the whole head, attention_bias.
+void read_llm_blocks(const JsonValue& cfg, const std::string& path, int default_head_dim, BertConfig& c) {
+  FamilyConfig& f = c.family;
+  f.num_key_value_heads = config_int(cfg, path, "num_key_value_heads", c.num_attention_heads);
+  if (f.num_key_value_heads > c.num_attention_heads || c.num_attention_heads % f.num_key_value_heads != 0)
+    throw CheckpointError(path + ": num_key_value_heads " + std::to_string(f.num_key_value_heads) +
+                          " does not divide num_attention_heads " + std::to_string(c.num_attention_heads));
+  f.head_dim = config_int(cfg, path, "head_dim", default_head_dim);
+  if (f.head_dim % 2 != 0 || f.head_dim > 1024)
+    throw CheckpointError(path + ": head_dim " + std::to_string(f.head_dim) + " must be even and at most 1024");
+  f.has_position_embeddings = false;
+  f.embedding_norm = false;
+  f.pre_norm = true;
+  f.gated_ffn = true;
+  f.rms_norm = true;
+  f.qk_norm = true;
+  f.norm_bias = false;
+  f.attention_bias = config_bool(cfg, path, "attention_bias", false);
+  f.mlp_in_bias = f.mlp_out_bias = false;
+  f.rotary_dims = f.head_dim;
 }
 
 // Qwen3 (Qwen3Model / Qwen3ForCausalLM, Qwen3-Embedding): transformers' Qwen3Config keys. What
@@ -217,25 +257,9 @@ void read_qwen3(const JsonValue& cfg, const std::string& path, BertConfig& c) {
   if (c.hidden_act != "silu") throw CheckpointError(path + ": unsupported hidden_act '" + c.hidden_act + "' (Qwen3: silu)");
   c.activation = HiddenAct::kSilu;
   c.layer_norm_eps = eps_of(cfg, path, "rms_norm_eps", 1e-6);
-  f.num_key_value_heads = config_int(cfg, path, "num_key_value_heads", c.num_attention_heads);
-  if (f.num_key_value_heads > c.num_attention_heads || c.num_attention_heads % f.num_key_value_heads != 0)
-    throw CheckpointError(path + ": num_key_value_heads " + std::to_string(f.num_key_value_heads) +
-                          " does not divide num_attention_heads " + std::to_string(c.num_attention_heads));
   const bool divisible = c.hidden_size % c.num_attention_heads == 0;
-  f.head_dim = config_int(cfg, path, "head_dim", divisible ? c.hidden_size / c.num_attention_heads : -1);
-  if (f.head_dim % 2 != 0 || f.head_dim > 1024)
-    throw CheckpointError(path + ": head_dim " + std::to_string(f.head_dim) + " must be even and at most 1024");
-  f.has_position_embeddings = false;
-  f.embedding_norm = false;
-  f.pre_norm = true;
-  f.gated_ffn = true;
-  f.rms_norm = true;
-  f.qk_norm = true;
+  read_llm_blocks(cfg, path, divisible ? c.hidden_size / c.num_attention_heads : -1, c);
   f.causal = true;
-  f.norm_bias = false;
-  f.attention_bias = config_bool(cfg, path, "attention_bias", false);
-  f.mlp_in_bias = f.mlp_out_bias = false;
-  f.rotary_dims = f.head_dim;
   f.rotary_theta = config_positive(cfg, path, "rope_theta", 1000000.0);
   if (const JsonValue* rp = cfg.find("rope_parameters"); rp && !rp->is_null()) {  // newer transformers
     if (!rp->is_object()) throw CheckpointError(path + ": 'rope_parameters' must be an object");
@@ -258,6 +282,48 @@ void read_qwen3(const JsonValue& cfg, const std::string& path, BertConfig& c) {
   }
 }
 
+
+// Gemma 3 text (Gemma3TextModel, EmbeddingGemma): transformers' Gemma3TextConfig keys, as
+// modeling_gemma3.py of transformers >= 4.56.1 computes them (PR #40700 fixed the bidirectional
+// window): use_bidirectional_attention true, full layers attend every key, sliding layers the keys
+// with |i - j| <= sliding_window / 2 (the config's sliding_window // 2 + 1 as an exclusive bound).
+// Refused: causal Gemma 3 (a decoder, not an encoder), attention logit soft-capping, rope scaling.
+void read_gemma3(const JsonValue& cfg, const std::string& path, BertConfig& c) {
+  FamilyConfig& f = c.family;
+  f.family = Family::kGemma3;
+  read_bert_shape(cfg, path, 131072, c, false);
+  c.type_vocab_size = 0;
+  c.hidden_act = config_string(cfg, path, "hidden_activation", config_string(cfg, path, "hidden_act", "gelu_pytorch_tanh").c_str());
+  if (c.hidden_act != "gelu_pytorch_tanh" && c.hidden_act != "gelu_new" && c.hidden_act != "gelu_fast")
+    throw CheckpointError(path + ": unsupported hidden_activation '" + c.hidden_act + "' (Gemma 3: gelu_pytorch_tanh)");
+  c.activation = HiddenAct::kGeluTanh;
+  c.layer_norm_eps = eps_of(cfg, path, "rms_norm_eps", 1e-6);
+  read_llm_blocks(cfg, path, 256, c);
+  if (!config_bool(cfg, path, "use_bidirectional_attention", false))
+    throw CheckpointError(path + ": unsupported causal Gemma 3 ('use_bidirectional_attention' is not true; "
+                          "only the bidirectional encoder form, as EmbeddingGemma, is supported)");
+  if (const JsonValue* sc = cfg.find("attn_logit_softcapping"); sc && !sc->is_null())
+    throw CheckpointError(path + ": unsupported 'attn_logit_softcapping' (only null)");
+  if (const JsonValue* rs = cfg.find("rope_scaling"); rs && !rs->is_null())
+    throw CheckpointError(path + ": unsupported 'rope_scaling' (only null)");
+  f.query_pre_attn_scalar = config_positive(cfg, path, "query_pre_attn_scalar", 256.0);
+  f.embedding_scale = true;
+  f.post_norms = true;
+  f.one_plus_norm_weight = true;
+  f.rotary_theta = config_positive(cfg, path, "rope_theta", 1000000.0);
+  f.rotary_local_theta = config_positive(cfg, path, "rope_local_base_freq", 10000.0);
+  read_rope_parameters(cfg, path, f);
+  const int L = c.num_hidden_layers;
+  if (!read_layer_types(cfg, path, L, f.sliding_layers)) {
+    const int every = config_int(cfg, path, "sliding_window_pattern", 6);
+    if (every < 1) throw CheckpointError(path + ": 'sliding_window_pattern' must be a positive integer");
+    for (int l = 0; l < L; ++l) f.sliding_layers[static_cast<size_t>(l)] = (l + 1) % every != 0;
+  }
+  const int window = config_int(cfg, path, "sliding_window", 4096);
+  if (window < 1) throw CheckpointError(path + ": 'sliding_window' must be a positive integer");
+  f.local_attention = 2 * (window / 2);  // keys with |i - j| <= sliding_window / 2
+}
+
 }  // namespace
 
 bool read_family_config(const JsonValue& cfg, const std::string& path, BertConfig& c) {
@@ -274,6 +340,8 @@ bool read_family_config(const JsonValue& cfg, const std::string& path, BertConfi
     read_modernbert(cfg, path, c);
   } else if (t == "qwen3") {
     read_qwen3(cfg, path, c);
+  } else if (t == "gemma3_text") {
+    read_gemma3(cfg, path, c);
   } else {
     return false;
   }

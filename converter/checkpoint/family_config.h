@@ -18,7 +18,7 @@ namespace edgebert {
 namespace convert {
 
 constexpr const char* kSupportedModelTypes =
-    "bert, distilbert, roberta, xlm-roberta, camembert, electra, albert, nomic_bert, modernbert, qwen3";
+    "bert, distilbert, roberta, xlm-roberta, camembert, electra, albert, nomic_bert, modernbert, qwen3, gemma3_text";
 
 // False when model_type is none of the families here; throws CheckpointError on a bad config.
 bool read_family_config(const JsonValue& cfg, const std::string& path, BertConfig& c);

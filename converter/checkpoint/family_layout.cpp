@@ -152,6 +152,21 @@ FamilyLayout qwen3(const BertConfig& c) {
   return f;
 }
 
+// Gemma3TextModel: Qwen3's names, and the norms after the branches: input_layernorm (before
+// attention), post_attention_layernorm (after it), pre_feedforward_layernorm (before the MLP),
+// post_feedforward_layernorm (after it).
+FamilyLayout gemma3(const BertConfig& c) {
+  FamilyLayout f = qwen3(c);
+  for (int i = 0; i < c.num_hidden_layers; ++i) {
+    const std::string p = "layers." + str(i) + ".";
+    LayerLayout& l = f.layers[static_cast<size_t>(i)];
+    l.attention_post_norm = p + "post_attention_layernorm";
+    l.output_norm = p + "pre_feedforward_layernorm";
+    l.ffn_post_norm = p + "post_feedforward_layernorm";
+  }
+  return f;
+}
+
 }  // namespace
 
 FamilyLayout family_layout(const BertConfig& c) {
@@ -165,6 +180,7 @@ FamilyLayout family_layout(const BertConfig& c) {
     case Family::kNomicBert: f = nomic(c); break;
     case Family::kModernBert: f = modernbert(c); break;
     case Family::kQwen3: f = qwen3(c); break;
+    case Family::kGemma3: f = gemma3(c); break;
   }
   if (f.layer_map.empty())
     for (size_t i = 0; i < f.layers.size(); ++i) f.layer_map.push_back(static_cast<int>(i));

@@ -30,6 +30,7 @@ struct LayerLayout {
   std::string output;
   std::string output_norm;  // post-norm: after the FFN residual; pre-norm: before the FFN
   std::string q_norm, k_norm;  // per-head RMSNorm of Q and K (Qwen3), or ""
+  std::string attention_post_norm, ffn_post_norm;  // norms of the branch outputs (Gemma 3), or ""
 };
 
 struct FamilyLayout {

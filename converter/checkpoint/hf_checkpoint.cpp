@@ -213,6 +213,7 @@ const char* family_name(Family family) {
     case Family::kNomicBert: return "nomic_bert";
     case Family::kModernBert: return "modernbert";
     case Family::kQwen3: return "qwen3";
+    case Family::kGemma3: return "gemma3_text";
   }
   return "?";
 }
@@ -225,6 +226,7 @@ const char* family_prefix(Family family) {
     case Family::kAlbert: return "albert.";
     case Family::kModernBert: return "model.";
     case Family::kQwen3: return "model.";  // Qwen3ForCausalLM; Qwen3Model is unprefixed
+    case Family::kGemma3: return "model.";  // as Qwen3; Gemma3TextModel is unprefixed
     case Family::kBert:
     case Family::kNomicBert: break;
   }
@@ -366,7 +368,8 @@ bool HfBertCheckpoint::is_training_only_here(const std::string& name) const {
           starts_with(name, "head."))
         return true;
       break;
-    case Family::kQwen3: heads = kQwen3; break;
+    case Family::kQwen3:
+    case Family::kGemma3: heads = kQwen3; break;
     case Family::kBert:
     case Family::kDistilBert: break;
   }

@@ -29,7 +29,7 @@ enum class HiddenAct { kGelu = 0, kRelu = 1, kGeluTanh = 2, kSilu = 3, kSigmoid 
 
 // The model families; values equal schemas/edgebert.fbs Family.
 enum class Family { kBert = 0, kDistilBert = 1, kRoberta = 2, kElectra = 3, kAlbert = 4, kNomicBert = 5,
-                    kModernBert = 6, kQwen3 = 7 };
+                    kModernBert = 6, kQwen3 = 7, kGemma3 = 8 };
 const char* family_name(Family family);  // "bert", "distilbert", "roberta", ...
 
 // What the families beyond BERT add to the config (read by read_family_config, family_config.cpp).
@@ -65,6 +65,12 @@ struct FamilyConfig {
   bool qk_norm = false;
   bool causal = false;
   bool embedding_norm = true;
+  // Gemma 3: norms after the attention and FFN branches, (1 + weight) norm tables, the word rows
+  // scaled by sqrt(hidden), attention scale query_pre_attn_scalar^-0.5 (0: head_dim^-0.5).
+  bool post_norms = false;
+  bool one_plus_norm_weight = false;
+  bool embedding_scale = false;
+  double query_pre_attn_scalar = 0.0;
   int kv_heads(int heads) const { return num_key_value_heads > 0 ? num_key_value_heads : heads; }
 };
 

@@ -17,6 +17,7 @@ namespace {
 constexpr const char* kTransformer = "sentence_transformers.models.Transformer";
 constexpr const char* kPooling = "sentence_transformers.models.Pooling";
 constexpr const char* kNormalize = "sentence_transformers.models.Normalize";
+constexpr const char* kDense = "sentence_transformers.models.Dense";
 
 std::string join(const std::string& dir, const std::string& rel) {
   if (rel.empty() || rel == ".") return dir;
@@ -76,6 +77,62 @@ PoolingMode read_pooling_config(const std::string& path, int* dimension) {
   return mode;
 }
 
+// A Dense module's config.json: in/out features (positive), bias, Identity or Tanh activation.
+DenseModule read_dense_config(const std::string& dir) {
+  const std::string path = join(dir, "config.json");
+  const JsonValue cfg = read_json(path);
+  if (!cfg.is_object()) throw CheckpointError(path + ": top-level JSON value must be an object");
+  DenseModule d;
+  d.dir = dir;
+  for (auto [key, out] : {std::pair<const char*, int*>{"in_features", &d.in_features}, {"out_features", &d.out_features}}) {
+    const JsonValue* v = cfg.find(key);
+    if (!v || !v->is_integer() || v->as_int64() <= 0 || v->as_int64() > (1 << 16))
+      throw CheckpointError(path + ": '" + key + "' must be a positive integer");
+    *out = static_cast<int>(v->as_int64());
+  }
+  if (const JsonValue* b = cfg.find("bias"); b && !b->is_null()) {
+    if (!b->is_bool()) throw CheckpointError(path + ": 'bias' must be true or false");
+    d.bias = b->as_bool();
+  }
+  std::string act = "torch.nn.modules.linear.Identity";
+  if (const JsonValue* a = cfg.find("activation_function"); a && !a->is_null()) {
+    if (!a->is_string()) throw CheckpointError(path + ": 'activation_function' must be a string");
+    act = a->as_string();
+  }
+  if (act == "torch.nn.modules.activation.Tanh" || act == "torch.nn.Tanh") {
+    d.tanh = true;
+  } else if (act != "torch.nn.modules.linear.Identity" && act != "torch.nn.Identity") {
+    throw CheckpointError(path + ": unsupported Dense activation_function '" + act + "' (Identity or Tanh)");
+  }
+  return d;
+}
+
+// config_sentence_transformers.json: "prompts" {name: text} (strings, unique names, at most 64 of
+// at most 4096 bytes) and "default_prompt_name" (null or one of them).
+void read_prompts(const std::string& path, SentenceTransformersLayout* out) {
+  const JsonValue cfg = read_json(path);
+  if (!cfg.is_object()) throw CheckpointError(path + ": top-level JSON value must be an object");
+  if (const JsonValue* p = cfg.find("prompts"); p && !p->is_null()) {
+    if (!p->is_object()) throw CheckpointError(path + ": 'prompts' must be an object of strings");
+    for (size_t i = 0; i < p->size(); ++i) {
+      const std::string& name = p->key(i);
+      const JsonValue& text = p->value(i);
+      if (!text.is_string()) throw CheckpointError(path + ": prompt '" + name + "' must be a string");
+      if (name.empty() || name.size() > 256 || text.as_string().size() > 4096)
+        throw CheckpointError(path + ": prompt '" + name + "': names of 1..256 bytes, texts of at most 4096");
+      out->prompts.emplace_back(name, text.as_string());
+    }
+    if (out->prompts.size() > 64) throw CheckpointError(path + ": more than 64 prompts");
+  }
+  if (const JsonValue* d = cfg.find("default_prompt_name"); d && !d->is_null()) {
+    if (!d->is_string()) throw CheckpointError(path + ": 'default_prompt_name' must be a string or null");
+    bool known = false;
+    for (const auto& p : out->prompts) known = known || p.first == d->as_string();
+    if (!known) throw CheckpointError(path + ": default_prompt_name '" + d->as_string() + "' is not one of 'prompts'");
+    out->default_prompt_name = d->as_string();
+  }
+}
+
 }  // namespace
 
 const char* pooling_mode_name(PoolingMode mode) {
@@ -95,7 +152,7 @@ bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayo
   const JsonValue modules = read_json(path);
   if (!modules.is_array()) throw CheckpointError(path + ": top-level JSON value must be an array of modules");
   SentenceTransformersLayout out;
-  int stage = 0;  // 0: expect Transformer, 1: expect Pooling, 2: Normalize allowed, 3: done
+  int stage = 0;  // 0: expect Transformer, 1: expect Pooling, 2: Dense or Normalize allowed, 3: done
   for (size_t i = 0; i < modules.size(); ++i) {
     const JsonValue& m = modules[i];
     const std::string where = path + ": module " + std::to_string(i);
@@ -111,12 +168,14 @@ bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayo
     } else if (type == kPooling && stage == 1) {
       out.pooling = read_pooling_config(join(join(dir, rel), "config.json"), &out.embedding_dimension);
       stage = 2;
+    } else if (type == kDense && stage == 2) {
+      out.dense.push_back(read_dense_config(join(dir, rel)));
     } else if (type == kNormalize && stage == 2) {
       out.normalize = true;
       stage = 3;
-    } else if (type == kTransformer || type == kPooling || type == kNormalize) {
+    } else if (type == kTransformer || type == kPooling || type == kNormalize || type == kDense) {
       throw CheckpointError(where + ": module '" + type +
-                            "' out of order (expected Transformer, Pooling, then optionally Normalize)");
+                            "' out of order (expected Transformer, Pooling, Dense modules, then optionally Normalize)");
     } else {
       throw CheckpointError(where + ": unsupported sentence-transformers module '" + type + "'");
     }
@@ -139,6 +198,8 @@ bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayo
       out.lowercase_input = lc->as_bool();
     }
   }
+  const std::string cst_path = join(dir, "config_sentence_transformers.json");
+  if (is_regular_file(cst_path)) read_prompts(cst_path, &out);
   *layout = std::move(out);
   return true;
 }

@@ -389,6 +389,11 @@ eb_status eb_session_set_embedding_dims(eb_session* session, int32_t dims) {
   return guarded(session, OnError::kResetRun, [&] { return session->impl->set_embedding_dims(dims); });
 }
 
+eb_status eb_session_set_prompt(eb_session* session, const char* name) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kResetRun, [&] { return session->impl->set_prompt(name); });
+}
+
 eb_status eb_session_run_text(eb_session* session, const char* text) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(session, OnError::kResetRun, [&] { return session->impl->run_text(text); }, {{"text", &text, 1, false}});

@@ -334,6 +334,23 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
       return c.fail("sentence_pooling.mode " + std::to_string(mode) + " is not a known pooling");
     m->pooling = static_cast<Pooling>(mode);
     m->normalize = sp->normalize();
+    if (const auto* dense = sp->dense()) {  // schema_version 6 (has_gemma_fields)
+      if (dense->size() > 16) return c.fail("sentence_pooling.dense has " + std::to_string(dense->size()) + " modules (at most 16)");
+      m->sentence_dense.resize(dense->size());
+      int width = H;
+      for (flatbuffers::uoffset_t i = 0; i < dense->size(); ++i) {
+        const fb::Linear* l = dense->Get(i)->linear();
+        const std::string what = "sentence_pooling.dense[" + std::to_string(i) + "]";
+        const bool last = i + 1 == dense->size();
+        const int out = last ? H : (l->weight() && l->weight()->shape() && l->weight()->shape()->size() == 2
+                                        ? static_cast<int>(l->weight()->shape()->Get(0))
+                                        : 0);
+        if (!in_range(out, 1, 1 << 16)) return c.fail(what + ".weight: not a 2-D tensor of 1..65536 rows");
+        if (!check_linear(c, l, what, width, out, false, &m->sentence_dense[i])) return false;
+        m->sentence_dense_tanh.push_back(dense->Get(i)->tanh());
+        width = out;
+      }
+    }
   } else if (m->task == Task::kSentenceEmbedding) {
     return c.fail("task SENTENCE_EMBEDDING needs sentence_pooling, which is missing");
   }
@@ -351,6 +368,27 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
     return c.fail("score_function SIGMOID is only valid for a SEQUENCE_CLASSIFICATION model with one label");
   m->score_sigmoid = score == 1;
   return load_masked_lm_head(c, fm, m);
+}
+
+// The prompts (schema 6): unique non-empty names, texts of at most 4096 bytes, the default one of them.
+bool load_prompts(Checker& c, const fb::Model* fm, Model* m) {
+  if (const auto* ps = fm->prompts()) {
+    if (ps->size() > 64) return c.fail("the model has " + std::to_string(ps->size()) + " prompts (at most 64)");
+    for (const fb::Prompt* p : *ps) {
+      const std::string name = p->name()->str(), text = p->text()->str();
+      if (name.empty() || name.size() > 256 || text.size() > 4096)
+        return c.fail("prompt '" + name + "': names of 1..256 bytes, texts of at most 4096");
+      for (const auto& q : m->prompts)
+        if (q.first == name) return c.fail("prompt '" + name + "' is listed twice");
+      m->prompts.emplace_back(name, text);
+    }
+  }
+  if (const auto* d = fm->default_prompt_name()) {
+    for (size_t i = 0; i < m->prompts.size(); ++i)
+      if (m->prompts[i].first == d->str()) m->default_prompt = static_cast<int>(i);
+    if (m->default_prompt < 0) return c.fail("default_prompt_name '" + d->str() + "' is not one of the prompts");
+  }
+  return true;
 }
 
 // Limits well beyond every published BERT-family encoder (BERT-large: hidden 1024, 24 layers,
@@ -406,6 +444,13 @@ bool has_llm_fields(const fb::Model* fm) {
   return false;
 }
 
+// Any schema_version 6 field set: the branch post-norms (the family is range-checked by version).
+bool has_gemma_fields(const fb::Model* fm) {
+  for (const fb::EncoderLayer* L : *fm->layers())
+    if (L->attention_post_norm() || L->ffn_post_norm()) return true;
+  return (fm->sentence_pooling() && fm->sentence_pooling()->dense()) || fm->prompts() || fm->default_prompt_name();
+}
+
 // The schema_version 5 fields of Config (issue 24): head geometry, norm kind, causal attention.
 bool load_llm_config(Checker& c, const fb::Config* cfg, Model* m) {
   ModelConfig& k = m->config;
@@ -432,7 +477,7 @@ bool load_family_config(Checker& c, const fb::Model* fm, Model* m) {
   const fb::Config* cfg = fm->config();
   ModelConfig& k = m->config;
   const int family = static_cast<int>(cfg->family());
-  if (!in_range(family, 0, m->schema_version >= 5 ? 7 : 6)) return c.fail("config.family " + std::to_string(family) + " is not a known model family");
+  if (!in_range(family, 0, m->schema_version >= 6 ? 8 : m->schema_version >= 5 ? 7 : 6)) return c.fail("config.family " + std::to_string(family) + " is not a known model family");
   m->family = static_cast<Family>(family);
   m->is_distilbert = m->family == Family::kDistilBert;
   if (!load_llm_config(c, cfg, m)) return false;
@@ -543,6 +588,7 @@ const char* family_name(Family f) {
     case Family::kNomicBert: return "nomic_bert";
     case Family::kModernBert: return "modernbert";
     case Family::kQwen3: return "qwen3";
+    case Family::kGemma3: return "gemma3_text";
   }
   return "?";
 }
@@ -650,6 +696,10 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
   if (!check_config_limits(c, k)) return c.status;
   m->schema_version = fm->schema_version();
   if (m->schema_version < 1) return c.fail("model schema_version 0 is invalid"), c.status;
+  if (m->schema_version < 6 && has_gemma_fields(fm))
+    return c.fail("model schema_version " + std::to_string(m->schema_version) +
+                  " carries Gemma 3 fields (schema_version 6); the file is inconsistent"),
+           c.status;
   if (m->schema_version < 5 && has_llm_fields(fm))
     return c.fail("model schema_version " + std::to_string(m->schema_version) +
                   " carries LLM-block fields (schema_version 5); the file is inconsistent"),
@@ -688,7 +738,7 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
   const bool int8_family = m->family == Family::kBert || m->family == Family::kDistilBert ||
                            m->family == Family::kRoberta || m->family == Family::kElectra ||
                            m->family == Family::kAlbert || m->family == Family::kModernBert ||
-                           m->family == Family::kQwen3 ||
+                           m->family == Family::kQwen3 || m->family == Family::kGemma3 ||
                            (m->family == Family::kNomicBert &&
                             (k.activation == Activation::kGelu || k.activation == Activation::kSilu ||
                              k.activation == Activation::kGeluTanh || k.activation == Activation::kSigmoid));
@@ -747,7 +797,7 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
       if (!m->token_type) return c.status;
       m->has_token_types = true;
     }
-    if (e->norm() || m->family != Family::kQwen3) {  // Qwen3: the word rows as they are
+    if (e->norm() || (m->family != Family::kQwen3 && m->family != Family::kGemma3)) {  // the word rows as they are
       if (!check_norm(c, e->norm(), "embeddings.norm", E, &m->embedding_norm)) return c.status;
     }
   }
@@ -791,6 +841,13 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
         !check_norm(c, L->output_norm(), p + "output.norm", H, &v.output_norm))
       return c.status;
     if (!check_qk_norms(c, L, p, k, m->int8, &v)) return c.status;
+    if (L->attention_post_norm() || L->ffn_post_norm() || m->family == Family::kGemma3) {  // Gemma 3: both
+      if (!check_norm(c, L->attention_post_norm(), p + "attention.post_norm", H, &v.attention_post_norm) ||
+          !check_norm(c, L->ffn_post_norm(), p + "output.post_norm", H, &v.ffn_post_norm))
+        return c.status;
+      if (!m->pre_norm || !m->rms_norm)
+        return c.fail(p + "branch post-norms need a pre-norm RMSNorm model (Gemma 3)"), c.status;
+    }
     if (m->int8) {
       // Neighbour constraints of the int8 pipeline.
       const LinearView* all[] = {&v.qkv, &v.attention_output, &v.intermediate, &v.output};
@@ -813,6 +870,7 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
     }
   }
   if (!load_head(c, fm, m.get())) return c.status;
+  if (!load_prompts(c, fm, m.get())) return c.status;
   if (const fb::Vocabulary* voc = fm->vocab()) {
     if (voc->tokens()->size() != static_cast<size_t>(k.vocab))
       return c.fail("vocabulary has " + std::to_string(voc->tokens()->size()) + " tokens, config says " +

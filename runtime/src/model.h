@@ -20,13 +20,13 @@ namespace edgebert {
 
 // Newest schema this runtime reads (1 to 5 are accepted; 3 adds content_id, 4 the issue-18 family
 // fields, 5 the LLM-block fields of issue 24 and int4 weights of issue 26).
-constexpr uint32_t kSchemaVersion = 5;
+constexpr uint32_t kSchemaVersion = 6;
 
 // Activation (schema Activation). kGelu is the exact erf form. kSilu / kSigmoid: gated FFNs only;
 // kTanh: heads only.
 enum class Activation : int { kGelu = 0, kRelu = 1, kGeluTanh = 2, kSilu = 3, kSigmoid = 4, kTanh = 5 };
 // The model family (schema Family): how the architecture builder wires the blocks.
-enum class Family : int { kBert = 0, kDistilBert, kRoberta, kElectra, kAlbert, kNomicBert, kModernBert, kQwen3 };
+enum class Family : int { kBert = 0, kDistilBert, kRoberta, kElectra, kAlbert, kNomicBert, kModernBert, kQwen3, kGemma3 };
 // Position ids of the position table (schema PositionIds).
 enum class PositionIds : int { kAbsolute = 0, kPaddingOffset = 1, kNone = 2 };
 // What the head's pre_classifier reads (schema HeadInput).
@@ -86,6 +86,8 @@ struct LayerView {
   // after them and the rotary embedding (per channel over the Q then K sections).
   LayerNormView q_norm, k_norm;
   const float* qk_norm_scales = nullptr;
+  // RMSNorms of the attention and FFN branch outputs before their residual adds (Gemma 3; null: none).
+  LayerNormView attention_post_norm, ffn_post_norm;
 };
 
 // Rotary position embedding of Q and K (schema Rotary); dims 0: none.
@@ -183,7 +185,14 @@ class Model {
   LayerNormView mlm_norm;           // over E
   LinearView mlm_decoder;           // [vocab, E]
   Pooling pooling = Pooling::kCls;  // sentence embedding
-  bool normalize = false;           // sentence embedding: L2-normalize after pooling
+  bool normalize = false;           // sentence embedding: L2-normalize after pooling (and the Dense modules)
+  // sentence embedding: sentence-transformers Dense modules after the pooling (fp32, hidden -> ...
+  // -> hidden), each with tanh when sentence_dense_tanh[i] (else Identity)
+  std::vector<LinearView> sentence_dense;
+  std::vector<bool> sentence_dense_tanh;
+  // sentence-transformers prompts (name, text; schema_version 6) and the default one's index (-1: none)
+  std::vector<std::pair<std::string, std::string>> prompts;
+  int default_prompt = -1;
   uint32_t schema_version = 1;
   std::vector<std::string_view> vocab;  // the `vocab` table's tokens (files without a TokenizerSpec)
   // The model's own tokenizer for every kind: the TokenizerSpec pipeline when the file has one,

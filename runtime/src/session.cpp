@@ -164,6 +164,7 @@ Status Session::build(const SessionOptions& o) {
   inputs_.allocate(n);
   qa_.allocate(n, context_cap);
   text_.reserve(context_cap, 16 * context_cap);
+  if (model_.default_prompt >= 0) text_.set_prompt(model_.prompts[static_cast<size_t>(model_.default_prompt)].second);
   sequences_.assign(n, SequenceInfo{});
   run_sequences_.assign(n, exec::SequenceRows{});
   profile_.assign(static_cast<size_t>(c.layers + 1) * static_cast<size_t>(OpKind::kCount), 0);
@@ -263,15 +264,30 @@ eb_status Session::set_embedding_dims(int32_t dims) {
   return EB_OK;
 }
 
+eb_status Session::set_prompt(const char* name) {
+  reset_run();
+  if (!name || !*name) {
+    text_.set_prompt({});
+    clear_error();
+    return EB_OK;
+  }
+  for (const auto& [n, text] : model_.prompts)
+    if (n == name) {
+      text_.set_prompt(text);
+      clear_error();
+      return EB_OK;
+    }
+  std::string names;
+  for (const auto& p : model_.prompts) names += (names.empty() ? "" : ", ") + p.first;
+  return fail(EB_ERROR_INVALID_ARGUMENT, "unknown prompt '%.128s' (%s%.300s)", name,
+              names.empty() ? "this model has no prompts" : "this model's prompts: ", names.c_str());
+}
+
 void Session::truncate_embeddings() {
   if (!sentence_embedding_ || embedding_dims_ <= 0) return;
   const size_t H = static_cast<size_t>(model_.config.hidden), N = static_cast<size_t>(embedding_dims_);
   for (size_t s = 0; s < run_sequence_count_; ++s) {
-    float* v = sentence_embedding_ + run_sequences_[s].output_index * H;
-    double ss = 0.0;  // as the pooling kernel's Normalize: v / max(||v||, 1e-12)
-    for (size_t i = 0; i < N; ++i) ss += static_cast<double>(v[i]) * v[i];
-    const double inv = 1.0 / std::fmax(std::sqrt(ss), 1e-12);
-    for (size_t i = 0; i < N; ++i) v[i] = static_cast<float>(v[i] * inv);
+    kernels::l2_normalize_f32(sentence_embedding_ + run_sequences_[s].output_index * H, N);
   }
 }
 

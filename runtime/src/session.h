@@ -90,6 +90,8 @@ class Session {
   size_t sentence_embedding_width() const;
   // 0 (full) or 1..hidden: later runs truncate the sentence embedding and re-normalize it.
   eb_status set_embedding_dims(int32_t dims);
+  // The prompt put before the first text of later text runs (null / "": none).
+  eb_status set_prompt(const char* name);
   const float* start_logits() const { return start_logits_; }
   const float* end_logits() const { return end_logits_; }
   const float* token_logits() const { return token_logits_; }

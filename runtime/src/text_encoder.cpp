@@ -2,6 +2,7 @@
 // text_encoder.cpp: the session's tokenizer calls: the UTF-8 check, then the bounded encode.
 #include "text_encoder.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -38,6 +39,20 @@ size_t TextEncoder::encode(std::string_view text, int32_t* ids, TokenSpan* spans
     if (spans) spans[i] = TokenSpan{t.begin, t.end};
     if (word_ids) word_ids[i] = t.word;
   }
+  return total;
+}
+
+size_t TextEncoder::encode_first(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* word_ids,
+                                 size_t cap) const {
+  if (prompt_.empty()) return encode(text, ids, spans, word_ids, cap);
+  const size_t bad = text::find_invalid_utf8(text.data(), text.size());
+  if (bad != text.size()) throw InvalidTextError(bad, static_cast<unsigned char>(text[bad]));
+  joined_.assign(prompt_);
+  joined_.append(text);
+  const size_t total = encode(joined_, ids, spans, word_ids, cap);
+  const int32_t p = static_cast<int32_t>(prompt_.size());
+  for (size_t i = 0; spans && i < std::min(total, cap); ++i)
+    spans[i] = spans[i].end <= p ? TokenSpan{0, 0} : TokenSpan{std::max(spans[i].begin - p, 0), spans[i].end - p};
   return total;
 }
 

@@ -8,9 +8,11 @@
 // before it is tokenized (docs/tokenizers.md, "Invalid UTF-8").
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -44,12 +46,15 @@ class InvalidTextError : public std::exception {
 class TextEncoder {
  public:
   TextEncoder(const Model& model, bool split_special_tokens)
-      : tokenizer_(model.text_tokenizer.get()), split_special_tokens_(split_special_tokens) {}
+      : tokenizer_(model.text_tokenizer.get()), split_special_tokens_(split_special_tokens) {
+    for (const auto& p : model.prompts) max_prompt_bytes_ = std::max(max_prompt_bytes_, p.second.size());
+  }
 
   // Sizes the buffers for `max_tokens` tokens per call and texts of about `text_bytes` bytes.
   void reserve(size_t max_tokens, size_t text_bytes) {
     tokens_.resize(max_tokens);
-    ws_.reserve(text_bytes);
+    ws_.reserve(text_bytes + max_prompt_bytes_);
+    joined_.reserve(text_bytes + max_prompt_bytes_);
     text_bytes_ = text_bytes;
   }
   // The longest text (bytes) a run takes: the reserved workspace (16 bytes per position). Callers
@@ -81,6 +86,13 @@ class TextEncoder {
   //    however long it is).
   // Throws InvalidTextError when `text` is not valid UTF-8 (checked before tokenizing).
   size_t encode(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* word_ids, size_t cap) const;
+  // encode() of the run's first text with the session's prompt in front (prompt + text, tokenized
+  // as one string, as sentence-transformers does): spans stay byte ranges in `text` (the prompt's
+  // own tokens get {0, 0}). Without a prompt, encode(). No allocation for texts of at most the
+  // reserved bytes.
+  size_t encode_first(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* word_ids, size_t cap) const;
+  // The prompt of later encode_first calls (a view of the model's text; empty: none).
+  void set_prompt(std::string_view prompt) { prompt_ = prompt; }
 
  private:
   const text::Tokenizer* tokenizer_;
@@ -88,6 +100,9 @@ class TextEncoder {
   mutable text::TextWorkspace ws_;             // a session runs one call at a time
   mutable std::vector<text::TextToken> tokens_;
   size_t text_bytes_ = 0;
+  std::string_view prompt_;
+  size_t max_prompt_bytes_ = 0;
+  mutable std::string joined_;  // prompt + text (reserved)
 };
 
 }  // namespace edgebert

@@ -33,4 +33,17 @@ for dir in "$DATA"/*/; do
     "$CONVERT" "${args[@]}" > /dev/null
   done
 done
+# the family model the bindings' prompt / dims tests read (EmbeddingGemma's folder layout: Dense,
+# Normalize, prompts)
+for model in gemma3_st_dense; do
+  dir="$DATA/families/$model"
+  [ -f "$dir/modules.json" ] || continue
+  for kind in fp32 int8; do
+    out="$DATA/ebm/$model.$kind.ebm"
+    if [ -f "$out" ] && [ "$out" -nt "$CONVERT" ] && [ "$out" -nt "$dir/modules.json" ]; then continue; fi
+    args=(--input "$dir" --output "$out" --quiet)
+    [ $kind = fp32 ] && args+=(--fp32)
+    "$CONVERT" "${args[@]}" > /dev/null
+  done
+done
 echo "converted: $(ls "$DATA/ebm" | wc -l) models"

@@ -70,6 +70,19 @@ Semantics (every weight read back from disk and promoted to float64; y = x @ W.T
       k_norm over head_dim, rotate-half rotary over the whole head_dim with rope_theta, scores /
       sqrt(head_dim), CAUSAL (query i sees keys j <= i) and the key padding mask; every projection
       has a bias only when attention_bias. lm_head (Qwen3ForCausalLM) is not part of the encoder.
+  Gemma 3 text (model_type gemma3_text, Gemma3TextModel unprefixed; transformers' modeling_gemma3
+      and configuration_gemma3 of 4.56.1 and later, PR #40700; use_bidirectional_attention true,
+      as EmbeddingGemma): x = embed_tokens[ids] * float32(sqrt(hidden)) (the scale in the weights'
+      dtype, float32); layer l: x += PA(o_proj(attn(IN(x)))), x += PF(down(gelu_tanh(gate(y)) *
+      up(y))) with y = PRE(x), IN / PA / PRE / PF = input_layernorm / post_attention_layernorm /
+      pre_feedforward_layernorm / post_feedforward_layernorm; final norm. Gemma3RMSNorm(x) =
+      x / sqrt(mean(x^2) + eps) * (1 + weight). Attention: Qwen3's grouped-query heads and per-head
+      q_norm / k_norm (Gemma3RMSNorm), rotate-half rotary over head_dim with rope_local_base_freq
+      on sliding layers and rope_theta on full ones, scores * query_pre_attn_scalar^-0.5, no causal
+      mask: full layers see every non-padding key; sliding layers (layer_types[l], or (l + 1) %
+      sliding_window_pattern != 0) see key j when |i - j| < sliding_window // 2 + 1 (the config
+      turns sliding_window into sliding_window // 2 + 1; _bidirectional_window_overlay keeps
+      abs(q - kv) < it, and the causal sliding mask it ORs with is a subset).
 """
 
 import json
@@ -86,11 +99,12 @@ MASK_NEG = float(np.finfo(np.float32).min)
 FAMILY_OF_MODEL_TYPE = {
     "roberta": "roberta", "xlm-roberta": "roberta", "camembert": "roberta",
     "electra": "electra", "albert": "albert", "nomic_bert": "nomic_bert", "modernbert": "modernbert",
-    "qwen3": "qwen3",
+    "qwen3": "qwen3", "gemma3_text": "gemma3_text",
 }
 # The base-model attribute of the For* classes (their tensor-name prefix).
 PREFIX = {"roberta": "roberta.", "electra": "electra.", "albert": "albert.", "nomic_bert": "bert.",
-          "modernbert": "model.", "qwen3": "model."}
+          "modernbert": "model.", "qwen3": "model.",
+          "gemma3_text": "model."}
 
 
 def family_of(config):
@@ -164,6 +178,30 @@ def _normalize(config):
                  theta=float(c.get("rope_theta", 10000.0)), attention_bias=bool(c.get("attention_bias", False)),
                  act=c.get("hidden_act", "silu"), type_vocab=0, pad_id=c.get("pad_token_id", 0))
         return n
+    if fam == "gemma3_text":
+        if c.get("rope_scaling") is not None or c.get("attn_logit_softcapping") is not None:
+            raise ValueError("rope scaling / attention soft-capping are not modelled")
+        if not c.get("use_bidirectional_attention"):
+            raise ValueError("only the bidirectional Gemma 3 (EmbeddingGemma) is modelled")
+        L = n["layers"]
+        if c.get("layer_types") is not None:
+            sliding = [t == "sliding_attention" for t in c["layer_types"]]
+        else:
+            every = c.get("sliding_window_pattern", 6)
+            sliding = [bool((i + 1) % every) for i in range(L)]
+        rp = c.get("rope_parameters") or {}  # newer transformers: per layer type
+        for part in ("full_attention", "sliding_attention"):
+            if (rp.get(part) or {}).get("rope_type", "default") != "default":
+                raise ValueError("unsupported rope_type")
+        theta = (rp.get("full_attention") or {}).get("rope_theta", c.get("rope_theta", 1000000.0))
+        local_theta = (rp.get("sliding_attention") or {}).get("rope_theta", c.get("rope_local_base_freq", 10000.0))
+        n.update(kv_heads=c.get("num_key_value_heads", n["heads"]), head_dim=c.get("head_dim", 256),
+                 eps=c.get("rms_norm_eps", 1e-6), theta=float(theta), local_theta=float(local_theta),
+                 attention_bias=bool(c.get("attention_bias", False)), sliding=sliding,
+                 window=int(c.get("sliding_window", 4096)) // 2 + 1,  # exclusive |i - j| bound
+                 qpas=float(c.get("query_pre_attn_scalar", 256)),
+                 act=c.get("hidden_activation", "gelu_pytorch_tanh"), type_vocab=0, pad_id=c.get("pad_token_id", 0))
+        return n
     if fam == "modernbert":
         sliding, g, loc = _modernbert_layers(c)
         n.update(act=c.get("hidden_activation", "gelu"), eps=c.get("norm_eps", 1e-5),
@@ -232,10 +270,12 @@ def heads_of(t, n_heads):
     return t.reshape(s, n_heads, h // n_heads).transpose(1, 0, 2)
 
 
-def attention(q, k, v, add_mask):
-    """q, k, v [A, S, d]; add_mask [S, S] (query, key) additive. -> context [S, A*d]."""
+def attention(q, k, v, add_mask, scaling=None):
+    """q, k, v [A, S, d]; add_mask [S, S] (query, key) additive; scores * scaling (default
+    d^-0.5). -> context [S, A*d]."""
     a, s, d = q.shape
-    scores = q @ k.transpose(0, 2, 1) / math.sqrt(d) + add_mask[None]
+    scale = 1.0 / math.sqrt(d) if scaling is None else scaling
+    scores = q @ k.transpose(0, 2, 1) * scale + add_mask[None]
     probs = bert_numpy.softmax(scores, axis=-1)
     return (probs @ v).transpose(1, 0, 2).reshape(s, a * d)
 
@@ -471,8 +511,52 @@ def qwen3_encoder(w, n, ids, types, mask):
     return rms_norm(w, "norm", x, eps)
 
 
+def gemma_rms_norm(w, name, x, eps):
+    """Gemma3RMSNorm in float64: x / sqrt(mean(x^2) + eps) * (1 + weight)."""
+    if name + ".bias" in w:
+        raise ValueError("unexpected tensor %s.bias" % name)
+    return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps) * (1.0 + w[name + ".weight"])
+
+
+def gemma3_window_mask(s, window):
+    """[S, S] additive: 0 where |i - j| < window (the already-converted exclusive bound)."""
+    i = np.arange(s)
+    return np.where(np.abs(i[:, None] - i[None, :]) < window, 0.0, MASK_NEG)
+
+
+def gemma3_encoder(w, n, ids, types, mask):
+    del types  # Gemma 3 has no token types
+    s, A, KV, d, eps, b = len(ids), n["heads"], n["kv_heads"], n["head_dim"], n["eps"], n["attention_bias"]
+    x = w["embed_tokens.weight"][ids] * float(np.float32(math.sqrt(n["hidden"])))
+    full = key_mask(mask)
+    local = np.minimum(full, gemma3_window_mask(s, n["window"]))
+    act = act_fn(n["act"])
+    g = lambda name, t: gemma_rms_norm(w, name, t, eps)  # noqa: E731
+    for l in range(n["layers"]):
+        p = "layers.%d." % l
+        h = g(p + "input_layernorm", x)
+        q = linear(w, p + "self_attn.q_proj", h, b).reshape(s, A, d)
+        k = linear(w, p + "self_attn.k_proj", h, b).reshape(s, KV, d)
+        v = linear(w, p + "self_attn.v_proj", h, b).reshape(s, KV, d)
+        q = g(p + "self_attn.q_norm", q).transpose(1, 0, 2)  # [A, S, d]
+        k = g(p + "self_attn.k_norm", k).transpose(1, 0, 2)
+        v = v.transpose(1, 0, 2)
+        theta = n["local_theta"] if n["sliding"][l] else n["theta"]
+        q, k = rotary(q, theta, d), rotary(k, theta, d)
+        group = A // KV
+        k, v = np.repeat(k, group, axis=0), np.repeat(v, group, axis=0)
+        ctx = attention(q, k, v, local if n["sliding"][l] else full, n["qpas"] ** -0.5)
+        x = x + g(p + "post_attention_layernorm", linear(w, p + "self_attn.o_proj", ctx, b))
+        y = g(p + "pre_feedforward_layernorm", x)
+        f = linear(w, p + "mlp.down_proj",
+                   act(linear(w, p + "mlp.gate_proj", y, False)) * linear(w, p + "mlp.up_proj", y, False), False)
+        x = x + g(p + "post_feedforward_layernorm", f)
+    return g("norm", x)
+
+
 ENCODERS = {"roberta": roberta_encoder, "electra": electra_encoder, "albert": albert_encoder,
-            "nomic_bert": nomic_encoder, "modernbert": modernbert_encoder, "qwen3": qwen3_encoder}
+            "nomic_bert": nomic_encoder, "modernbert": modernbert_encoder, "qwen3": qwen3_encoder,
+            "gemma3_text": gemma3_encoder}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -486,6 +570,7 @@ class Model:
         self.n = _normalize(config)
         self.pooling = pooling      # sentence-transformers pooling or None
         self.normalize = normalize
+        self.dense = []             # sentence-transformers Dense modules (tasks_numpy.read_dense_modules)
 
     @property
     def family(self):
@@ -506,7 +591,9 @@ def load_model(path):
     for name, arr in raw.items():
         key = name[len(prefix):] if name.startswith(prefix) else name
         w[key] = arr.astype(np.float64) if arr.dtype.kind == "f" else arr
-    return Model(w, config, pooling, normalize)
+    model = Model(w, config, pooling, normalize)
+    model.dense = tasks_numpy.read_dense_modules(path)
+    return model
 
 
 def run(model, ids, types, mask):
@@ -522,7 +609,9 @@ def run(model, ids, types, mask):
     elif fam in ("roberta", "nomic_bert") and "pooler.dense.weight" in w:
         out["pooler_output"] = np.tanh(linear(w, "pooler.dense", h[0]))
     if model.pooling is not None:
-        out["sentence_embedding"] = tasks_numpy.pool(h, mask, model.pooling, model.normalize)
+        # sentence-transformers' order: Pooling, the Dense modules, Normalize
+        v = tasks_numpy.apply_dense(tasks_numpy.pool(h, mask, model.pooling, False), model.dense)
+        out["sentence_embedding"] = v / max(np.linalg.norm(v), 1e-12) if model.normalize else v
         return out
 
     def mb_head(x):

@@ -19,7 +19,8 @@ KINDS = ("roberta_bpe", "modernbert_bpe", "xlmr_unigram", "albert_unigram")
 # qwen3: the test models borrow RoBERTa's small byte-level BPE (Qwen's own Split-regex pre-tokenizer
 # is not modelled here; the Qwen3 tests run on ids and on this tokenizer's texts).
 KIND_OF_MODEL_TYPE = {"roberta": "roberta_bpe", "modernbert": "modernbert_bpe", "xlm-roberta": "xlmr_unigram",
-                      "camembert": "xlmr_unigram", "albert": "albert_unigram", "qwen3": "roberta_bpe"}
+                      "camembert": "xlmr_unigram", "albert": "albert_unigram", "qwen3": "roberta_bpe",
+                      "gemma3_text": "roberta_bpe"}  # Gemma's own SentencePiece BPE: branch tok
 VOCAB = 512
 
 # Training text for the merges / pieces (the goldens' texts are among them).

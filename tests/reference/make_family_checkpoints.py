@@ -71,6 +71,7 @@ SPECIALS = {
     "electra": mc.special_ids(VOCAB),
     "nomic_bert": mc.special_ids(VOCAB),
     "qwen3": {"cls": 0, "pad": 1, "sep": 2, "unk": 3, "mask": 4, "first_regular": 5},  # roberta_bpe's
+    "gemma3_text": {"cls": 0, "pad": 1, "sep": 2, "unk": 3, "mask": 4, "first_regular": 5},  # roberta_bpe's
 }
 
 # name: (model_type, architecture, shape/config options, labels, st (pooling, normalize) or None,
@@ -169,8 +170,28 @@ FAMILY_MODELS = {
                                                          inter=80, theta=1000000.0, attention_bias=True),
                        None, None, 82, ("lm_head",)),
     "qwen3_st_lasttoken": ("qwen3", "Qwen3Model", dict(hidden=64, heads=8, kv_heads=2, head_dim=16, layers=2,
-                                                       inter=128, theta=1000000.0),
+                                                       inter=128, theta=1000000.0, prompts={
+                                                           "query": "Instruct: Given a web search query, retrieve "
+                                                                    "relevant passages that answer the query\nQuery:"}),
                            None, ("lasttoken", True), 83, ("noprefix",)),
+    # Gemma 3 (EmbeddingGemma's shape, small): 3 query heads over 1 KV head of 32 (heads x head_dim
+    # != hidden), pattern 3 (layers 0, 1, 3 sliding, 2 global), window 16 (|i - j| <= 8: shorter
+    # than the 20-, 40- and 128-token cases, longer than the 7-token ones), query_pre_attn_scalar
+    # != head_dim, GeGLU tanh, post-norms; the new config spelling (layer_types, rope_parameters).
+    "gemma3_model": ("gemma3_text", "Gemma3TextModel",
+                     dict(hidden=64, heads=3, kv_heads=1, head_dim=32, layers=4, inter=96, every=3, window=16,
+                          qpas=24, theta=1000000.0, local_theta=10000.0), None, None, 91, ("noprefix",)),
+    "gemma3_new_spelling": ("gemma3_text", "Gemma3TextModel",
+                                 dict(hidden=48, heads=4, kv_heads=2, head_dim=16, layers=3, inter=64, every=2,
+                                      window=5, qpas=16, theta=50000.0, local_theta=500.0, new_spelling=True),
+                                 None, None, 92, ("noprefix",)),
+    # EmbeddingGemma's sentence-transformers folder: mean pooling, Dense H -> 4H -> H without bias
+    # (Identity), Normalize, its two prompts
+    "gemma3_st_dense": ("gemma3_text", "Gemma3TextModel",
+                        dict(hidden=64, heads=3, kv_heads=1, head_dim=32, layers=3, inter=96, every=3, window=12,
+                             qpas=32, theta=1000000.0, local_theta=10000.0,
+                             prompts={"query": "task: search result | query: ", "document": "title: none | text: "}),
+                        None, ("mean", True, [(256, False, False), (64, False, False)]), 93, ("noprefix",)),
 }
 
 CASES = ("len1", "len7", "len7_pad", "len20_pair", "len40_pad", "lenmax")
@@ -292,6 +313,25 @@ def _specs(model_type, arch, o, labels, layout):
         if "lm_head" in layout:  # Qwen3ForCausalLM's LM head (untied here): not used by the encoder
             s.lin("lm_head", VOCAB, H, bias=False, head=True)
         return s
+    if fam == "gemma3_text":  # Qwen3's tensors, the norms after both branches, a different pre-MLP name
+        A, KV, d = o["heads"], o["kv_heads"], o["head_dim"]
+        s.add("embed_tokens.weight", (VOCAB, H), "emb")
+        for i in range(L):
+            p = "layers.%d." % i
+            s.add(p + "input_layernorm.weight", (H,), "gemma_ln_w")
+            s.lin(p + "self_attn.q_proj", A * d, H, bias=False)
+            s.lin(p + "self_attn.k_proj", KV * d, H, bias=False)
+            s.lin(p + "self_attn.v_proj", KV * d, H, bias=False)
+            s.lin(p + "self_attn.o_proj", H, A * d, bias=False)
+            s.add(p + "self_attn.q_norm.weight", (d,), "gemma_ln_w")
+            s.add(p + "self_attn.k_norm.weight", (d,), "gemma_ln_w")
+            for nname in ("post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm"):
+                s.add(p + nname + ".weight", (H,), "gemma_ln_w")
+            s.lin(p + "mlp.gate_proj", I, H, bias=False)
+            s.lin(p + "mlp.up_proj", I, H, bias=False)
+            s.lin(p + "mlp.down_proj", H, I, bias=False)
+        s.add("norm.weight", (H,), "gemma_ln_w")
+        return s
     if fam == "nomic_bert":
         n = _nomic_normalized(o)
         s.add("embeddings.word_embeddings.weight", (VOCAB, H), "emb")
@@ -389,6 +429,25 @@ def _config(model_type, arch, o, labels):
              "transformers_version": "4.51.3", "use_cache": True, "use_sliding_window": False,
              "vocab_size": VOCAB}
         return dict(sorted(c.items()))
+    if fam == "gemma3_text":
+        every = o["every"]
+        c = {"architectures": [arch], "attention_bias": False, "attention_dropout": 0.0,
+             "attn_logit_softcapping": None, "bos_token_id": sp["cls"], "eos_token_id": sp["sep"],
+             "final_logit_softcapping": None, "head_dim": o["head_dim"], "hidden_activation": "gelu_pytorch_tanh",
+             "hidden_size": H, "initializer_range": 0.02, "intermediate_size": I, "max_position_embeddings": 128,
+             "model_type": "gemma3_text", "num_attention_heads": A, "num_hidden_layers": L,
+             "num_key_value_heads": o["kv_heads"], "pad_token_id": sp["pad"], "query_pre_attn_scalar": o["qpas"],
+             "rms_norm_eps": 1e-06, "rope_scaling": None, "sliding_window": o["window"], "torch_dtype": "float32",
+             "use_bidirectional_attention": True, "use_cache": True, "vocab_size": VOCAB}
+        if o.get("new_spelling"):
+            c["layer_types"] = ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(L)]
+            c["rope_parameters"] = {"full_attention": {"rope_theta": o["theta"], "rope_type": "default"},
+                                    "sliding_attention": {"rope_theta": o["local_theta"], "rope_type": "default"}}
+            c["transformers_version"] = "4.57.1"
+        else:
+            c.update(sliding_window_pattern=every, rope_theta=o["theta"], rope_local_base_freq=o["local_theta"],
+                     transformers_version="4.56.1")
+        return dict(sorted(c.items()))
     if fam == "modernbert":
         c = {"architectures": [arch], "attention_bias": bool(o.get("biases", False)), "attention_dropout": 0.0,
              "bos_token_id": sp["cls"], "classifier_activation": o.get("cls_act", "gelu"),
@@ -443,6 +502,7 @@ def make_family_model(out, name, extra_tensors=()):
     """Write model `name` into `out` (replaced). Returns the folder holding config.json."""
     model_type, arch, o, labels, st, seed, layout = FAMILY_MODELS[name]
     fam = family_of_type(model_type)
+    prompts = o.get("prompts")
     if os.path.exists(out):
         shutil.rmtree(out)
     os.makedirs(out)
@@ -452,7 +512,10 @@ def make_family_model(out, name, extra_tensors=()):
     rng = np.random.default_rng(seed)
     tensors = []
     for tname, shape, kind, head in _specs(model_type, arch, o, labels, layout):
-        x32 = mc._draw(rng, shape, kind, "fullscale").astype(np.float32)
+        if kind == "gemma_ln_w":  # Gemma3RMSNorm weight w (the norm scales by 1 + w)
+            x32 = rng.normal(0.0, 0.3, shape).astype(np.float32)
+        else:
+            x32 = mc._draw(rng, shape, kind, "fullscale").astype(np.float32)
         raw, _ = mc.encode(x32, "F32")
         tensors.append(((tname if head else prefix + tname), "F32", shape, raw))
     if "position_ids" in layout:
@@ -471,7 +534,8 @@ def make_family_model(out, name, extra_tensors=()):
                        {"model_max_length": SEQ_MAX, "tokenizer_class": {
                            "roberta": "RobertaTokenizer", "xlm-roberta": "XLMRobertaTokenizer",
                            "camembert": "CamembertTokenizer", "albert": "AlbertTokenizer",
-                           "modernbert": "PreTrainedTokenizerFast", "qwen3": "Qwen2TokenizerFast"}[model_type]})
+                           "modernbert": "PreTrainedTokenizerFast", "qwen3": "Qwen2TokenizerFast",
+                           "gemma3_text": "GemmaTokenizerFast"}[model_type]})
     if fam in ("electra", "nomic_bert"):  # WordPiece with BERT's specials
         with open(os.path.join(ckpt, "vocab.txt"), "w", encoding="utf-8", newline="\n") as f:
             for tok in mc.vocab_tokens(VOCAB):
@@ -480,14 +544,36 @@ def make_family_model(out, name, extra_tensors=()):
                        {"do_lower_case": True, "model_max_length": 128,
                         "tokenizer_class": "ElectraTokenizer" if fam == "electra" else "BertTokenizer"})
     if st is not None:
-        pooling, normalize = st
+        pooling, normalize = st[:2]
+        dense = st[2] if len(st) > 2 else ()  # (out_features, bias, tanh) per Dense module
         modules = [{"idx": 0, "name": "0", "path": "0_Transformer" if "subdir" in layout else "",
                     "type": "sentence_transformers.models.Transformer"},
                    {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+        width = o["hidden"]
+        for out_f, bias, tanh in dense:  # EmbeddingGemma: 2_Dense, 3_Dense (no bias, Identity)
+            k = len(modules)
+            path = "%d_Dense" % k
+            modules.append({"idx": k, "name": str(k), "path": path, "type": "sentence_transformers.models.Dense"})
+            os.makedirs(os.path.join(out, path))
+            dt = [("linear.weight", "F32", (out_f, width),
+                   mc.encode(rng.normal(0.0, 1.0 / np.sqrt(width), (out_f, width)).astype(np.float32), "F32")[0])]
+            if bias:
+                dt.append(("linear.bias", "F32", (out_f,),
+                           mc.encode(rng.normal(0.0, 0.1, (out_f,)).astype(np.float32), "F32")[0]))
+            mtc._write_safetensors(os.path.join(out, path, "model.safetensors"), dt)
+            mtc._dump_json(os.path.join(out, path, "config.json"), {
+                "in_features": width, "out_features": out_f, "bias": bias,
+                "activation_function": "torch.nn.modules.activation.Tanh" if tanh else "torch.nn.modules.linear.Identity"})
+            width = out_f
+        if prompts:  # config_sentence_transformers.json's prompts (EmbeddingGemma's / Qwen3-Embedding's kind)
+            mtc._dump_json(os.path.join(out, "config_sentence_transformers.json"), {
+                "prompts": prompts, "default_prompt_name": None, "similarity_fn_name": "cosine",
+                "__version__": {"sentence_transformers": "5.1.0"}})
         if normalize:
-            modules.append({"idx": 2, "name": "2", "path": "2_Normalize",
+            k = len(modules)
+            modules.append({"idx": k, "name": str(k), "path": "%d_Normalize" % k,
                             "type": "sentence_transformers.models.Normalize"})
-            os.makedirs(os.path.join(out, "2_Normalize"))
+            os.makedirs(os.path.join(out, "%d_Normalize" % k))
         mtc._dump_json(os.path.join(out, "modules.json"), modules)
         os.makedirs(os.path.join(out, "1_Pooling"))
         mtc._dump_json(os.path.join(out, "1_Pooling", "config.json"), {
@@ -530,7 +616,7 @@ def case_inputs(case, fam, seq_max):
             types = [0] * 20
         else:
             ids = [cls] + rand(8) + [sep] + rand(9) + [sep]
-            types = [0] * 10 + [1] * 10 if fam not in ("modernbert", "qwen3") else [0] * 20
+            types = [0] * 10 + [1] * 10 if fam not in ("modernbert", "qwen3", "gemma3_text") else [0] * 20
         mask = [1] * 20
     elif case == "lenmax":
         ids, mask = [cls] + rand(seq_max - 2) + [sep], [1] * seq_max
@@ -565,7 +651,7 @@ def text_case(model_type, pair):
         else:
             offsets.append((b, e, segment))  # ASCII texts: characters are bytes
     ids = np.array(enc["ids"], np.int64)
-    types = (np.array(enc["type_ids"], np.int64) if family_of_type(model_type) not in ("modernbert", "qwen3")
+    types = (np.array(enc["type_ids"], np.int64) if family_of_type(model_type) not in ("modernbert", "qwen3", "gemma3_text")
              else np.zeros_like(ids))
     return ids, np.ones(len(ids), np.int64), types, offsets
 

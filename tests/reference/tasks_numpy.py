@@ -89,9 +89,45 @@ def read_sentence_transformers(path):
                            "mean_sqrt_len_tokens": "mean_sqrt_len", "lasttoken": "lasttoken"}[modes[0]]
             elif kind == "Normalize":
                 normalize = True
+            elif kind == "Dense":
+                pass  # read_dense_modules
             else:
                 raise ValueError("unsupported module %s" % m["type"])
     return ckpt_dir, pooling, normalize
+
+
+def read_dense_modules(path):
+    """sentence-transformers Dense modules of the folder, in order: [(W [out, in], b or None, tanh)]
+    in float64 (their config.json and model.safetensors linear.weight / linear.bias)."""
+    modules_path = os.path.join(path, "modules.json")
+    out = []
+    if not os.path.exists(modules_path):
+        return out
+    with open(modules_path, encoding="utf-8") as f:
+        modules = json.load(f)
+    for m in modules:
+        if m["type"].rsplit(".", 1)[-1] != "Dense":
+            continue
+        d = os.path.join(path, m["path"])
+        with open(os.path.join(d, "config.json"), encoding="utf-8") as f:
+            cfg = json.load(f)
+        raw, _ = bert_numpy.read_safetensors(os.path.join(d, "model.safetensors"))
+        w = raw["linear.weight"].astype(np.float64)
+        b = raw["linear.bias"].astype(np.float64) if cfg.get("bias", True) else None
+        act = cfg.get("activation_function", "torch.nn.modules.linear.Identity")
+        if act not in ("torch.nn.modules.linear.Identity", "torch.nn.modules.activation.Tanh"):
+            raise ValueError("unsupported Dense activation %s" % act)
+        out.append((w, b, act.endswith("Tanh")))
+    return out
+
+
+def apply_dense(v, modules):
+    """Dense modules on a pooled vector: y = x W^T (+ b), tanh when the module's activation is Tanh."""
+    for w, b, tanh in modules:
+        v = v @ w.T + (0.0 if b is None else b)
+        if tanh:
+            v = np.tanh(v)
+    return v
 
 
 def load_model(path):

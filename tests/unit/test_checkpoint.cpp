@@ -745,7 +745,7 @@ TEST_CASE("hf: config.json errors", "[hf]") {
 
   REQUIRE_ERROR_HAS(read_bert_config(tmp / "nope.json"), "nope.json: cannot open");
   cfg_err(config_json("", "deberta-v2"), {"unsupported model_type 'deberta-v2' (bert, distilbert, roberta, xlm-roberta, "
-                                            "camembert, electra, albert, nomic_bert, modernbert, qwen3)"});
+                                            "camembert, electra, albert, nomic_bert, modernbert, qwen3, gemma3_text)"});
   // the other families' readers (issue 18): what they do not support is a one-line error
   cfg_err(config_json(",\"num_hidden_groups\":2", "albert"), {"num_hidden_groups 2 exceeds num_hidden_layers 1"});
   cfg_err(config_json(",\"net_structure_type\":1", "albert"), {"unsupported ALBERT option 'net_structure_type'"});
@@ -775,6 +775,19 @@ TEST_CASE("hf: config.json errors", "[hf]") {
   cfg_err(qw + ",\"num_key_value_heads\":3}", {"num_key_value_heads 3 does not divide num_attention_heads 2"});
   cfg_err("{\"model_type\":\"qwen3\"," + base_ints + ",\"head_dim\":3}", {"head_dim 3 must be even"});
   cfg_err(qw + ",\"partial_rotary_factor\":0.5}", {"unsupported 'partial_rotary_factor'"});
+  // Gemma 3 (issue 24): only the bidirectional encoder form; soft-capping, rope scaling refused
+  const std::string gm = "{\"model_type\":\"gemma3_text\"," + base_ints + ",\"head_dim\":4";
+  const std::string gmb = gm + ",\"use_bidirectional_attention\":true";
+  cfg_err(gm + "}", {"unsupported causal Gemma 3 ('use_bidirectional_attention' is not true"});
+  cfg_err(gmb + ",\"attn_logit_softcapping\":50.0}", {"unsupported 'attn_logit_softcapping' (only null)"});
+  cfg_err(gmb + ",\"rope_scaling\":{\"factor\":8.0}}", {"unsupported 'rope_scaling'"});
+  cfg_err(gmb + ",\"hidden_activation\":\"silu\"}", {"unsupported hidden_activation 'silu' (Gemma 3: gelu_pytorch_tanh)"});
+  cfg_err(gmb + ",\"sliding_window_pattern\":0}", {"'sliding_window_pattern' must be a positive integer"});
+  cfg_err(gmb + ",\"layer_types\":[\"chunked_attention\"]}",
+          {"'layer_types' entry 0 must be \"full_attention\" or \"sliding_attention\""});
+  cfg_err(gmb + ",\"rope_parameters\":{\"sliding_attention\":{\"rope_type\":\"linear\"}}}",
+          {"rope_parameters.sliding_attention: unsupported rope_type (only default)"});
+  cfg_err(gmb + ",\"num_key_value_heads\":3}", {"num_key_value_heads 3 does not divide num_attention_heads 2"});
   cfg_err("{" + base_ints + "}", {"missing 'model_type'"});
   cfg_err("{\"model_type\":7," + base_ints + "}", {"unsupported model_type"});
   for (const char* key : {"hidden_size", "num_attention_heads", "num_hidden_layers",

@@ -742,8 +742,36 @@ TEST_CASE("malformed sentence-transformers folders are clear errors", "[converte
   const std::vector<Bad> bads = {
       {"not_array", modules("{}"), {"modules.json: top-level JSON value must be an array"}},
       {"bad_json", modules("[" + tr + ","), {"modules.json: malformed JSON"}},
-      {"dense", modules("[" + tr + "," + po + ",{\"idx\":2,\"path\":\"2_Dense\",\"type\":\"" + st + "Dense\"}]"),
-       {"modules.json: module 2: unsupported sentence-transformers module 'sentence_transformers.models.Dense'"}},
+      {"unknown_module", modules("[" + tr + "," + po + ",{\"idx\":2,\"path\":\"2_LN\",\"type\":\"" + st + "LayerNorm\"}]"),
+       {"modules.json: module 2: unsupported sentence-transformers module 'sentence_transformers.models.LayerNorm'"}},
+      // Dense modules (EmbeddingGemma's): their config and weights, checked by name
+      {"dense_no_config", modules("[" + tr + "," + po + ",{\"idx\":2,\"path\":\"2_Dense\",\"type\":\"" + st + "Dense\"}]"),
+       {"2_Dense/config.json: cannot open"}},
+      {"dense_activation", [&](const fs::path& d) {
+         modules("[" + tr + "," + po + ",{\"idx\":2,\"path\":\"2_Dense\",\"type\":\"" + st + "Dense\"}]")(d);
+         fs::create_directories(d / "2_Dense");
+         write_text(d / "2_Dense" / "config.json", "{\"in_features\":64,\"out_features\":64,\"bias\":false,"
+                                                  "\"activation_function\":\"torch.nn.modules.activation.ReLU\"}");
+       }, {"unsupported Dense activation_function 'torch.nn.modules.activation.ReLU' (Identity or Tanh)"}},
+      {"dense_in_features", [&](const fs::path& d) {
+         modules("[" + tr + "," + po + ",{\"idx\":2,\"path\":\"2_Dense\",\"type\":\"" + st + "Dense\"}]")(d);
+         fs::create_directories(d / "2_Dense");
+         write_text(d / "2_Dense" / "config.json", "{\"in_features\":32,\"out_features\":64}");
+       }, {"2_Dense/config.json: in_features 32 != 64"}},
+      {"dense_no_weights", [&](const fs::path& d) {
+         modules("[" + tr + "," + po + ",{\"idx\":2,\"path\":\"2_Dense\",\"type\":\"" + st + "Dense\"}]")(d);
+         fs::create_directories(d / "2_Dense");
+         write_text(d / "2_Dense" / "config.json", "{\"in_features\":64,\"out_features\":64}");
+       }, {"2_Dense: no model.safetensors"}},
+      {"dense_after_normalize", modules("[" + tr + "," + po + "," + no + ",{\"idx\":3,\"path\":\"3_Dense\",\"type\":\"" + st + "Dense\"}]"),
+       {"module 3", "out of order"}},
+      {"prompts_not_strings", [](const fs::path& d) {
+         write_text(d / "config_sentence_transformers.json", "{\"prompts\":{\"query\":7}}");
+       }, {"config_sentence_transformers.json: prompt 'query' must be a string"}},
+      {"default_prompt_unknown", [](const fs::path& d) {
+         write_text(d / "config_sentence_transformers.json",
+                    "{\"prompts\":{\"query\":\"q: \"},\"default_prompt_name\":\"document\"}");
+       }, {"default_prompt_name 'document' is not one of 'prompts'"}},
       {"no_pooling", modules("[" + tr + "]"), {"needs a Transformer and a Pooling module"}},
       {"order", modules("[" + po + "," + tr + "]"), {"module 0: module 'sentence_transformers.models.Pooling' out of order"}},
       {"twice_normalize", modules("[" + tr + "," + po + "," + no + "," + no + "]"), {"module 3", "out of order"}},

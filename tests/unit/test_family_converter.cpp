@@ -153,7 +153,7 @@ TEST_CASE("every family checkpoint loads and its fp32 reference matches the nump
       CHECK(max_err(val, cdir + key + ".f32", val.size()) < 2e-3);
     }
   }
-  CHECK(per_family.size() == 6);
+  CHECK(per_family.size() == 7);
 }
 
 TEST_CASE("prenorm nomic-bert: pre-norm layers, the encoder ends with the last MLP's output", "[families]") {

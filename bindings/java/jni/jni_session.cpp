@@ -232,6 +232,23 @@ JNIEXPORT void JNICALL Java_org_edgebert_Session_nSetTruncation(JNIEnv* env, jcl
   check(env, session_ptr(h), eb_session_set_truncation(session_ptr(h), static_cast<eb_truncation>(strategy)));
 }
 
+JNIEXPORT void JNICALL Java_org_edgebert_Session_nSetPrompt(JNIEnv* env, jclass, jlong h, jbyteArray name) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_set_prompt), "eb_session_set_prompt")) return;
+  if (!name) {
+    check(env, session_ptr(h), eb_session_set_prompt(session_ptr(h), nullptr));
+    return;
+  }
+  PinnedBytes n(env, name);
+  if (!n.ok()) return;
+  check(env, session_ptr(h), eb_session_set_prompt(session_ptr(h), reinterpret_cast<const char*>(n.get())));
+}
+
+JNIEXPORT void JNICALL Java_org_edgebert_Session_nSetEmbeddingDims(JNIEnv* env, jclass, jlong h, jint dims) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_set_embedding_dims), "eb_session_set_embedding_dims"))
+    return;
+  check(env, session_ptr(h), eb_session_set_embedding_dims(session_ptr(h), dims));
+}
+
 JNIEXPORT jint JNICALL Java_org_edgebert_Session_nTruncatedTokens(JNIEnv* env, jclass, jlong h, jint index) {
   if (missing(env, reinterpret_cast<const void*>(&eb_session_get_truncated_tokens), "eb_session_get_truncated_tokens"))
     return 0;

@@ -29,6 +29,8 @@ class Session(NativeHandle):
         self._hidden = hidden_size
         self._context = None  # UTF-8 bytes of the last run's context (text_pair) for spans
         self._texts = ()  # UTF-8 bytes of the last text run's segments (text, text_pair) for words
+        self._dims = 0  # set_embedding_dims (0: the full embedding)
+        self._prompt = None  # set_prompt
 
     @property
     def model(self):
@@ -184,9 +186,17 @@ class Session(NativeHandle):
 
     # ---- task outputs one call away (compositions of the calls above)
 
-    def embed(self, text, text_pair=None):
-        """Sentence-embedding models: the embedding of text (float32 [hidden])."""
-        return self._task_output(text, text_pair, "sentence_embedding")
+    def embed(self, text, text_pair=None, prompt=None):
+        """Sentence-embedding models: the embedding of text (float32 [hidden], or [dims] after
+        set_embedding_dims); prompt: a prompt name for this call only (see set_prompt)."""
+        if prompt is None:
+            return self._task_output(text, text_pair, "sentence_embedding")
+        before = self._prompt
+        self.set_prompt(prompt)
+        try:
+            return self._task_output(text, text_pair, "sentence_embedding")
+        finally:
+            self.set_prompt(before)
 
     def classify(self, text, text_pair=None):
         """Sequence classifiers: the name of the label with the largest logit (eb_session_classify_many
@@ -253,7 +263,8 @@ class Session(NativeHandle):
         else:
             raise Error(Status.UNSUPPORTED, "embed_many: this model has neither a sentence_embedding nor a "
                         "pooler_output (task %s)" % _task_name(info.task))
-        return self._rows_many("embed_many", texts, text_pairs, which, info.hidden_size, statuses)
+        width = self._dims if which == Output.SENTENCE_EMBEDDING and self._dims > 0 else info.hidden_size
+        return self._rows_many("embed_many", texts, text_pairs, which, width, statuses)
 
     def classify_many(self, texts, text_pairs=None, statuses=False):
         """The logits of a sequence classifier for many texts (or text pairs) as a float32 ndarray
@@ -284,6 +295,27 @@ class Session(NativeHandle):
                 ", ".join(self._TRUNCATIONS), strategy))
         with self._lock:
             self._check(self._lib.eb_session_set_truncation(self._ptr(), self._TRUNCATIONS[strategy]), "set_truncation")
+
+    def set_prompt(self, name):
+        """The prompt (config_sentence_transformers.json "prompts", e.g. "query") put before the
+        text of later text calls, as SentenceTransformer.encode(prompt_name=...) does
+        (eb_session_set_prompt); None or "": no prompt. Unknown names: Error(INVALID_ARGUMENT)."""
+        if name is not None and not isinstance(name, str):
+            raise Error(Status.INVALID_ARGUMENT, "prompt must be a str or None, got %r" % (name,))
+        with self._lock:
+            self._check(self._lib.eb_session_set_prompt(self._ptr(), None if name is None else name.encode("utf-8")),
+                        "set_prompt")
+            self._prompt = name or None
+
+    def set_embedding_dims(self, dims):
+        """Matryoshka: later sentence embeddings truncated to their first `dims` values and
+        L2-normalized again (eb_session_set_embedding_dims); 0: the full embedding. Meaningful only
+        for models trained for it."""
+        if not isinstance(dims, int) or isinstance(dims, bool):
+            raise Error(Status.INVALID_ARGUMENT, "dims must be an int, got %r" % (dims,))
+        with self._lock:
+            self._check(self._lib.eb_session_set_embedding_dims(self._ptr(), dims), "set_embedding_dims")
+            self._dims = dims if dims != self._model.info.hidden_size else 0
 
     def truncated_tokens(self, index=0):
         """Text tokens cut from sequence `index` of the last run (0: nothing was cut)."""

@@ -345,6 +345,17 @@ EB_API EB_NODISCARD eb_status eb_session_answer(eb_session* session, const char*
  * EB_ERROR_INVALID_ARGUMENT outside 0..hidden_size. The last run's outputs are dropped. */
 EB_API EB_NODISCARD eb_status eb_session_set_embedding_dims(eb_session* session, int32_t dims);
 
+/* Prompts (sentence-transformers' config_sentence_transformers.json "prompts", stored by the
+ * converter; e.g. EmbeddingGemma "query" = "task: search result | query: "): the text runs after
+ * this call (eb_session_run_text, the first text of eb_session_run_text_pair, packed runs and
+ * eb_session_embed_many / classify_many) tokenize `prompt text + text` as one string, as
+ * SentenceTransformer.encode(prompt_name=NAME) does; its tokens count toward the length limits,
+ * and the prompt's own tokens get byte offsets {0, 0}. Token-id runs and QA are unchanged. NULL or
+ * "" = no prompt; sessions start with the model's default_prompt_name (none for most models).
+ * EB_ERROR_INVALID_ARGUMENT with a message naming the model's prompts for an unknown name. The
+ * last run's outputs are dropped. */
+EB_API EB_NODISCARD eb_status eb_session_set_prompt(eb_session* session, const char* name);
+
 /* ---- Many texts per call: embed, classify, token labels ----
  * eb_session_embed_many and eb_session_classify_many run `count` texts (pairs NULL) or text pairs
  * (texts[i] with pairs[i], as eb_session_run_text_pair) and write one row per input into the

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // norms.cpp: the residual stream's ops: post-norm add + LayerNorm, pre-norm LayerNorm and add, and
 // the quantize / convert ops that hand a float or int8 tensor to the next GEMM in its precision.
+#include <cmath>
+
 #include "exec/op_kernels.h"
 #include "exec/parallel.h"
 #include "kernels/kernels.h"
@@ -17,6 +19,27 @@ void add_residual(float* h, const void* y, size_t r0, size_t rows, size_t H, con
   } else {
     const float* yf = static_cast<const float*>(y) + r0 * H;
     for (size_t i = 0; i < rows * H; ++i) h[i] += yf[i];
+  }
+}
+
+// hidden rows += RMSNorm(y rows) with gamma (Gemma 3's post-norms): y dequantized on the fly when
+// the GEMM wrote int8 (two passes over y: its sum of squares, then the add; no scratch).
+void add_rms_normed(float* h, const void* y, size_t r0, size_t rows, size_t H, const Op& op) {
+  const bool s8 = op.linear->int8 && !op.float_output;
+  const int8_t* ys8 = static_cast<const int8_t*>(y) + r0 * H;
+  const float* yf = static_cast<const float*>(y) + r0 * H;
+  const float* scales = op.dequant_scales.data();
+  const int32_t zp = op.linear->output_zero_point;
+  const float* gamma = op.norm->gamma;
+  for (size_t r = 0; r < rows; ++r) {
+    auto value = [&](size_t c) {
+      return s8 ? static_cast<float>(ys8[r * H + c] - zp) * scales[c] : yf[r * H + c];
+    };
+    double ss = 0;
+    for (size_t c = 0; c < H; ++c) ss += static_cast<double>(value(c)) * value(c);
+    const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(H) + op.eps));
+    float* hr = h + r * H;
+    for (size_t c = 0; c < H; ++c) hr[c] += value(c) * inv * gamma[c];
   }
 }
 
@@ -65,7 +88,10 @@ Status run_add(const BoundOp& b, const RunContext& ctx) {
   float* hidden = reinterpret_cast<float*>(b.out[0]);
   auto add = [&](size_t r0, size_t rows) {
     if (op.assign) std::fill(hidden + r0 * H, hidden + (r0 + rows) * H, 0.0f);  // 0 + y == y exactly
-    add_residual(hidden + r0 * H, b.in[1], r0, rows, H, op);
+    if (op.norm)
+      add_rms_normed(hidden + r0 * H, b.in[1], r0, rows, H, op);
+    else
+      add_residual(hidden + r0 * H, b.in[1], r0, rows, H, op);
   };
   parallel_rows(ctx.res.pool, ctx.rows, ctx.row_tile, add);
   return Status::ok();

@@ -14,4 +14,9 @@ Status run_sentence_pooling(const BoundOp& b, const RunContext& ctx) {
   return Status::ok();
 }
 
+Status run_l2_normalize(const BoundOp& b, const RunContext&) {
+  kernels::l2_normalize_f32(reinterpret_cast<float*>(b.out[0]), static_cast<size_t>(b.op->width));
+  return Status::ok();
+}
+
 }  // namespace edgebert::exec

@@ -21,6 +21,7 @@ Status run_op(const BoundOp& b, const RunContext& ctx) {
     case OpType::kQuantize: return run_quantize(b, ctx);
     case OpType::kHeadNorm: return run_head_norm(b, ctx);
     case OpType::kSparseVocab: return run_sparse_vocab(b, ctx);
+    case OpType::kL2Normalize: return run_l2_normalize(b, ctx);
     case OpType::kCount: break;
   }
   return Status(EB_ERROR_BACKEND, "unknown op type");

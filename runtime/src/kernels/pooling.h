@@ -19,6 +19,9 @@ enum class PoolingKind : int { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3, 
 void sentence_pool_f32(const float* h, size_t n, size_t H, const uint8_t* mask, PoolingKind mode, bool normalize,
                        float* out);
 
+// v[n] /= max(||v||_2, 1e-12) in place (sentence-transformers' Normalize; the sum in double).
+void l2_normalize_f32(float* v, size_t n);
+
 // start[t] = qa[2t], end[t] = qa[2t + 1] for t < n.
 void split_span_logits(const float* qa, size_t n, float* start, float* end);
 

@@ -40,7 +40,7 @@ enum class OpType : int {
   kAddNorm,         // post-norm: outputs[0] += dequant(inputs[1]); LayerNorm in place [+ quantize]
   kLayerNorm,       // pre-norm: outputs[0] = LayerNorm(inputs[0]) (RMSNorm with `rms_norm`; the stream is unchanged)
                     //   [+ outputs[1]: int8 of it for `quant_for`]
-  kAdd,             // pre-norm residual: outputs[0] += dequant(inputs[1])
+  kAdd,             // pre-norm residual: outputs[0] += dequant(inputs[1]) (with `norm`: += RMSNorm of it)
   kActivation,      // FFN activation (GELU / ReLU / tanh-GELU), via a 256-entry table on int8
   kSpanLogits,      // QA: GEMM [n, 2] into outputs[0], split into start (outputs[1]), end (outputs[2])
   kSentencePooling, // pooling over the attention mask [+ L2 normalization]
@@ -55,6 +55,8 @@ enum class OpType : int {
                     //   sequence's rows in blocks of `block_rows` into outputs[0] (one block), each
                     //   block's unmasked rows reduced into outputs[1] [width = vocab]:
                     //   max_t log(1 + relu(logit[t])) (SPLADE)
+  kL2Normalize,     // per sequence: the `width` floats of outputs[0] (= inputs[0]) L2-normalized in
+                    //   place (sentence-transformers' Normalize after Dense modules)
   kCount
 };
 const char* op_type_name(OpType t);
@@ -121,7 +123,8 @@ struct Op {
                                           // kAddNorm, kLayerNorm: quantized into outputs[1];
                                           // kAttention, kConvertContext, kActivation: the precision
                                           // and quantization of outputs[0]); null: stays float
-  const LayerNormView* norm = nullptr;    // kEmbeddings / kAddNorm / kLayerNorm (null on kEmbeddings: none)
+  const LayerNormView* norm = nullptr;    // kEmbeddings / kAddNorm / kLayerNorm (null on kEmbeddings: none);
+                                          // kAdd: the RMSNorm of the added branch (null: none)
   const LayerNormView* q_norm = nullptr;  // kHeadNorm: gamma [head_dim] of Q's heads
   const LayerNormView* k_norm = nullptr;  // kHeadNorm: gamma [head_dim] of K's heads
   // kHeadNorm / kRotary / kAttention of an int8 layer with q/k norms: the scales of Q and K after

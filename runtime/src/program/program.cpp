@@ -49,6 +49,7 @@ const char* op_type_name(OpType t) {
     case OpType::kQuantize: return "quantize";
     case OpType::kHeadNorm: return "head_rmsnorm";
     case OpType::kSparseVocab: return "sparse_vocab";
+    case OpType::kL2Normalize: return "l2_normalize";
     case OpType::kCount: break;
   }
   return "?";

@@ -34,7 +34,12 @@ size_t lay_out(const TextEncoder& text, bool token_types, size_t max_len, RunInp
   };
   auto put_text = [&](const char* t, size_t room, size_t keep, int32_t seg, int32_t type) {
     room = std::min(room, keep);
-    const size_t n = std::min(text.encode(t, in.ids.data() + pos, in.spans.data() + pos, in.word_ids.data() + pos, room), keep);
+    // the first text carries the session's prompt (TextEncoder::encode_first)
+    const size_t n = std::min(seg == 0 ? text.encode_first(t, in.ids.data() + pos, in.spans.data() + pos,
+                                                           in.word_ids.data() + pos, room)
+                                       : text.encode(t, in.ids.data() + pos, in.spans.data() + pos,
+                                                     in.word_ids.data() + pos, room),
+                              keep);
     for (size_t i = pos; i < pos + std::min(n, room); ++i) {
       in.types[i] = type;
       in.begin[i] = in.spans[i].begin;
@@ -110,7 +115,7 @@ size_t lay_out_sequence(const TextEncoder& text, bool token_types, size_t max_le
   const text::Tokenizer::Frame& f = text.frame(b != nullptr);
   const size_t specials = f.prefix.size() + f.middle.size() + f.suffix.size();
   if (max_len <= specials) return need;
-  const size_t na = text.encode(a, nullptr, nullptr, nullptr, 0), nb = b ? text.encode(b, nullptr, nullptr, nullptr, 0) : 0;
+  const size_t na = text.encode_first(a, nullptr, nullptr, nullptr, 0), nb = b ? text.encode(b, nullptr, nullptr, nullptr, 0) : 0;
   size_t keep_a = 0, keep_b = 0;
   if (!truncated_lengths(truncation, na, nb, b != nullptr, max_len - specials, &keep_a, &keep_b)) return need;
   const size_t total = keep_a + keep_b + specials;

@@ -47,7 +47,7 @@ extension Session {
 
     private func embeddingOutput() throws -> (Output?, Int) {
         let info = try model.info
-        if info.task == .sentenceEmbedding { return (.sentenceEmbedding, info.hiddenSize) }
+        if info.task == .sentenceEmbedding { return (.sentenceEmbedding, embeddingDims > 0 ? embeddingDims : info.hiddenSize) }
         if info.hasPooler { return (.poolerOutput, info.hiddenSize) }
         throw EdgeBertError(.unsupported, "embedMany: this model has neither a sentence embedding nor a pooler output "
                                           + "(task \(info.task.map { "\($0)" } ?? "unknown"))")

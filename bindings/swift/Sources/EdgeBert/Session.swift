@@ -10,6 +10,8 @@ public final class Session: @unchecked Sendable {
     private let hiddenSize: Int
     var context: [UInt8]?  // UTF-8 of the last pair's second text, for answer spans
     var texts: [[UInt8]] = []  // UTF-8 of the last text run's segments, for words
+    var embeddingDims = 0  // setEmbeddingDims (0: the full embedding)
+    var prompt: String?  // setPrompt
     private let lock = NSLock()
 
     init(model: Model, handle: OpaquePointer, hiddenSize: Int) {

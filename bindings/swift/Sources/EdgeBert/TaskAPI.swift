@@ -49,6 +49,9 @@ enum TaskAPI {
 
     typealias SetTruncation = @convention(c) (OpaquePointer?, eb_truncation) -> eb_status
     typealias GetTruncatedTokens = @convention(c) (OpaquePointer?, Int, UnsafeMutablePointer<Int32>?) -> eb_status
+    // Prompts and Matryoshka dims (issue 24).
+    typealias SetPrompt = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> eb_status
+    typealias SetEmbeddingDims = @convention(c) (OpaquePointer?, Int32) -> eb_status
 
     // Many texts per call and token labels (issue 22).
     typealias EmbedMany = @convention(c) (OpaquePointer?, UnsafePointer<UnsafePointer<CChar>?>?,

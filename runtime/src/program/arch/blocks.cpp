@@ -95,6 +95,32 @@ Branch residual_gemm(ProgramBuilder& b, int layer, const std::string& name, OpKi
   return r;
 }
 
+// sentence-transformers' Dense modules on the pooled row (fp32 GEMMs, once per sequence; the last
+// writes the sentence embedding), then its Normalize.
+void sentence_dense(ProgramBuilder& b, int pooled, int embedding) {
+  const Model& m = b.model();
+  int in = pooled;
+  for (size_t i = 0; i < m.sentence_dense.size(); ++i) {
+    const LinearView& g = m.sentence_dense[i];
+    const bool last = i + 1 == m.sentence_dense.size();
+    const PostOp post = m.sentence_dense_tanh[i] ? PostOp::kTanh : PostOp::kNone;
+    if (last) {
+      Op& o = b.op(OpType::kGemm, OpKind::kPoolerClassifier, -1, {in}, {embedding});
+      o.linear = &g;
+      o.per_sequence = true;
+      o.post = post;
+      o.width = g.out;
+    } else {
+      in = head_gemm(b, g, in, ("sentence_dense" + std::to_string(i)).c_str(), static_cast<size_t>(g.out), false,
+                     false, post);
+    }
+  }
+  if (!m.normalize) return;
+  Op& n = b.op(OpType::kL2Normalize, OpKind::kPoolerClassifier, -1, {embedding}, {embedding});
+  n.per_sequence = true;
+  n.width = m.config.hidden;
+}
+
 }  // namespace
 
 Stream embeddings(ProgramBuilder& b, const LayerNormView& norm, const LinearView* first_gemm) {
@@ -276,12 +302,18 @@ int pre_norm(ProgramBuilder& b, int layer, int stage, const Stream& x, const Lay
   return q >= 0 ? q : normed;
 }
 
-void residual_add(ProgramBuilder& b, int layer, int stage, const Stream& x, const Branch& branch, bool assign) {
+void residual_add(ProgramBuilder& b, int layer, int stage, const Stream& x, const Branch& branch, bool assign,
+                  const LayerNormView* branch_norm) {
   Op& a = b.op(OpType::kAdd, stage == 0 ? OpKind::kAddNorm1 : OpKind::kAddNorm2, layer, {x.hidden, branch.buffer},
                {x.hidden});
   a.linear = branch.gemm;
   a.float_output = branch.float_output;
   a.assign = assign;
+  if (branch_norm && branch_norm->gamma) {  // x += RMSNorm(branch) (Gemma 3's post-norms)
+    a.norm = branch_norm;
+    a.rms_norm = true;
+    a.eps = b.model().config.eps;
+  }
   a.width = b.model().config.hidden;
   a.hidden_states = {true, layer, stage};
 }
@@ -306,9 +338,10 @@ Stream pre_norm_layer(ProgramBuilder& b, int layer, const LayerView& L, Activati
                       bool ffn_output_only) {
   const std::string p = layer_prefix(layer);
   const int att_in = pre_norm(b, layer, 0, x, L.attention_norm, L.qkv, p + "attention_input", p + "input_q");
-  residual_add(b, layer, 0, x, attention(b, layer, L.qkv, L.attention_output, att_in));
+  residual_add(b, layer, 0, x, attention(b, layer, L.qkv, L.attention_output, att_in), false, &L.attention_post_norm);
   const int ffn_in = pre_norm(b, layer, 1, x, L.output_norm, L.intermediate, p + "ffn_input", p + "ffn_input_q");
-  residual_add(b, layer, 1, x, ffn(b, layer, L.intermediate, L.output, activation, ffn_in), ffn_output_only);
+  residual_add(b, layer, 1, x, ffn(b, layer, L.intermediate, L.output, activation, ffn_in), ffn_output_only,
+               &L.ffn_post_norm);
   return Stream{x.hidden, -1};
 }
 
@@ -379,13 +412,16 @@ void task_head(ProgramBuilder& b, int hidden, int sequence_features) {
       break;
     case Task::kMaskedLm: masked_lm_head(b, hidden); break;
     case Task::kSentenceEmbedding: {
-      Op& o = b.op(OpType::kSentencePooling, OpKind::kPoolerClassifier, -1, {hidden},
-                   {b.buffer("sentence_embedding", BufferSize::per_sequence(H * 4), true)});
+      const bool dense = !m.sentence_dense.empty();
+      const int embedding = b.buffer("sentence_embedding", BufferSize::per_sequence(H * 4), true);
+      const int pooled = dense ? b.buffer("sentence_pooled", BufferSize::fixed(H * 4)) : embedding;
+      Op& o = b.op(OpType::kSentencePooling, OpKind::kPoolerClassifier, -1, {hidden}, {pooled});
       o.per_sequence = true;
       o.detail = pooling_name(m.pooling);  // (+ L2 normalization when m.normalize)
       o.pooling = m.pooling;
-      o.normalize = m.normalize;
+      o.normalize = m.normalize && !dense;
       o.width = m.config.hidden;
+      if (dense) sentence_dense(b, pooled, embedding);
       break;
     }
   }

@@ -49,14 +49,17 @@ Stream residual_post_norm(ProgramBuilder& b, int layer, int stage, const Stream&
 int pre_norm(ProgramBuilder& b, int layer, int stage, const Stream& x, const LayerNormView& norm,
              const LinearView& next, const std::string& normed_name, const std::string& quantized_name);
 // Pre-norm residual: hidden += branch (announces the hidden states (layer, stage)); with `assign`,
-// hidden = branch (nomic-bert prenorm: the encoder returns its last FFN's output).
-void residual_add(ProgramBuilder& b, int layer, int stage, const Stream& x, const Branch& branch, bool assign = false);
+// hidden = branch (nomic-bert prenorm: the encoder returns its last FFN's output); with a
+// `branch_norm` (gamma set), hidden += RMSNorm(branch) (Gemma 3's post-attention / post-FFN norms).
+void residual_add(ProgramBuilder& b, int layer, int stage, const Stream& x, const Branch& branch, bool assign = false,
+                  const LayerNormView* branch_norm = nullptr);
 
 // Every encoder layer of the model, post-norm (BERT, DistilBERT, RoBERTa, ELECTRA, nomic-bert;
 // ALBERT: applied layer l runs the stored layer layer_map[l]). The attention block adds the rotary
 // op and the sliding window of the model; the FFN block is gated when the model's FFN is.
 Stream post_norm_encoder(ProgramBuilder& b, const Stream& x);
-// One pre-norm layer (attention then FFN, each x = x + f(LN(x))) with the layer's weights; the
+// One pre-norm layer (attention then FFN, each x = x + f(LN(x)), or x + PN(f(LN(x))) where the
+// layer has branch post-norms PN) with the layer's weights; the
 // stream it returns has no quantized copy (the next pre-norm LayerNorm makes one). With
 // `ffn_output_only` the FFN's output replaces the stream (x = f(LN(x)); nomic-bert prenorm's last layer).
 Stream pre_norm_layer(ProgramBuilder& b, int layer, const LayerView& weights, Activation activation, const Stream& x,
@@ -79,7 +82,7 @@ void family_head(ProgramBuilder& b, int hidden);
 // the family's positions and projection), the post-norm encoder, the family's head. What differs
 // between them lives in the model's fields, which these blocks read.
 void post_norm_family(ProgramBuilder& b);
-// The pre-norm families' whole op list (ModernBERT, Qwen3): embeddings (quantized for
+// The pre-norm families' whole op list (ModernBERT, Qwen3, Gemma 3): embeddings (quantized for
 // `embeddings_quant_for` when the first layer reads them unnormalized; null when its norm does),
 // every pre-norm layer, the final norm when the model has one, the family's head.
 void pre_norm_family(ProgramBuilder& b, const LinearView* embeddings_quant_for);

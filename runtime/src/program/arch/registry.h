@@ -25,6 +25,7 @@ extern const ArchitectureBuilder kAlbertBuilder;
 extern const ArchitectureBuilder kNomicBertBuilder;
 extern const ArchitectureBuilder kModernbertBuilder;
 extern const ArchitectureBuilder kQwen3Builder;
+extern const ArchitectureBuilder kGemma3Builder;
 
 // The first builder that matches the model, or null.
 const ArchitectureBuilder* find_architecture(const Model& model);

@@ -198,6 +198,17 @@ public final class Session implements AutoCloseable {
     return taskOutput(Output.SENTENCE_EMBEDDING);
   }
 
+  /** {@link #embed(String)} with prompt {@code prompt} for this call only (see {@link #setPrompt}). */
+  public synchronized float[] embed(String text, String prompt) {
+    String before = this.prompt;
+    setPrompt(prompt);
+    try {
+      return embed(text);
+    } finally {
+      setPrompt(before);
+    }
+  }
+
   /** Sequence classifiers: the name of the label with the largest logit. */
   public synchronized String classify(String text) {
     byte[] a = Strings.cString(text, "text");
@@ -309,7 +320,8 @@ public final class Session implements AutoCloseable {
                                   "embedMany: this model has neither a sentence embedding nor a pooler output (task "
                                   + info.task + ")");
     }
-    return runMany(a, b, statuses, which, info.hiddenSize);
+    return runMany(a, b, statuses, which,
+                   which == Output.SENTENCE_EMBEDDING && dims > 0 ? dims : info.hiddenSize);
   }
 
   /**
@@ -428,6 +440,26 @@ public final class Session implements AutoCloseable {
     nSetTruncation(ptr(), strategy);
   }
 
+  /**
+   * The prompt (config_sentence_transformers.json "prompts", e.g. EmbeddingGemma's "query") put
+   * before the text of later text calls, as SentenceTransformer.encode(prompt_name=...) does
+   * (eb_session_set_prompt); null or "": none. Unknown names: INVALID_ARGUMENT.
+   */
+  public synchronized void setPrompt(String name) {
+    nSetPrompt(ptr(), name == null || name.isEmpty() ? null : Strings.cString(name, "prompt"));
+    prompt = name == null || name.isEmpty() ? null : name;
+  }
+
+  /**
+   * Matryoshka: later sentence embeddings truncated to their first {@code dims} values and
+   * L2-normalized again (eb_session_set_embedding_dims); 0: the full embedding. Meaningful only for
+   * models trained for it.
+   */
+  public synchronized void setEmbeddingDims(int dims) {
+    nSetEmbeddingDims(ptr(), dims);
+    this.dims = dims == model.info().hiddenSize ? 0 : dims;
+  }
+
   /** Text tokens cut from sequence {@code index} of the last run (0: nothing was cut). */
   public synchronized int truncatedTokens(int index) {
     return nTruncatedTokens(ptr(), index);
@@ -486,6 +518,10 @@ public final class Session implements AutoCloseable {
   private static native int[] nTokenLabels(long s);
   private static native void nMemory(long s, long[] out);
   private static native void nSetTruncation(long s, int strategy);
+  private static native void nSetPrompt(long s, byte[] name);
+  private static native void nSetEmbeddingDims(long s, int dims);
+  private String prompt;  // setPrompt
+  private int dims;       // setEmbeddingDims (0: the full embedding)
   private static native int nTruncatedTokens(long s, int index);
   private static native void nDestroy(long s);
 }
