@@ -360,7 +360,8 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
 
   b.ForceDefaults(true);  // always store schema_version, so readers (and tests) see it explicitly
   fb::ModelBuilder mb(b);
-  mb.add_schema_version(gemma_fields ? kGemmaSchemaVersion : llm_fields || any_int4 ? kLlmSchemaVersion : family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
+  const bool regex_split = cm.tokenizer && cm.tokenizer->uses_regex;  // a version-4 reader would run it as a literal
+  mb.add_schema_version(gemma_fields ? kGemmaSchemaVersion : llm_fields || any_int4 || regex_split ? kLlmSchemaVersion : family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
   mb.add_content_id(content_id);
   mb.add_producer(producer);
   mb.add_config(config);

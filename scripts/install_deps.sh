@@ -9,7 +9,7 @@
 # usage: scripts/install_deps.sh [--aarch64|--armv7|--reliability]
 set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config
-      libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libutf8proc-dev
+      libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libutf8proc-dev libpcre2-dev
       libflatbuffers-dev flatbuffers-compiler catch2
       python3 python3-numpy python3-pytest
       python3-venv python3-setuptools python3-wheel  # the Python wheel and its venv test

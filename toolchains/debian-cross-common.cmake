@@ -26,6 +26,11 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 
+# pkg-config (PCRE2's libpcre2-8.pc) reads the sysroot's .pc files only, and prefixes their paths
+# with the sysroot.
+set(ENV{PKG_CONFIG_LIBDIR} "${EDGEBERT_SYSROOT}/usr/lib/${EB_TRIPLE}/pkgconfig:${EDGEBERT_SYSROOT}/usr/share/pkgconfig")
+set(ENV{PKG_CONFIG_SYSROOT_DIR} "${EDGEBERT_SYSROOT}")
+
 # The sysroot's shared libraries depend on each other (libXNNPACK.so.0 -> libcpuinfo.so.0): let the
 # linker resolve those through the sysroot.
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-Wl,-rpath-link,${EDGEBERT_SYSROOT}/usr/lib/${EB_TRIPLE}")

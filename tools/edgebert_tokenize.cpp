@@ -258,8 +258,14 @@ int main(int argc, char** argv) {
   }
   std::string out;
   std::vector<text::TextToken> view;
-  for (const Input& in : inputs) {
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Input& in = inputs[k];
     const size_t n = encode(in);
+    if (ws.error) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      std::fprintf(stderr, "edgebert-tokenize: input %zu: %s\n", k + 1, ws.error);
+      return 1;
+    }
     view.assign(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(n));
     print_encoding(view, out);
     if (out.size() > (1u << 20)) {

@@ -56,6 +56,9 @@ class Writer {
   Writer(flatbuffers::FlatBufferBuilder& b, const TokenizerJson& t, std::vector<std::string>* warnings = nullptr)
       : b_(b), t_(t), src_(t.source), warnings_(warnings) {}
 
+  // Whether a Split regex was written (the model file is then schema_version 5).
+  bool uses_regex() const { return uses_regex_; }
+
   flatbuffers::Offset<fb::TokenizerSpec> write(size_t* vocab_size) {
     const JsonValue& root = t_.root;
     if (!root.is_object()) fail(src_, "not a JSON object");
@@ -463,7 +466,7 @@ class Writer {
       return;
     }
     fb::PreTokenizerKind kind;
-    bool add_prefix_space = false, use_regex = true, split = true, individual = false, invert = false;
+    bool add_prefix_space = false, use_regex = true, split = true, individual = false, invert = false, regex = false;
     std::string replacement, pattern;
     fb::PrependScheme scheme = fb::PrependScheme::ALWAYS;
     fb::SplitBehavior behavior = fb::SplitBehavior::ISOLATED;
@@ -499,9 +502,18 @@ class Writer {
       individual = get_bool(p, "individual_digits", false);
     } else if (type == "Split") {
       kind = fb::PreTokenizerKind::SPLIT;
-      Pattern pat = pattern_of(p, what);
-      if (pat.min_repeat > 0) fail(src_, what + ": repeated-character regex patterns are not supported in Split");
-      pattern = pat.literal;
+      // a String, or a Regex without metacharacters, is a literal; any other Regex is run by the
+      // runtime's regex engine (its translation and compilation are checked with the tables)
+      const JsonValue* pv = p.find("pattern");
+      const JsonValue* rv = pv && pv->is_object() ? pv->find("Regex") : nullptr;
+      if (rv && rv->is_string() && !rv->as_string().empty() &&
+          rv->as_string().find_first_of("\\^$.|?*+()[]{}") != std::string::npos) {
+        pattern = rv->as_string();
+        regex = true;
+        uses_regex_ = true;
+      } else {
+        pattern = pattern_of(p, what).literal;
+      }
       behavior = behavior_of(p, what, fb::SplitBehavior::REMOVED);
       invert = get_bool(p, "invert", false);
     } else {
@@ -520,6 +532,7 @@ class Writer {
     pb.add_behavior(behavior);
     pb.add_pattern(pat);
     pb.add_invert(invert);
+    if (regex) pb.add_regex(true);
     out.push_back(pb.Finish());
   }
 
@@ -646,6 +659,7 @@ class Writer {
   const TokenizerJson& t_;
   const std::string& src_;
   std::vector<std::string>* warnings_;
+  bool uses_regex_ = false;
   std::vector<Added> added_;
   std::vector<std::string> vocab_;
   std::vector<bool> present_;
@@ -661,6 +675,7 @@ TokenizerJson parse_tokenizer_json(const std::string& text, const std::string& s
   flatbuffers::FlatBufferBuilder scratch;
   Writer w(scratch, t, &t.warnings);
   scratch.Finish(w.write(&t.vocab_size));  // validates everything once (and collects the warnings) ...
+  t.uses_regex = w.uses_regex();
   // ... and the tables must pass the runtime's own checks (e.g. the Precompiled charsmap's trie)
   text::Tokenizer check;
   const Status st = check.init_from_buffer(

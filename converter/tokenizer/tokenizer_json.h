@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // tokenizer_json.h: reads a HuggingFace tokenizer.json and writes it as the model file's
 // TokenizerSpec tables (schemas/edgebert.fbs). Every component is either translated exactly or
-// refused with a one-line error naming it (e.g. a Split regex the runtime cannot run); nothing is
+// refused with a one-line error naming it (e.g. a Split regex PCRE2 cannot run as Oniguruma does); nothing is
 // dropped silently. The decoder is not needed by the runtime and is ignored.
 #pragma once
 
@@ -23,6 +23,7 @@ struct TokenizerJson {
   JsonValue root;
   std::string source;  // file name, for messages
   size_t vocab_size = 0;  // ids the tokenizer can produce (model vocabulary and added tokens)
+  bool uses_regex = false;  // a Split regex (TokenizerSpec field of schema_version 5)
   // What was translated as HuggingFace tokenizers reads it but differs from the file's own words
   // (an added token whose id disagrees with the vocabulary), one line each, naming the token.
   std::vector<std::string> warnings;

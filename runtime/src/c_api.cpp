@@ -137,6 +137,10 @@ eb_status guarded(S* session, OnError on_error, F&& f, std::initializer_list<Tex
       }
     } catch (...) {  // keep the tokenizer's own message
     }
+  } catch (const edgebert::UntokenizableTextError& e) {
+    code = EB_ERROR_INVALID_ARGUMENT;
+    std::snprintf(what, sizeof what, "%s", e.what());
+    message = what;
   } catch (const std::bad_alloc&) {
     code = EB_ERROR_OUT_OF_MEMORY;
     message = "out of memory during the call";

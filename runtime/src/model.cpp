@@ -441,6 +441,9 @@ bool has_llm_fields(const fb::Model* fm) {
   if (fm->task() == fb::Task::MASKED_LM || fm->mlm_transform() || fm->mlm_norm() || fm->mlm_decoder()) return true;
   for (const fb::EncoderLayer* L : *fm->layers())
     if (L->q_norm() || L->k_norm() || L->qk_norm_scales()) return true;
+  if (fm->tokenizer() && fm->tokenizer()->pre_tokenizers())
+    for (const fb::PreTokenizerSpec* p : *fm->tokenizer()->pre_tokenizers())
+      if (p->regex()) return true;  // a Split regex
   return false;
 }
 

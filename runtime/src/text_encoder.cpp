@@ -32,6 +32,7 @@ size_t TextEncoder::encode(std::string_view text, int32_t* ids, TokenSpan* spans
   // longer ones stop at the first word past cap tokens.
   const size_t stop_after = cap == 0 || text.size() <= text_bytes_ ? SIZE_MAX : cap;
   const size_t total = tokenizer_->encode_segment(text, split_special_tokens_, ws_, tokens_.data(), cap, stop_after);
+  if (ws_.error) throw UntokenizableTextError(ws_.error);
   const size_t written = total < cap ? total : cap;
   for (size_t i = 0; i < written; ++i) {
     const text::TextToken& t = tokens_[i];

@@ -43,6 +43,18 @@ class InvalidTextError : public std::exception {
   char message_[96];
 };
 
+// A text the tokenizer could not tokenize (its Split regex reached its search limits:
+// text/regex.h); what() is the tokenizer's message. The C API's guard turns it into
+// EB_ERROR_INVALID_ARGUMENT.
+class UntokenizableTextError : public std::exception {
+ public:
+  explicit UntokenizableTextError(const char* message) : message_(message) {}
+  const char* what() const noexcept override { return message_; }
+
+ private:
+  const char* message_;
+};
+
 class TextEncoder {
  public:
   TextEncoder(const Model& model, bool split_special_tokens)
@@ -84,7 +96,8 @@ class TextEncoder {
   //    `text_bytes` long; else some count > cap: tokenizing stops at the first word boundary past
   //    cap tokens (a long text that cannot fit is refused in the time of its first cap tokens,
   //    however long it is).
-  // Throws InvalidTextError when `text` is not valid UTF-8 (checked before tokenizing).
+  // Throws InvalidTextError when `text` is not valid UTF-8 (checked before tokenizing),
+  // UntokenizableTextError when the tokenizer gives up on it.
   size_t encode(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* word_ids, size_t cap) const;
   // encode() of the run's first text with the session's prompt in front (prompt + text, tokenized
   // as one string, as sentence-transformers does): spans stay byte ranges in `text` (the prompt's

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Prepares a cross-compilation sysroot for edgebert: Debian's ARM builds of XNNPACK, pthreadpool,
-# cpuinfo and Catch2 (tests) unpacked (not installed: the -dev packages cannot be co-installed
+# cpuinfo, utf8proc, PCRE2 (8-bit) and Catch2 (tests) unpacked (not installed: the -dev packages cannot be co-installed
 # with the amd64 ones) into SYSROOT_DIR, plus the host's FlatBuffers headers (header-only on the
 # target; flatc runs on the host and must match them).
 # The compiler and the C library it links against come from Debian's cross toolchain
@@ -19,7 +19,7 @@ if [ $# -lt 1 ]; then
 fi
 SYSROOT=$1
 ARCH=${2:-arm64}
-PKGS=(libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo-dev libcpuinfo0 libutf8proc-dev libutf8proc2 catch2)
+PKGS=(libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo-dev libcpuinfo0 libutf8proc-dev libutf8proc2 libpcre2-dev libpcre2-8-0 catch2)
 [ "${EDGEBERT_SYSROOT_LIBC:-0}" = 1 ] && PKGS+=(libc6 libstdc++6 libgcc-s1)
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo

@@ -6,6 +6,9 @@
 #   pairs.jsonl        consecutive conformance inputs as text pairs
 #   adversarial.jsonl  strings made to break tokenizers (scripts, combining marks, emoji ZWJ
 #                      sequences, control and odd whitespace, literal special tokens, long words)
+#   regex.jsonl        strings for the Split regexes of byte-level LLM tokenizers: contractions in
+#                      every case, code, whitespace runs before letters / punctuation / line
+#                      ends, CRLF, digit runs, Unicode spaces (U+180E, U+0085, U+3000), 'ſ
 #   random.jsonl       3000 random strings (fixed seed) drawn from the same kinds of characters:
 #                      ASCII words and punctuation, accents precomposed and combining, CJK, Hangul,
 #                      controls, format and odd whitespace characters, unassigned and private-use
@@ -40,6 +43,24 @@ ADVERSARIAL = [
     "mixed日本English한국어Русский",
     "\u00e9\u0065\u0301 NFC vs NFD", "A\u030A \u212B \u00C5",
     "\ud7a3\ud7a4\ud7ff", "\ue000\uf8ff private", "\U000F0000 \U0010FFFD plane 15",
+]
+
+REGEX = [
+    "I'm sure you're right, we'll see: it's John's, they've said, I'd go.",
+    "I'M SURE YOU'RE RIGHT, WE'LL SEE: IT'S JOHN'S, THEY'VE SAID, I'D GO. 'S 'T 'Re 'vE 'lL",
+    "'s'S's 'x ' s 'ſ 'K don’t",
+    "def f(x):\n    return x ** 2  # square\n\n\nclass A:\n\tpass\r\n",
+    "if (a&&b||!c) { y += 0x1F; z = a[i]->next; } // done;;",
+    "    four leading\n  two\n\n\n   \n\t\t tabs and \r\n\r\n crlf \r lone cr",
+    "trailing spaces    ", "   ", "\n", "\r\n", " \n ", "a  \n  b", "x\n\n\ny", "a \t\n b",
+    "1234567890 12 345 6789 3.14159 -42 1e10 ١٢٣ १२ ①② ½ Ⅷ",
+    "price: $1,234.56!!! ...??? --- ===> <<< (((nested))) [[x]] {{y}}",
+    "mongolian᠎vowel sep nelhere ideo　space nbsp x en em  zw​sp fsgsrsus",
+    "été naïve coöperate été Ångström",
+    "日本語とEnglish混在 한국어123 العربية राम",
+    "emoji 😀😀 👨‍👩‍👧 ok👍🏽!",
+    " " * 40 + "x", "\n" * 30 + "x", " \n" * 20, "a" + " " * 25 + "!" + "\t" * 10 + "\r\n" * 5,
+    "<|endoftext|> <|im_start|>user\nhi<|im_end|> <bos><eos> <start_of_turn>",
 ]
 
 POOLS = [
@@ -92,6 +113,7 @@ def main():
     dump('pairs.jsonl', [{'text': conf[i], 'pair': conf[(i + 1) % len(conf)]} for i in range(len(conf))] +
          [{'text': ADVERSARIAL[i], 'pair': ADVERSARIAL[-1 - i]} for i in range(len(ADVERSARIAL))])
     dump('adversarial.jsonl', [{'text': t} for t in ADVERSARIAL])
+    dump('regex.jsonl', [{'text': t} for t in REGEX] + [{'text': REGEX[i], 'pair': REGEX[-1 - i]} for i in range(6)])
     rnd = random_strings(3000)
     dump('random.jsonl', [{'text': t} for t in rnd[:2500]] +
          [{'text': rnd[i], 'pair': rnd[i + 1]} for i in range(2500, 3000, 2)])

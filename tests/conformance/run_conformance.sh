@@ -3,7 +3,9 @@
 # Tokenizer conformance against HuggingFace's own tokenizers library (Rust, through npm):
 # every shared tokenizer file (and the BERT vocabulary of the shared BERT checkpoint, as a
 # tokenizer.json and as a vocab.txt folder, uncased / cased / CJK off) on the 83 multilingual
-# inputs, the SST-2 sentences, text pairs, truncated pairs, adversarial and 2750 random strings.
+# inputs, the SST-2 sentences, text pairs, truncated pairs, adversarial, regex-oriented and 2750
+# random strings; and the LLM encoders' tokenizer shapes built from those files
+# (make_llm_variants.py: Qwen3-Embedding, Llama-3, EmbeddingGemma, Split regex behaviours).
 # Prints one line of counts per tokenizer and input set; fails when an id or type id differs or
 # fewer than 99% of the offsets / word ids agree (any offset or word id for vocab.txt folders). Skips (exit 77) without node/npm or ../shared.
 # Usage: run_conformance.sh EDGEBERT_TOKENIZE WORK_DIR SHARED_DIR
@@ -62,9 +64,23 @@ for entry in "${variants[@]}"; do
   name=${entry%%=*} tok=${entry#*=}
   for set in conformance adversarial pairs; do run "$name/$set" "$tok" "$work/inputs/$set.jsonl"; done
 done
+# the LLM encoders' tokenizer shapes (Qwen3-Embedding, Llama-3, EmbeddingGemma) and Split regex
+# behaviours, built from the shared vocabularies (make_llm_variants.py)
+if python3 "$here/make_llm_variants.py" "$shared" "$work/llm-variants"; then
+  for v in "$work"/llm-variants/*.json; do
+    name=$(basename "$v" .json)
+    case $name in
+      split-*) sets="regex conformance" ;;
+      *) sets="regex conformance adversarial pairs sst2"; run "$name/pairs-max16" "$v" "$work/inputs/pairs.jsonl" --max-length 16 ;;
+    esac
+    for set in $sets; do [ -f "$work/inputs/$set.jsonl" ] && run "$name/$set" "$v" "$work/inputs/$set.jsonl"; done
+  done
+else
+  echo "make_llm_variants.py failed"; status=1
+fi
 for entry in "${tokenizers[@]}"; do
   name=${entry%%=*} tok=${entry#*=}
-  for set in conformance sst2 pairs adversarial; do
+  for set in conformance sst2 pairs adversarial regex; do
     [ -f "$work/inputs/$set.jsonl" ] && run "$name/$set" "$tok" "$work/inputs/$set.jsonl"
   done
   run "$name/pairs-max16" "$tok" "$work/inputs/pairs.jsonl" --max-length 16

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include "edgebert_generated.h"
 #include "test_support.h"
 #include "text/pre_tokenizers.h"
+#include "text/regex.h"
 #include "text/tokenizer.h"
 #include "text/unicode.h"
 #include "text_encoder.h"
@@ -126,6 +128,51 @@ std::string byte_level_json() {
          json_string(G + "w o") + R"(]}})";
 }
 
+// Qwen2/3's pre-tokenizer regex (tokenizer.json of Qwen3-Embedding) and the shape of its file: NFC,
+// Split (Isolated) + ByteLevel without its own regex, $A <|endoftext|> ("</s>" here).
+const char* kQwenPattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+// byte_level_json() with `split` (a pre-tokenizer object) before ByteLevel(use_regex false) and
+// the template A </s>.
+std::string split_byte_level_json(const std::string& split) {
+  std::string j = byte_level_json();
+  const std::string pre = R"({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true})";
+  j.replace(j.find(pre), pre.size(),
+            R"({"type": "Sequence", "pretokenizers": [)" + split +
+                R"(, {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false}]})");
+  const std::string post = R"({"type": "RobertaProcessing", "sep": ["</s>", 257], "cls": ["<s>", 256], "trim_offsets": true, "add_prefix_space": false})";
+  j.replace(j.find(post), post.size(),
+            R"({"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+      "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}, {"SpecialToken": {"id": "</s>", "type_id": 1}}],
+      "special_tokens": {"</s>": {"id": "</s>", "ids": [257], "tokens": ["</s>"]}}})");
+  j.replace(j.find(R"("normalizer": null)"), 18, R"("normalizer": {"type": "NFC"})");
+  return j;
+}
+
+std::string split_regex(const std::string& pattern, const std::string& behavior, bool invert = false) {
+  return R"({"type": "Split", "pattern": {"Regex": )" + json_string(pattern) + R"(}, "behavior": ")" + behavior +
+         R"(", "invert": )" + (invert ? "true" : "false") + "}";
+}
+
+std::string qwen_json() { return split_byte_level_json(split_regex(kQwenPattern, "Isolated")); }
+
+// The words of an encoding: the text from each word's first token's start to its last token's end.
+std::vector<std::string> words_of(const std::string& text, const Encoded& e) {
+  std::vector<std::string> w;
+  size_t first = 0;
+  for (size_t i = 0; i < e.ids.size(); ++i) {
+    if (e.words[i] < 0) continue;
+    if (i == 0 || e.words[i] != e.words[i - 1]) {
+      first = i;
+      w.emplace_back();
+    }
+    w.back() = text.substr(static_cast<size_t>(e.offsets[first].first),
+                           static_cast<size_t>(e.offsets[i].second - e.offsets[first].first));
+  }
+  return w;
+}
+
 const char* kUnigram = R"({
   "added_tokens": [{"id": 1, "content": "</s>", "special": true}],
   "normalizer": {"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]},
@@ -163,7 +210,8 @@ std::vector<std::pair<std::string, std::string>> every_tokenizer_kind(const fs::
   return {{"vocab.txt WordPiece", ebm_path(source, "int8")},
           {"tokenizer.json WordPiece", convert_with_tokenizer(dir, source, kWordPiece, "wp")},
           {"byte-level BPE", convert_with_tokenizer(dir, source, byte_level_json(), "bpe")},
-          {"Unigram (SentencePiece)", convert_with_tokenizer(dir, source, kUnigram, "uni")}};
+          {"Unigram (SentencePiece)", convert_with_tokenizer(dir, source, kUnigram, "uni")},
+          {"byte-level BPE, Split regex (Qwen)", convert_with_tokenizer(dir, source, qwen_json(), "qwen")}};
 }
 
 // A loaded model and a session of `max_len` positions on it.
@@ -225,12 +273,13 @@ TEST_CASE("WordPiece pipeline from tokenizer.json", "[text]") {
 }
 
 TEST_CASE("segments and frames rebuild encode()'s output", "[text]") {
-  text::Tokenizer wp, bpe, uni;
+  text::Tokenizer wp, bpe, uni, qwen;
   load(wp, kWordPiece);
   load(bpe, byte_level_json());
   load(uni, kUnigram);
+  load(qwen, qwen_json());
   const std::string a = "hello worlds he", b = "ab c";
-  for (const text::Tokenizer* t : {&wp, &bpe, &uni}) {
+  for (const text::Tokenizer* t : {&wp, &bpe, &uni, &qwen}) {
     text::TextWorkspace ws;
     std::vector<TextToken> sa(64), sb(64);
     const size_t na = t->encode_segment(a, false, ws, sa.data(), sa.size());
@@ -297,8 +346,10 @@ TEST_CASE("the converter refuses what the runtime cannot run, naming it", "[text
     REQUIRE(at != std::string::npos);
     return s.replace(at, from.size(), to);
   };
-  CHECK_THAT(refusal(with(R"({"type": "WhitespaceSplit"})", R"({"type": "Split", "pattern": {"Regex": "\\p{L}+"}, "behavior": "Isolated"})")),
-             Catch::Contains("bad.json: pre_tokenizer Split: regex pattern \"\\p{L}+\" cannot be run"));
+  CHECK_THAT(refusal(with(R"({"type": "WhitespaceSplit"})", R"({"type": "Split", "pattern": {"Regex": "\\w+"}, "behavior": "Isolated"})")),
+             Catch::Contains("bad.json: tokenizer: Split regex \"\\w+\": \\w (Oniguruma"));
+  CHECK_THAT(refusal(with(R"({"type": "Replace", "pattern": {"Regex": " {2,}"})", R"({"type": "Replace", "pattern": {"Regex": "\\s+"})")),
+             Catch::Contains("regex pattern \"\\s+\" cannot be run"));
   CHECK_THAT(refusal(with(R"({"type": "NFKC"})", R"({"type": "Nmt"})")), Catch::Contains("normalizer Nmt is not supported"));
   CHECK_THAT(refusal(with(R"("type": "Unigram")", R"("type": "WordLevel")")), Catch::Contains("model type \"WordLevel\""));
   CHECK_THAT(refusal(with(R"("unk_id": 0,)", "")), Catch::Contains("no unk_id"));
@@ -421,14 +472,15 @@ TEST_CASE("a model file with a bad tokenizer table does not load", "[text]") {
 }
 
 TEST_CASE("encode allocates nothing once the workspace is sized, and is safe to share", "[text]") {
-  text::Tokenizer wp, bpe, uni;
+  text::Tokenizer wp, bpe, uni, qwen;
   load(wp, kWordPiece);
   load(bpe, byte_level_json());
   load(uni, kUnigram);
+  load(qwen, qwen_json());
   const std::string text = "Hello worlds! unaffable caf\xC3\xA9 ab  c \xEF\xAC\x81 he <mask> \xE4\xB8\xAD hello world";
   const std::string pair = "a second text, hello";
   const std::string_view pv = pair;
-  for (const text::Tokenizer* t : {&wp, &bpe, &uni}) {
+  for (const text::Tokenizer* t : {&wp, &bpe, &uni, &qwen}) {
     text::TextWorkspace ws;
     ws.reserve(4 * text.size());
     std::vector<TextToken> out(256);
@@ -826,4 +878,121 @@ TEST_CASE("added tokens whose id disagrees with the vocabulary resolve as HF tok
   REQUIRE(eb_session_get_input_ids(session.s, &ids, &n) == EB_OK);
   CHECK(std::vector<int32_t>(ids, ids + n) == std::vector<int32_t>{2, 5, 6, 3});
   fs::remove_all(dir);
+}
+
+TEST_CASE("Split regex: Qwen's pattern splits as HF tokenizers (Oniguruma) does", "[text][regex]") {
+  text::Tokenizer t;
+  load(t, qwen_json());
+  using W = std::vector<std::string>;
+  // expectations: HF tokenizers (npm @anush008/tokenizers 0.6.0) on the same pre-tokenizer
+  const std::string a = "I'M  fine\r\n\r\n  ok 123";
+  const Encoded e = encode(t, a);
+  CHECK(words_of(a, e) == W{"I", "'M", " ", " fine", "\r\n\r\n", " ", " ok", " ", "1", "2", "3"});
+  CHECK(e.ids.back() == 257);  // $A </s>
+  CHECK(e.ids.size() == a.size() + 1);  // no merge applies: one byte token per byte
+  const std::string b = "x  \t\n y";
+  CHECK(words_of(b, encode(t, b)) == W{"x", "  \t\n", " y"});
+  const std::string c = "'\xC5\xBF's";  // (?i) matches U+017F (long s) for s, in both engines
+  CHECK(words_of(c, encode(t, c)) == W{"'\xC5\xBF", "'s"});
+  // a pair: A </s> B:1 </s>:1
+  const std::string pb = "ok";
+  const Encoded p = encode(t, "hi", &pb);
+  CHECK(p.ids == std::vector<int32_t>{'h', 'i', 257, 'o', 'k', 257});
+  CHECK(p.types == std::vector<int32_t>{0, 0, 0, 1, 1, 1});
+}
+
+TEST_CASE("Split regex: \\s is Oniguruma's White_Space, behaviours and invert as HF's split.rs", "[text][regex]") {
+  using W = std::vector<std::string>;
+  text::Tokenizer sp;
+  load(sp, split_byte_level_json(split_regex("\\s", "Isolated")));
+  // U+180E is not White_Space (Oniguruma; PCRE2's own \s has it); U+3000 and U+0085 are
+  const std::string s = "a\xE1\xA0\x8E" "b c\xE3\x80\x80" "d\xC2\x85" "e";
+  CHECK(words_of(s, encode(sp, s)) == W{"a\xE1\xA0\x8E" "b", " ", "c", "\xE3\x80\x80", "d", "\xC2\x85", "e"});
+  // HF's own tests of Split (pre_tokenizers/split.rs "basic"): the word regex, inverted
+  const std::string how = "How are you doing?";
+  const std::pair<const char*, W> cases[] = {
+      {"Removed", W{"How", "are", "you", "doing", "?"}},
+      {"Isolated", W{"How", " ", "are", " ", "you", " ", "doing", "?"}},
+      {"MergedWithPrevious", W{"How ", "are ", "you ", "doing", "?"}},
+      {"MergedWithNext", W{"How", " are", " you", " doing", "?"}},
+      {"Contiguous", W{"How", " ", "are", " ", "you", " ", "doing?"}},
+  };
+  for (const auto& [behavior, expected] : cases) {
+    INFO(behavior);
+    text::Tokenizer t;
+    load(t, split_byte_level_json(split_regex("\\p{L}+|[^\\p{L}\\s]+", behavior, true)));
+    CHECK(words_of(how, encode(t, how)) == expected);
+  }
+  // empty matches (x*) between the others split nothing (Oniguruma's find_iter skips an empty
+  // match right after a match)
+  text::Tokenizer em;
+  load(em, split_byte_level_json(split_regex("b+|x*", "Isolated")));
+  const std::string ab = "abba";
+  CHECK(words_of(ab, encode(em, ab)) == W{"a", "bb", "a"});
+}
+
+TEST_CASE("Split regex: constructs the engines read differently are refused, naming them", "[text][regex]") {
+  const std::pair<const char*, const char*> refused[] = {
+      {"\\w+", "\\w"}, {"\\bx", "\\b"}, {"^a", "the anchor ^"}, {"a$", "the anchor $"}, {"(?m)a.", "inline option (?m"},
+      {"[[:alpha:]]", "nested or POSIX"}, {"[^\\S]", "\\S inside a character class"}, {"\\h", "\\h"}, {"[a-z&&b]", "class intersection &&"},
+  };
+  for (const auto& [pattern, what] : refused) {
+    INFO(pattern);
+    CHECK_THAT(refusal(split_byte_level_json(split_regex(pattern, "Isolated"))),
+               Catch::Contains("Split regex \"" + std::string(pattern) + "\": ") && Catch::Contains(what));
+  }
+  CHECK_THAT(refusal(split_byte_level_json(split_regex("(a", "Isolated"))), Catch::Contains("does not compile (PCRE2"));
+  std::string out, why;
+  REQUIRE(text::translate_regex("[^\\s\\p{L}]\\S\\u00e9", &out, &why));
+  CHECK(out.find("\\x{180E}") == std::string::npos);
+  CHECK(out.find("\\x{3000}") != std::string::npos);
+  CHECK(out.find("\\x{00e9}") != std::string::npos);
+}
+
+TEST_CASE("Split regex: bounded on hostile input, linear on long runs, no allocation per run", "[text][regex]") {
+  // (\p{L}+)+\d backtracks exponentially on letters without a digit: HF's Oniguruma would run for
+  // ever; here the search gives up at its match limit and the text is refused with a message
+  text::Tokenizer bad;
+  load(bad, split_byte_level_json(split_regex("(\\p{L}+)+\\d", "Isolated")));
+  text::TextWorkspace ws;
+  ws.reserve(4096);
+  std::vector<TextToken> out(8192);
+  const std::string letters(3000, 'a');
+  // (times are CPU seconds of this process: the shared build machine stops and starves tests)
+  const std::clock_t t0 = std::clock();
+  CHECK(bad.encode(letters, nullptr, 0, ws, out.data(), out.size()) == 0);
+  const double hostile = static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC;
+  REQUIRE(ws.error != nullptr);
+  CHECK_THAT(ws.error, Catch::Contains("search limits of the tokenizer's Split regex"));
+  CHECK(bad.encode("a1", nullptr, 0, ws, out.data(), out.size()) == 3);  // the next text is fine
+  CHECK(ws.error == nullptr);
+  if (!edgebert::test::kSanitized && !emulated()) CHECK(hostile < 5.0);
+
+  // 1 MB of spaces before a letter, and a 1 MB word, through Qwen's pattern
+  text::Tokenizer q;
+  load(q, qwen_json());
+  const std::string spaces = std::string(size_t{1} << 20, ' ') + "x", word(size_t{1} << 20, 'e');
+  for (const std::string* text : {&spaces, &word}) {
+    const std::clock_t t1 = std::clock();
+    const Encoded e = encode(q, *text);
+    const double s = static_cast<double>(std::clock() - t1) / CLOCKS_PER_SEC;
+    CHECK(e.ids.size() == text->size() + 1);
+    if (text == &spaces) {  // \s+(?!\S): every space but the last, then " x" (token i is byte i)
+      CHECK(e.words[text->size() - 3] == 0);
+      CHECK(e.words[text->size() - 2] == 1);
+      CHECK(e.words[text->size() - 1] == 1);
+    }
+    if (!edgebert::test::kSanitized && !emulated()) CHECK(s < 5.0);
+  }
+
+  // once the workspace is sized, a run allocates nothing (the match data is the workspace's)
+  const std::string text = "I'm here:\r\n  def f(x): return 42  # ok\n\n\xE6\x97\xA5\xE6\x9C\xAC caf\xC3\xA9  ";
+  text::TextWorkspace w2;
+  w2.reserve(text.size());
+  const size_t first = q.encode(text, nullptr, 0, w2, out.data(), out.size());
+  alloc_counter_start();
+  size_t again = 0;
+  for (int r = 0; r < 10; ++r) again = q.encode(text, nullptr, 0, w2, out.data(), out.size());
+  CHECK(alloc_counter_stop() == 0);
+  CHECK(again == first);
 }

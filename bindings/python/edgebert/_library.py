@@ -158,7 +158,7 @@ _api = None
 
 # The system libraries libedgebert links, and the Debian packages that ship them.
 _RUNTIME_PACKAGES = {"libxnnpack": "libxnnpack0", "libpthreadpool": "libpthreadpool0", "libcpuinfo": "libcpuinfo0",
-                     "libutf8proc": "libutf8proc2"}
+                     "libutf8proc": "libutf8proc2", "libpcre2-8": "libpcre2-8-0"}
 
 
 def missing_library_hint(message):

@@ -122,6 +122,40 @@ void literal_matches(const TextBuffer& buf, uint32_t b, uint32_t e, std::string_
   if (run < e || segs.empty()) segs.push_back(Segment{run, e, false});
 }
 
+// The matches of a regex in [b, e) as the reference finds them (its Pattern for a regex over
+// Oniguruma's find_iter): leftmost-first, searched from the end of the previous match; an empty
+// match right where the previous match ended is skipped by searching again one character on.
+// Matches and the text between them become segments (empty matches too: behaviours see them).
+bool regex_matches(const Regex& re, RegexScratch& rs, const TextBuffer& buf, uint32_t b, uint32_t e,
+                   std::vector<Segment>& segs) {
+  segs.clear();
+  const char* s = buf.bytes.data() + b;
+  const size_t n = e - b;
+  size_t prev = 0, from = 0, last_match_end = 0;
+  bool matched = false;
+  while (n > 0 && from <= n) {
+    size_t mb, me;
+    const Regex::Result r = re.find(s, n, from, rs, &mb, &me);
+    if (r == Regex::kLimit) return false;
+    if (r == Regex::kNoMatch) break;
+    if (mb == me && matched && last_match_end == me) {
+      if (from >= n) break;
+      size_t len;
+      decode_utf8(s + from, n - from, &len);
+      from += len;
+      continue;
+    }
+    from = me;
+    matched = true;
+    last_match_end = me;
+    if (prev != mb) segs.push_back(Segment{static_cast<uint32_t>(b + prev), static_cast<uint32_t>(b + mb), false});
+    segs.push_back(Segment{static_cast<uint32_t>(b + mb), static_cast<uint32_t>(b + me), true});
+    prev = me;
+  }
+  if (prev != n || n == 0) segs.push_back(Segment{static_cast<uint32_t>(b + prev), e, false});
+  return true;
+}
+
 // NormalizedString::split's behaviours; emits the kept ranges (empty ones dropped).
 template <class Emit>
 void split_segments(std::vector<Segment>& segs, SplitBehavior behavior, bool invert, std::vector<Segment>& tmp, Emit emit) {
@@ -135,13 +169,16 @@ void split_segments(std::vector<Segment>& segs, SplitBehavior behavior, bool inv
     case SplitBehavior::kRemoved:
       for (const Segment& g : segs) tmp.push_back(g);
       break;
-    case SplitBehavior::kContiguous:
+    case SplitBehavior::kContiguous: {
+      // runs of segments with the same flag become one (adjacent non-matches occur once inverted)
+      bool previous = false;
       for (const Segment& g : segs) {
-        if (!tmp.empty() && g.match && tmp.back().match) tmp.back().end = g.end;
-        else tmp.push_back(g);
+        if (g.match == previous && !tmp.empty()) tmp.back().end = g.end;
+        else tmp.push_back(Segment{g.begin, g.end, false});
+        previous = g.match;
       }
-      for (Segment& g : tmp) g.match = false;
       break;
+    }
     case SplitBehavior::kMergedWithPrevious: {
       bool previous = false;
       for (const Segment& g : segs) {
@@ -187,7 +224,7 @@ int byte_level_byte(uint32_t c) {
   return -1;
 }
 
-void apply_pre_tokenizer(const PreTokenizer& p, const TextBuffer& src, const std::vector<Split>& in,
+bool apply_pre_tokenizer(const PreTokenizer& p, const TextBuffer& src, const std::vector<Split>& in,
                          TextBuffer& dst, std::vector<Split>& out, PreTokenizerScratch& sc) {
   dst.clear();
   out.clear();
@@ -267,7 +304,11 @@ void apply_pre_tokenizer(const PreTokenizer& p, const TextBuffer& src, const std
                        false, sc.merged, keep);
         break;
       case PreTokenizerKind::kSplit:
-        literal_matches(src, b, e, p.pattern, sc.segments);
+        if (p.regex) {
+          if (!regex_matches(*p.regex, sc.regex, src, b, e, sc.segments)) return false;
+        } else {
+          literal_matches(src, b, e, p.pattern, sc.segments);
+        }
         split_segments(sc.segments, p.behavior, p.invert, sc.merged, keep);
         break;
       case PreTokenizerKind::kMetaspace: {
@@ -330,6 +371,7 @@ void apply_pre_tokenizer(const PreTokenizer& p, const TextBuffer& src, const std
       }
     }
   }
+  return true;
 }
 
 }  // namespace text

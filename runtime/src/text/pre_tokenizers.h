@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // pre_tokenizers.h: the pre-tokenizers of HuggingFace tokenizers (BertPreTokenizer, Whitespace,
 // WhitespaceSplit, ByteLevel with the GPT-2 split pattern written out by hand, Metaspace,
-// Punctuation, Digits, Split on a literal string). Each turns a list of splits of a normalized
-// buffer into a new list (in a second buffer, since ByteLevel and Metaspace rewrite the text).
+// Punctuation, Digits, Split on a literal string or a regular expression (text/regex.h)). Each
+// turns a list of splits of a normalized buffer into a new list (in a second buffer, since
+// ByteLevel and Metaspace rewrite the text).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
+#include "text/regex.h"
 #include "text/text_buffer.h"
 
 namespace edgebert {
@@ -33,7 +36,8 @@ struct PreTokenizer {
   bool split = true;                                // kMetaspace
   bool individual_digits = false;                   // kDigits
   SplitBehavior behavior = SplitBehavior::kIsolated;  // kPunctuation, kSplit
-  std::string_view pattern;                         // kSplit (literal)
+  std::string_view pattern;                         // kSplit: a literal string, unless `regex` is set
+  std::shared_ptr<const Regex> regex;               // kSplit: the compiled regular expression
   bool invert = false;                              // kSplit
 };
 
@@ -44,10 +48,12 @@ struct PreTokenizerScratch {
   };
   std::vector<Segment> segments, merged;
   std::vector<Change> changes;
+  RegexScratch regex;
 };
 
-// Splits of `src` -> splits of `dst` (cleared first).
-void apply_pre_tokenizer(const PreTokenizer& p, const TextBuffer& src, const std::vector<Split>& in,
+// Splits of `src` -> splits of `dst` (cleared first). False when a Split regex gave up at its
+// search limits (regex.h): `dst` is then incomplete and the text cannot be tokenized.
+bool apply_pre_tokenizer(const PreTokenizer& p, const TextBuffer& src, const std::vector<Split>& in,
                          TextBuffer& dst, std::vector<Split>& out, PreTokenizerScratch& scratch);
 
 // GPT-2 byte-to-character map of ByteLevel (printable bytes map to themselves, the others to

@@ -48,6 +48,7 @@ void TextWorkspace::reserve(size_t n) {
   model.queue.reserve(2 * n + 8);  // BPE: at most 2 x symbols entries at once (bpe_model.cpp)
   model.nodes.reserve(n + 8);
   model.key.reserve(256);
+  pre_tokenizer.regex.reserve();
   model_tokens.reserve(2 * n + 8);
   for (auto& s : seq) s.reserve(2 * n + 8);
   reserved_bytes = n;
@@ -310,6 +311,12 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
         x.behavior = static_cast<SplitBehavior>(behavior);
         x.pattern = view(ps->pattern());
         if (x.kind == PreTokenizerKind::kSplit && x.pattern.empty()) return invalid("Split with an empty pattern");
+        if (x.kind == PreTokenizerKind::kSplit && ps->regex()) {
+          if (!valid_utf8(x.pattern)) return invalid("Split regex must be UTF-8");
+          auto re = std::make_shared<Regex>();
+          EB_RETURN_IF_ERROR(re->init(x.pattern).with_context("tokenizer"));
+          x.regex = std::move(re);
+        }
         x.invert = ps->invert();
         pre_tokenizers_.push_back(x);
       }
@@ -399,10 +406,12 @@ void Tokenizer::build_frames() {
 
 size_t Tokenizer::encode_segment(std::string_view text, bool split_special, TextWorkspace& ws, TextToken* out,
                                  size_t capacity, size_t stop_after) const {
+  ws.error = nullptr;
   if (kind_ == Kind::kNone || text.size() > std::numeric_limits<uint32_t>::max() / 8) return 0;
   if (word_local_ && ws.reserved_bytes > 0 && text.size() > ws.reserved_bytes)
     return encode_streamed(text, split_special, ws, out, capacity, stop_after);
   encode_sequence(text, split_special, ws, ws.seq[0], stop_after);
+  if (ws.error) return 0;
   const size_t n = ws.seq[0].size();
   for (size_t i = 0; i < n && i < capacity; ++i) {
     const auto& t = ws.seq[0][i];
@@ -427,6 +436,7 @@ size_t Tokenizer::encode_streamed(std::string_view text, bool split_special, Tex
     }
     const size_t left = stop_after == SIZE_MAX ? SIZE_MAX : stop_after - count;
     const int32_t piece_words = encode_sequence(text.substr(from, end - from), split_special, ws, ws.seq[0], left);
+    if (ws.error) return 0;
     for (const TextWorkspace::SeqToken& t : ws.seq[0]) {
       if (count < capacity)
         out[count] = TextToken{t.id, 0, static_cast<int32_t>(from + t.begin), static_cast<int32_t>(from + t.end),
@@ -513,7 +523,10 @@ int32_t Tokenizer::encode_sequence(std::string_view text, bool split_special, Te
   int which = 0;
   for (const PreTokenizer& p : pre_tokenizers_) {
     std::vector<Split>& dst_splits = ws.splits[1 - which];
-    apply_pre_tokenizer(p, *buf, *splits, ws.pre[which], dst_splits, ws.pre_tokenizer);
+    if (!apply_pre_tokenizer(p, *buf, *splits, ws.pre[which], dst_splits, ws.pre_tokenizer)) {
+      ws.error = "the text reaches the search limits of the tokenizer's Split regex (backtracking without end)";
+      return 0;
+    }
     buf = &ws.pre[which];
     splits = &dst_splits;
     which = 1 - which;
@@ -568,12 +581,16 @@ int32_t Tokenizer::encode_sequence(std::string_view text, bool split_special, Te
 
 size_t Tokenizer::encode(std::string_view a, const std::string_view* b, size_t max_length, TextWorkspace& ws,
                          TextToken* out, size_t capacity) const {
+  ws.error = nullptr;
   if (kind_ == Kind::kNone || a.size() > std::numeric_limits<uint32_t>::max() / 8 ||
       (b != nullptr && b->size() > std::numeric_limits<uint32_t>::max() / 8))
     return 0;
   const std::string_view texts[2] = {a, b ? *b : std::string_view()};
   const int count = b ? 2 : 1;
-  for (int s = 0; s < count; ++s) encode_sequence(texts[s], false, ws, ws.seq[s]);
+  for (int s = 0; s < count; ++s) {
+    encode_sequence(texts[s], false, ws, ws.seq[s]);
+    if (ws.error) return 0;
+  }
   size_t n1 = ws.seq[0].size(), n2 = b ? ws.seq[1].size() : 0;
   if (max_length > 0) {
     const size_t added = has_template_ ? num_special_tokens(b != nullptr) : 0;

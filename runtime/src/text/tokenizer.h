@@ -54,6 +54,9 @@ struct TextWorkspace {
   std::vector<ModelToken> model_tokens;
   std::vector<SeqToken> seq[2];
   size_t reserved_bytes = 0;  // reserve()'s text_bytes: word-local tokenizers stream longer texts
+  // Set by the last encode when it could not tokenize the text (a Split regex reached its search
+  // limits: text/regex.h); its tokens are then none. Null after a successful encode.
+  const char* error = nullptr;
   // Sizes every buffer for texts of up to `text_bytes` bytes.
   void reserve(size_t text_bytes);
 };
@@ -93,7 +96,8 @@ class Tokenizer {
 
   // Encodes `a` (and `b` when non-null), truncated with longest_first to max_length tokens in all
   // (0: no limit) and with the template's special tokens. Writes the first min(count, capacity)
-  // tokens to out (may be null when capacity is 0) and returns count.
+  // tokens to out (may be null when capacity is 0) and returns count. Both encode calls set
+  // ws.error (and return 0) when the text cannot be tokenized.
   size_t encode(std::string_view a, const std::string_view* b, size_t max_length, TextWorkspace& ws,
                 TextToken* out, size_t capacity) const;
 
