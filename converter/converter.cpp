@@ -14,6 +14,8 @@
 #include "converter/activation_params.h"
 #include "converter/calibration.h"
 #include "converter/checkpoint/hf_checkpoint.h"
+#include "converter/checkpoint/mapped_file.h"
+#include "converter/checkpoint/safetensors.h"
 #include "converter/float_bert.h"
 #include "converter/masked_lm_quant.h"
 #include "converter/model_writer.h"
@@ -245,6 +247,46 @@ std::string format_report(const std::vector<GemmReportRow>& rows) {
   return s;
 }
 
+// A ColBERT folder's Dense module (SentenceTransformersLayout::token_dense_*): linear.weight
+// [out, in] (+ linear.bias) from its model.safetensors, as the classifier of a TOKEN_VECTORS model.
+static FloatLinear load_token_dense(const SentenceTransformersLayout& st, int hidden) {
+  const std::string& dir = st.token_dense_dir;
+  if (st.token_dense_in != hidden)
+    throw std::runtime_error(dir + "/config.json: in_features " + std::to_string(st.token_dense_in) +
+                             " differs from the model's hidden size " + std::to_string(hidden));
+  const std::string path = dir + "/model.safetensors";
+  if (!is_regular_file(path)) {
+    if (is_regular_file(dir + "/pytorch_model.bin"))
+      throw std::runtime_error(dir + ": has pytorch_model.bin but no model.safetensors; convert it once with torch: "
+                               "python3 -c \"import torch,safetensors.torch as s; s.save_file(torch.load('" + dir +
+                               "/pytorch_model.bin'), '" + path + "')\"");
+    throw std::runtime_error(dir + ": missing model.safetensors (the ColBERT Dense module's weights)");
+  }
+  const SafetensorsCheckpoint ck = SafetensorsCheckpoint::open_file(path);
+  FloatLinear l;
+  l.name = "token_vectors";
+  l.in = st.token_dense_in;
+  l.out = st.token_dense_out;
+  const std::vector<int64_t> w_shape = {l.out, l.in}, b_shape = {l.out};
+  const TensorInfo& w = ck.get("linear.weight");
+  if (w.shape != w_shape)
+    throw std::runtime_error(path + ": tensor 'linear.weight' has shape " + shape_to_string(w.shape) + ", expected " +
+                             shape_to_string(w_shape));
+  ck.read_f32("linear.weight", l.weight);
+  if (st.token_dense_bias) {
+    const TensorInfo& b = ck.get("linear.bias");
+    if (b.shape != b_shape)
+      throw std::runtime_error(path + ": tensor 'linear.bias' has shape " + shape_to_string(b.shape) + ", expected " +
+                               shape_to_string(b_shape));
+    ck.read_f32("linear.bias", l.bias);
+  }
+  for (const std::string& n : ck.names())
+    if (n != "linear.weight" && !(st.token_dense_bias && n == "linear.bias"))
+      throw std::runtime_error(path + ": tensor '" + n + "' is not used by a ColBERT Dense module" +
+                               (n == "linear.bias" ? " (config.json says bias false)" : ""));
+  return l;
+}
+
 FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes, std::string* weights_dir) {
   SentenceTransformersLayout st;
   const bool is_st = read_sentence_transformers(dir, &st);
@@ -259,9 +301,15 @@ FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes
     if (st.embedding_dimension != 0 && st.embedding_dimension != ck.config().hidden_size)
       throw std::runtime_error(dir + ": 1_Pooling word_embedding_dimension " + std::to_string(st.embedding_dimension) +
                                " differs from the model's hidden size " + std::to_string(ck.config().hidden_size));
-    task = Task::kSentenceEmbedding;
+    task = st.token_dense_dir.empty() ? Task::kSentenceEmbedding : Task::kTokenVectors;
   }
   FloatBert m = load_float_bert(ck, task);
+  if (task == Task::kTokenVectors) {
+    m.classifier = load_token_dense(st, ck.config().hidden_size);
+    m.num_labels = m.classifier.out;
+    notes->push_back("note: ColBERT token vectors (dim " + std::to_string(m.num_labels) +
+                     "): edgebert adds no [Q] / [D] marker tokens and no [MASK] query expansion; pass them as ids");
+  }
   m.pooling = st.pooling;
   m.normalize = is_st && st.normalize;
   m.max_seq_length = st.max_seq_length;

@@ -17,6 +17,13 @@ namespace {
 constexpr const char* kTransformer = "sentence_transformers.models.Transformer";
 constexpr const char* kPooling = "sentence_transformers.models.Pooling";
 constexpr const char* kNormalize = "sentence_transformers.models.Normalize";
+constexpr const char* kDenseTypes[] = {"pylate.models.Dense.Dense", "pylate.models.Dense",
+                                       "sentence_transformers.models.Dense"};
+bool is_dense(const std::string& type) {
+  for (const char* t : kDenseTypes)
+    if (type == t) return true;
+  return false;
+}
 
 std::string join(const std::string& dir, const std::string& rel) {
   if (rel.empty() || rel == ".") return dir;
@@ -76,6 +83,35 @@ PoolingMode read_pooling_config(const std::string& path, int* dimension) {
   return mode;
 }
 
+// The ColBERT Dense module's config.json into `out`.
+void read_token_dense_config(const std::string& dir, SentenceTransformersLayout* out) {
+  const std::string path = join(dir, "config.json");
+  const JsonValue cfg = read_json(path);
+  if (!cfg.is_object()) throw CheckpointError(path + ": top-level JSON value must be an object");
+  auto dimension = [&](const char* key) {
+    const JsonValue* v = cfg.find(key);
+    if (!v || !v->is_integer() || v->as_int64() <= 0 || v->as_int64() > (1 << 20))
+      throw CheckpointError(path + ": '" + key + "' must be a positive integer");
+    return static_cast<int>(v->as_int64());
+  };
+  out->token_dense_dir = dir;
+  out->token_dense_in = dimension("in_features");
+  out->token_dense_out = dimension("out_features");
+  out->token_dense_bias = true;  // torch.nn.Linear's and both Dense modules' default
+  if (const JsonValue* b = cfg.find("bias")) {
+    if (!b->is_bool()) throw CheckpointError(path + ": 'bias' must be true or false");
+    out->token_dense_bias = b->as_bool();
+  }
+  if (const JsonValue* a = cfg.find("activation_function"); a && !a->is_null()) {
+    if (!a->is_string()) throw CheckpointError(path + ": 'activation_function' must be a string");
+    if (a->as_string() != "torch.nn.modules.linear.Identity")
+      throw CheckpointError(path + ": activation_function '" + a->as_string() +
+                            "' is not supported on ColBERT token vectors (only torch.nn.modules.linear.Identity)");
+  }
+  if (const JsonValue* r = cfg.find("use_residual"); r && r->is_bool() && r->as_bool())
+    throw CheckpointError(path + ": use_residual true (a residual Dense) is not supported");
+}
+
 }  // namespace
 
 const char* pooling_mode_name(PoolingMode mode) {
@@ -108,6 +144,11 @@ bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayo
     if (type == kTransformer && stage == 0) {
       out.transformer_dir = join(dir, rel);
       stage = 1;
+    } else if (is_dense(type) && stage == 1) {  // ColBERT: every token projected, nothing after
+      read_token_dense_config(join(dir, rel), &out);
+      stage = 4;
+    } else if (stage == 4) {
+      throw CheckpointError(where + ": module '" + type + "' after a ColBERT Dense module is not supported");
     } else if (type == kPooling && stage == 1) {
       out.pooling = read_pooling_config(join(join(dir, rel), "config.json"), &out.embedding_dimension);
       stage = 2;
@@ -122,7 +163,7 @@ bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayo
     }
   }
   if (stage < 2) {
-    throw CheckpointError(path + ": needs a Transformer and a Pooling module (" + std::to_string(modules.size()) +
+    throw CheckpointError(path + ": needs a Transformer and a Pooling (or, ColBERT, a Dense) module (" + std::to_string(modules.size()) +
                           " modules listed)");
   }
   const std::string sb_path = join(dir, "sentence_bert_config.json");

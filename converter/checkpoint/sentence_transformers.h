@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // A sentence-transformers model folder: modules.json lists a Transformer module (the BERT /
 // DistilBERT checkpoint, in the folder root or in the module's "path"), a Pooling module
-// (1_Pooling/config.json) and optionally a Normalize module (2_Normalize). Reads and validates
-// that layout; any other module kind is an error naming it.
+// (1_Pooling/config.json) and optionally a Normalize module (2_Normalize); or, in a PyLate /
+// ColBERT folder, a Dense module right after the Transformer (projecting every token). Reads and
+// validates that layout; any other module kind is an error naming it.
 #pragma once
 
 #include <string>
@@ -21,11 +22,18 @@ struct SentenceTransformersLayout {
   int embedding_dimension = 0;  // 1_Pooling/config.json word_embedding_dimension (0: absent)
   int max_seq_length = 0;       // sentence_bert_config.json max_seq_length (0: absent)
   bool lowercase_input = false; // sentence_bert_config.json do_lower_case (text lower-cased first)
+  // ColBERT (PyLate): Transformer then a Dense module (pylate.models.Dense.Dense, or
+  // sentence_transformers.models.Dense in older PyLate folders) and no Pooling: the projection of
+  // every token, L2-normalized by PyLate after it. Its config.json: in_features, out_features,
+  // bias, activation_function (Identity only), use_residual (false only).
+  std::string token_dense_dir;  // the Dense module's folder (empty: not a ColBERT folder)
+  int token_dense_in = 0, token_dense_out = 0;
+  bool token_dense_bias = false;
 };
 
 // False when DIR has no modules.json (not a sentence-transformers folder). Otherwise reads
 // modules.json (an array of {"type", "path", ...} objects in pipeline order: Transformer, Pooling,
-// then optionally Normalize) and the Pooling config: exactly one of pooling_mode_cls_token,
+// then optionally Normalize; or Transformer, Dense for ColBERT) and the Pooling config: exactly one of pooling_mode_cls_token,
 // pooling_mode_mean_tokens, pooling_mode_max_tokens, pooling_mode_mean_sqrt_len_tokens,
 // pooling_mode_lasttoken is true (weighted-mean and combined modes are refused). Also reads the optional
 // sentence_bert_config.json (max_seq_length, do_lower_case). Throws CheckpointError naming the

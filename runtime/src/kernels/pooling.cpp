@@ -38,11 +38,14 @@ void sentence_pool_f32(const float* h, size_t n, size_t H, const uint8_t* mask, 
       out[i] = static_cast<float>(s / denom);
     }
   }
-  if (!normalize) return;
+  if (normalize) l2_normalize_f32(out, H);
+}
+
+void l2_normalize_f32(float* v, size_t n) {
   double ss = 0.0;
-  for (size_t i = 0; i < H; ++i) ss += static_cast<double>(out[i]) * out[i];
+  for (size_t i = 0; i < n; ++i) ss += static_cast<double>(v[i]) * v[i];
   const double inv = 1.0 / std::fmax(std::sqrt(ss), 1e-12);
-  for (size_t i = 0; i < H; ++i) out[i] = static_cast<float>(out[i] * inv);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(v[i] * inv);
 }
 
 void split_span_logits(const float* qa, size_t n, float* start, float* end) {

@@ -378,6 +378,9 @@ void task_head(ProgramBuilder& b, int hidden, int sequence_features) {
       head_gemm(b, m.classifier, hidden, "token_logits", labels, true, true, PostOp::kNone);
       break;
     case Task::kMaskedLm: masked_lm_head(b, hidden); break;
+    case Task::kTokenVectors:  // ColBERT: the Dense projection of every token, each row normalized
+      head_gemm(b, m.classifier, hidden, "token_vectors", labels, true, true, PostOp::kL2Normalize);
+      break;
     case Task::kSentenceEmbedding: {
       Op& o = b.op(OpType::kSentencePooling, OpKind::kPoolerClassifier, -1, {hidden},
                    {b.buffer("sentence_embedding", BufferSize::per_sequence(H * 4), true)});
