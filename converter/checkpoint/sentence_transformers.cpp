@@ -163,8 +163,8 @@ bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayo
     }
   }
   if (stage < 2) {
-    throw CheckpointError(path + ": needs a Transformer and a Pooling (or, ColBERT, a Dense) module (" + std::to_string(modules.size()) +
-                          " modules listed)");
+    throw CheckpointError(path + ": needs a Transformer and a Pooling module (" + std::to_string(modules.size()) +
+                          " modules listed; ColBERT folders: a Transformer, then a Dense module)");
   }
   const std::string sb_path = join(dir, "sentence_bert_config.json");
   if (is_regular_file(sb_path)) {

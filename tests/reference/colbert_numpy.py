@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """A small PyLate / ColBERT folder and its float64 reference token vectors.
 
-  colbert_numpy.py --out DIR
+  colbert_numpy.py --out DIR      (make_testdata.py calls make(DIR) for the test data folder)
 
 writes DIR/colbert/ (modules.json: sentence_transformers Transformer, then pylate.models.Dense.Dense
 in 1_Dense/ with config.json and model.safetensors "linear.weight" [DIM, HIDDEN], no bias; the
@@ -43,8 +43,10 @@ CASES = {
 
 
 def make(out):
-    shutil.rmtree(out, ignore_errors=True)
     root = os.path.join(out, "colbert")
+    cdir = os.path.join(out, "colbert_cases")
+    for d in (root, cdir):
+        shutil.rmtree(d, ignore_errors=True)
     mt.make_task_model(root, "task_bert_model_relu")
     model = tasks_numpy.load_model(root)  # the BertModel, read before modules.json exists
     rng = np.random.default_rng(77)
@@ -58,8 +60,7 @@ def make(out):
                    "activation_function": "torch.nn.modules.linear.Identity", "use_residual": False}, f)
     mt._write_safetensors(os.path.join(root, "1_Dense", "model.safetensors"),
                           [("linear.weight", "F32", weight.shape, weight.tobytes())])
-    cdir = os.path.join(out, "colbert_cases")
-    os.makedirs(cdir, exist_ok=True)
+    os.makedirs(cdir)
     vectors = {}
     for name, ids in CASES.items():
         n = len(ids)

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // test_colbert.cpp: ColBERT / PyLate multi-vector models (issue 25, item 4). A PyLate folder
-// (tests/reference/colbert_numpy.py: a BertModel + pylate Dense 64 -> 24, no bias) converts to task
+// (tests/reference/colbert_numpy.py via make_testdata: a BertModel + pylate Dense 64 -> 24, no
+// bias; converted by convert_all.sh into ebm/colbert.*.ebm) converts to task
 // TOKEN_VECTORS; EB_OUTPUT_TOKEN_VECTORS matches the float64 reference (fp32 tight; int8 by row
 // cosine and MaxSim within 1%), packed runs equal single runs, 1 and 2 threads agree; eb_maxsim
-// equals the reference's MaxSim; bad inputs and bad Dense modules are one-line errors.
+// equals the reference's MaxSim; single and packed runs, the output and MaxSim allocate nothing;
+// bad inputs and bad Dense modules are one-line errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "alloc_counter.h"
 #include "converter/converter.h"
 #include "test_support.h"
 
@@ -26,23 +30,10 @@ namespace {
 const char* const kColbertCases[] = {"query", "doc_a", "doc_b", "doc_long"};
 constexpr size_t kDim = 24;
 
-std::string ref_dir() { return testdata_dir() + "/colbert_ref"; }
+std::string ref_dir() { return testdata_dir(); }  // colbert/ and colbert_cases/ (make_testdata.py)
 
-// Converts the reference folder once per kind into the test's temporary folder.
-std::string converted(const std::string& kind) {
-  static std::map<std::string, std::string> done;
-  auto it = done.find(kind);
-  if (it != done.end()) return it->second;
-  const std::string out = (fs::temp_directory_path() / ("eb_colbert_" + kind + ".ebm")).string();
-  edgebert::convert::ConvertOptions o;
-  o.input_dir = ref_dir() + "/colbert";
-  o.output_path = out;
-  o.fp32 = kind == "fp32";
-  o.quiet = true;
-  o.quick_calibration = true;
-  edgebert::convert::convert_checkpoint(o);
-  return done[kind] = out;
-}
+// The folder as the convert_testdata fixture converted it (fp32, int8 on the built-in calibration).
+std::string converted(const std::string& kind) { return ebm_path("colbert", kind); }
 
 void open(const std::string& path, int threads, ModelHandle* m, SessionHandle* s) {
   char err[512];
@@ -193,10 +184,11 @@ TEST_CASE("token vectors: models without them say so; bad Dense modules are one-
   }
   const fs::path src = ref_dir() + "/colbert";
   const fs::path bad = fs::temp_directory_path() / "eb_colbert_bad";
-  auto expect_error = [&](const std::string& config, const std::string& needle) {
+  auto expect_error = [&](const std::string& config, const std::string& needle, void (*change)(const fs::path&) = nullptr) {
     fs::remove_all(bad);
     fs::copy(src, bad, fs::copy_options::recursive);
     if (!config.empty()) std::ofstream(bad / "1_Dense" / "config.json") << config;
+    if (change) change(bad);
     edgebert::convert::ConvertOptions o;
     o.input_dir = bad.string();
     o.fp32 = true;
@@ -217,5 +209,48 @@ TEST_CASE("token vectors: models without them say so; bad Dense modules are one-
   expect_error(R"({"in_features": 64, "out_features": 16, "bias": false})", "linear.weight");
   expect_error(R"({"in_features": 64, "out_features": 24, "bias": true})", "linear.bias");
   expect_error(R"({"in_features": 64, "out_features": 24, "bias": false, "use_residual": true})", "use_residual");
+  expect_error("", "pytorch_model.bin but no model.safetensors", [](const fs::path& d) {
+    fs::rename(d / "1_Dense" / "model.safetensors", d / "1_Dense" / "pytorch_model.bin");
+  });
+  expect_error("", "after a ColBERT Dense module", [](const fs::path& d) {
+    std::ofstream(d / "modules.json")
+        << R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},)"
+        << R"({"idx":1,"name":"1","path":"1_Dense","type":"pylate.models.Dense.Dense"},)"
+        << R"({"idx":2,"name":"2","path":"2_Normalize","type":"sentence_transformers.models.Normalize"}])";
+  });
   fs::remove_all(bad);
+}
+
+TEST_CASE("ColBERT runs, packed runs, token vectors and MaxSim perform zero heap allocations", "[colbert][alloc]") {
+  for (const char* kind : {"fp32", "int8"})
+    for (int threads : {1, 2}) {
+      INFO(kind << ", " << threads << " threads");
+      ModelHandle m;
+      SessionHandle s;
+      open(converted(kind), threads, &m, &s);
+      const std::vector<int32_t> q = read_ints(ref_dir() + "/colbert_cases/query.ids.txt");
+      const std::vector<int32_t> d = read_ints(ref_dir() + "/colbert_cases/doc_long.ids.txt");
+      std::vector<int32_t> both(q);
+      both.insert(both.end(), d.begin(), d.end());
+      const size_t lengths[2] = {q.size(), d.size()};
+      std::vector<float> qv(q.size() * kDim);
+      REQUIRE(eb_session_run_ids(s.s, q.data(), nullptr, nullptr, q.size()) == EB_OK);  // warm: first run
+      edgebert::tools::alloc_counter_start();
+      int failures = 0;
+      for (int rep = 0; rep < 3; ++rep) {
+        const float* p = nullptr;
+        failures += eb_session_run_ids(s.s, q.data(), nullptr, nullptr, q.size()) != EB_OK;
+        failures += eb_session_get_output(s.s, EB_OUTPUT_TOKEN_VECTORS, &p, nullptr, nullptr) != EB_OK;
+        if (p) std::copy(p, p + qv.size(), qv.begin());
+        size_t consumed = 0;
+        failures += eb_session_run_ids_batch(s.s, both.data(), nullptr, lengths, 2, &consumed) != EB_OK || consumed != 2;
+        failures += eb_session_get_output(s.s, EB_OUTPUT_TOKEN_VECTORS, &p, nullptr, nullptr) != EB_OK;
+        float score = 0.f;
+        failures += !p || eb_maxsim(qv.data(), q.size(), p + q.size() * kDim, d.size(), kDim, &score) != EB_OK;
+        failures += eb_maxsim(nullptr, 1, p, 1, kDim, &score) != EB_ERROR_INVALID_ARGUMENT;
+      }
+      const long allocations = edgebert::tools::alloc_counter_stop();
+      CHECK(failures == 0);
+      CHECK(allocations == 0);
+    }
 }

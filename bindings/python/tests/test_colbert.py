@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """ColBERT in the Python package: edgebert.maxsim over eb_maxsim against numpy's float64 MaxSim of
-the reference token vectors (tests/reference/colbert_numpy.py), its argument checks, and the
-TOKEN_VECTORS enum values (the C API's)."""
+the reference token vectors (tests/reference/colbert_numpy.py), the fp32 model's token_vectors
+against them, maxsim's argument checks, and the TOKEN_VECTORS enum values (the C API's)."""
 
 import os
 
@@ -15,10 +15,22 @@ CASES = ("query", "doc_a", "doc_b", "doc_long")
 
 
 def _vectors(name):
-    path = os.path.join(data_dir(), "colbert_ref", "colbert_cases", name + ".f32")
-    if not os.path.exists(path):
-        pytest.skip("no ColBERT reference data (the make_colbert_data fixture)")
-    return np.fromfile(path, dtype="<f4").reshape(-1, 24)
+    return np.fromfile(os.path.join(data_dir(), "colbert_cases", name + ".f32"), dtype="<f4").reshape(-1, 24)
+
+
+def _ids(name):
+    with open(os.path.join(data_dir(), "colbert_cases", name + ".ids.txt"), encoding="utf-8") as f:
+        return [int(x) for x in f.read().split()]
+
+
+def test_token_vectors_match_the_reference(testdata):
+    with edgebert.Model(os.path.join(data_dir(), "ebm", "colbert.fp32.ebm")) as m, m.session() as s:
+        assert m.info.task == edgebert.Task.TOKEN_VECTORS
+        q = s.run(ids=_ids("query"))["token_vectors"]
+        np.testing.assert_allclose(q, _vectors("query"), atol=2e-3)
+        d = s.run(ids=_ids("doc_a"))["token_vectors"]
+        want = (_vectors("query").astype(np.float64) @ _vectors("doc_a").astype(np.float64).T).max(axis=1).sum()
+        assert edgebert.maxsim(q, d) == pytest.approx(want, rel=1e-3)
 
 
 def test_maxsim_equals_numpy():

@@ -78,8 +78,9 @@ typedef enum eb_output {
   EB_OUTPUT_TOKEN_LOGITS = 6,       /* float32 [seq_len, num_labels]; token classification */
   EB_OUTPUT_SPARSE_EMBEDDING = 7,   /* float32 [vocab_size]; masked-LM models: SPLADE's
                                        max over the real tokens of log(1 + relu(MLM logits)) */
-  EB_OUTPUT_TOKEN_VECTORS = 8       /* float32 [seq_len, dim]; ColBERT models: every token's
-                                       projected vector, each row L2-normalized (eb_maxsim) */
+  EB_OUTPUT_TOKEN_VECTORS = 8       /* float32 [seq_len, dim]; ColBERT models (dim: eb_model_info
+                                       num_labels): every token's projected vector, each row
+                                       L2-normalized (eb_maxsim scores them) */
 } eb_output;
 #define EB_OUTPUT_COUNT 9
 
