@@ -14,6 +14,7 @@
 #include "converter/activation_params.h"
 #include "converter/calibration.h"
 #include "converter/checkpoint/hf_checkpoint.h"
+#include "converter/checkpoint/mapped_file.h"
 #include "converter/checkpoint/safetensors.h"
 #include "converter/checkpoint/sentence_transformers.h"
 #include "converter/float_bert.h"
@@ -247,9 +248,45 @@ std::string format_report(const std::vector<GemmReportRow>& rows) {
   return s;
 }
 
-// The sentence-transformers Dense modules (linear.weight [out, in], linear.bias when `bias`; every
-// tensor of their files used), a chain from hidden_size back to hidden_size (the sentence
-// embedding's width).
+// One Dense module's weights: linear.weight [out, in] (+ linear.bias when `bias`) from its
+// model.safetensors, every tensor of the file used; a folder with only pytorch_model.bin gets the
+// one-line torch conversion.
+FloatLinear load_dense_linear(const DenseModule& d, const std::string& name) {
+  const std::string path = d.dir + "/model.safetensors";
+  if (!is_regular_file(path)) {
+    if (is_regular_file(d.dir + "/pytorch_model.bin"))
+      throw std::runtime_error(d.dir + ": has pytorch_model.bin but no model.safetensors; convert it once with torch: "
+                               "python3 -c \"import torch,safetensors.torch as s; s.save_file(torch.load('" + d.dir +
+                               "/pytorch_model.bin'), '" + path + "')\"");
+    throw std::runtime_error(d.dir + ": missing model.safetensors (the Dense module's weights)");
+  }
+  const SafetensorsCheckpoint ck = SafetensorsCheckpoint::open_file(path);
+  FloatLinear l;
+  l.name = name;
+  l.in = d.in_features;
+  l.out = d.out_features;
+  const std::vector<int64_t> w_shape = {l.out, l.in}, b_shape = {l.out};
+  const TensorInfo& w = ck.get("linear.weight");
+  if (w.shape != w_shape)
+    throw std::runtime_error(path + ": tensor 'linear.weight' has shape " + shape_to_string(w.shape) +
+                             ", config.json says " + shape_to_string(w_shape));
+  ck.read_f32("linear.weight", l.weight);
+  if (d.bias) {
+    const TensorInfo& b = ck.get("linear.bias");
+    if (b.shape != b_shape)
+      throw std::runtime_error(path + ": tensor 'linear.bias' has shape " + shape_to_string(b.shape) + ", expected " +
+                               shape_to_string(b_shape));
+    ck.read_f32("linear.bias", l.bias);
+  }
+  for (const std::string& n : ck.names())
+    if (n != "linear.weight" && !(d.bias && n == "linear.bias"))
+      throw std::runtime_error(path + ": tensor '" + n + "' is not used by a Dense module" +
+                               (n == "linear.bias" ? " (config.json says bias false)" : ""));
+  return l;
+}
+
+// The sentence-transformers Dense modules, a chain from hidden_size back to hidden_size (the
+// sentence embedding's width).
 void load_dense_modules(const SentenceTransformersLayout& st, FloatBert& m) {
   int width = m.config.hidden_size;
   for (size_t i = 0; i < st.dense.size(); ++i) {
@@ -257,27 +294,7 @@ void load_dense_modules(const SentenceTransformersLayout& st, FloatBert& m) {
     if (d.in_features != width)
       throw std::runtime_error(d.dir + "/config.json: in_features " + std::to_string(d.in_features) + " != " +
                                std::to_string(width) + " (the features before this Dense module)");
-    const SafetensorsCheckpoint ck = SafetensorsCheckpoint::open_dir(d.dir);
-    FloatLinear l;
-    l.name = "sentence_dense." + std::to_string(i);
-    l.in = d.in_features;
-    l.out = d.out_features;
-    const TensorInfo& w = ck.get("linear.weight");
-    if (w.shape != std::vector<int64_t>{d.out_features, d.in_features})
-      throw std::runtime_error(ck.source() + ": tensor 'linear.weight' has shape " + shape_to_string(w.shape) +
-                               ", config.json says [" + std::to_string(d.out_features) + ", " +
-                               std::to_string(d.in_features) + "]");
-    ck.read_f32("linear.weight", l.weight);
-    if (d.bias) {
-      if (ck.get("linear.bias").shape != std::vector<int64_t>{d.out_features})
-        throw std::runtime_error(ck.source() + ": tensor 'linear.bias' must have shape [" +
-                                 std::to_string(d.out_features) + "]");
-      ck.read_f32("linear.bias", l.bias);
-    }
-    if (ck.size() != (d.bias ? 2u : 1u))
-      throw std::runtime_error(ck.source() + ": tensors other than linear.weight" + (d.bias ? " and linear.bias" : "") +
-                               " (bias " + (d.bias ? "true" : "false") + " in config.json)");
-    m.dense.push_back(std::move(l));
+    m.dense.push_back(load_dense_linear(d, "sentence_dense." + std::to_string(i)));
     m.dense_tanh.push_back(d.tanh);
     width = d.out_features;
   }
@@ -285,6 +302,16 @@ void load_dense_modules(const SentenceTransformersLayout& st, FloatBert& m) {
     throw std::runtime_error(st.dense.back().dir + "/config.json: the last Dense module writes " + std::to_string(width) +
                              " features; edgebert's sentence embedding has hidden_size " +
                              std::to_string(m.config.hidden_size) + " features");
+}
+
+// A ColBERT folder's Dense module (SentenceTransformersLayout::token_dense), as the classifier of a
+// TOKEN_VECTORS model.
+FloatLinear load_token_dense(const SentenceTransformersLayout& st, int hidden) {
+  if (st.token_dense.in_features != hidden)
+    throw std::runtime_error(st.token_dense.dir + "/config.json: in_features " +
+                             std::to_string(st.token_dense.in_features) + " differs from the model's hidden size " +
+                             std::to_string(hidden));
+  return load_dense_linear(st.token_dense, "token_vectors");
 }
 
 FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes, std::string* weights_dir) {
@@ -301,9 +328,15 @@ FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes
     if (st.embedding_dimension != 0 && st.embedding_dimension != ck.config().hidden_size)
       throw std::runtime_error(dir + ": 1_Pooling word_embedding_dimension " + std::to_string(st.embedding_dimension) +
                                " differs from the model's hidden size " + std::to_string(ck.config().hidden_size));
-    task = Task::kSentenceEmbedding;
+    task = st.token_dense.dir.empty() ? Task::kSentenceEmbedding : Task::kTokenVectors;
   }
   FloatBert m = load_float_bert(ck, task);
+  if (task == Task::kTokenVectors) {
+    m.classifier = load_token_dense(st, ck.config().hidden_size);
+    m.num_labels = m.classifier.out;
+    notes->push_back("note: ColBERT token vectors (dim " + std::to_string(m.num_labels) +
+                     "): edgebert adds no [Q] / [D] marker tokens and no [MASK] query expansion; pass them as ids");
+  }
   m.pooling = st.pooling;
   m.normalize = is_st && st.normalize;
   m.max_seq_length = st.max_seq_length;

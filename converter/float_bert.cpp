@@ -201,6 +201,7 @@ void load_heads(const HfBertCheckpoint& ck, Task task, FloatBert& m, const Famil
   switch (task) {
     case Task::kEncoder:
     case Task::kSentenceEmbedding:
+    case Task::kTokenVectors:  // the classifier is the ColBERT folder's Dense module (converter.cpp)
       return;
     case Task::kMaskedLm:
       load_masked_lm_head(ck, m);

@@ -29,7 +29,8 @@ constexpr size_t kPayloadAlignment = 64;
 // The converter's enums are written by value.
 static_assert(static_cast<int>(fb::Task::SENTENCE_EMBEDDING) == static_cast<int>(Task::kSentenceEmbedding) &&
               static_cast<int>(fb::Task::TOKEN_CLASSIFICATION) == static_cast<int>(Task::kTokenClassification) &&
-              static_cast<int>(fb::Task::QUESTION_ANSWERING) == static_cast<int>(Task::kQuestionAnswering));
+              static_cast<int>(fb::Task::QUESTION_ANSWERING) == static_cast<int>(Task::kQuestionAnswering) &&
+              static_cast<int>(fb::Task::TOKEN_VECTORS) == static_cast<int>(Task::kTokenVectors));
 static_assert(static_cast<int>(fb::Pooling::MAX_TOKENS) == static_cast<int>(PoolingMode::kMax) &&
               static_cast<int>(fb::Pooling::MEAN_SQRT_LEN) == static_cast<int>(PoolingMode::kMeanSqrtLen));
 static_assert(static_cast<int>(fb::Activation::RELU) == static_cast<int>(HiddenAct::kRelu) &&
@@ -283,8 +284,9 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   for (const auto& layer : cm.layers)
     for (const ConvertedLinear& g : layer) any_int4 = any_int4 || (g.int8 && g.int4);
   any_int4 = any_int4 || (cm.int8 && cm.word_int4);
-  // (a masked-LM file is version 5, whose readers take the family from the family field)
-  const bool family_fields = !c.is_bert_or_distilbert() || any_int4 || m.task == Task::kMaskedLm;
+  // (masked-LM and token-vector files are version 5, whose readers take the family from the family field)
+  const bool new_task = m.task == Task::kMaskedLm || m.task == Task::kTokenVectors;
+  const bool family_fields = !c.is_bert_or_distilbert() || any_int4 || new_task;
   const bool gemma_fields = m.family() == Family::kGemma3 || !m.dense.empty() || !m.prompts.empty();
   Offset<flatbuffers::Vector<Offset<fb::Prompt>>> prompts;
   if (!m.prompts.empty()) {
@@ -297,7 +299,7 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   const bool llm_fields = gemma_fields || m.family() == Family::kQwen3 || m.rms_norm || m.causal || !m.has_embedding_norm ||
                           m.kv_heads() != c.num_attention_heads || m.q_width() != c.hidden_size ||
                           (m.task == Task::kSentenceEmbedding && m.pooling == PoolingMode::kLastToken) ||
-                          m.task == Task::kMaskedLm;
+                          new_task;
   Offset<fb::Linear> projection;
   Offset<fb::LayerNorm> final_norm, head_norm;
   Offset<fb::Rotary> rotary;

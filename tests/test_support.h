@@ -141,7 +141,8 @@ inline std::vector<std::vector<float>> sequence_outputs(const eb_session* s, siz
     int32_t rank = 0;
     if (eb_session_get_output(s, static_cast<eb_output>(out), &p, shape, &rank) != EB_OK) continue;
     const bool per_token = out == EB_OUTPUT_LAST_HIDDEN_STATE || out == EB_OUTPUT_START_LOGITS ||
-                           out == EB_OUTPUT_END_LOGITS || out == EB_OUTPUT_TOKEN_LOGITS;
+                           out == EB_OUTPUT_END_LOGITS || out == EB_OUTPUT_TOKEN_LOGITS ||
+                           out == EB_OUTPUT_TOKEN_VECTORS;
     if (per_token) {
       const size_t w = rank == 2 ? static_cast<size_t>(shape[1]) : 1;
       r[static_cast<size_t>(out)].assign(p + t0 * w, p + (t0 + n) * w);

@@ -20,7 +20,8 @@
 // pooled rows are zeros, it has no token rows; everything is written, and the exit code is 1.
 // NAME is last_hidden_state (float32 [seq, hidden]), pooler_output (float32 [hidden]), logits
 // (float32 [labels]), sentence_embedding ([hidden]), start_logits / end_logits ([seq]) or
-// token_logits ([seq, labels]) or sparse_embedding ([vocab], masked-LM models: SPLADE); raw
+// token_logits ([seq, labels]), sparse_embedding ([vocab], masked-LM models: SPLADE) or
+// token_vectors ([seq, dim], ColBERT models: each row L2-normalized); raw
 // little-endian, written atomically. --sparse [--top-k K] (masked-LM models, with --text or --ids):
 // stdout has only "ID WEIGHT" lines, the sparse vector's nonzero entries largest first (at most K). Everything goes through
 // the public C API (long QA contexts: eb_session_answer; word labels: eb_session_get_words).
@@ -63,7 +64,7 @@ void usage(FILE* f) {
                "    session maximum is run in windows of its tokens overlapping by --stride tokens\n"
                "    (default min(128, half a window)); --max-answer-len: longest answer in tokens (default 30)\n"
                "  NAME: last_hidden_state | pooler_output | logits | sentence_embedding | start_logits |\n"
-               "    end_logits | token_logits | sparse_embedding (raw little-endian float32)\n"
+               "    end_logits | token_logits | sparse_embedding | token_vectors (raw little-endian float32)\n"
                "  --sparse [--top-k K]: masked-LM (SPLADE) models: prints only 'ID WEIGHT' lines, the nonzero\n"
                "    entries of the sparse vector, largest first (at most K)\n"
                "  --embeds PATH: float32 [seq, hidden] precomputed embedding outputs (skips the embedding layer)\n");
@@ -85,7 +86,8 @@ constexpr Output kOutputs[] = {{"last_hidden_state", EB_OUTPUT_LAST_HIDDEN_STATE
                                {"start_logits", EB_OUTPUT_START_LOGITS},
                                {"end_logits", EB_OUTPUT_END_LOGITS},
                                {"token_logits", EB_OUTPUT_TOKEN_LOGITS},
-                               {"sparse_embedding", EB_OUTPUT_SPARSE_EMBEDDING}};
+                               {"sparse_embedding", EB_OUTPUT_SPARSE_EMBEDDING},
+                               {"token_vectors", EB_OUTPUT_TOKEN_VECTORS}};
 
 const char* label_name(const eb_model* m, int i) {
   const char* name = "?";
@@ -317,7 +319,7 @@ int main(int argc, char** argv) {
       if (std::none_of(std::begin(kOutputs), std::end(kOutputs), [&](const Output& o) { return name == o.name; }))
         return die("--dump: unknown output '" + name +
                    "' (last_hidden_state, pooler_output, logits, sentence_embedding, start_logits, end_logits, "
-                   "token_logits, sparse_embedding)") + 1;
+                   "token_logits, sparse_embedding, token_vectors)") + 1;
       dumps.emplace_back(name, d.substr(eq + 1));
     }
   }
@@ -426,9 +428,11 @@ int main(int argc, char** argv) {
   size_t n = 0;
   if (eb_session_get_input_ids(session, &used_ids, &n) != EB_OK) n = 0;  // --embeds: no token ids
   static const char* const kTasks[] = {"encoder", "sequence classification", "question answering",
-                                       "token classification", "sentence embedding", "masked LM (SPLADE)"};
+                                       "token classification", "sentence embedding", "masked LM (SPLADE)",
+                                       "token vectors (ColBERT)"};
+  const bool known_task = info.task >= 0 && info.task < static_cast<int32_t>(sizeof kTasks / sizeof kTasks[0]);
   std::printf("model: %s (%s%s, %s, %d layers, hidden %d, %d heads)\n", model_path.c_str(), info.is_int8 ? "int8" : "fp32",
-              info.is_distilbert ? " DistilBERT" : "", kTasks[info.task], info.num_hidden_layers, info.hidden_size,
+              info.is_distilbert ? " DistilBERT" : "", known_task ? kTasks[info.task] : "?", info.num_hidden_layers, info.hidden_size,
               info.num_attention_heads);
   if (have_text) report_truncation(session, "");
   if (!have_embeds) {
@@ -472,6 +476,11 @@ int main(int argc, char** argv) {
                   out[0], width > 1 ? out[1] : 0.f, width > 2 ? out[2] : 0.f, width > 3 ? out[3] : 0.f);
       break;
     }
+    case EB_TASK_TOKEN_VECTORS:
+      if (eb_session_get_output(session, EB_OUTPUT_TOKEN_VECTORS, &out, shape, &rank) != EB_OK) return die(eb_session_last_error(session));
+      std::printf("token_vectors: [%lld, %lld], rows L2-normalized (eb_maxsim scores them)\n", static_cast<long long>(shape[0]),
+                  static_cast<long long>(shape[1]));
+      break;
     case EB_TASK_MASKED_LM: {
       if (eb_session_get_output(session, EB_OUTPUT_SPARSE_EMBEDDING, &out, shape, &rank) != EB_OK) return die(eb_session_last_error(session));
       size_t nonzero = 0;

@@ -77,6 +77,7 @@ const char* task_name(Task task) {
     case Task::kTokenClassification: return "token-classification";
     case Task::kSentenceEmbedding: return "sentence-embedding";
     case Task::kMaskedLm: return "masked-lm";
+    case Task::kTokenVectors: return "token-vectors";
   }
   return "?";
 }

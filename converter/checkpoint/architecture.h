@@ -20,6 +20,7 @@ enum class Task {
   kTokenClassification = 3,
   kSentenceEmbedding = 4,
   kMaskedLm = 5,  // *ForMaskedLM: the masked-LM head, run as SPLADE's sparse vector
+  kTokenVectors = 6,  // a PyLate / ColBERT folder: Dense projection of every token, L2-normalized
 };
 const char* task_name(Task task);  // "encoder", "sequence-classification", ...
 

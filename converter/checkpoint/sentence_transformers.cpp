@@ -18,6 +18,10 @@ constexpr const char* kTransformer = "sentence_transformers.models.Transformer";
 constexpr const char* kPooling = "sentence_transformers.models.Pooling";
 constexpr const char* kNormalize = "sentence_transformers.models.Normalize";
 constexpr const char* kDense = "sentence_transformers.models.Dense";
+// ColBERT's Dense module: PyLate's names, or sentence-transformers' in older PyLate folders
+bool is_token_dense(const std::string& type) {
+  return type == "pylate.models.Dense.Dense" || type == "pylate.models.Dense" || type == kDense;
+}
 
 std::string join(const std::string& dir, const std::string& rel) {
   if (rel.empty() || rel == ".") return dir;
@@ -104,6 +108,8 @@ DenseModule read_dense_config(const std::string& dir) {
   } else if (act != "torch.nn.modules.linear.Identity" && act != "torch.nn.Identity") {
     throw CheckpointError(path + ": unsupported Dense activation_function '" + act + "' (Identity or Tanh)");
   }
+  if (const JsonValue* r = cfg.find("use_residual"); r && r->is_bool() && r->as_bool())
+    throw CheckpointError(path + ": use_residual true (a residual Dense) is not supported");
   return d;
 }
 
@@ -165,6 +171,14 @@ bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayo
     if (type == kTransformer && stage == 0) {
       out.transformer_dir = join(dir, rel);
       stage = 1;
+    } else if (is_token_dense(type) && stage == 1) {  // ColBERT: every token projected, nothing after
+      out.token_dense = read_dense_config(join(dir, rel));
+      if (out.token_dense.tanh)
+        throw CheckpointError(join(join(dir, rel), "config.json") +
+                              ": activation_function Tanh is not supported on ColBERT token vectors (Identity only)");
+      stage = 4;
+    } else if (stage == 4) {
+      throw CheckpointError(where + ": module '" + type + "' after a ColBERT Dense module is not supported");
     } else if (type == kPooling && stage == 1) {
       out.pooling = read_pooling_config(join(join(dir, rel), "config.json"), &out.embedding_dimension);
       stage = 2;
@@ -182,7 +196,7 @@ bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayo
   }
   if (stage < 2) {
     throw CheckpointError(path + ": needs a Transformer and a Pooling module (" + std::to_string(modules.size()) +
-                          " modules listed)");
+                          " modules listed; ColBERT folders: a Transformer, then a Dense module)");
   }
   const std::string sb_path = join(dir, "sentence_bert_config.json");
   if (is_regular_file(sb_path)) {

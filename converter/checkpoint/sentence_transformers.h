@@ -2,8 +2,9 @@
 // A sentence-transformers model folder: modules.json lists a Transformer module (the BERT /
 // DistilBERT checkpoint, in the folder root or in the module's "path"), a Pooling module
 // (1_Pooling/config.json), any number of Dense modules (EmbeddingGemma: 768 -> 3072 -> 768) and
-// optionally a Normalize module (2_Normalize). Reads and validates that layout; any other module
-// kind is an error naming it.
+// optionally a Normalize module (2_Normalize); or, in a PyLate / ColBERT folder, one Dense module
+// right after the Transformer (projecting every token). Reads and validates that layout; any other
+// module kind is an error naming it.
 #pragma once
 
 #include <string>
@@ -17,9 +18,10 @@ namespace convert {
 enum class PoolingMode { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3, kLastToken = 4 };
 const char* pooling_mode_name(PoolingMode mode);  // "cls", "mean", "max", "mean_sqrt_len", "last_token"
 
-// A Dense module after the pooling (sentence_transformers.models.Dense): y = act(x W^T + b), its
-// config.json (in_features, out_features, bias, activation_function) and model.safetensors
-// (linear.weight, linear.bias) in its folder.
+// A Dense module after the pooling (sentence_transformers.models.Dense), or ColBERT's after the
+// Transformer: y = act(x W^T + b), its config.json (in_features, out_features, bias,
+// activation_function; use_residual true is refused) and model.safetensors (linear.weight,
+// linear.bias) in its folder.
 struct DenseModule {
   std::string dir;
   int in_features = 0, out_features = 0;
@@ -38,11 +40,16 @@ struct SentenceTransformersLayout {
   // config_sentence_transformers.json "prompts" (name, text) in file order, and default_prompt_name
   std::vector<std::pair<std::string, std::string>> prompts;
   std::string default_prompt_name;
+  // ColBERT (PyLate): Transformer then one Dense module (pylate.models.Dense.Dense, or
+  // sentence_transformers.models.Dense in older PyLate folders) and no Pooling: the projection of
+  // every token, L2-normalized by PyLate after it (Identity activation only). Empty dir: not a
+  // ColBERT folder.
+  DenseModule token_dense;
 };
 
 // False when DIR has no modules.json (not a sentence-transformers folder). Otherwise reads
 // modules.json (an array of {"type", "path", ...} objects in pipeline order: Transformer, Pooling,
-// Dense modules, then optionally Normalize) and the Pooling config: exactly one of pooling_mode_cls_token,
+// Dense modules, then optionally Normalize; or Transformer, Dense for ColBERT) and the Pooling config: exactly one of pooling_mode_cls_token,
 // pooling_mode_mean_tokens, pooling_mode_max_tokens, pooling_mode_mean_sqrt_len_tokens,
 // pooling_mode_lasttoken is true (weighted-mean and combined modes are refused). Also reads the optional
 // sentence_bert_config.json (max_seq_length, do_lower_case). Throws CheckpointError naming the

@@ -522,6 +522,13 @@ eb_status eb_session_get_output(const eb_session* session, eb_output which_arg, 
         data = s.sparse_embedding();
         shape[0] = m.config.vocab;
         break;
+      case EB_OUTPUT_TOKEN_VECTORS:
+        if (!s.token_vectors()) return s.fail(EB_ERROR_UNSUPPORTED, "this model has no token vectors (not a ColBERT model)");
+        data = s.token_vectors();
+        shape[0] = static_cast<int64_t>(s.seq_len());
+        shape[1] = m.config.num_labels;
+        rank = 2;
+        break;
       default:
         return s.fail(EB_ERROR_INVALID_ARGUMENT, "unknown output %d", static_cast<int>(which));
     }
@@ -715,6 +722,20 @@ eb_status eb_session_sparse_top_k(const eb_session* session, size_t index, size_
                                                out_ids, out_weights);
     return EB_OK;
   });
+}
+
+}  // extern "C"
+
+// ---- Multi-vector scoring: tasks/multi_vector.h ----
+#include "tasks/multi_vector.h"
+
+extern "C" {
+
+eb_status eb_maxsim(const float* q, size_t q_tokens, const float* d, size_t d_tokens, size_t dim, float* out_score) {
+  if (out_score) *out_score = 0.f;
+  if (!q || !d || !out_score || q_tokens == 0 || d_tokens == 0 || dim == 0) return EB_ERROR_INVALID_ARGUMENT;
+  *out_score = edgebert::tasks::maxsim(q, q_tokens, d, d_tokens, dim);
+  return EB_OK;
 }
 
 }  // extern "C"

@@ -272,7 +272,7 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
     m->task = fm->classifier() ? Task::kSequenceClassification : Task::kEncoder;
   } else {
     const int t = static_cast<int>(fm->task());
-    if (!in_range(t, 0, m->schema_version >= 5 ? 5 : 4)) return c.fail("model task " + std::to_string(t) + " is not a known task");
+    if (!in_range(t, 0, m->schema_version >= 5 ? 6 : 4)) return c.fail("model task " + std::to_string(t) + " is not a known task");
     m->task = static_cast<Task>(t);
   }
   const std::string task = task_name(m->task);
@@ -281,7 +281,7 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
     if (!check_linear(c, fm->pooler(), "pooler", H, H, false, &m->pooler)) return false;
   }
   const bool wants_classifier = m->task == Task::kSequenceClassification || m->task == Task::kQuestionAnswering ||
-                                m->task == Task::kTokenClassification;
+                                m->task == Task::kTokenClassification || m->task == Task::kTokenVectors;
   if (wants_classifier != (fm->classifier() != nullptr))
     return c.fail(std::string("task ") + task + (wants_classifier ? " needs a classifier, which is missing"
                                                                    : " has no classifier, but the file has one"));
@@ -554,6 +554,7 @@ const char* task_name(Task t) {
     case Task::kTokenClassification: return "token_classification";
     case Task::kSentenceEmbedding: return "sentence_embedding";
     case Task::kMaskedLm: return "masked_lm";
+    case Task::kTokenVectors: return "token_vectors";
   }
   return "?";
 }

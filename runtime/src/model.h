@@ -39,7 +39,8 @@ enum class Task : int {
   kQuestionAnswering = 2,
   kTokenClassification = 3,
   kSentenceEmbedding = 4,
-  kMaskedLm = 5  // the SPLADE vector of a masked-LM head (schema MASKED_LM)
+  kMaskedLm = 5,  // the SPLADE vector of a masked-LM head (schema MASKED_LM)
+  kTokenVectors = 6  // ColBERT: the classifier (Dense) on every token, rows L2-normalized (schema TOKEN_VECTORS)
 };
 // Sentence-embedding pooling over the tokens whose attention mask is 1 (schema Pooling).
 enum class Pooling : int { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3, kLastToken = 4 };

@@ -160,6 +160,7 @@ Status Session::build(const SessionOptions& o) {
   end_logits_ = output("end_logits");
   token_logits_ = output("token_logits");
   sparse_embedding_ = output("sparse_embedding");
+  token_vectors_ = output("token_vectors");
   EB_RETURN_IF_ERROR(create_gemms());
   inputs_.allocate(n);
   qa_.allocate(n, context_cap);

@@ -96,6 +96,7 @@ class Session {
   const float* end_logits() const { return end_logits_; }
   const float* token_logits() const { return token_logits_; }
   const float* sparse_embedding() const { return sparse_embedding_; }  // masked-LM: [sequences, vocab]
+  const float* token_vectors() const { return token_vectors_; }  // ColBERT: [rows, dim], rows normalized
   // Byte range of each token of the last text run in its text, and its segment (0: text / text_a,
   // 1: text_b, -1: added special token). Valid when has_offsets().
   const int32_t* token_begin() const { return inputs_.begin.data(); }
@@ -242,6 +243,7 @@ class Session {
   float* end_logits_ = nullptr;
   float* token_logits_ = nullptr;
   float* sparse_embedding_ = nullptr;
+  float* token_vectors_ = nullptr;
   size_t packed_bytes_ = 0;
   // The current run's inputs, and QA's token buffers.
   tasks::RunInputs inputs_;

@@ -2,13 +2,13 @@
 // test_composition.cpp: the composition matrix. Every model the converter makes for the tests
 // (the BERT / DistilBERT reference checkpoints with every head, and every family model: RoBERTa,
 // XLM-R, CamemBERT, ELECTRA, ALBERT, nomic-bert with dynamic NTK, ModernBERT with CLS and mean
-// heads, sentence embedding, QA, token and sequence classification) x fp32 / int8 (/ int4 weights
+// heads, sentence embedding, QA, token and sequence classification, ColBERT token vectors) x fp32 / int8 (/ int4 weights
 // for the reference checkpoints convert_all.sh converts so) x weight cache
 // off / on x 1 / 2 threads: packed runs of ids (lengths 1 to the session maximum, past the
 // trained NTK length, runs longer than the model's max positions) and of texts and text pairs
 // give every sequence exactly its single run: int8 bit-identical, fp32 within 1e-5 (relative to
 // the value's size). Every output the model has is compared (hidden states, pooled vectors,
-// logits, span and token logits, sentence embeddings), and the token ids of text runs; on
+// logits, span and token logits, sentence embeddings, token vectors), and the token ids of text runs; on
 // cross-encoders also the rerank scores of packed (query, passage) pairs.
 #include <catch2/catch.hpp>
 

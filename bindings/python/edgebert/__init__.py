@@ -22,9 +22,31 @@ except ImportError:  # a source checkout (PYTHONPATH=bindings/python): no wheel 
     __version__ = None
 
 __all__ = ["Error", "Model", "ModelInfo", "Output", "Session", "Span", "Status", "Task", "TokenLabel", "WeightCache",
-           "WeightCacheState", "Word", "__version__", "version"]
+           "WeightCacheState", "Word", "__version__", "maxsim", "version"]
 
 
 def version():
     """Version of the loaded libedgebert ("MAJOR.MINOR.PATCH")."""
     return _api().eb_version().decode()
+
+
+def maxsim(query, document):
+    """ColBERT's MaxSim (eb_maxsim): the sum over the query's rows of the largest dot product with
+    any document row. query [q_tokens, dim], document [d_tokens, dim]: float32-convertible 2-D
+    arrays, e.g. Session.run()["token_vectors"]. Error(INVALID_ARGUMENT) on empty or mismatched
+    arrays."""
+    import ctypes
+
+    import numpy as np
+
+    q = np.ascontiguousarray(query, dtype=np.float32)
+    d = np.ascontiguousarray(document, dtype=np.float32)
+    if q.ndim != 2 or d.ndim != 2 or q.shape[1] != d.shape[1]:
+        raise Error(Status.INVALID_ARGUMENT, "maxsim: needs 2-D arrays of one width, got %s and %s" % (q.shape, d.shape))
+    fp = ctypes.POINTER(ctypes.c_float)
+    score = ctypes.c_float(0.0)
+    status = _api().eb_maxsim(q.ctypes.data_as(fp), q.shape[0], d.ctypes.data_as(fp), d.shape[0], q.shape[1],
+                              ctypes.byref(score))
+    if status != Status.OK:
+        raise Error(status, "maxsim: empty query or document (%s, %s)" % (q.shape, d.shape))
+    return float(score.value)

@@ -16,6 +16,7 @@ class Output(enum.IntEnum):
     END_LOGITS = 5
     TOKEN_LOGITS = 6
     SPARSE_EMBEDDING = 7  # [vocab], masked-LM (SPLADE) models
+    TOKEN_VECTORS = 8  # [seq_len, dim], ColBERT models (rows L2-normalized)
 
     @property
     def key(self):
@@ -30,6 +31,7 @@ class Task(enum.IntEnum):
     TOKEN_CLASSIFICATION = 3
     SENTENCE_EMBEDDING = 4
     MASKED_LM = 5
+    TOKEN_VECTORS = 6
 
 
 class WeightCacheState(enum.IntEnum):

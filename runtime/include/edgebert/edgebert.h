@@ -76,10 +76,13 @@ typedef enum eb_output {
   EB_OUTPUT_START_LOGITS = 4,       /* float32 [seq_len]; extractive question answering */
   EB_OUTPUT_END_LOGITS = 5,         /* float32 [seq_len]; extractive question answering */
   EB_OUTPUT_TOKEN_LOGITS = 6,       /* float32 [seq_len, num_labels]; token classification */
-  EB_OUTPUT_SPARSE_EMBEDDING = 7    /* float32 [vocab_size]; masked-LM models: SPLADE's
+  EB_OUTPUT_SPARSE_EMBEDDING = 7,   /* float32 [vocab_size]; masked-LM models: SPLADE's
                                        max over the real tokens of log(1 + relu(MLM logits)) */
+  EB_OUTPUT_TOKEN_VECTORS = 8       /* float32 [seq_len, dim]; ColBERT models (dim: eb_model_info
+                                       num_labels): every token's projected vector, each row
+                                       L2-normalized (eb_maxsim scores them) */
 } eb_output;
-#define EB_OUTPUT_COUNT 8
+#define EB_OUTPUT_COUNT 9
 
 /* What the model's head computes (chosen by the converter from the checkpoint). */
 typedef enum eb_task {
@@ -88,7 +91,8 @@ typedef enum eb_task {
   EB_TASK_QUESTION_ANSWERING = 2,      /* + start_logits, end_logits */
   EB_TASK_TOKEN_CLASSIFICATION = 3,    /* + token_logits */
   EB_TASK_SENTENCE_EMBEDDING = 4,      /* + sentence_embedding */
-  EB_TASK_MASKED_LM = 5                /* + sparse_embedding (a masked-LM head: SPLADE) */
+  EB_TASK_MASKED_LM = 5,               /* + sparse_embedding (a masked-LM head: SPLADE) */
+  EB_TASK_TOKEN_VECTORS = 6            /* + token_vectors (ColBERT / PyLate multi-vector models) */
 } eb_task;
 
 typedef struct eb_session_options {
@@ -465,6 +469,15 @@ EB_API EB_NODISCARD eb_status eb_session_rerank_top_k(eb_session* session, const
  * arrays. Performs no heap allocation. */
 EB_API EB_NODISCARD eb_status eb_session_sparse_top_k(const eb_session* session, size_t index, size_t k, float threshold,
                                                       int32_t* out_ids, float* out_weights, size_t* out_count);
+
+/* ---- Multi-vector scoring (ColBERT models: EB_OUTPUT_TOKEN_VECTORS) ----
+ * ColBERT's late interaction: *out_score = sum over the q_tokens query rows of the largest dot
+ * product with any of the d_tokens document rows (q [q_tokens, dim], d [d_tokens, dim], float32
+ * row-major; normalized rows make it a sum of cosines). Which rows to pass is the caller's choice
+ * (e.g. PyLate leaves the document's padding and punctuation out). Accumulates in double.
+ * EB_ERROR_INVALID_ARGUMENT for a NULL pointer or a zero count / dim. Performs no allocation. */
+EB_API EB_NODISCARD eb_status eb_maxsim(const float* q, size_t q_tokens, const float* d, size_t d_tokens, size_t dim,
+                                        float* out_score);
 
 /* Memory facts: planned arena bytes, the naive sum of all intermediate buffers, and the bytes
  * XNNPACK holds in packed weights. Any pointer may be NULL. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // gemm.cpp: the GEMM ops (XNNPACK operators set up by the executor) with their elementwise post
-// op (tanh, relu, an activation), and QA's span logits (one [n, 2] GEMM split into start and end).
+// op (tanh, relu, an activation, row L2 normalization), and QA's span logits (one [n, 2] GEMM split into start and end).
 #include <algorithm>
 #include <cmath>
 
@@ -18,6 +18,9 @@ Status run_gemm(const BoundOp& b, const RunContext& ctx) {
   const size_t count = op_rows(op, ctx) * static_cast<size_t>(op.linear->out);
   if (op.post == PostOp::kActivation) {
     activation_in_place(op.activation, y, count);
+  } else if (op.post == PostOp::kL2Normalize) {
+    const size_t width = static_cast<size_t>(op.linear->out);
+    for (size_t r = 0; r < count / width; ++r) kernels::l2_normalize_f32(y + r * width, width);
   } else {
     for (size_t i = 0; i < count; ++i) y[i] = op.post == PostOp::kTanh ? std::tanh(y[i]) : std::max(y[i], 0.f);
   }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Task-head helpers on the float hidden states: sentence pooling over the attention mask
-// (sentence-transformers' Pooling + Normalize), and splitting interleaved QA logits.
+// (sentence-transformers' Pooling + Normalize), row L2 normalization (ColBERT), and splitting interleaved QA logits.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +19,7 @@ enum class PoolingKind : int { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3, 
 void sentence_pool_f32(const float* h, size_t n, size_t H, const uint8_t* mask, PoolingKind mode, bool normalize,
                        float* out);
 
-// v[n] /= max(||v||_2, 1e-12) in place (sentence-transformers' Normalize; the sum in double).
+// v /= max(||v||_2, 1e-12) (torch.nn.functional.normalize), the sum of squares in double.
 void l2_normalize_f32(float* v, size_t n);
 
 // start[t] = qa[2t], end[t] = qa[2t + 1] for t < n.

@@ -62,7 +62,8 @@ enum class OpType : int {
 const char* op_type_name(OpType t);
 
 // Elementwise function applied to a head GEMM's output (kActivation: Op::activation).
-enum class PostOp : int { kNone, kTanh, kRelu, kActivation };
+// kL2Normalize: each row divided by max(||row||_2, 1e-12) (torch.nn.functional.normalize; ColBERT).
+enum class PostOp : int { kNone, kTanh, kRelu, kActivation, kL2Normalize };
 
 // The embedding tables an embeddings op reads (views into the model's mapped data).
 struct EmbeddingTables {

@@ -109,7 +109,8 @@ std::string Program::format(int max_seq_len, int threads) const {
     std::string what = op_type_name(o.type);
     if (o.linear && o.is_gemm())
       what += std::string("(") + o.linear->name + (o.float_output ? ", int8 -> float" : "") +
-              (o.post == PostOp::kTanh ? ", tanh)" : o.post == PostOp::kRelu ? ", relu)" : ")");
+              (o.post == PostOp::kTanh ? ", tanh)" : o.post == PostOp::kRelu ? ", relu)"
+               : o.post == PostOp::kL2Normalize ? ", l2 normalize)" : ")");
     if (o.detail) what += std::string("(") + o.detail + ")";
     if (o.type == OpType::kAttention)
       what += "(" + std::to_string(workers) + (workers == 1 ? " worker" : " workers") + ", tiles of " +

@@ -13,16 +13,18 @@ public enum Output: Int32, CaseIterable, Sendable {
     case endLogits = 5           // [seqLen]
     case tokenLogits = 6         // [seqLen, numLabels]
     case sparseEmbedding = 7     // [vocab], masked-LM (SPLADE) models
+    case tokenVectors = 8        // [seqLen, dim], ColBERT models (rows L2-normalized)
 
     public var key: String {
         ["last_hidden_state", "pooler_output", "logits", "sentence_embedding", "start_logits",
-         "end_logits", "token_logits", "sparse_embedding"][Int(rawValue)]
+         "end_logits", "token_logits", "sparse_embedding", "token_vectors"][Int(rawValue)]
     }
 }
 
 /// What the model's head computes (eb_task).
 public enum Task: Int32, Sendable {
-    case encoder = 0, sequenceClassification, questionAnswering, tokenClassification, sentenceEmbedding, maskedLm
+    case encoder = 0, sequenceClassification, questionAnswering, tokenClassification, sentenceEmbedding, maskedLm,
+         tokenVectors
 }
 
 public struct ModelInfo: Equatable, Sendable {

@@ -411,6 +411,9 @@ void task_head(ProgramBuilder& b, int hidden, int sequence_features) {
       head_gemm(b, m.classifier, hidden, "token_logits", labels, true, true, PostOp::kNone);
       break;
     case Task::kMaskedLm: masked_lm_head(b, hidden); break;
+    case Task::kTokenVectors:  // ColBERT: the Dense projection of every token, each row normalized
+      head_gemm(b, m.classifier, hidden, "token_vectors", labels, true, true, PostOp::kL2Normalize);
+      break;
     case Task::kSentenceEmbedding: {
       const bool dense = !m.sentence_dense.empty();
       const int embedding = b.buffer("sentence_embedding", BufferSize::per_sequence(H * 4), true);

@@ -10,7 +10,8 @@ public enum Output {
   START_LOGITS(4),        // [seqLen], extractive question answering
   END_LOGITS(5),          // [seqLen], extractive question answering
   TOKEN_LOGITS(6),        // [seqLen, numLabels], token classification
-  SPARSE_EMBEDDING(7);    // [vocab], masked-LM (SPLADE) models
+  SPARSE_EMBEDDING(7),    // [vocab], masked-LM (SPLADE) models
+  TOKEN_VECTORS(8);       // [seqLen, dim], ColBERT models (rows L2-normalized)
 
   final int code;
 

@@ -8,7 +8,8 @@ public enum Task {
   QUESTION_ANSWERING,
   TOKEN_CLASSIFICATION,
   SENTENCE_EMBEDDING,
-  MASKED_LM;  // sparse_embedding (SPLADE)
+  MASKED_LM,  // sparse_embedding (SPLADE)
+  TOKEN_VECTORS;  // token_vectors (ColBERT)
 
   static Task fromCode(int code) {
     Task[] all = values();

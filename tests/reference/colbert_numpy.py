@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A small PyLate / ColBERT folder and its float64 reference token vectors.
+
+  colbert_numpy.py --out DIR      (make_testdata.py calls make(DIR) for the test data folder)
+
+writes DIR/colbert/ (modules.json: sentence_transformers Transformer, then pylate.models.Dense.Dense
+in 1_Dense/ with config.json and model.safetensors "linear.weight" [DIM, HIDDEN], no bias; the
+Transformer is make_task_checkpoints' BertModel "task_bert_model_relu") and DIR/colbert_cases/:
+CASE.ids.txt (the ids, space-separated), CASE.f32 (float32 [tokens, DIM]: PyLate's ColBERT forward, i.e. the BertModel's
+last_hidden_state (bert_numpy, float64) @ linear.weight.T, each row divided by max(||row||, 1e-12)
+as torch.nn.functional.normalize), and maxsim.txt: the float64 MaxSim of every (query, document)
+case pair, sum_i max_j <q_i, d_j>, one "Q D SCORE" line each.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+
+try:
+    import numpy as np
+except ImportError:  # a non-Debian interpreter picked up by CMake: Debian's python3 has numpy
+    if __name__ == "__main__" and os.path.exists("/usr/bin/python3") and sys.executable != "/usr/bin/python3":
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    raise
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bert_numpy  # noqa: E402
+import make_task_checkpoints as mt  # noqa: E402
+import tasks_numpy  # noqa: E402
+
+DIM = 24
+# PyLate inputs as ids: [CLS] [Q]-marker ... [SEP] [MASK]... (query expansion) and [CLS] [D]-marker
+# ... [SEP]; the ids are in the synthetic vocabulary (vocab_tokens: 0 [PAD], 1 [UNK], 2 [CLS], 3 [SEP], 4 [MASK]).
+CASES = {
+    "query": [2, 7, 100, 230, 17, 3, 4, 4, 4, 4],
+    "doc_a": [2, 8, 100, 230, 17, 54, 301, 99, 3],
+    "doc_b": [2, 8, 410, 22, 199, 3],
+    "doc_long": [2, 8] + [int(x) for x in np.random.default_rng(5).integers(5, 500, 40)] + [3],
+}
+
+
+def make(out):
+    root = os.path.join(out, "colbert")
+    cdir = os.path.join(out, "colbert_cases")
+    for d in (root, cdir):
+        shutil.rmtree(d, ignore_errors=True)
+    mt.make_task_model(root, "task_bert_model_relu")
+    model = tasks_numpy.load_model(root)  # the BertModel, read before modules.json exists
+    rng = np.random.default_rng(77)
+    weight = rng.normal(0.0, 1.0 / np.sqrt(mt.HIDDEN), (DIM, mt.HIDDEN)).astype(np.float32)
+    with open(os.path.join(root, "modules.json"), "w", encoding="utf-8") as f:
+        json.dump([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                   {"idx": 1, "name": "1", "path": "1_Dense", "type": "pylate.models.Dense.Dense"}], f)
+    os.makedirs(os.path.join(root, "1_Dense"))
+    with open(os.path.join(root, "1_Dense", "config.json"), "w", encoding="utf-8") as f:
+        json.dump({"in_features": mt.HIDDEN, "out_features": DIM, "bias": False,
+                   "activation_function": "torch.nn.modules.linear.Identity", "use_residual": False}, f)
+    mt._write_safetensors(os.path.join(root, "1_Dense", "model.safetensors"),
+                          [("linear.weight", "F32", weight.shape, weight.tobytes())])
+    os.makedirs(cdir)
+    vectors = {}
+    for name, ids in CASES.items():
+        n = len(ids)
+        res = bert_numpy.forward(model.weights, model.config, np.asarray([ids]), np.zeros((1, n), np.int64),
+                                 np.ones((1, n), np.int64))
+        h = np.asarray(res["last_hidden_state"], np.float64).reshape(n, mt.HIDDEN)
+        v = h @ weight.astype(np.float64).T
+        v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+        vectors[name] = v
+        with open(os.path.join(cdir, name + ".ids.txt"), "w", encoding="utf-8") as f:
+            f.write(" ".join(str(i) for i in ids) + "\n")
+        v.astype(np.float32).tofile(os.path.join(cdir, name + ".f32"))
+    with open(os.path.join(cdir, "maxsim.txt"), "w", encoding="utf-8") as f:
+        for q in CASES:
+            for d in CASES:
+                score = (vectors[q] @ vectors[d].T).max(axis=1).sum()
+                f.write(f"{q} {d} {score:.9f}\n")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    make(ap.parse_args().out)

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+// test_colbert.cpp: ColBERT / PyLate multi-vector models (issue 25, item 4). A PyLate folder
+// (tests/reference/colbert_numpy.py via make_testdata: a BertModel + pylate Dense 64 -> 24, no
+// bias; converted by convert_all.sh into ebm/colbert.*.ebm) converts to task
+// TOKEN_VECTORS; EB_OUTPUT_TOKEN_VECTORS matches the float64 reference (fp32 tight; int8 by row
+// cosine and MaxSim within 1%), packed runs equal single runs, 1 and 2 threads agree; eb_maxsim
+// equals the reference's MaxSim; single and packed runs, the output and MaxSim allocate nothing;
+// bad inputs and bad Dense modules are one-line errors.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "alloc_counter.h"
+#include "converter/converter.h"
+#include "test_support.h"
+
+using namespace edgebert::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kColbertCases[] = {"query", "doc_a", "doc_b", "doc_long"};
+constexpr size_t kDim = 24;
+
+std::string ref_dir() { return testdata_dir(); }  // colbert/ and colbert_cases/ (make_testdata.py)
+
+// The folder as the convert_testdata fixture converted it (fp32, int8 on the built-in calibration).
+std::string converted(const std::string& kind) { return ebm_path("colbert", kind); }
+
+void open(const std::string& path, int threads, ModelHandle* m, SessionHandle* s) {
+  char err[512];
+  REQUIRE(eb_model_load_file(path.c_str(), &m->m, err, sizeof err) == EB_OK);
+  eb_session_options o;
+  eb_session_options_init(&o);
+  o.num_threads = threads;
+  o.max_sequence_length = 64;
+  o.max_batch_tokens = 128;
+  REQUIRE(eb_session_create(m->m, &o, &s->s, err, sizeof err) == EB_OK);
+}
+
+std::vector<float> token_vectors(eb_session* s, size_t rows) {
+  const float* p = nullptr;
+  int64_t shape[2] = {0, 0};
+  int32_t rank = 0;
+  REQUIRE(eb_session_get_output(s, EB_OUTPUT_TOKEN_VECTORS, &p, shape, &rank) == EB_OK);
+  REQUIRE(rank == 2);
+  REQUIRE(static_cast<size_t>(shape[0]) == rows);
+  REQUIRE(static_cast<size_t>(shape[1]) == kDim);
+  return std::vector<float>(p, p + rows * kDim);
+}
+
+float maxsim(const std::vector<float>& q, const std::vector<float>& d) {
+  float score = 0.f;
+  REQUIRE(eb_maxsim(q.data(), q.size() / kDim, d.data(), d.size() / kDim, kDim, &score) == EB_OK);
+  return score;
+}
+
+std::map<std::string, double> reference_maxsim() {
+  std::map<std::string, double> r;
+  std::ifstream f(ref_dir() + "/colbert_cases/maxsim.txt");
+  std::string q, d;
+  double v;
+  while (f >> q >> d >> v) r[q + " " + d] = v;
+  REQUIRE(r.size() == 16);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("ColBERT token vectors match the float64 reference, single and packed, 1 and 2 threads", "[colbert]") {
+  const std::map<std::string, double> ref_scores = reference_maxsim();
+  for (const char* kind : {"fp32", "int8"}) {
+    const bool fp32 = std::string(kind) == "fp32";
+    std::map<std::string, std::vector<float>> by_thread[2];
+    for (int threads : {1, 2}) {
+      INFO(kind << ", " << threads << " threads");
+      ModelHandle m;
+      SessionHandle s;
+      open(converted(kind), threads, &m, &s);
+      eb_model_info info;
+      REQUIRE(eb_model_get_info(m.m, &info) == EB_OK);
+      CHECK(info.task == EB_TASK_TOKEN_VECTORS);
+      CHECK(info.num_labels == static_cast<int32_t>(kDim));
+      std::vector<int32_t> all_ids;
+      std::vector<size_t> lengths;
+      for (const char* c : kColbertCases) {
+        INFO(c);
+        const std::vector<int32_t> ids = read_ints(ref_dir() + "/colbert_cases/" + c + ".ids.txt");
+        const std::vector<float> ref = read_f32(ref_dir() + "/colbert_cases/" + c + ".f32");
+        all_ids.insert(all_ids.end(), ids.begin(), ids.end());
+        lengths.push_back(ids.size());
+        REQUIRE(eb_session_run_ids(s.s, ids.data(), nullptr, nullptr, ids.size()) == EB_OK);
+        const std::vector<float> v = token_vectors(s.s, ids.size());
+        double max_err = 0, min_cos = 1;
+        for (size_t t = 0; t < ids.size(); ++t) {
+          double dot = 0, nv = 0, nr = 0;
+          for (size_t k = 0; k < kDim; ++k) {
+            const double a = v[t * kDim + k], b = ref[t * kDim + k];
+            max_err = std::max(max_err, std::fabs(a - b));
+            dot += a * b, nv += a * a, nr += b * b;
+          }
+          CHECK(std::fabs(std::sqrt(nv) - 1.0) < 1e-5);  // every row normalized
+          min_cos = std::min(min_cos, dot / std::sqrt(nv * nr));
+        }
+        if (fp32) {
+          CHECK(max_err < 2e-3);
+        } else {
+          CHECK(min_cos > 0.98);
+        }
+        by_thread[threads - 1][c] = v;
+      }
+      // packed: all four in one run equal the single runs
+      size_t consumed = 0;
+      REQUIRE(eb_session_run_ids_batch(s.s, all_ids.data(), nullptr, lengths.data(), lengths.size(), &consumed) == EB_OK);
+      REQUIRE(consumed == lengths.size());
+      const std::vector<float> packed = token_vectors(s.s, all_ids.size());
+      for (size_t i = 0; i < lengths.size(); ++i) {
+        eb_sequence_info si;
+        REQUIRE(eb_session_get_sequence(s.s, i, &si) == EB_OK);
+        REQUIRE(static_cast<size_t>(si.tokens) == lengths[i]);
+        const std::vector<float>& single = by_thread[threads - 1][kColbertCases[i]];
+        double err = 0;
+        for (size_t j = 0; j < single.size(); ++j)
+          err = std::max(err, std::fabs(double(single[j]) - packed[static_cast<size_t>(si.first_token) * kDim + j]));
+        CHECK(err < 1e-5);
+      }
+      // MaxSim of the outputs against the reference's (fp32 tight, int8 within 1%)
+      for (const char* q : kColbertCases)
+        for (const char* d : kColbertCases) {
+          INFO(q << " vs " << d);
+          const double want = ref_scores.at(std::string(q) + " " + d);
+          const double got = maxsim(by_thread[threads - 1][q], by_thread[threads - 1][d]);
+          CHECK(std::fabs(got - want) <= (fp32 ? 1e-3 * std::fabs(want) : 0.01 * std::fabs(want)));
+        }
+    }
+    for (const char* c : kColbertCases) {
+      double err = 0;
+      for (size_t j = 0; j < by_thread[0][c].size(); ++j)
+        err = std::max(err, std::fabs(double(by_thread[0][c][j]) - by_thread[1][c][j]));
+      CHECK(err < 1e-5);
+    }
+  }
+}
+
+TEST_CASE("eb_maxsim equals a float64 MaxSim and refuses bad arguments", "[colbert]") {
+  // reference vectors straight from the numpy files: eb_maxsim must reproduce the numpy scores
+  const std::map<std::string, double> ref_scores = reference_maxsim();
+  for (const char* q : kColbertCases)
+    for (const char* d : kColbertCases) {
+      const std::vector<float> qv = read_f32(ref_dir() + "/colbert_cases/" + q + ".f32");
+      const std::vector<float> dv = read_f32(ref_dir() + "/colbert_cases/" + d + ".f32");
+      CHECK(maxsim(qv, dv) == Approx(ref_scores.at(std::string(q) + " " + d)).epsilon(1e-6));
+    }
+  const float a[4] = {1, 0, 0, 1}, b[2] = {0.6f, 0.8f};
+  float score = -1;
+  REQUIRE(eb_maxsim(a, 2, b, 1, 2, &score) == EB_OK);
+  CHECK(score == Approx(1.4f));
+  CHECK(eb_maxsim(nullptr, 2, b, 1, 2, &score) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(eb_maxsim(a, 2, nullptr, 1, 2, &score) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(eb_maxsim(a, 2, b, 1, 2, nullptr) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(eb_maxsim(a, 0, b, 1, 2, &score) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(eb_maxsim(a, 2, b, 0, 2, &score) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(eb_maxsim(a, 2, b, 1, 0, &score) == EB_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("token vectors: models without them say so; bad Dense modules are one-line errors", "[colbert]") {
+  {
+    ModelHandle m;
+    SessionHandle s;
+    open(ebm_path("task_bert_token", "fp32"), 1, &m, &s);
+    const int32_t ids[3] = {2, 50, 3};
+    REQUIRE(eb_session_run_ids(s.s, ids, nullptr, nullptr, 3) == EB_OK);
+    const float* p = nullptr;
+    CHECK(eb_session_get_output(s.s, EB_OUTPUT_TOKEN_VECTORS, &p, nullptr, nullptr) == EB_ERROR_UNSUPPORTED);
+    CHECK(std::string(eb_session_last_error(s.s)).find("token vectors") != std::string::npos);
+  }
+  const fs::path src = ref_dir() + "/colbert";
+  const fs::path bad = fs::temp_directory_path() / "eb_colbert_bad";
+  auto expect_error = [&](const std::string& config, const std::string& needle, void (*change)(const fs::path&) = nullptr) {
+    fs::remove_all(bad);
+    fs::copy(src, bad, fs::copy_options::recursive);
+    if (!config.empty()) std::ofstream(bad / "1_Dense" / "config.json") << config;
+    if (change) change(bad);
+    edgebert::convert::ConvertOptions o;
+    o.input_dir = bad.string();
+    o.fp32 = true;
+    o.quiet = true;
+    std::string msg;
+    try {
+      edgebert::convert::convert_checkpoint(o);
+    } catch (const std::exception& e) {
+      msg = e.what();
+    }
+    INFO(msg);
+    CHECK(msg.find(needle) != std::string::npos);
+    CHECK(msg.find('\n') == std::string::npos);
+  };
+  expect_error(R"({"in_features": 64, "out_features": 24, "bias": false, "activation_function": "torch.nn.modules.activation.Tanh"})",
+               "activation_function");
+  expect_error(R"({"in_features": 32, "out_features": 24, "bias": false})", "in_features 32");
+  expect_error(R"({"in_features": 64, "out_features": 16, "bias": false})", "linear.weight");
+  expect_error(R"({"in_features": 64, "out_features": 24, "bias": true})", "linear.bias");
+  expect_error(R"({"in_features": 64, "out_features": 24, "bias": false, "use_residual": true})", "use_residual");
+  expect_error("", "pytorch_model.bin but no model.safetensors", [](const fs::path& d) {
+    fs::rename(d / "1_Dense" / "model.safetensors", d / "1_Dense" / "pytorch_model.bin");
+  });
+  expect_error("", "after a ColBERT Dense module", [](const fs::path& d) {
+    std::ofstream(d / "modules.json")
+        << R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},)"
+        << R"({"idx":1,"name":"1","path":"1_Dense","type":"pylate.models.Dense.Dense"},)"
+        << R"({"idx":2,"name":"2","path":"2_Normalize","type":"sentence_transformers.models.Normalize"}])";
+  });
+  fs::remove_all(bad);
+}
+
+TEST_CASE("ColBERT runs, packed runs, token vectors and MaxSim perform zero heap allocations", "[colbert][alloc]") {
+  for (const char* kind : {"fp32", "int8"})
+    for (int threads : {1, 2}) {
+      INFO(kind << ", " << threads << " threads");
+      ModelHandle m;
+      SessionHandle s;
+      open(converted(kind), threads, &m, &s);
+      const std::vector<int32_t> q = read_ints(ref_dir() + "/colbert_cases/query.ids.txt");
+      const std::vector<int32_t> d = read_ints(ref_dir() + "/colbert_cases/doc_long.ids.txt");
+      std::vector<int32_t> both(q);
+      both.insert(both.end(), d.begin(), d.end());
+      const size_t lengths[2] = {q.size(), d.size()};
+      std::vector<float> qv(q.size() * kDim);
+      REQUIRE(eb_session_run_ids(s.s, q.data(), nullptr, nullptr, q.size()) == EB_OK);  // warm: first run
+      edgebert::tools::alloc_counter_start();
+      int failures = 0;
+      for (int rep = 0; rep < 3; ++rep) {
+        const float* p = nullptr;
+        failures += eb_session_run_ids(s.s, q.data(), nullptr, nullptr, q.size()) != EB_OK;
+        failures += eb_session_get_output(s.s, EB_OUTPUT_TOKEN_VECTORS, &p, nullptr, nullptr) != EB_OK;
+        if (p) std::copy(p, p + qv.size(), qv.begin());
+        size_t consumed = 0;
+        failures += eb_session_run_ids_batch(s.s, both.data(), nullptr, lengths, 2, &consumed) != EB_OK || consumed != 2;
+        failures += eb_session_get_output(s.s, EB_OUTPUT_TOKEN_VECTORS, &p, nullptr, nullptr) != EB_OK;
+        float score = 0.f;
+        failures += !p || eb_maxsim(qv.data(), q.size(), p + q.size() * kDim, d.size(), kDim, &score) != EB_OK;
+        failures += eb_maxsim(nullptr, 1, p, 1, kDim, &score) != EB_ERROR_INVALID_ARGUMENT;
+      }
+      const long allocations = edgebert::tools::alloc_counter_stop();
+      CHECK(failures == 0);
+      CHECK(allocations == 0);
+    }
+}
