@@ -258,7 +258,7 @@ FloatLinear load_dense_linear(const DenseModule& d, const std::string& name) {
       throw std::runtime_error(d.dir + ": has pytorch_model.bin but no model.safetensors; convert it once with torch: "
                                "python3 -c \"import torch,safetensors.torch as s; s.save_file(torch.load('" + d.dir +
                                "/pytorch_model.bin'), '" + path + "')\"");
-    throw std::runtime_error(d.dir + ": missing model.safetensors (the Dense module's weights)");
+    throw std::runtime_error(d.dir + ": no model.safetensors (the Dense module's weights)");
   }
   const SafetensorsCheckpoint ck = SafetensorsCheckpoint::open_file(path);
   FloatLinear l;
