@@ -40,7 +40,74 @@ const char* const kBuiltinSentences[] = {
     "They built a small house by the lake and lived there for twenty years.",
 };
 
+// Synthetic embedding-layer outputs (builtin-v2, see calibration.h): per sequence, gamma/beta
+// drawn per dimension from the model's encoder LayerNorms; per token, a layer-normalised
+// Gaussian z (which callers may spike first) scaled and shifted by them.
+struct SyntheticEmbeddings {
+  SyntheticEmbeddings(const FloatBert& m, std::mt19937& r, TokenBatch& out)
+      : H(m.config.hidden_size), rng(r), b(out), gamma(H), beta(H), z(H) {
+    for (const FloatLayer& L : m.layers) {
+      norms.push_back(&L.attention_norm);
+      norms.push_back(&L.output_norm);
+    }
+    pick = std::uniform_int_distribution<size_t>(0, norms.size() - 1);
+  }
+  void draw_norm() {
+    for (int c = 0; c < H; ++c) {
+      const FloatLayerNorm* ln = norms[pick(rng)];
+      gamma[c] = ln->gamma[c];
+      beta[c] = ln->beta[c];
+    }
+  }
+  // One token: z (already drawn, possibly with spikes) layer-normalised, then gamma/beta.
+  void emit() {
+    double mean = 0, var = 0;
+    for (int c = 0; c < H; ++c) mean += z[c];
+    mean /= H;
+    for (int c = 0; c < H; ++c) var += (z[c] - mean) * (z[c] - mean);
+    const double inv = 1.0 / std::sqrt(var / H + 1e-12);
+    for (int c = 0; c < H; ++c) b.embeddings.push_back(static_cast<float>((z[c] - mean) * inv) * gamma[c] + beta[c]);
+  }
+  // A sequence of n plain tokens.
+  void sequence(int n) {
+    draw_norm();
+    for (int t = 0; t < n; ++t) {
+      for (int c = 0; c < H; ++c) z[c] = nd(rng);
+      emit();
+    }
+    b.starts.push_back(b.starts.back() + n);
+  }
+
+  const int H;
+  std::mt19937& rng;
+  TokenBatch& b;
+  std::normal_distribution<float> nd{0.f, 1.f};
+  std::vector<const FloatLayerNorm*> norms;
+  std::uniform_int_distribution<size_t> pick;
+  std::vector<float> gamma, beta, z;
+};
+
 }  // namespace
+
+TokenBatch make_extra_sequences(const FloatBert& m, uint32_t seed, int count, int len) {
+  TokenBatch b;
+  b.starts.push_back(0);
+  std::mt19937 rng(seed);
+  if (!m.has_embeddings) {
+    SyntheticEmbeddings gen(m, rng, b);
+    for (int s = 0; s < count; ++s) gen.sequence(len);
+    return b;
+  }
+  std::uniform_int_distribution<int32_t> tok_dist(0, m.config.vocab_size - 1);
+  for (int s = 0; s < count; ++s) {
+    for (int t = 0; t < len; ++t) {
+      b.ids.push_back(tok_dist(rng));
+      b.token_types.push_back(0);
+    }
+    b.starts.push_back(b.starts.back() + len);
+  }
+  return b;
+}
 
 CalibrationInputs make_calibration_inputs(const FloatBert& m, const std::vector<std::string>* vocab,
                                           bool do_lower_case, const std::string& text_file, int max_len) {
@@ -71,41 +138,14 @@ CalibrationInputs make_calibration_inputs(const FloatBert& m, const text::Tokeni
     // dimension from one of the model's own encoder LayerNorms, chosen at random per dimension
     // and per sequence: the residual stream keeps its per-dimension scale and offset structure
     // across layers, and the draw per sequence covers the uncertainty about which one applies.
-    std::normal_distribution<float> nd(0.f, 1.f);
-    std::vector<const FloatLayerNorm*> norms;
-    for (const FloatLayer& L : m.layers) {
-      norms.push_back(&L.attention_norm);
-      norms.push_back(&L.output_norm);
-    }
-    std::uniform_int_distribution<size_t> pick(0, norms.size() - 1);
+    SyntheticEmbeddings gen(m, rng, b);
     std::vector<int> lengths = {1, 2, 3, 5, 8, 12, 16, 24, 32, 48, 64, 96, 128, 128, 8, 16, 32, 64};
     if (max_len > 128) lengths.push_back(max_len);
-    std::vector<float> gamma(H), beta(H), z(H);
-    auto draw_norm = [&] {
-      for (int c = 0; c < H; ++c) {
-        const FloatLayerNorm* ln = norms[pick(rng)];
-        gamma[c] = ln->gamma[c];
-        beta[c] = ln->beta[c];
-      }
-    };
-    // One token: z (already drawn, possibly with spikes) layer-normalised, then gamma/beta.
-    auto emit = [&] {
-      double mean = 0, var = 0;
-      for (int c = 0; c < H; ++c) mean += z[c];
-      mean /= H;
-      for (int c = 0; c < H; ++c) var += (z[c] - mean) * (z[c] - mean);
-      const double inv = 1.0 / std::sqrt(var / H + 1e-12);
-      for (int c = 0; c < H; ++c) b.embeddings.push_back(static_cast<float>((z[c] - mean) * inv) * gamma[c] + beta[c]);
-    };
-    for (int len : lengths) {
-      const int n = std::min(max_len, len);
-      draw_norm();
-      for (int t = 0; t < n; ++t) {
-        for (int c = 0; c < H; ++c) z[c] = nd(rng);
-        emit();
-      }
-      b.starts.push_back(b.starts.back() + n);
-    }
+    for (int len : lengths) gen.sequence(std::min(max_len, len));
+    std::vector<float>& z = gen.z;
+    auto& nd = gen.nd;
+    auto draw_norm = [&] { gen.draw_norm(); };
+    auto emit = [&] { gen.emit(); };
     // Special-token probes: real inputs start with [CLS] (and end with [SEP]), whose embedding
     // outputs are fixed vectors that trained models often concentrate in one or two dimensions
     // (close to the LayerNorm bound sqrt(H - 1) |gamma|), and to which the encoder responds with

@@ -4,6 +4,7 @@
 // inputs (activation_params.h).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,5 +44,11 @@ CalibrationInputs make_calibration_inputs(const FloatBert& model, const std::vec
 // the special tokens and type ids.
 CalibrationInputs make_calibration_inputs(const FloatBert& model, const text::Tokenizer* tokenizer,
                                           const std::string& text_file, int max_len);
+
+// More sequences in the built-in style but from another seed, disjoint from the calibration set:
+// `count` sequences of `len` tokens, random token ids (token type 0) for models with embedding
+// tables, synthetic embedding outputs (as builtin-v2) otherwise. int4's GPTQ takes its Hessians
+// on them (with the calibration sequences the int4 policy's probe does not use).
+TokenBatch make_extra_sequences(const FloatBert& model, uint32_t seed, int count, int len);
 
 }  // namespace edgebert::convert

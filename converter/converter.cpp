@@ -209,22 +209,39 @@ class ErrorObserver : public GemmObserver {
 
 }  // namespace
 
+// int4 with GPTQ: the tokens its Hessians are taken on (the largest, [tokens, 3072] float, is
+// 25 MB for BERT-base at 2048).
+constexpr size_t kGptqTokens = 2048;
+
+// Appends sequence s of `from` to `to`.
+static void append_sequence(TokenBatch& to, const TokenBatch& from, size_t s) {
+  const size_t H = from.embeddings.empty() ? 0 : from.embeddings.size() / std::max<size_t>(1, from.total_tokens());
+  const size_t len = from.starts[s + 1] - from.starts[s];
+  if (!from.ids.empty()) {
+    to.ids.insert(to.ids.end(), from.ids.begin() + from.starts[s], from.ids.begin() + from.starts[s + 1]);
+    to.token_types.insert(to.token_types.end(), from.token_types.begin() + from.starts[s],
+                          from.token_types.begin() + from.starts[s + 1]);
+  } else {
+    to.embeddings.insert(to.embeddings.end(), from.embeddings.begin() + from.starts[s] * H,
+                         from.embeddings.begin() + from.starts[s + 1] * H);
+  }
+  to.starts.push_back(to.total_tokens() + len);
+}
+
 // The sequences of `b` no longer than max_len, while the total stays within max_total tokens
-// (sequences of 1-3 tokens are always kept).
-static TokenBatch select_sequences(const TokenBatch& b, size_t max_len, size_t max_total) {
+// (sequences of 1-3 tokens are always kept). With `rest`, the other sequences no longer than
+// max_len are appended to it (disjoint from the selection).
+static TokenBatch select_sequences(const TokenBatch& b, size_t max_len, size_t max_total, TokenBatch* rest = nullptr) {
   TokenBatch q;
   q.starts.push_back(0);
-  const size_t H = b.embeddings.empty() ? 0 : b.embeddings.size() / std::max<size_t>(1, b.total_tokens());
   for (size_t s = 0; s < b.num_sequences(); ++s) {
     const size_t len = b.starts[s + 1] - b.starts[s];
-    if (len > max_len || (q.total_tokens() + len > max_total && len > 3)) continue;
-    if (!b.ids.empty()) {
-      q.ids.insert(q.ids.end(), b.ids.begin() + b.starts[s], b.ids.begin() + b.starts[s + 1]);
-      q.token_types.insert(q.token_types.end(), b.token_types.begin() + b.starts[s], b.token_types.begin() + b.starts[s + 1]);
-    } else {
-      q.embeddings.insert(q.embeddings.end(), b.embeddings.begin() + b.starts[s] * H, b.embeddings.begin() + b.starts[s + 1] * H);
+    if (len > max_len) continue;
+    if (q.total_tokens() + len > max_total && len > 3) {
+      if (rest) append_sequence(*rest, b, s);
+      continue;
     }
-    q.starts.push_back(q.total_tokens() + len);
+    append_sequence(q, b, s);
   }
   return q;
 }
@@ -544,11 +561,22 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
     log(msg);
 
     if (o.int4) {
-      // The probe: calibration sequences of up to 128 tokens, at most 256 tokens in all.
+      // The probe: calibration sequences of up to 128 tokens, at most 256 tokens in all. GPTQ's
+      // Hessians come from disjoint inputs: the other calibration sequences of up to 128 tokens
+      // and seeded extra sequences of 128 tokens, kGptqTokens in all, so the policy measures
+      // GPTQ's rounding on inputs it was not fitted to.
       log("int4: measuring each GEMM's int4 cost on the calibration outputs");
       auto t_int4 = std::chrono::steady_clock::now();
-      result.int4_policy = choose_int4(m, select_sequences(calib.batch, 128, 256), select_sequences(calib.batch, 128, 1024),
-                                        o.int4_options, cm);
+      TokenBatch hessian_inputs;
+      hessian_inputs.starts.push_back(0);
+      const TokenBatch probe = select_sequences(calib.batch, 128, 256, &hessian_inputs);
+      if (o.int4_options.gptq && hessian_inputs.total_tokens() < kGptqTokens) {
+        const int len = std::min(128, std::max(1, max_pos));
+        const int count = static_cast<int>((kGptqTokens - hessian_inputs.total_tokens() + len - 1) / len);
+        const TokenBatch extra = make_extra_sequences(m, 20261202, count, len);
+        for (size_t s = 0; s < extra.num_sequences(); ++s) append_sequence(hessian_inputs, extra, s);
+      }
+      result.int4_policy = choose_int4(m, probe, hessian_inputs, o.int4_options, cm);
       result.int4 = true;
       if (m.task == Task::kMaskedLm && cm.word_int4) {  // the tied decoder reads the table as int8 weights
         cm.word_int4 = false;

@@ -179,27 +179,53 @@ Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const TokenB
     spent += policy.rows[i].cost;
     policy.rows[i].int4 = true;
   }
-  bool any = false;
-  for (size_t i = 0; i < cands.size(); ++i) {
-    if (!policy.rows[i].int4) continue;
-    any = true;
+  // The chosen tensors' effective weights into `work`, then the combination measured; while its
+  // lowest per-token cosine is below the floor, the most expensive chosen tensor goes back.
+  const int E = m.embedding_size > 0 ? m.embedding_size : H;
+  auto set_int4 = [&](size_t i, bool on) {
     Candidate& cand = cands[i];
     if (cand.layer == SIZE_MAX) {
-      int4::dequantize(cand.q.packed.data(), cand.q.scales.data(), static_cast<size_t>(m.config.vocab_size),
-                       m.embedding_size > 0 ? m.embedding_size : H, cand.q.block, work.word_embeddings.data());
+      if (on)
+        int4::dequantize(cand.q.packed.data(), cand.q.scales.data(), static_cast<size_t>(m.config.vocab_size), E,
+                         cand.q.block, work.word_embeddings.data());
+      else
+        work.word_embeddings = m.word_embeddings;
+      return;
+    }
+    const ConvertedLinear& c = layers[cand.layer][cand.kind];
+    work.layers[cand.layer].gemm(static_cast<GemmKind>(cand.kind)).weight =
+        on ? effective_weights(*c.source, c, cand.q) : c.source->weight;
+  };
+  std::vector<size_t> chosen;  // cheapest first
+  for (size_t i : order)
+    if (policy.rows[i].int4) {
+      chosen.push_back(i);
+      set_int4(i, true);
+    }
+  while (!chosen.empty()) {
+    const CosineStats all = compare(reference_encoder(work, probe, nullptr), ref, H);
+    policy.combined_cost = all.mean_cost;
+    policy.combined_min_cosine = all.min_cosine;
+    if (all.min_cosine >= o.min_cosine) break;
+    policy.rows[chosen.back()].int4 = false;
+    set_int4(chosen.back(), false);
+    chosen.pop_back();
+    ++policy.backed_off;
+  }
+  if (chosen.empty()) {
+    policy.combined_cost = 0;
+    policy.combined_min_cosine = 1;
+  }
+  for (size_t i : chosen) {
+    Candidate& cand = cands[i];
+    if (cand.layer == SIZE_MAX) {
       cm.word_int4 = true;
       cm.word_embeddings4 = std::move(cand.q);
       continue;
     }
     ConvertedLinear& c = layers[cand.layer][cand.kind];
-    work.layers[cand.layer].gemm(static_cast<GemmKind>(cand.kind)).weight = effective_weights(*c.source, c, cand.q);
     c.int4 = true;
     c.weight4 = std::move(cand.q);
-  }
-  if (any) {
-    const CosineStats all = compare(reference_encoder(work, probe, nullptr), ref, H);
-    policy.combined_cost = all.mean_cost;
-    policy.combined_min_cosine = all.min_cosine;
   }
   return policy;
 }
@@ -208,10 +234,11 @@ std::string format_int4_report(const Int4Policy& p, const Int4Options& o) {
   char line[256];
   std::snprintf(line, sizeof line,
                 "int4 policy (budget %.4g of mean 1-cosine of the encoder output, weights alone, %zu probe tokens; "
-                "block %d, %s)\n",
+                "block %d, %s; floor: lowest per-token cosine %.4g)\n",
                 o.budget, p.probe_tokens, o.block,
                 p.hessian_tokens ? ("GPTQ rounding on " + std::to_string(p.hessian_tokens) + " calibration tokens").c_str()
-                                 : "rounded to nearest");
+                                 : "rounded to nearest",
+                o.min_cosine);
   std::string s = line;
   s += "GEMM or table                      block  cost(1-cos)  weights  int8 bytes  int4 bytes\n";
   size_t b8 = 0, b_out = 0;
@@ -229,6 +256,12 @@ std::string format_int4_report(const Int4Policy& p, const Int4Options& o) {
                 "%.3e, lowest per-token cosine %.5f (weights alone)\n",
                 n4, p.rows.size(), b8, b_out, p.combined_cost, p.combined_min_cosine);
   s += line;
+  if (p.backed_off) {
+    std::snprintf(line, sizeof line,
+                  "int4: %d tensor(s) within the budget stayed int8 to keep the lowest per-token cosine >= %.4g\n",
+                  p.backed_off, o.min_cosine);
+    s += line;
+  }
   return s;
 }
 

@@ -3,7 +3,7 @@
 // folder) -> edgebert .ebm model; config.json's architectures decides the task head.
 //   edgebert-convert --input HF_DIR --output MODEL.ebm [--fp32] [--calibration TEXT_FILE]
 //                    [--max-seq-len N] [--keep-fp32 PATTERN]... [--scheme auto|minmax|per-tensor]
-//                    [--weights int8|int4 [--int4-block N] [--int4-budget B] [--int4-rounding gptq|rtn]] [--quiet]
+//                    [--weights int8|int4 [--int4-block N] [--int4-budget B] [--int4-min-cosine C] [--int4-rounding gptq|rtn]] [--quiet]
 // Exit 0 on success; on bad input one line "edgebert-convert: error: ..." and exit 1; the output
 // file is written atomically, so it either appears complete or not at all.
 #include <unistd.h>
@@ -23,7 +23,7 @@ void usage(FILE* f) {
   std::fprintf(f,
                "usage: edgebert-convert --input HF_DIR --output MODEL.ebm [--fp32] [--calibration TEXT_FILE]\n"
                "                        [--max-seq-len N] [--keep-fp32 PATTERN]... [--scheme S]\n"
-               "                        [--weights int8|int4 [--int4-block N] [--int4-budget B] [--int4-rounding gptq|rtn]] [--quiet]\n"
+               "                        [--weights int8|int4 [--int4-block N] [--int4-budget B] [--int4-min-cosine C] [--int4-rounding gptq|rtn]] [--quiet]\n"
                "  HF_DIR            HuggingFace BERT / DistilBERT checkpoint or sentence-transformers folder;\n"
                "                    config.json 'architectures' picks the head (docs/converter.md)\n"
                "  --fp32            keep every weight float32 (reference model)\n"
@@ -118,6 +118,15 @@ int main(int argc, char** argv) {
         return 2;
       }
       o.int4_options.budget = b;
+    } else if (a == "--int4-min-cosine") {
+      const char* v = value("--int4-min-cosine");
+      char* end = nullptr;
+      const double c = std::strtod(v, &end);
+      if (!*v || *end || !(c >= 0) || c > 1) {
+        std::fprintf(stderr, "edgebert-convert: error: --int4-min-cosine needs a number in 0..1\n");
+        return 2;
+      }
+      o.int4_options.min_cosine = c;
     } else if (a == "--int4-rounding") {
       const std::string r = value("--int4-rounding");
       if (r != "gptq" && r != "rtn") {
