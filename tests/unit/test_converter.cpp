@@ -953,3 +953,47 @@ TEST_CASE("GPTQ int4 rounding: round to nearest for uncorrelated inputs, a small
   const int4::Quantized fallback = gptq_quantize(w.data(), rows, cols, block, bad);
   CHECK(fallback.packed == rtn.packed);
 }
+
+TEST_CASE("the int4 policy's floor sends the most expensive tensors back to int8, GPTQ's Hessians are held out",
+          "[int4][policy]") {
+  ConvertOptions o;
+  o.input_dir = testdata_dir() + "/h128_4x32";
+  o.quiet = true;
+  o.error_report = false;
+  o.int4 = true;
+  o.int4_options.budget = 1;
+  o.int4_options.min_cosine = 0;
+  const ConvertResult all = convert_checkpoint(o);
+  const Int4Policy& pa = all.int4_policy;
+  int n_all = 0;
+  for (const auto& r : pa.rows) n_all += r.int4 ? 1 : 0;
+  CHECK(n_all == static_cast<int>(pa.rows.size()));
+  CHECK(pa.backed_off == 0);
+  CHECK(pa.hessian_tokens == 0);  // round to nearest
+  REQUIRE(pa.combined_min_cosine < 0.9999);
+
+  // A floor above what every tensor int4 keeps: tensors go back, most expensive first, until the
+  // measured combination keeps it.
+  o.int4_options.min_cosine = 0.5 * (1 + pa.combined_min_cosine);
+  const ConvertResult floored = convert_checkpoint(o);
+  const Int4Policy& pf = floored.int4_policy;
+  CHECK(pf.backed_off > 0);
+  CHECK(pf.combined_min_cosine >= o.int4_options.min_cosine);
+  double max_kept = 0, min_sent_back = 1e9;
+  for (const auto& r : pf.rows) {
+    if (r.int4)
+      max_kept = std::max(max_kept, r.cost);
+    else
+      min_sent_back = std::min(min_sent_back, r.cost);
+  }
+  CHECK(max_kept <= min_sent_back);
+  CHECK(floored.buffer.size() > all.buffer.size());
+
+  // GPTQ: its Hessians come from 2048 tokens or more (calibration sequences the probe does not use
+  // and seeded extra ones).
+  o.int4_options.min_cosine = 0;
+  o.int4_options.gptq = true;
+  const ConvertResult g = convert_checkpoint(o);
+  CHECK(g.int4_policy.hessian_tokens >= 2048);
+  CHECK(g.int4_policy.probe_tokens > 0);
+}
