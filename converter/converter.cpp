@@ -331,7 +331,25 @@ FloatLinear load_token_dense(const SentenceTransformersLayout& st, int hidden) {
   return load_dense_linear(st.token_dense, "token_vectors");
 }
 
+// bge-m3 (FlagEmbedding's BGEM3FlagModel folder): sparse_linear and colbert_linear beside the
+// encoder. Their .pt files are pickles, which the converter never executes: it refuses them with the
+// one-line torch conversion. The heads themselves are not converted yet (issue 25, item 3), so a
+// folder that has them is refused too, never converted silently as the dense model only.
+static void refuse_bge_m3_heads(const std::string& dir) {
+  for (const char* head : {"sparse_linear", "colbert_linear"}) {
+    const std::string pt = dir + "/" + head + ".pt", st = dir + "/" + head + ".safetensors";
+    if (is_regular_file(pt) && !is_regular_file(st))
+      throw std::runtime_error(dir + ": has " + head + ".pt (a pickle, never executed here) but no " + head +
+                               ".safetensors; convert it once with torch: python3 -c \"import torch,safetensors.torch as s; "
+                               "s.save_file(torch.load('" + pt + "', map_location='cpu', weights_only=True), '" + st + "')\"");
+    if (is_regular_file(st))
+      throw std::runtime_error(dir + ": " + head + ".safetensors: bge-m3's sparse and ColBERT heads are not supported "
+                               "yet; move sparse_linear.* and colbert_linear.* out of the folder to convert the dense model only");
+  }
+}
+
 FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes, std::string* weights_dir) {
+  refuse_bge_m3_heads(dir);
   SentenceTransformersLayout st;
   const bool is_st = read_sentence_transformers(dir, &st);
   *weights_dir = is_st ? st.transformer_dir : dir;

@@ -212,6 +212,10 @@ TEST_CASE("token vectors: models without them say so; bad Dense modules are one-
   expect_error("", "pytorch_model.bin but no model.safetensors", [](const fs::path& d) {
     fs::rename(d / "1_Dense" / "model.safetensors", d / "1_Dense" / "pytorch_model.bin");
   });
+  // bge-m3's extra heads: a .pt (pickle) is refused with the torch one-liner, never skipped
+  expect_error("", "torch.load(", [](const fs::path& d) { std::ofstream(d / "sparse_linear.pt") << "PK"; });
+  expect_error("", "colbert_linear.safetensors: bge-m3's sparse and ColBERT heads are not supported yet",
+               [](const fs::path& d) { std::ofstream(d / "colbert_linear.safetensors") << "x"; });
   expect_error("", "after a ColBERT Dense module", [](const fs::path& d) {
     std::ofstream(d / "modules.json")
         << R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},)"
