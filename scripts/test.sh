@@ -92,7 +92,7 @@ elif [ $CLANG -eq 1 ]; then
   "$ROOT/scripts/check_clang_build.sh" "$ROOT/build/clang"
 fi
 if [ $FUZZ -eq 1 ]; then
-  stage "libFuzzer targets, 30 s each (clang, ASan + UBSan)"
+  stage "libFuzzer targets, 30 s each, one per core at a time (clang, ASan + UBSan)"
   "$ROOT/scripts/reliability/fuzz.sh" 30 "$ROOT/build/fuzz"
 fi
 if [ $TSAN -eq 1 ]; then

@@ -20,24 +20,37 @@ cmake --build "$BUILD" --target "${NAMES[@]}"
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-status=0
-for name in "${NAMES[@]}"; do
-  work="$BUILD/work/$name" artifacts="$BUILD/artifacts/$name"
+# Fuzzers run JOBS at a time (default: the number of cores; each libFuzzer process is
+# single-threaded), each for SECONDS_EACH; their summaries print in NAMES order once all are done.
+JOBS=${JOBS:-$(nproc)}
+fuzz_one() {  # name: runs one fuzzer, writes its summary to BUILD/NAME.summary, fails on a finding
+  local name=$1 work="$BUILD/work/$1" artifacts="$BUILD/artifacts/$1" log="$BUILD/$1.log"
+  local dict=()
   mkdir -p "$work" "$artifacts"
-  log="$BUILD/$name.log"
-  dict=()
   [ -f "$ROOT/tests/fuzz/$name.dict" ] && dict=(-dict="$ROOT/tests/fuzz/$name.dict")
-  echo "== $name: ${SECONDS_EACH} s"
   if "$BUILD/tests/fuzz/$name" "$work" "$ROOT/tests/fuzz/corpus/$name" "${dict[@]}" \
       -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1; then
+    local execs cov
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
-    echo "$name: $execs executions, $cov, corpus $(ls "$work" | wc -l) inputs, no findings"
+    echo "$name: $execs executions, $cov, corpus $(ls "$work" | wc -l) inputs, no findings" >"$BUILD/$name.summary"
   else
-    status=1
-    echo "$name: FINDING (log $log, input in $artifacts/)"
-    grep -m1 -A25 -E "ERROR: |runtime error|WARNING: " "$log" || tail -30 "$log"
+    { echo "$name: FINDING (log $log, input in $artifacts/)"
+      grep -m1 -A25 -E "ERROR: |runtime error|WARNING: " "$log" || tail -30 "$log"; } >"$BUILD/$name.summary"
+    return 1
   fi
+}
+echo "== ${#NAMES[@]} fuzzers, ${SECONDS_EACH} s each, $JOBS at a time"
+rm -f "$BUILD"/*.summary
+for name in "${NAMES[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+  fuzz_one "$name" &
+done
+wait || true
+status=0  # (from the summaries: a fuzzer that wrote none did not finish)
+for name in "${NAMES[@]}"; do
+  if [ -f "$BUILD/$name.summary" ]; then cat "$BUILD/$name.summary"; else echo "$name: no summary (killed?)"; status=1; fi
+  grep -q ': FINDING' "$BUILD/$name.summary" 2>/dev/null && status=1
 done
 exit $status

@@ -38,6 +38,10 @@ void open_session(const char* model, const char* kind, int threads, ModelHandle*
   REQUIRE(eb_session_create(m->m, &o, &s->s, err, sizeof err) == EB_OK);
 }
 
+// Under qemu (scripts/arm/test_arm.sh sets EDGEBERT_EMULATED; CI time) each case runs one thread
+// count: the x86-64 stages of both XNNPACK generations run both.
+bool skip_under_emulation(int threads) { return threads == 2 && std::getenv("EDGEBERT_EMULATED") != nullptr; }
+
 }  // namespace
 
 TEST_CASE("the allocation counter sees allocations", "[alloc]") {
@@ -52,6 +56,7 @@ TEST_CASE("runs perform zero heap allocations", "[alloc]") {
   for (const char* model : {"base2_h12", "h128_4x32"}) {
     for (const char* kind : {"int8", "fp32", "int4"}) {  // int4: int8 GEMMs with int4 weights (docs/int4.md)
       for (int threads : {1, 2}) {
+        if (skip_under_emulation(threads)) continue;
         INFO(model << " " << kind << " threads " << threads);
         ModelHandle m;
         SessionHandle s;
@@ -95,6 +100,7 @@ TEST_CASE("task heads, text pairs, offsets, labels and QA spans perform zero hea
                             "task_st_mean_norm", "task_st_max"}) {
     for (const char* kind : {"int8", "fp32"}) {
       for (int threads : {1, 2}) {
+        if (skip_under_emulation(threads)) continue;
         INFO(model << " " << kind << " threads " << threads);
         ModelHandle m;
         SessionHandle s;
@@ -143,6 +149,7 @@ TEST_CASE("long-context answers, word ids and words perform zero heap allocation
   for (const char* model : {"task_bert_qa", "task_distil_qa", "task_bert_token"}) {
     for (const char* kind : {"int8", "fp32"}) {
       for (int threads : {1, 2}) {
+        if (skip_under_emulation(threads)) continue;
         INFO(model << " " << kind << " threads " << threads);
         char err[512];
         ModelHandle m;
@@ -195,9 +202,7 @@ TEST_CASE("packed runs perform zero heap allocations", "[alloc][packed]") {
           (std::string(model).rfind("task_bert", 0) == 0 || std::string(model).find("_mlm") != std::string::npos))
         continue;  // no int4 file
       for (int threads : {1, 2}) {
-        // Under qemu (scripts/arm/test_arm.sh sets EDGEBERT_EMULATED; CI time) one thread count:
-        // the x86-64 stages of both XNNPACK generations run both
-        if (threads == 2 && std::getenv("EDGEBERT_EMULATED")) continue;
+        if (skip_under_emulation(threads)) continue;
         INFO(model << " " << kind << " threads " << threads);
         ModelHandle m;
         SessionHandle s;
