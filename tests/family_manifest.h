@@ -27,11 +27,31 @@ struct ManifestLine {
   int seq = 0;
 };
 
+// EDGEBERT_FAMILIES ("gemma3_text,qwen3"): only those families' lines, as the emulated CI subset's
+// test_family_runtime_llm runs (docs/cross-compiling.md#ci-time); unset or empty: every family.
+inline std::set<std::string> selected_families() {
+  std::set<std::string> out;
+  const char* env = std::getenv("EDGEBERT_FAMILIES");
+  std::string name;
+  for (const char* c = env ? env : ""; ; ++c) {
+    if (*c == ',' || *c == ' ' || *c == '\0') {
+      if (!name.empty()) out.insert(name);
+      name.clear();
+      if (*c == '\0') break;
+    } else {
+      name += *c;
+    }
+  }
+  return out;
+}
+
 inline std::vector<ManifestLine> family_manifest() {
   std::ifstream f(families_dir() + "/families_manifest.txt");
+  const std::set<std::string> only = selected_families();
   std::vector<ManifestLine> out;
   ManifestLine l;
-  while (f >> l.model >> l.family >> l.task >> l.name >> l.seq) out.push_back(l);
+  while (f >> l.model >> l.family >> l.task >> l.name >> l.seq)
+    if (only.empty() || only.count(l.family)) out.push_back(l);
   return out;
 }
 

@@ -126,9 +126,10 @@ TEST_CASE("every family model runs fp32 within 2e-3 of the numpy goldens, every 
   }
   WARN("families: " << compared << " outputs compared (" << padded << " padded runs), worst max abs " << worst << "; "
                     << too_long << " cases longer than their model's maximum refused");
-  CHECK(families.size() == 7);
-  CHECK(padded > 20);
-  CHECK(compared > 300);
+  const std::set<std::string> only = selected_families();  // EDGEBERT_FAMILIES: those families' models
+  CHECK(families.size() == (only.empty() ? 7 : only.size()));
+  CHECK(padded > (only.empty() ? 20 : 2));
+  CHECK(compared > (only.empty() ? 300 : 20));
 }
 
 namespace {
@@ -245,13 +246,14 @@ TEST_CASE("int8 family models: per-token cosine >= 0.99 and the same clear decis
         check_int8_rows(data, read_f32(dir + file + ".f32"), 1, n, true, nullptr,
                         0.1 * golden_scale(lines, l.model, std::string(file) + ".f32", 0));
   }
-  CHECK(worst.size() >= 35);  // 31 models, 4 of them token classifiers
+  const bool every_family = selected_families().empty();  // EDGEBERT_FAMILIES: a subset, counts below don't apply
+  CHECK(worst.size() >= (every_family ? 35 : 1));  // 31 models, 4 of them token classifiers
   WARN("int8: " << g_clear_decisions << " clear decisions checked, " << g_near_ties
                  << " near ties (margin within 0.1 of the model's logit range) not counted, " << g_near_tie_flips
                  << " of them flipped");
   // token classification on these random-weight models: a few rows sit close to a tie even past
   // the margin rule (one flips with Debian 13's XNNPACK): 97 % of the clear decisions agree
-  CHECK(token_decisions.size() == 4);
+  if (every_family) CHECK(token_decisions.size() == 4);
   for (const auto& [model, d] : token_decisions) {
     WARN(model << " int8: " << d.agree << " of " << d.clear << " clear token decisions agree");
     CHECK(d.clear >= 100);
