@@ -4,7 +4,9 @@
 //   edgebert-convert --input HF_DIR --output MODEL.ebm [--fp32] [--calibration TEXT_FILE]
 //                    [--max-seq-len N] [--keep-fp32 PATTERN]... [--scheme auto|minmax|per-tensor]
 //                    [--weights int8|int4 [--int4-block N] [--int4-budget B] [--int4-min-cosine C] [--int4-rounding gptq|rtn]] [--quiet]
-// Exit 0 on success; on bad input one line "edgebert-convert: error: ..." and exit 1; the output
+// Exit 0 on success; on bad input (checkpoint, calibration file, output path) one line
+// "edgebert-convert: error: ..." and exit 1; on a usage error (unknown option, a malformed or
+// missing option value) the same one line and exit 2, as getopt tools do; the output
 // file is written atomically, so it either appears complete or not at all.
 #include <unistd.h>
 

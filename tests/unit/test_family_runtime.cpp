@@ -211,7 +211,7 @@ TEST_CASE("int8 family models: per-token cosine >= 0.99 and the same clear decis
   std::map<std::string, Decisions> token_decisions;
   for (const ManifestLine& l : lines) {
     if (l.family != "roberta" && l.family != "electra" && l.family != "nomic_bert" && l.family != "albert" &&
-        l.family != "modernbert" && l.family != "qwen3")
+        l.family != "modernbert" && l.family != "qwen3" && l.family != "gemma3_text")
       continue;
     INFO(l.model << " int8 " << l.name);
     Loaded& s = sessions[l.model];
