@@ -516,9 +516,10 @@ eb_status Session::run_texts(const char* const* texts_a, const char* const* text
     for (size_t i = 0; i < count && i < max_rows_; ++i)
       for (int side = 0; side < (texts_b ? 2 : 1); ++side) {
         const char* t = side == 0 ? texts_a[i] : texts_b[i];
-        char what[32];
+        if (!t || TextEncoder::check(t, "").is_ok()) continue;
+        char what[32];  // (the input's name only for the message)
         std::snprintf(what, sizeof what, "%s[%zu]", side == 0 ? (texts_b ? "texts_a" : "texts") : "texts_b", i);
-        if (t && check_text(t, what) != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
+        return check_text(t, what);
       }
     k = tasks::pack_texts(text_, pack_limits(), truncation_, texts_a, texts_b, count, inputs_, sequences_.data());
   }
