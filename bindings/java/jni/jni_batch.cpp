@@ -57,24 +57,6 @@ class TextBlocks {
   bool paired_ = false, ok_ = false;
 };
 
-// A Java array the call writes (null -> null), copied back when the call succeeded.
-template <typename T, typename Array>
-struct Written {
-  JNIEnv* env;
-  Array array;
-  std::vector<T> data;
-  Written(JNIEnv* e, Array a) : env(e), array(a), data(a ? static_cast<size_t>(e->GetArrayLength(a)) : 0) {}
-  T* get() { return array ? data.data() : nullptr; }
-  size_t size() const { return data.size(); }
-};
-
-void copy_back(Written<float, jfloatArray>& w) {
-  if (w.array) w.env->SetFloatArrayRegion(w.array, 0, static_cast<jsize>(w.size()), w.data.data());
-}
-void copy_back(Written<jint, jintArray>& w) {
-  if (w.array) w.env->SetIntArrayRegion(w.array, 0, static_cast<jsize>(w.size()), w.data.data());
-}
-
 }  // namespace
 
 extern "C" {

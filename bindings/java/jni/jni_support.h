@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "edgebert/edgebert.h"
 
@@ -76,6 +77,24 @@ class Pinned {
 using PinnedInts = Pinned<jintArray, jint, &JNIEnv::GetIntArrayElements, &JNIEnv::ReleaseIntArrayElements>;
 using PinnedBytes = Pinned<jbyteArray, jbyte, &JNIEnv::GetByteArrayElements, &JNIEnv::ReleaseByteArrayElements>;
 using PinnedFloats = Pinned<jfloatArray, jfloat, &JNIEnv::GetFloatArrayElements, &JNIEnv::ReleaseFloatArrayElements>;
+
+// A Java array the call writes (null -> null), copied back when the call succeeded.
+template <typename T, typename Array>
+struct Written {
+  JNIEnv* env;
+  Array array;
+  std::vector<T> data;
+  Written(JNIEnv* e, Array a) : env(e), array(a), data(a ? static_cast<size_t>(e->GetArrayLength(a)) : 0) {}
+  T* get() { return array ? data.data() : nullptr; }
+  size_t size() const { return data.size(); }
+};
+
+inline void copy_back(Written<float, jfloatArray>& w) {
+  if (w.array) w.env->SetFloatArrayRegion(w.array, 0, static_cast<jsize>(w.size()), w.data.data());
+}
+inline void copy_back(Written<jint, jintArray>& w) {
+  if (w.array) w.env->SetIntArrayRegion(w.array, 0, static_cast<jsize>(w.size()), w.data.data());
+}
 
 inline eb_session* session_ptr(jlong h) { return reinterpret_cast<eb_session*>(static_cast<intptr_t>(h)); }
 

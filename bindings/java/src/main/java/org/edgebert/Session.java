@@ -418,6 +418,27 @@ public final class Session implements AutoCloseable {
     return out;
   }
 
+  /**
+   * Masked-LM (SPLADE) models, after a run: the entries of sequence index's sparse vector
+   * (Output.SPARSE_EMBEDDING) above threshold, largest first, at most topK of them (0: all), by
+   * eb_session_sparse_top_k. Other models throw UNSUPPORTED; no run yet, BAD_STATE.
+   */
+  public synchronized SparseEntry[] sparseTopK(int index, int topK, float threshold) {
+    if (index < 0 || topK < 0) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT,
+                                  "sparseTopK: index and topK must be >= 0, got " + index + " and " + topK);
+    }
+    int room = Math.max(topK > 0 ? topK : model.info().vocabSize, 1);
+    int[] ids = new int[room];
+    float[] weights = new float[room];
+    int found = nSparseTopK(ptr(), index, topK, threshold, ids, weights);
+    SparseEntry[] out = new SparseEntry[found];
+    for (int r = 0; r < found; r++) {
+      out[r] = new SparseEntry(ids[r], weights[r]);
+    }
+    return out;
+  }
+
   private float[] taskOutput(Output which) {
     if (!hasOutput(which)) {
       throw new EdgeBertException(EdgeBertException.UNSUPPORTED,
@@ -491,6 +512,7 @@ public final class Session implements AutoCloseable {
 
   private static native int nRerankTopK(long s, byte[] query, byte[] passages, int[] starts, int k, int[] indices,
                                         float[] scores, int[] statuses);
+  private static native int nSparseTopK(long s, int index, int k, float threshold, int[] ids, float[] weights);
   private static native void nRunText(long s, byte[] text);
   private static native void nRunTextPair(long s, byte[] a, byte[] b);
   private static native void nRunIds(long s, int[] ids, int[] types, int[] mask);

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// jni_retrieval.cpp: native side of the retrieval outputs' helpers: Session.sparseTopK
+// (eb_session_sparse_top_k) and MultiVector.maxSim (eb_maxsim).
+#include "jni_support.h"
+
+using namespace edgebert_jni;
+
+extern "C" {
+
+// The top k entries of sequence `index`'s sparse vector into ids / weights (k 0: all that fit);
+// returns how many were written.
+JNIEXPORT jint JNICALL Java_org_edgebert_Session_nSparseTopK(JNIEnv* env, jclass, jlong h, jint index, jint k,
+                                                             jfloat threshold, jintArray ids, jfloatArray weights) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_sparse_top_k), "eb_session_sparse_top_k")) return 0;
+  Written<jint, jintArray> out_ids(env, ids);
+  Written<float, jfloatArray> out_weights(env, weights);
+  if (index < 0 || k < 0 || !out_ids.get() || !out_weights.get() || out_ids.size() != out_weights.size() ||
+      out_ids.size() < static_cast<size_t>(k)) {
+    throw_status(env, EB_ERROR_INVALID_ARGUMENT, "sparseTopK: k entries do not fit the result arrays");
+    return 0;
+  }
+  // k 0 asks for every entry above the threshold: the arrays are sized for the whole vocabulary
+  const size_t want = k > 0 ? static_cast<size_t>(k) : out_ids.size();
+  eb_session* s = session_ptr(h);
+  size_t found = 0;
+  const eb_status st = eb_session_sparse_top_k(s, static_cast<size_t>(index), want, threshold,
+                                               reinterpret_cast<int32_t*>(out_ids.get()), out_weights.get(), &found);
+  if (st != EB_OK) {
+    throw_session_error(env, s, st);
+    return 0;
+  }
+  copy_back(out_ids);
+  copy_back(out_weights);
+  return static_cast<jint>(found);
+}
+
+JNIEXPORT jfloat JNICALL Java_org_edgebert_MultiVector_nMaxSim(JNIEnv* env, jclass, jfloatArray q, jint q_tokens,
+                                                               jfloatArray d, jint d_tokens, jint dim) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_maxsim), "eb_maxsim")) return 0;
+  PinnedFloats qp(env, q), dp(env, d);
+  if (!qp.ok() || !dp.ok()) return 0;
+  if (q_tokens < 0 || d_tokens < 0 || dim < 0 || (q && env->GetArrayLength(q) < q_tokens * dim) ||
+      (d && env->GetArrayLength(d) < d_tokens * dim)) {
+    throw_status(env, EB_ERROR_INVALID_ARGUMENT, "maxSim: arrays shorter than tokens x dim");
+    return 0;
+  }
+  float score = 0;
+  const eb_status st = eb_maxsim(qp.get(), static_cast<size_t>(q_tokens), dp.get(), static_cast<size_t>(d_tokens),
+                                 static_cast<size_t>(dim), &score);
+  if (st != EB_OK) throw_status(env, st, "maxSim: empty query or document (0 tokens), or dim 0");
+  return score;
+}
+
+}  // extern "C"
