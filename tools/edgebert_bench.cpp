@@ -8,7 +8,9 @@
 //   edgebert-bench --head-sweep SPEC [--seq-lens 32,128,384] [--threads N] [--runs N]
 //                  [--markdown PATH] [--json PATH]
 //   edgebert-bench --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--runs N]
-//                  [--peak-gops G] [--write-ids PATH] [--op-profile] [--json PATH]
+//                  [--peak-gops G] [--write-ids PATH] [--op-profile] [--json PATH] [--query TEXT]
+//     --query: each line is a passage run as the pair (TEXT, passage), as eb_session_rerank runs a
+//     cross-encoder's pairs (its loop: packed pair runs; the score function and ranking are not timed);
 //     one text per line, all run in packed runs of up to N tokens (0: one text per run); reports
 //     sentences/s and tokens/s (best and median of --runs passes over the file), the GEMM share
 //     (op profile of one more pass) and tokens/s as a fraction of the int8-peak limit (G GOPS
@@ -51,7 +53,7 @@ using namespace edgebert::tools;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
-  std::string model_path, synthetic, head_sweep, json_path, markdown_path, texts_path, ids_path;
+  std::string model_path, synthetic, head_sweep, json_path, markdown_path, texts_path, ids_path, query;
   long batch_tokens = -1;  // --texts: -1 packed runs of the session maximum (the C API default), 0 one per run
   double peak_gops = 0;
   bool runs_given = false;
@@ -70,7 +72,7 @@ int usage(FILE* f, int rc) {
                "       edgebert-bench --head-sweep SPEC [--seq-lens 32,128,384] [--threads N] [--runs N]\n"
                "                      [--markdown PATH] [--json PATH]\n"
                "       edgebert-bench --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--runs N]\n"
-               "                      [--peak-gops G] [--write-ids PATH] [--op-profile] [--json PATH]\n"
+               "                      [--peak-gops G] [--write-ids PATH] [--op-profile] [--json PATH] [--query TEXT]\n"
                "  --texts: packed runs of up to N tokens (default: the session maximum); --batch-tokens 0: one text per run\n"
                "SPEC: hidden=768,heads=12,layers=12,intermediate=3072[,vocab=N,max_position=N,labels=N,seed=N]\n");
   return rc;
@@ -531,15 +533,17 @@ int bench_one(const Options& o) {
 }
 
 // One pass over all texts: packed runs of up to the session's max_batch_tokens, or (one_by_one)
-// a run per text. Counts the tokens run and the texts that failed alone.
-eb_status run_all_texts(Session& s, const std::vector<const char*>& texts, bool one_by_one, size_t* tokens,
-                        size_t* failed) {
+// a run per text; with `firsts` (--query) each text is the second of the pair (firsts[i], texts[i]).
+// Counts the tokens run and the texts that failed alone.
+eb_status run_all_texts(Session& s, const std::vector<const char*>& texts, const std::vector<const char*>& firsts,
+                        bool one_by_one, size_t* tokens, size_t* failed) {
+  const bool pairs = !firsts.empty();
   *tokens = 0;
   *failed = 0;
   for (size_t done = 0, n = 0; done < texts.size(); done += n) {
     if (one_by_one) {
       n = 1;
-      const eb_status st = s.run_text(texts[done]);
+      const eb_status st = pairs ? s.run_text_pair(firsts[done], texts[done]) : s.run_text(texts[done]);
       if (st == EB_ERROR_SEQUENCE_TOO_LONG) {
         ++*failed;
         continue;
@@ -548,7 +552,8 @@ eb_status run_all_texts(Session& s, const std::vector<const char*>& texts, bool 
       *tokens += s.seq_len();
       continue;
     }
-    const eb_status st = s.run_texts(texts.data() + done, nullptr, texts.size() - done, &n);
+    const eb_status st = pairs ? s.run_texts(firsts.data() + done, texts.data() + done, texts.size() - done, &n)
+                               : s.run_texts(texts.data() + done, nullptr, texts.size() - done, &n);
     if (st != EB_OK) return st;
     *tokens += s.seq_len();
     for (size_t i = 0; i < n; ++i) *failed += s.sequence(i).status != EB_OK;
@@ -568,6 +573,7 @@ int bench_texts(const Options& o) {
   if (lines.empty()) return die("--texts " + o.texts_path + " has no lines");
   std::vector<const char*> texts;
   for (const std::string& l : lines) texts.push_back(l.c_str());
+  const std::vector<const char*> firsts(o.query.empty() ? 0 : texts.size(), o.query.c_str());  // --query
   LoadedModel lm;
   if (!load_model(o, o.synthetic, &lm, &err)) return die(err);
   const ModelConfig& c = lm.model->config;
@@ -584,7 +590,8 @@ int bench_texts(const Options& o) {
   if (!o.ids_path.empty()) {  // each text's ids, for peers that take token ids
     std::string out;
     for (const char* t : texts) {
-      if (s->run_text(t) != EB_OK) return die(std::string("--write-ids: ") + s->last_error());
+      if ((firsts.empty() ? s->run_text(t) : s->run_text_pair(o.query.c_str(), t)) != EB_OK)
+        return die(std::string("--write-ids: ") + s->last_error());
       for (size_t i = 0; i < s->seq_len(); ++i) out += (i ? " " : "") + std::to_string(s->input_ids()[i]);
       out += "\n";
     }
@@ -592,14 +599,14 @@ int bench_texts(const Options& o) {
     if (!write_file_atomically(o.ids_path, out.data(), out.size(), &werr)) return die(werr);
   }
   // warmup: one pass
-  if (run_all_texts(*s, texts, one_by_one, &tokens, &failed) != EB_OK) return die(s->last_error());
+  if (run_all_texts(*s, texts, firsts, one_by_one, &tokens, &failed) != EB_OK) return die(s->last_error());
   const long passes = o.runs_given ? o.runs : 3;
   std::vector<double> secs;
   secs.reserve(static_cast<size_t>(passes));  // the timed passes allocate nothing
   alloc_counter_start();
   for (long p = 0; p < passes; ++p) {
     const auto t0 = Clock::now();
-    if (run_all_texts(*s, texts, one_by_one, &tokens, &failed) != EB_OK) {
+    if (run_all_texts(*s, texts, firsts, one_by_one, &tokens, &failed) != EB_OK) {
       alloc_counter_stop();
       return die(s->last_error());
     }
@@ -612,7 +619,7 @@ int bench_texts(const Options& o) {
   s->reset_profile();
   s->enable_profiling(true);
   const auto tp = Clock::now();
-  run_all_texts(*s, texts, one_by_one, &tokens, &failed);
+  run_all_texts(*s, texts, firsts, one_by_one, &tokens, &failed);
   const double profiled_pass_ms = ms_since(tp);
   s->enable_profiling(false);
   std::vector<double> kind_ms(static_cast<size_t>(kinds), 0.0);
@@ -639,6 +646,7 @@ int bench_texts(const Options& o) {
   std::printf("machine: %s\n  features: %s\n  threads: %ld\n", cpu.c_str(), features.c_str(), o.threads);
   std::printf("texts: %s: %zu texts, %zu tokens (%.1f per text), %zu too long for the session\n", o.texts_path.c_str(),
               texts.size(), tokens, tokens / std::max(1.0, ran), failed);
+  if (!firsts.empty()) std::printf("pairs: (--query \"%s\", each text), as eb_session_rerank runs them\n", o.query.c_str());
   if (one_by_one)
     std::printf("runs: one text per run\n");
   else
@@ -687,6 +695,7 @@ int bench_texts(const Options& o) {
     j.begin_object("machine").value("cpu", cpu).value("features", features).value("threads", static_cast<int>(o.threads)).end_object();
     j.value("texts", o.texts_path).value("count", texts.size()).value("tokens", tokens).value("too_long", failed);
     j.value("batch_tokens", one_by_one ? 0 : static_cast<int>(s->max_batch_tokens()));
+    if (!firsts.empty()) j.value("query", o.query);
     j.begin_array("pass_seconds");
     for (double t : secs) j.value(nullptr, t);
     j.end_array();
@@ -851,6 +860,7 @@ int main(int argc, char** argv) {
     else if (a == "--markdown") o.markdown_path = v;
     else if (a == "--texts") o.texts_path = v;
     else if (a == "--write-ids") o.ids_path = v;
+    else if (a == "--query") o.query = v;
     else if (a == "--batch-tokens") ok = parse_int(v, 0, 1 << 20, &o.batch_tokens);
     else if (a == "--peak-gops") {
       char* end = nullptr;
@@ -888,6 +898,10 @@ int main(int argc, char** argv) {
       return usage(stderr, 2);
     }
     return bench_texts(o);
+  }
+  if (!o.query.empty()) {
+    std::fprintf(stderr, "edgebert-bench: error: --query needs --texts (the passages)\n");
+    return usage(stderr, 2);
   }
   return o.head_sweep.empty() ? bench_one(o) : head_sweep(o);
 }

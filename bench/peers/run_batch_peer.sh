@@ -7,17 +7,21 @@
 # measurement and a summary table (best sentences/s of each configuration over the rounds).
 # usage: bench/peers/run_batch_peer.sh --ebm M.ebm --onnx M_int8.onnx --texts FILE [--peer-dir DIR]
 #          [--rounds R (2)] [--batch-tokens "0 256 1024"] [--debian13] [--build DIR] [--peak-gops G]
+#          [--query TEXT]
 #   --peer-dir  a writable copy of ../shared/peers with node_modules (made and installed if absent)
 #   --debian13  run edgebert-bench inside the Debian 13 root (scripts/debian13/root.sh; XNNPACK 2024),
 #               from the build folder build/debian13 (the files must then lie inside this checkout)
 #   --build     the (host) build folder with edgebert-bench (default build/release)
 #   --peak-gops the one-core int8 peak (edgebert-int8-peak): edgebert-bench then reports the
 #               fraction of the int8-peak limit in its JSON
+#   --query     reranking (issue 25): each line of FILE is a passage, run as the pair (TEXT, passage)
+#               through a cross-encoder (bench/peers/make_cross_encoder.py), as eb_session_rerank
+#               runs them; ORT runs the same pairs' token ids (token types 0: the same operations)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 SHARED=${EDGEBERT_SHARED:-$REPO/../shared}
-EBM="" ONNX="" TEXTS="" PEER=/tmp/edgebert_batch_peer ROUNDS=2 NS="0 256 1024" D13=0 BUILD=$REPO/build/release PEAK=()
+EBM="" ONNX="" TEXTS="" PEER=/tmp/edgebert_batch_peer ROUNDS=2 NS="0 256 1024" D13=0 BUILD=$REPO/build/release PEAK=() QUERY=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --ebm) EBM=$(realpath "$2"); shift 2 ;;
@@ -29,6 +33,7 @@ while [ $# -gt 0 ]; do
     --debian13) D13=1; shift ;;
     --build) BUILD=$(realpath "$2"); shift 2 ;;
     --peak-gops) PEAK=(--peak-gops "$2"); shift 2 ;;
+    --query) QUERY=(--query "$2"); shift 2 ;;
     *) echo "usage: see the head of $0" >&2; exit 2 ;;
   esac
 done
@@ -59,7 +64,7 @@ if [ $D13 -eq 1 ]; then
 fi
 
 # The token ids ORT runs: exactly edgebert's tokenization of the same texts.
-bench 1 256 "$OUT/ids.json" --runs 1 --write-ids "$OUT/ids.txt" >/dev/null
+bench 1 512 "$OUT/ids.json" --runs 1 --write-ids "$OUT/ids.txt" "${QUERY[@]}" >/dev/null
 : > "$OUT/results.txt"
 for r in $(seq "$ROUNDS"); do
   for t in 1 2; do
@@ -68,7 +73,7 @@ for r in $(seq "$ROUNDS"); do
     sps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sentences_per_s"])' "$OUT/ort_r${r}_t$t.json")
     echo "round $r threads $t ort_batch32 $sps load $(cut -d' ' -f1 /proc/loadavg)" | tee -a "$OUT/results.txt"
     for n in $NS; do
-      bench "$t" "$n" "$OUT/eb_r${r}_t${t}_n$n.json" --runs 2 "${PEAK[@]}" >/dev/null
+      bench "$t" "$n" "$OUT/eb_r${r}_t${t}_n$n.json" --runs 2 "${PEAK[@]}" "${QUERY[@]}" >/dev/null
       sps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sentences_per_second"])' "$OUT/eb_r${r}_t${t}_n$n.json")
       echo "round $r threads $t edgebert_n$n $sps load $(cut -d' ' -f1 /proc/loadavg)" | tee -a "$OUT/results.txt"
     done
