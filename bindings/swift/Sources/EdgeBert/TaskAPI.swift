@@ -47,6 +47,12 @@ enum TaskAPI {
                                            Int, Int, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Float>?,
                                            UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int32>?) -> eb_status
 
+    // Sparse and multi-vector outputs (issue 25).
+    typealias SparseTopK = @convention(c) (OpaquePointer?, Int, Int, Float, UnsafeMutablePointer<Int32>?,
+                                           UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Int>?) -> eb_status
+    typealias MaxSim = @convention(c) (UnsafePointer<Float>?, Int, UnsafePointer<Float>?, Int, Int,
+                                       UnsafeMutablePointer<Float>?) -> eb_status
+
     typealias SetTruncation = @convention(c) (OpaquePointer?, eb_truncation) -> eb_status
     typealias GetTruncatedTokens = @convention(c) (OpaquePointer?, Int, UnsafeMutablePointer<Int32>?) -> eb_status
     // Prompts and Matryoshka dims (issue 24).

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// Retrieval: the helpers over the sparse and multi-vector outputs: Session.sparseTopK (a
+// masked-LM / SPLADE model's sparse vector as its largest entries, eb_session_sparse_top_k) and
+// maxSim (ColBERT's late-interaction score of two sets of token vectors, eb_maxsim).
+import CEdgeBert
+
+/// One entry of a sparse (SPLADE) vector: a vocabulary id and its weight.
+public struct SparseEntry: Equatable, Sendable {
+    public let tokenId: Int32
+    public let weight: Float
+}
+
+extension Session {
+    /// Masked-LM (SPLADE) models, after a run: the entries of sequence `index`'s sparse vector
+    /// (`.sparseEmbedding`) above `threshold`, largest first, at most `topK` of them (nil: all).
+    /// Other models throw `.unsupported`; before any run, `.badState`.
+    public func sparseTopK(index: Int = 0, topK: Int? = nil, threshold: Float = 0) throws -> [SparseEntry] {
+        guard index >= 0, (topK ?? 0) >= 0 else {
+            throw EdgeBertError(.invalidArgument, "index and topK must be >= 0, got \(index) and \(topK ?? 0)")
+        }
+        let call = try TaskAPI.function("eb_session_sparse_top_k", as: TaskAPI.SparseTopK.self)
+        let room = max(topK ?? Int(model.info.vocabSize), 1)
+        var ids = [Int32](repeating: 0, count: room)
+        var weights = [Float](repeating: 0, count: room)
+        var found = 0
+        try withHandle { h in
+            let st = ids.withUnsafeMutableBufferPointer { pi in
+                weights.withUnsafeMutableBufferPointer { pw in
+                    call(h, index, topK ?? room, threshold, pi.baseAddress, pw.baseAddress, &found)
+                }
+            }
+            try Session.check(h, st)
+        }
+        return (0..<found).map { SparseEntry(tokenId: ids[$0], weight: weights[$0]) }
+    }
+}
+
+/// ColBERT's MaxSim (eb_maxsim): the sum over the query's rows of the largest dot product with
+/// any row of the document. `query` [queryTokens * dim] and `document` [documentTokens * dim] are
+/// row-major, as `.tokenVectors` gives them; which rows to pass is the caller's choice. Throws
+/// `.invalidArgument` for an empty array, `dim` <= 0 or a count that is not a multiple of `dim`.
+public func maxSim(_ query: [Float], _ document: [Float], dim: Int) throws -> Float {
+    guard dim > 0, query.count % dim == 0, document.count % dim == 0 else {
+        throw EdgeBertError(.invalidArgument, "maxSim: counts \(query.count) and \(document.count) are not multiples of dim \(dim)")
+    }
+    let call = try TaskAPI.function("eb_maxsim", as: TaskAPI.MaxSim.self)
+    var score: Float = 0
+    let st = query.withUnsafeBufferPointer { q in
+        document.withUnsafeBufferPointer { d in
+            call(q.baseAddress, query.count / dim, d.baseAddress, document.count / dim, dim, &score)
+        }
+    }
+    guard st == EB_OK else {
+        throw EdgeBertError(.invalidArgument, "maxSim: empty query or document (\(query.count), \(document.count) values)")
+    }
+    return score
+}
