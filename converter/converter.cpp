@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "converter/activation_params.h"
+#include "converter/bge_m3_heads.h"
 #include "converter/calibration.h"
 #include "converter/checkpoint/hf_checkpoint.h"
 #include "converter/checkpoint/mapped_file.h"
@@ -331,25 +332,9 @@ FloatLinear load_token_dense(const SentenceTransformersLayout& st, int hidden) {
   return load_dense_linear(st.token_dense, "token_vectors");
 }
 
-// bge-m3 (FlagEmbedding's BGEM3FlagModel folder): sparse_linear and colbert_linear beside the
-// encoder. Their .pt files are pickles, which the converter never executes: it refuses them with the
-// one-line torch conversion. The heads themselves are not converted yet (issue 25, item 3), so a
-// folder that has them is refused too, never converted silently as the dense model only.
-static void refuse_bge_m3_heads(const std::string& dir) {
-  for (const char* head : {"sparse_linear", "colbert_linear"}) {
-    const std::string pt = dir + "/" + head + ".pt", st = dir + "/" + head + ".safetensors";
-    if (is_regular_file(pt) && !is_regular_file(st))
-      throw std::runtime_error(dir + ": has " + head + ".pt (a pickle, never executed here) but no " + head +
-                               ".safetensors; convert it once with torch: python3 -c \"import torch,safetensors.torch as s; "
-                               "s.save_file(torch.load('" + pt + "', map_location='cpu', weights_only=True), '" + st + "')\"");
-    if (is_regular_file(st))
-      throw std::runtime_error(dir + ": " + head + ".safetensors: bge-m3's sparse and ColBERT heads are not supported "
-                               "yet; move sparse_linear.* and colbert_linear.* out of the folder to convert the dense model only");
-  }
-}
-
 FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes, std::string* weights_dir) {
-  refuse_bge_m3_heads(dir);
+  // bge-m3: sparse_linear / colbert_linear beside the encoder (a .pt only: refused with the torch command)
+  const bool bge_m3 = has_bge_m3_heads(dir);
   SentenceTransformersLayout st;
   const bool is_st = read_sentence_transformers(dir, &st);
   *weights_dir = is_st ? st.transformer_dir : dir;
@@ -365,15 +350,32 @@ FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes
                                " differs from the model's hidden size " + std::to_string(ck.config().hidden_size));
     task = st.token_dense.dir.empty() ? Task::kSentenceEmbedding : Task::kTokenVectors;
   }
+  if (bge_m3) {
+    if (task != Task::kEncoder && task != Task::kSentenceEmbedding)
+      throw std::runtime_error(dir + ": bge-m3 heads beside a " + std::string(task_name(task)) +
+                               " model (FlagEmbedding's BGEM3 is an encoder with sparse_linear and colbert_linear)");
+    if (is_st && (st.pooling != PoolingMode::kCls || !st.normalize || !st.dense.empty()))
+      throw std::runtime_error(dir + "/modules.json: a bge-m3 folder's sentence-transformers modules must be CLS "
+                               "pooling and Normalize (BGEM3FlagModel's dense output), got " +
+                               pooling_mode_name(st.pooling) + (st.normalize ? " + Normalize" : " without Normalize"));
+    task = Task::kBgeM3;
+  }
   FloatBert m = load_float_bert(ck, task);
+  if (bge_m3) {
+    load_bge_m3_heads(dir, m);
+    notes->push_back("note: bge-m3: dense (CLS, normalized), sparse (sparse_linear) and ColBERT (colbert_linear, dim " +
+                     std::to_string(m.num_labels) + ") outputs");
+  }
   if (task == Task::kTokenVectors) {
     m.classifier = load_token_dense(st, ck.config().hidden_size);
     m.num_labels = m.classifier.out;
     notes->push_back("note: ColBERT token vectors (dim " + std::to_string(m.num_labels) +
                      "): edgebert adds no [Q] / [D] marker tokens and no [MASK] query expansion; pass them as ids");
   }
-  m.pooling = st.pooling;
-  m.normalize = is_st && st.normalize;
+  if (!bge_m3) {
+    m.pooling = st.pooling;
+    m.normalize = is_st && st.normalize;
+  }
   m.max_seq_length = st.max_seq_length;
   m.lowercase_input = st.lowercase_input;
   load_dense_modules(st, m);
@@ -454,6 +456,11 @@ ConvertResult convert_checkpoint(const ConvertOptions& o) {
     if (static_cast<int>(vocab.tokens.size()) != cfg.vocab_size)
       throw std::runtime_error(dir + "/vocab.txt: has " + std::to_string(vocab.tokens.size()) +
                                " tokens, config.json vocab_size is " + std::to_string(cfg.vocab_size));
+  }
+  if (m.task == Task::kBgeM3) {
+    if (!tokenizer)
+      throw std::runtime_error(dir + ": bge-m3 needs its tokenizer.json (the ids its sparse weights leave out)");
+    m.sparse_unused_ids = bge_m3_unused_ids(dir, *tokenizer);
   }
   ConvertResult r = convert_model(m, have_vocab ? &vocab : nullptr, o, tokenizer.get());
   r.notes = std::move(notes);

@@ -202,6 +202,7 @@ void load_heads(const HfBertCheckpoint& ck, Task task, FloatBert& m, const Famil
     case Task::kEncoder:
     case Task::kSentenceEmbedding:
     case Task::kTokenVectors:  // the classifier is the ColBERT folder's Dense module (converter.cpp)
+    case Task::kBgeM3:         // its heads are files beside the encoder (converter.cpp)
       return;
     case Task::kMaskedLm:
       load_masked_lm_head(ck, m);

@@ -114,8 +114,13 @@ struct FloatBert {
   HiddenAct mlm_act = HiddenAct::kGelu;
   FloatLayerNorm mlm_norm;        // over E
   std::vector<float> mlm_bias;    // [vocab]; empty: none (ModernBERT decoder_bias false)
-  PoolingMode pooling = PoolingMode::kCls;  // SENTENCE_EMBEDDING only
-  bool normalize = false;                   // SENTENCE_EMBEDDING only
+  PoolingMode pooling = PoolingMode::kCls;  // SENTENCE_EMBEDDING (and BGE_M3: CLS) only
+  bool normalize = false;                   // SENTENCE_EMBEDDING (and BGE_M3: true) only
+  // kBgeM3: sparse_linear [1, H] + bias (token weights relu(w.h + b)); its colbert_linear is
+  // `classifier` [num_labels, H] + bias; the token ids whose sparse weight is always 0 (the
+  // tokenizer's cls, eos, pad and unk ids)
+  FloatLinear sparse_linear;
+  std::vector<int32_t> sparse_unused_ids;
   // SENTENCE_EMBEDDING: sentence-transformers Dense modules after the pooling (H -> ... -> H), fp32
   std::vector<FloatLinear> dense;
   std::vector<bool> dense_tanh;

@@ -30,7 +30,8 @@ constexpr size_t kPayloadAlignment = 64;
 static_assert(static_cast<int>(fb::Task::SENTENCE_EMBEDDING) == static_cast<int>(Task::kSentenceEmbedding) &&
               static_cast<int>(fb::Task::TOKEN_CLASSIFICATION) == static_cast<int>(Task::kTokenClassification) &&
               static_cast<int>(fb::Task::QUESTION_ANSWERING) == static_cast<int>(Task::kQuestionAnswering) &&
-              static_cast<int>(fb::Task::TOKEN_VECTORS) == static_cast<int>(Task::kTokenVectors));
+              static_cast<int>(fb::Task::TOKEN_VECTORS) == static_cast<int>(Task::kTokenVectors) &&
+              static_cast<int>(fb::Task::BGE_M3) == static_cast<int>(Task::kBgeM3));
 static_assert(static_cast<int>(fb::Pooling::MAX_TOKENS) == static_cast<int>(PoolingMode::kMax) &&
               static_cast<int>(fb::Pooling::MEAN_SQRT_LEN) == static_cast<int>(PoolingMode::kMeanSqrtLen));
 static_assert(static_cast<int>(fb::Activation::RELU) == static_cast<int>(HiddenAct::kRelu) &&
@@ -269,7 +270,13 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> labels;
   if (!m.labels.empty()) labels = b.CreateVectorOfStrings(m.labels);
   Offset<fb::SentencePooling> pooling;
-  if (m.task == Task::kSentenceEmbedding) {
+  Offset<fb::Linear> sparse_linear;
+  Offset<flatbuffers::Vector<int32_t>> sparse_unused_ids;
+  if (m.task == Task::kBgeM3) {  // the dense output is the sentence pooling below (CLS, normalize)
+    sparse_linear = linear(b, m.sparse_linear, nullptr, false);
+    sparse_unused_ids = b.CreateVector(m.sparse_unused_ids);
+  }
+  if (m.task == Task::kSentenceEmbedding || m.task == Task::kBgeM3) {
     Offset<flatbuffers::Vector<Offset<fb::SentenceDense>>> dense;
     if (!m.dense.empty()) {
       std::vector<Offset<fb::SentenceDense>> d;
@@ -285,7 +292,7 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
     for (const ConvertedLinear& g : layer) any_int4 = any_int4 || (g.int8 && g.int4);
   any_int4 = any_int4 || (cm.int8 && cm.word_int4);
   // (masked-LM and token-vector files are version 5, whose readers take the family from the family field)
-  const bool new_task = m.task == Task::kMaskedLm || m.task == Task::kTokenVectors;
+  const bool new_task = m.task == Task::kMaskedLm || m.task == Task::kTokenVectors || m.task == Task::kBgeM3;
   const bool family_fields = !c.is_bert_or_distilbert() || any_int4 || new_task;
   const bool gemma_fields = m.family() == Family::kGemma3 || !m.dense.empty() || !m.prompts.empty();
   Offset<flatbuffers::Vector<Offset<fb::Prompt>>> prompts;
@@ -397,6 +404,10 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
     mb.add_mlm_transform_act(static_cast<fb::Activation>(static_cast<int>(m.mlm_act)));
     mb.add_mlm_norm(mlm_norm);
     mb.add_mlm_decoder(mlm_decoder);
+  }
+  if (!sparse_linear.IsNull()) {
+    mb.add_sparse_linear(sparse_linear);
+    mb.add_sparse_unused_ids(sparse_unused_ids);
   }
   fb::FinishModelBuffer(b, mb.Finish());
   // The content id names what was written: a hash of the whole buffer (id bytes zero), so the

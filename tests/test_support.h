@@ -132,9 +132,13 @@ inline const char* const kModels[] = {"base2_h12", "base2_h1",     "h192_3x64", 
 inline const char* const kCases[] = {"len1", "len7", "lenmax", "len7_pad", "len20_types"};
 
 // Every output of the last run that belongs to one sequence (tokens [t0, t0 + n), per-sequence
-// row `row`), indexed by eb_output (empty: the model has no such output).
+// row `row`), indexed by eb_output (empty: the model has no such output). bge-m3's token vectors
+// (fewer rows than the run's tokens) leave out each sequence's first token: sequence `row` has
+// n - 1 rows after those of the sequences before it.
 inline std::vector<std::vector<float>> sequence_outputs(const eb_session* s, size_t t0, size_t n, size_t row) {
   std::vector<std::vector<float>> r(EB_OUTPUT_COUNT);
+  int64_t hidden_shape[2] = {0, 0};
+  if (eb_session_get_output(s, EB_OUTPUT_LAST_HIDDEN_STATE, nullptr, hidden_shape, nullptr) != EB_OK) hidden_shape[0] = 0;
   for (int out = 0; out < EB_OUTPUT_COUNT; ++out) {
     const float* p = nullptr;
     int64_t shape[2] = {0, 0};
@@ -143,7 +147,15 @@ inline std::vector<std::vector<float>> sequence_outputs(const eb_session* s, siz
     const bool per_token = out == EB_OUTPUT_LAST_HIDDEN_STATE || out == EB_OUTPUT_START_LOGITS ||
                            out == EB_OUTPUT_END_LOGITS || out == EB_OUTPUT_TOKEN_LOGITS ||
                            out == EB_OUTPUT_TOKEN_VECTORS;
-    if (per_token) {
+    if (out == EB_OUTPUT_TOKEN_VECTORS && shape[0] < hidden_shape[0]) {  // bge-m3: without [CLS]
+      size_t first = 0;
+      for (size_t j = 0; j < row; ++j) {
+        eb_sequence_info q{};
+        if (eb_session_get_sequence(s, j, &q) == EB_OK && q.tokens > 0) first += static_cast<size_t>(q.tokens) - 1;
+      }
+      const size_t w = static_cast<size_t>(shape[1]), kept = n > 0 ? n - 1 : 0;
+      r[static_cast<size_t>(out)].assign(p + first * w, p + (first + kept) * w);
+    } else if (per_token) {
       const size_t w = rank == 2 ? static_cast<size_t>(shape[1]) : 1;
       r[static_cast<size_t>(out)].assign(p + t0 * w, p + (t0 + n) * w);
     } else {

@@ -21,8 +21,9 @@
 // NAME is last_hidden_state (float32 [seq, hidden]), pooler_output (float32 [hidden]), logits
 // (float32 [labels]), sentence_embedding ([hidden]), start_logits / end_logits ([seq]) or
 // token_logits ([seq, labels]), sparse_embedding ([vocab], masked-LM models: SPLADE) or
-// token_vectors ([seq, dim], ColBERT models: each row L2-normalized); raw
-// little-endian, written atomically. --sparse [--top-k K] (masked-LM models, with --text or --ids):
+// token_vectors ([seq, dim], ColBERT models: each row L2-normalized; bge-m3: [seq - 1, dim],
+// without [CLS]); raw
+// little-endian, written atomically. --sparse [--top-k K] (masked-LM and bge-m3 models, with --text or --ids):
 // stdout has only "ID WEIGHT" lines, the sparse vector's nonzero entries largest first (at most K). Everything goes through
 // the public C API (long QA contexts: eb_session_answer; word labels: eb_session_get_words).
 #include <algorithm>
@@ -65,7 +66,7 @@ void usage(FILE* f) {
                "    (default min(128, half a window)); --max-answer-len: longest answer in tokens (default 30)\n"
                "  NAME: last_hidden_state | pooler_output | logits | sentence_embedding | start_logits |\n"
                "    end_logits | token_logits | sparse_embedding | token_vectors (raw little-endian float32)\n"
-               "  --sparse [--top-k K]: masked-LM (SPLADE) models: prints only 'ID WEIGHT' lines, the nonzero\n"
+               "  --sparse [--top-k K]: masked-LM (SPLADE) and bge-m3 models: prints only 'ID WEIGHT' lines, the nonzero\n"
                "    entries of the sparse vector, largest first (at most K)\n"
                "  --embeds PATH: float32 [seq, hidden] precomputed embedding outputs (skips the embedding layer)\n");
 }
@@ -214,6 +215,42 @@ int run_texts_file(eb_session* session, const std::string& path, const std::vect
                 data[d].size() / sizeof(float));
   }
   return failed ? 1 : 0;
+}
+
+// The summary lines of the sentence embedding, the token vectors and the sparse vector (false:
+// the output is missing; eb_session_last_error says why).
+bool print_sentence_embedding(eb_session* session) {
+  const float* out = nullptr;
+  int64_t shape[2];
+  int32_t rank;
+  if (eb_session_get_output(session, EB_OUTPUT_SENTENCE_EMBEDDING, &out, shape, &rank) != EB_OK) return false;
+  const int width = static_cast<int>(shape[0]);  // hidden_size, or --dims
+  double sn = 0;
+  for (int i = 0; i < width; ++i) sn += double(out[i]) * out[i];
+  std::printf("sentence_embedding: [%d], norm %.4f, first values %.4f %.4f %.4f %.4f\n", width, std::sqrt(sn),
+              out[0], width > 1 ? out[1] : 0.f, width > 2 ? out[2] : 0.f, width > 3 ? out[3] : 0.f);
+  return true;
+}
+
+bool print_token_vectors(eb_session* session) {
+  const float* out = nullptr;
+  int64_t shape[2];
+  int32_t rank;
+  if (eb_session_get_output(session, EB_OUTPUT_TOKEN_VECTORS, &out, shape, &rank) != EB_OK) return false;
+  std::printf("token_vectors: [%lld, %lld], rows L2-normalized (eb_maxsim scores them)\n", static_cast<long long>(shape[0]),
+              static_cast<long long>(shape[1]));
+  return true;
+}
+
+bool print_sparse_summary(eb_session* session) {
+  const float* out = nullptr;
+  int64_t shape[2];
+  int32_t rank;
+  if (eb_session_get_output(session, EB_OUTPUT_SPARSE_EMBEDDING, &out, shape, &rank) != EB_OK) return false;
+  size_t nonzero = 0;
+  for (int64_t i = 0; i < shape[0]; ++i) nonzero += out[i] > 0.f;
+  std::printf("sparse_embedding: [%lld], %zu nonzero (--sparse lists them)\n", static_cast<long long>(shape[0]), nonzero);
+  return true;
 }
 
 // --sparse: "ID WEIGHT" lines of the run's sparse vector, largest first (at most k; 0: all nonzero).
@@ -429,7 +466,7 @@ int main(int argc, char** argv) {
   if (eb_session_get_input_ids(session, &used_ids, &n) != EB_OK) n = 0;  // --embeds: no token ids
   static const char* const kTasks[] = {"encoder", "sequence classification", "question answering",
                                        "token classification", "sentence embedding", "masked LM (SPLADE)",
-                                       "token vectors (ColBERT)"};
+                                       "token vectors (ColBERT)", "bge-m3 (dense, sparse, ColBERT)"};
   const bool known_task = info.task >= 0 && info.task < static_cast<int32_t>(sizeof kTasks / sizeof kTasks[0]);
   std::printf("model: %s (%s%s, %s, %d layers, hidden %d, %d heads)\n", model_path.c_str(), info.is_int8 ? "int8" : "fp32",
               info.is_distilbert ? " DistilBERT" : "", known_task ? kTasks[info.task] : "?", info.num_hidden_layers, info.hidden_size,
@@ -467,27 +504,19 @@ int main(int argc, char** argv) {
     case EB_TASK_QUESTION_ANSWERING:
       std::printf("start_logits, end_logits: [%zu] (use --question/--context for the answer)\n", seq);
       break;
-    case EB_TASK_SENTENCE_EMBEDDING: {
-      if (eb_session_get_output(session, EB_OUTPUT_SENTENCE_EMBEDDING, &out, shape, &rank) != EB_OK) return die(eb_session_last_error(session));
-      const int width = static_cast<int>(shape[0]);  // hidden_size, or --dims
-      double sn = 0;
-      for (int i = 0; i < width; ++i) sn += double(out[i]) * out[i];
-      std::printf("sentence_embedding: [%d], norm %.4f, first values %.4f %.4f %.4f %.4f\n", width, std::sqrt(sn),
-                  out[0], width > 1 ? out[1] : 0.f, width > 2 ? out[2] : 0.f, width > 3 ? out[3] : 0.f);
+    case EB_TASK_SENTENCE_EMBEDDING:
+      if (!print_sentence_embedding(session)) return die(eb_session_last_error(session));
       break;
-    }
     case EB_TASK_TOKEN_VECTORS:
-      if (eb_session_get_output(session, EB_OUTPUT_TOKEN_VECTORS, &out, shape, &rank) != EB_OK) return die(eb_session_last_error(session));
-      std::printf("token_vectors: [%lld, %lld], rows L2-normalized (eb_maxsim scores them)\n", static_cast<long long>(shape[0]),
-                  static_cast<long long>(shape[1]));
+      if (!print_token_vectors(session)) return die(eb_session_last_error(session));
       break;
-    case EB_TASK_MASKED_LM: {
-      if (eb_session_get_output(session, EB_OUTPUT_SPARSE_EMBEDDING, &out, shape, &rank) != EB_OK) return die(eb_session_last_error(session));
-      size_t nonzero = 0;
-      for (int64_t i = 0; i < shape[0]; ++i) nonzero += out[i] > 0.f;
-      std::printf("sparse_embedding: [%lld], %zu nonzero (--sparse lists them)\n", static_cast<long long>(shape[0]), nonzero);
+    case EB_TASK_MASKED_LM:
+      if (!print_sparse_summary(session)) return die(eb_session_last_error(session));
       break;
-    }
+    case EB_TASK_BGE_M3:  // all three from the one run
+      if (!print_sentence_embedding(session) || !print_sparse_summary(session) || !print_token_vectors(session))
+        return die(eb_session_last_error(session));
+      break;
     default: break;
   }
   std::printf("time: init %.1f ms, run %.2f ms (%ld thread%s)\n", init_ms, run_ms, threads, threads == 1 ? "" : "s");

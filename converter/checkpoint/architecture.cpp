@@ -78,6 +78,7 @@ const char* task_name(Task task) {
     case Task::kSentenceEmbedding: return "sentence-embedding";
     case Task::kMaskedLm: return "masked-lm";
     case Task::kTokenVectors: return "token-vectors";
+    case Task::kBgeM3: return "bge-m3";
   }
   return "?";
 }

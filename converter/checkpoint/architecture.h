@@ -21,6 +21,7 @@ enum class Task {
   kSentenceEmbedding = 4,
   kMaskedLm = 5,  // *ForMaskedLM: the masked-LM head, run as SPLADE's sparse vector
   kTokenVectors = 6,  // a PyLate / ColBERT folder: Dense projection of every token, L2-normalized
+  kBgeM3 = 7,  // a bge-m3 folder (FlagEmbedding BGEM3): dense, sparse_linear and colbert_linear outputs
 };
 const char* task_name(Task task);  // "encoder", "sequence-classification", ...
 

@@ -15,6 +15,7 @@
 #include "program/program.h"
 #include "session.h"
 #include "tasks/question_answering.h"
+#include "tasks/multi_vector.h"
 #include "text_encoder.h"
 #include "xnn_gemm.h"
 
@@ -518,14 +519,16 @@ eb_status eb_session_get_output(const eb_session* session, eb_output which_arg, 
         rank = 2;
         break;
       case EB_OUTPUT_SPARSE_EMBEDDING:
-        if (!s.sparse_embedding()) return s.fail(EB_ERROR_UNSUPPORTED, "this model has no masked-LM head (sparse embedding)");
+        if (!s.sparse_embedding())
+          return s.fail(EB_ERROR_UNSUPPORTED, "this model has no sparse embedding (not a masked-LM or bge-m3 model)");
         data = s.sparse_embedding();
         shape[0] = m.config.vocab;
         break;
       case EB_OUTPUT_TOKEN_VECTORS:
-        if (!s.token_vectors()) return s.fail(EB_ERROR_UNSUPPORTED, "this model has no token vectors (not a ColBERT model)");
+        if (!s.token_vectors())
+          return s.fail(EB_ERROR_UNSUPPORTED, "this model has no token vectors (not a ColBERT or bge-m3 model)");
         data = s.token_vectors();
-        shape[0] = static_cast<int64_t>(s.seq_len());
+        shape[0] = static_cast<int64_t>(edgebert::tasks::token_vector_rows(s));
         shape[1] = m.config.num_labels;
         rank = 2;
         break;
@@ -713,7 +716,8 @@ eb_status eb_session_sparse_top_k(const eb_session* session, size_t index, size_
   if (!session || !out_ids || !out_weights || !out_count) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
     const edgebert::Session& s = *session->impl;
-    if (!s.sparse_embedding()) return s.fail(EB_ERROR_UNSUPPORTED, "this model has no masked-LM head (sparse embedding)");
+    if (!s.sparse_embedding())
+      return s.fail(EB_ERROR_UNSUPPORTED, "this model has no sparse embedding (not a masked-LM or bge-m3 model)");
     if (!s.has_output()) return s.fail(EB_ERROR_BAD_STATE, "no successful run yet: outputs are not available");
     if (index >= s.sequence_count())
       return s.fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu of %zu", index, s.sequence_count());
@@ -727,7 +731,6 @@ eb_status eb_session_sparse_top_k(const eb_session* session, size_t index, size_
 }  // extern "C"
 
 // ---- Multi-vector scoring: tasks/multi_vector.h ----
-#include "tasks/multi_vector.h"
 
 extern "C" {
 

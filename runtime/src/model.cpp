@@ -263,6 +263,25 @@ bool load_masked_lm_head(Checker& c, const fb::Model* fm, Model* m) {
   return true;
 }
 
+// bge-m3's sparse head (task BGE_M3): sparse_linear fp32 [1, hidden] with its bias, and the unused
+// token ids (each a vocabulary id, at most 64 of them).
+bool load_bge_m3_sparse(Checker& c, const fb::Model* fm, Model* m) {
+  const bool present = fm->sparse_linear() || fm->sparse_unused_ids();
+  if (m->task != Task::kBgeM3) return present ? c.fail("sparse_linear / sparse_unused_ids are only valid for task BGE_M3") : true;
+  if (!m->has_embeddings) return c.fail("task BGE_M3 needs token ids (its sparse weights are per token id)");
+  if (!fm->sparse_linear() || !fm->sparse_linear()->bias()) return c.fail("task BGE_M3 needs sparse_linear with a bias");
+  if (!check_linear(c, fm->sparse_linear(), "sparse_linear", m->config.hidden, 1, false, &m->sparse_linear)) return false;
+  if (m->sparse_linear.int8) return c.fail("sparse_linear must be F32");
+  const auto* ids = fm->sparse_unused_ids();
+  if (!ids || ids->size() > 64) return c.fail("task BGE_M3 needs sparse_unused_ids (at most 64 ids)");
+  for (int32_t id : *ids)
+    if (!in_range(id, 0, m->config.vocab - 1))
+      return c.fail("sparse_unused_ids: id " + std::to_string(id) + " is outside the vocabulary");
+  m->sparse_unused_ids = ids->data();
+  m->sparse_unused_count = ids->size();
+  return true;
+}
+
 // The task head (schema 2; schema 1 files have a classifier or nothing): which tensors the task
 // needs, their shapes, the label names and the sentence pooling.
 bool load_head(Checker& c, const fb::Model* fm, Model* m) {
@@ -272,7 +291,7 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
     m->task = fm->classifier() ? Task::kSequenceClassification : Task::kEncoder;
   } else {
     const int t = static_cast<int>(fm->task());
-    if (!in_range(t, 0, m->schema_version >= 5 ? 6 : 4)) return c.fail("model task " + std::to_string(t) + " is not a known task");
+    if (!in_range(t, 0, m->schema_version >= 5 ? 7 : 4)) return c.fail("model task " + std::to_string(t) + " is not a known task");
     m->task = static_cast<Task>(t);
   }
   const std::string task = task_name(m->task);
@@ -281,7 +300,8 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
     if (!check_linear(c, fm->pooler(), "pooler", H, H, false, &m->pooler)) return false;
   }
   const bool wants_classifier = m->task == Task::kSequenceClassification || m->task == Task::kQuestionAnswering ||
-                                m->task == Task::kTokenClassification || m->task == Task::kTokenVectors;
+                                m->task == Task::kTokenClassification || m->task == Task::kTokenVectors ||
+                                m->task == Task::kBgeM3;
   if (wants_classifier != (fm->classifier() != nullptr))
     return c.fail(std::string("task ") + task + (wants_classifier ? " needs a classifier, which is missing"
                                                                    : " has no classifier, but the file has one"));
@@ -327,8 +347,10 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
     }
   }
   if (const auto* sp = fm->sentence_pooling()) {
-    if (m->task != Task::kSentenceEmbedding)
-      return c.fail(std::string("sentence_pooling is only valid for task SENTENCE_EMBEDDING, not ") + task);
+    if (m->task != Task::kSentenceEmbedding && m->task != Task::kBgeM3)
+      return c.fail(std::string("sentence_pooling is only valid for tasks SENTENCE_EMBEDDING and BGE_M3, not ") + task);
+    if (m->task == Task::kBgeM3 && (sp->mode() != fb::Pooling::CLS || !sp->normalize() || sp->dense()))
+      return c.fail("task BGE_M3 needs sentence_pooling CLS with normalize and no Dense modules");
     const int mode = static_cast<int>(sp->mode());
     if (!in_range(mode, 0, m->schema_version >= 5 ? 4 : 3))
       return c.fail("sentence_pooling.mode " + std::to_string(mode) + " is not a known pooling");
@@ -351,9 +373,10 @@ bool load_head(Checker& c, const fb::Model* fm, Model* m) {
         width = out;
       }
     }
-  } else if (m->task == Task::kSentenceEmbedding) {
-    return c.fail("task SENTENCE_EMBEDDING needs sentence_pooling, which is missing");
+  } else if (m->task == Task::kSentenceEmbedding || m->task == Task::kBgeM3) {
+    return c.fail(std::string("task ") + task + " needs sentence_pooling, which is missing");
   }
+  if (!load_bge_m3_sparse(c, fm, m)) return false;
   if (const auto* labels = fm->labels()) {
     if (labels->size() != static_cast<size_t>(k.num_labels))
       return c.fail("model has " + std::to_string(labels->size()) + " labels, config.num_labels is " +
@@ -555,6 +578,7 @@ const char* task_name(Task t) {
     case Task::kSentenceEmbedding: return "sentence_embedding";
     case Task::kMaskedLm: return "masked_lm";
     case Task::kTokenVectors: return "token_vectors";
+    case Task::kBgeM3: return "bge_m3";
   }
   return "?";
 }

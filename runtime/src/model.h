@@ -40,7 +40,8 @@ enum class Task : int {
   kTokenClassification = 3,
   kSentenceEmbedding = 4,
   kMaskedLm = 5,  // the SPLADE vector of a masked-LM head (schema MASKED_LM)
-  kTokenVectors = 6  // ColBERT: the classifier (Dense) on every token, rows L2-normalized (schema TOKEN_VECTORS)
+  kTokenVectors = 6,  // ColBERT: the classifier (Dense) on every token, rows L2-normalized (schema TOKEN_VECTORS)
+  kBgeM3 = 7  // bge-m3: CLS sentence embedding, sparse_linear token weights, colbert_linear vectors (schema BGE_M3)
 };
 // Sentence-embedding pooling over the tokens whose attention mask is 1 (schema Pooling).
 enum class Pooling : int { kCls = 0, kMean = 1, kMax = 2, kMeanSqrtLen = 3, kLastToken = 4 };
@@ -185,7 +186,12 @@ class Model {
   Activation mlm_act = Activation::kGelu;
   LayerNormView mlm_norm;           // over E
   LinearView mlm_decoder;           // [vocab, E]
-  Pooling pooling = Pooling::kCls;  // sentence embedding
+  // kBgeM3: sparse_linear fp32 [1, hidden] + bias (a token's weight relu(w.h + b)) and the ids whose
+  // sparse weight is always 0 (cls, eos, pad, unk); colbert_linear is `classifier` [num_labels, hidden].
+  LinearView sparse_linear;
+  const int32_t* sparse_unused_ids = nullptr;
+  size_t sparse_unused_count = 0;
+  Pooling pooling = Pooling::kCls;  // sentence embedding (bge-m3: CLS)
   bool normalize = false;           // sentence embedding: L2-normalize after pooling (and the Dense modules)
   // sentence embedding: sentence-transformers Dense modules after the pooling (fp32, hidden -> ...
   // -> hidden), each with tanh when sentence_dense_tanh[i] (else Identity)

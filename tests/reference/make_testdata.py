@@ -53,6 +53,7 @@ import bert_numpy  # noqa: E402
 import make_checkpoint as mc  # noqa: E402
 import make_family_checkpoints as mfc  # noqa: E402
 import make_task_checkpoints as mt  # noqa: E402
+import bge_m3_numpy  # noqa: E402
 import colbert_numpy  # noqa: E402
 import tasks_numpy  # noqa: E402
 
@@ -60,7 +61,7 @@ VERSION = 3
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = ("make_testdata.py", "make_checkpoint.py", "bert_numpy.py", "make_task_checkpoints.py",
             "tasks_numpy.py", "families_numpy.py", "make_family_checkpoints.py", "family_tokenizers.py",
-            "family_tokenizer_ids.json", "colbert_numpy.py")
+            "family_tokenizer_ids.json", "colbert_numpy.py", "bge_m3_numpy.py")
 
 # name: (hidden, heads, layers, intermediate, vocab, max_pos, labels, dtype, shards, prefix, init, seed)
 # Models sharing a seed and shapes share weights: base2_h1 == base2_h12 except for the head count;
@@ -449,6 +450,9 @@ def main(argv=None):
     t = time.time()
     colbert_numpy.make(out)
     print("make_testdata: colbert (PyLate folder) %.2fs" % (time.time() - t))
+    t = time.time()
+    bge_m3_numpy.make(out)
+    print("make_testdata: bge_m3 (encoder + sparse / ColBERT heads) %.2fs" % (time.time() - t))
     t = time.time()
     fam_dir = os.path.join(out, "families")
     if os.path.exists(fam_dir):

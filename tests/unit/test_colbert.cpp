@@ -214,7 +214,7 @@ TEST_CASE("token vectors: models without them say so; bad Dense modules are one-
   });
   // bge-m3's extra heads: a .pt (pickle) is refused with the torch one-liner, never skipped
   expect_error("", "torch.load(", [](const fs::path& d) { std::ofstream(d / "sparse_linear.pt") << "PK"; });
-  expect_error("", "colbert_linear.safetensors: bge-m3's sparse and ColBERT heads are not supported yet",
+  expect_error("", "has only one of sparse_linear.safetensors and colbert_linear.safetensors",
                [](const fs::path& d) { std::ofstream(d / "colbert_linear.safetensors") << "x"; });
   expect_error("", "after a ColBERT Dense module", [](const fs::path& d) {
     std::ofstream(d / "modules.json")

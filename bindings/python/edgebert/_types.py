@@ -32,6 +32,7 @@ class Task(enum.IntEnum):
     SENTENCE_EMBEDDING = 4
     MASKED_LM = 5
     TOKEN_VECTORS = 6
+    BGE_M3 = 7  # sentence_embedding, sparse_embedding and token_vectors (bge-m3)
 
 
 class WeightCacheState(enum.IntEnum):

@@ -77,10 +77,16 @@ typedef enum eb_output {
   EB_OUTPUT_END_LOGITS = 5,         /* float32 [seq_len]; extractive question answering */
   EB_OUTPUT_TOKEN_LOGITS = 6,       /* float32 [seq_len, num_labels]; token classification */
   EB_OUTPUT_SPARSE_EMBEDDING = 7,   /* float32 [vocab_size]; masked-LM models: SPLADE's
-                                       max over the real tokens of log(1 + relu(MLM logits)) */
+                                       max over the real tokens of log(1 + relu(MLM logits));
+                                       bge-m3: per token id the max of relu(sparse_linear(h))
+                                       over the real tokens, 0 for cls / eos / pad / unk */
   EB_OUTPUT_TOKEN_VECTORS = 8       /* float32 [seq_len, dim]; ColBERT models (dim: eb_model_info
                                        num_labels): every token's projected vector, each row
-                                       L2-normalized (eb_maxsim scores them) */
+                                       L2-normalized (eb_maxsim scores them); bge-m3: every
+                                       token but each sequence's first ([CLS]), [seq_len - 1,
+                                       dim]; after packed runs each sequence's tokens - 1
+                                       rows, sequence after sequence (eb_session_get_sequence);
+                                       padding tokens (mask 0) give zero rows */
 } eb_output;
 #define EB_OUTPUT_COUNT 9
 
@@ -92,7 +98,9 @@ typedef enum eb_task {
   EB_TASK_TOKEN_CLASSIFICATION = 3,    /* + token_logits */
   EB_TASK_SENTENCE_EMBEDDING = 4,      /* + sentence_embedding */
   EB_TASK_MASKED_LM = 5,               /* + sparse_embedding (a masked-LM head: SPLADE) */
-  EB_TASK_TOKEN_VECTORS = 6            /* + token_vectors (ColBERT / PyLate multi-vector models) */
+  EB_TASK_TOKEN_VECTORS = 6,           /* + token_vectors (ColBERT / PyLate multi-vector models) */
+  EB_TASK_BGE_M3 = 7                   /* + sentence_embedding, sparse_embedding and token_vectors,
+                                          all from one run (bge-m3: dense, sparse, ColBERT) */
 } eb_task;
 
 typedef struct eb_session_options {
@@ -460,7 +468,7 @@ EB_API EB_NODISCARD eb_status eb_session_rerank_top_k(eb_session* session, const
                                                       int32_t* out_indices, float* out_scores, size_t* out_found,
                                                       int32_t* out_statuses);
 
-/* ---- Sparse vectors (masked-LM models: SPLADE) ----
+/* ---- Sparse vectors (masked-LM models: SPLADE; bge-m3) ----
  * The entries of sequence `index`'s EB_OUTPUT_SPARSE_EMBEDDING (after a single run: index 0)
  * whose weight is above `threshold`, largest first (equal weights: the lower id first), at most k
  * (k 0: every such entry; the arrays then need vocab_size room): ids into out_ids, weights into

@@ -28,6 +28,8 @@ Status run_sentence_pooling(const BoundOp& b, const RunContext& ctx);
 Status run_head_norm(const BoundOp& b, const RunContext& ctx);
 Status run_sparse_vocab(const BoundOp& b, const RunContext& ctx);
 Status run_l2_normalize(const BoundOp& b, const RunContext& ctx);
+Status run_sparse_token_weights(const BoundOp& b, const RunContext& ctx);
+Status run_drop_first_rows(const BoundOp& b, const RunContext& ctx);
 
 // The kernel of the op's type.
 Status run_op(const BoundOp& b, const RunContext& ctx);

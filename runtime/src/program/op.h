@@ -57,6 +57,12 @@ enum class OpType : int {
                     //   max_t log(1 + relu(logit[t])) (SPLADE)
   kL2Normalize,     // per sequence: the `width` floats of outputs[0] (= inputs[0]) L2-normalized in
                     //   place (sentence-transformers' Normalize after Dense modules)
+  kSparseTokenWeights,  // per sequence: outputs[0] [width = vocab] = per token id the max over the
+                        //   sequence's unmasked rows of inputs[0] of relu(`linear` . h + b) (a [1, hidden]
+                        //   fp32 head), 0 for `skip_ids` and ids not in the sequence (bge-m3's sparse output)
+  kDropFirstRows,   // per run: the rows (`width` floats) of outputs[0] (= inputs[0]) rewritten in place as
+                    //   each sequence's rows after its first, sequence after sequence; rows whose key
+                    //   mask is 0 become zeros (bge-m3's ColBERT vectors leave out [CLS])
   kCount
 };
 const char* op_type_name(OpType t);
@@ -144,6 +150,8 @@ struct Op {
   Pooling pooling = Pooling::kCls;        // kSentencePooling
   bool normalize = false;                 // kSentencePooling: L2-normalize
   const char* detail = nullptr;           // shown by Program::format (activation, pooling)
+  const int32_t* skip_ids = nullptr;      // kSparseTokenWeights: ids whose weight stays 0
+  size_t skip_count = 0;
 
   // Constants built once with the program.
   std::vector<float> dequant_scales;  // kAddNorm / kAdd with an int8 input: per-channel scales

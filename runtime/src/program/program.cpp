@@ -50,6 +50,8 @@ const char* op_type_name(OpType t) {
     case OpType::kHeadNorm: return "head_rmsnorm";
     case OpType::kSparseVocab: return "sparse_vocab";
     case OpType::kL2Normalize: return "l2_normalize";
+    case OpType::kSparseTokenWeights: return "sparse_token_weights";
+    case OpType::kDropFirstRows: return "drop_first_rows";
     case OpType::kCount: break;
   }
   return "?";

@@ -1,11 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
-// multi_vector.h: scoring multi-vector (ColBERT) outputs: MaxSim late interaction between a
-// query's and a document's token vectors.
+// multi_vector.h: multi-vector (ColBERT, bge-m3) outputs: how many rows a run has, and MaxSim late
+// interaction between a query's and a document's token vectors.
 #pragma once
 
 #include <cstddef>
 
+#include "session.h"
+
 namespace edgebert::tasks {
+
+// Rows of the last run's token vectors: every row for ColBERT models; for bge-m3 every row but
+// each sequence's first ([CLS]), the sequences' kept rows end to end (exec/drop_first_rows.cpp).
+inline size_t token_vector_rows(const Session& s) {
+  if (s.model().task != Task::kBgeM3) return s.seq_len();
+  size_t rows = 0;
+  for (size_t i = 0; i < s.sequence_count(); ++i) {
+    const size_t tokens = s.sequence(i).tokens;
+    rows += tokens > 0 ? tokens - 1 : 0;
+  }
+  return rows;
+}
 
 // sum_i max_j <q[i], d[j]> over q [q_tokens, dim] and d [d_tokens, dim] (row-major; both counts
 // and dim > 0), dot products and the sum in double. No allocation.

@@ -24,7 +24,7 @@ public enum Output: Int32, CaseIterable, Sendable {
 /// What the model's head computes (eb_task).
 public enum Task: Int32, Sendable {
     case encoder = 0, sequenceClassification, questionAnswering, tokenClassification, sentenceEmbedding, maskedLm,
-         tokenVectors
+         tokenVectors, bgeM3
 }
 
 public struct ModelInfo: Equatable, Sendable {

@@ -121,6 +121,41 @@ void sentence_dense(ProgramBuilder& b, int pooled, int embedding) {
   n.width = m.config.hidden;
 }
 
+// The sentence embedding: pooling over the attention mask, the Dense modules, L2 normalization.
+void sentence_embedding_head(ProgramBuilder& b, int hidden) {
+  const Model& m = b.model();
+  const size_t H = static_cast<size_t>(m.config.hidden);
+  const bool dense = !m.sentence_dense.empty();
+  const int embedding = b.buffer("sentence_embedding", BufferSize::per_sequence(H * 4), true);
+  const int pooled = dense ? b.buffer("sentence_pooled", BufferSize::fixed(H * 4)) : embedding;
+  Op& o = b.op(OpType::kSentencePooling, OpKind::kPoolerClassifier, -1, {hidden}, {pooled});
+  o.per_sequence = true;
+  o.detail = pooling_name(m.pooling);  // (+ L2 normalization when m.normalize)
+  o.pooling = m.pooling;
+  o.normalize = m.normalize && !dense;
+  o.width = m.config.hidden;
+  if (dense) sentence_dense(b, pooled, embedding);
+}
+
+// bge-m3's three outputs from one run: the sentence embedding (CLS, normalized), the sparse
+// weights per token id (sparse_linear), and the ColBERT vectors (colbert_linear on every row, rows
+// normalized, then each sequence's first row left out).
+void bge_m3_head(ProgramBuilder& b, int hidden) {
+  const Model& m = b.model();
+  sentence_embedding_head(b, hidden);
+  const int sparse = b.buffer("sparse_embedding", BufferSize::per_sequence(static_cast<size_t>(m.config.vocab) * 4), true);
+  Op& s = b.op(OpType::kSparseTokenWeights, OpKind::kPoolerClassifier, -1, {hidden}, {sparse});
+  s.linear = &m.sparse_linear;
+  s.per_sequence = true;
+  s.width = m.config.vocab;
+  s.skip_ids = m.sparse_unused_ids;
+  s.skip_count = m.sparse_unused_count;
+  const int vectors = head_gemm(b, m.classifier, hidden, "token_vectors", static_cast<size_t>(m.config.num_labels),
+                                true, true, PostOp::kL2Normalize);
+  Op& d = b.op(OpType::kDropFirstRows, OpKind::kPoolerClassifier, -1, {vectors}, {vectors});
+  d.width = m.config.num_labels;
+}
+
 }  // namespace
 
 Stream embeddings(ProgramBuilder& b, const LayerNormView& norm, const LinearView* first_gemm) {
@@ -392,7 +427,7 @@ void family_head(ProgramBuilder& b, int hidden) {
 
 void task_head(ProgramBuilder& b, int hidden, int sequence_features) {
   const Model& m = b.model();
-  const size_t labels = static_cast<size_t>(m.config.num_labels), H = static_cast<size_t>(m.config.hidden);
+  const size_t labels = static_cast<size_t>(m.config.num_labels);
   switch (m.task) {
     case Task::kEncoder: break;
     case Task::kSequenceClassification:
@@ -414,19 +449,8 @@ void task_head(ProgramBuilder& b, int hidden, int sequence_features) {
     case Task::kTokenVectors:  // ColBERT: the Dense projection of every token, each row normalized
       head_gemm(b, m.classifier, hidden, "token_vectors", labels, true, true, PostOp::kL2Normalize);
       break;
-    case Task::kSentenceEmbedding: {
-      const bool dense = !m.sentence_dense.empty();
-      const int embedding = b.buffer("sentence_embedding", BufferSize::per_sequence(H * 4), true);
-      const int pooled = dense ? b.buffer("sentence_pooled", BufferSize::fixed(H * 4)) : embedding;
-      Op& o = b.op(OpType::kSentencePooling, OpKind::kPoolerClassifier, -1, {hidden}, {pooled});
-      o.per_sequence = true;
-      o.detail = pooling_name(m.pooling);  // (+ L2 normalization when m.normalize)
-      o.pooling = m.pooling;
-      o.normalize = m.normalize && !dense;
-      o.width = m.config.hidden;
-      if (dense) sentence_dense(b, pooled, embedding);
-      break;
-    }
+    case Task::kSentenceEmbedding: sentence_embedding_head(b, hidden); break;
+    case Task::kBgeM3: bge_m3_head(b, hidden); break;
   }
 }
 

@@ -9,7 +9,8 @@ public enum Task {
   TOKEN_CLASSIFICATION,
   SENTENCE_EMBEDDING,
   MASKED_LM,  // sparse_embedding (SPLADE)
-  TOKEN_VECTORS;  // token_vectors (ColBERT)
+  TOKEN_VECTORS,  // token_vectors (ColBERT)
+  BGE_M3;  // sentence_embedding, sparse_embedding and token_vectors (bge-m3)
 
   static Task fromCode(int code) {
     Task[] all = values();
