@@ -23,6 +23,7 @@
 
 #include "converter/converter.h"
 #include "family_manifest.h"
+#include "conversion_error.h"
 #include "test_support.h"
 
 using namespace edgebert::test;
@@ -238,16 +239,7 @@ TEST_CASE("bge-m3 folders: bad or missing head files are one-line errors", "[bge
     fs::remove_all(bad);
     fs::copy(src, bad, fs::copy_options::recursive);
     change(bad);
-    edgebert::convert::ConvertOptions o;
-    o.input_dir = bad.string();
-    o.fp32 = true;
-    o.quiet = true;
-    std::string msg;
-    try {
-      edgebert::convert::convert_checkpoint(o);
-    } catch (const std::exception& e) {
-      msg = e.what();
-    }
+    const std::string msg = conversion_error(bad.string());
     INFO(msg);
     CHECK(msg.find(needle) != std::string::npos);
     CHECK(msg.find('\n') == std::string::npos);
