@@ -39,21 +39,12 @@ BUILD=${EDGEBERT_BUILD:-$REPO/build/release}
 PY=/usr/bin/python3
 log() { echo "[run_llm_peer] $*" >&2; }
 
-# ---- the peers' copy, onnxruntime-node, OpenBLAS for the torch references (as run_modernbert_peer.sh)
+# ---- the peers' copy, onnxruntime-node, OpenBLAS for the torch references
 P=$WORK/peers
-[ -d "$P/node" ] || cp -r "$SHARED/peers" "$P"
+. "$HERE/peer_setup.sh"
+peer_setup "$P" "$SHARED/peers"
 cp "$HERE/make_llm_onnx.py" "$HERE/make_modernbert_onnx.py" "$P/"
 cp "$HERE/bench_ort_modernbert.mjs" "$P/node/"
-[ -d "$P/node/node_modules/onnxruntime-node" ] ||
-  (cd "$P/node" && timeout 600 npm install --ignore-scripts --no-audit --no-fund >/dev/null)
-OB=$P/build/openblas/usr/lib/x86_64-linux-gnu/openblas-openmp
-if [ ! -e "$OB/libblas.so.3" ]; then
-  mkdir -p "$P/build/deb"
-  (cd "$P/build/deb" && timeout 120 apt-get download libopenblas0-openmp >/dev/null 2>&1) || true
-  deb=$(ls "$P"/build/deb/libopenblas0-openmp_*.deb 2>/dev/null | head -1 || true)
-  [ -n "$deb" ] && dpkg -x "$deb" "$P/build/openblas"
-fi
-[ -e "$OB/libblas.so.3" ] && export LD_LIBRARY_PATH=$OB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 for t in edgebert-convert edgebert-run; do
   [ -x "$BUILD/$t" ] || { log "missing $BUILD/$t: build it first (cmake --build $BUILD --target $t)"; exit 1; }
