@@ -10,21 +10,10 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SHARED=${EDGEBERT_SHARED:-$HERE/../../../shared}
 WORK=${1:-/tmp/modernbert_peer}
-[ -d "$WORK/node" ] || cp -r "$SHARED/peers" "$WORK"
+. "$HERE/peer_setup.sh"
+peer_setup "$WORK" "$SHARED/peers"
 cp "$HERE/make_modernbert_onnx.py" "$WORK/"
 cp "$HERE/bench_ort_modernbert.mjs" "$WORK/node/"
-[ -d "$WORK/node/node_modules/onnxruntime-node" ] ||
-  (cd "$WORK/node" && timeout 600 npm install --ignore-scripts --no-audit --no-fund >/dev/null)
-# torch 1.13 links libblas.so.3 (netlib's reference BLAS here): use Debian's OpenBLAS, unpacked
-# under WORK as run_all.sh does, for the torch reference outputs.
-OB=$WORK/build/openblas/usr/lib/x86_64-linux-gnu/openblas-openmp
-if [ ! -e "$OB/libblas.so.3" ]; then
-  mkdir -p "$WORK/build/deb"
-  (cd "$WORK/build/deb" && timeout 120 apt-get download libopenblas0-openmp >/dev/null 2>&1) || true
-  deb=$(ls "$WORK"/build/deb/libopenblas0-openmp_*.deb 2>/dev/null | head -1 || true)
-  [ -n "$deb" ] && dpkg -x "$deb" "$WORK/build/openblas"
-fi
-[ -e "$OB/libblas.so.3" ] && export LD_LIBRARY_PATH=$OB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 M=$WORK/models/modernbert_base
 [ -f "$M/model_int8.onnx" ] || /usr/bin/python3 "$WORK/make_modernbert_onnx.py" --out "$M"
 variants="int8"
