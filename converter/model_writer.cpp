@@ -410,6 +410,12 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
     mb.add_sparse_unused_ids(sparse_unused_ids);
   }
   fb::FinishModelBuffer(b, mb.Finish());
+  // The runtime reads model files of up to FlatBuffers' 2 GiB (32-bit signed offsets); refuse a
+  // bigger one here instead of writing a file no runtime loads (Qwen3-Embedding-0.6B in fp32).
+  if (b.GetSize() > static_cast<size_t>(FLATBUFFERS_MAX_BUFFER_SIZE))
+    throw std::runtime_error("the model would be " + std::to_string(b.GetSize()) +
+                             " bytes, over the format's limit of " + std::to_string(FLATBUFFERS_MAX_BUFFER_SIZE) +
+                             " (FlatBuffers' 2 GiB): convert it to int8 (the default) or --weights int4");
   // The content id names what was written: a hash of the whole buffer (id bytes zero), so the
   // runtime's weight cache file can be keyed by it without hashing the model at every load.
   const ContentId id = content_hash128(b.GetBufferPointer(), b.GetSize());

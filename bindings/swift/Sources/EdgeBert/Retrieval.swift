@@ -19,7 +19,8 @@ extension Session {
             throw EdgeBertError(.invalidArgument, "index and topK must be >= 0, got \(index) and \(topK ?? 0)")
         }
         let call = try TaskAPI.function("eb_session_sparse_top_k", as: TaskAPI.SparseTopK.self)
-        let room = max(topK ?? Int(model.info.vocabSize), 1)
+        let vocab = try model.info.vocabSize
+        let room = max(topK ?? vocab, 1)
         var ids = [Int32](repeating: 0, count: room)
         var weights = [Float](repeating: 0, count: room)
         var found = 0
