@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: Apache-2.0
+// test_chunked.cpp: eb_session_embed_chunked against chunk_numpy.py's float64 goldens (windows as
+// HuggingFace's overflowing tokens with a stride, each window's sentence embedding, their
+// token-weighted mean, normalized or not as the model says) on two sentence-transformers models,
+// fp32 and int8, 1 and 2 threads: the exact windows (first token, tokens, byte range), the count
+// mode, every window's vector (fp32 within 2e-3, int8 cosine >= 0.99) and the pooled one; each
+// window's row equals a single run of its bytes (int8 bit-identical); a 64 MB generated document
+// runs in the session's planned memory with zero heap allocations; a stretch without a single
+// space is refused with a message; bad arguments get a status and a message.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "alloc_counter.h"
+#include "test_support.h"
+
+using namespace edgebert::test;
+
+namespace {
+
+constexpr int kMaxLen = 32;
+constexpr int kBatchTokens = 64;
+
+struct Loaded {
+  ModelHandle m;
+  SessionHandle s;
+  eb_model_info info{};
+  Loaded(const std::string& model, const char* kind, int threads, int max_len = kMaxLen, int batch = kBatchTokens) {
+    char err[512] = "";
+    REQUIRE(eb_model_load_file(ebm_path(model, kind).c_str(), &m.m, err, sizeof err) == EB_OK);
+    REQUIRE(eb_model_get_info(m.m, &info) == EB_OK);
+    eb_session_options o;
+    eb_session_options_init(&o);
+    o.num_threads = threads;
+    o.max_sequence_length = max_len;
+    o.max_batch_tokens = batch;
+    const eb_status created = eb_session_create(m.m, &o, &s.s, err, sizeof err);
+    INFO(err);
+    REQUIRE(created == EB_OK);
+  }
+  size_t hidden() const { return static_cast<size_t>(info.hidden_size); }
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  REQUIRE(f.good());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+struct GoldenCase {
+  std::string model, doc;
+  int window = 0, stride = 0;
+  size_t windows = 0;
+  std::string stem() const {
+    return testdata_dir() + "/chunk/" + model + "." + doc + "." + std::to_string(window) + "." + std::to_string(stride);
+  }
+};
+
+std::vector<GoldenCase> golden_cases() {
+  std::ifstream f(testdata_dir() + "/chunk/cases.txt");
+  REQUIRE(f.good());
+  std::vector<GoldenCase> cases;
+  GoldenCase c;
+  while (f >> c.model >> c.doc >> c.window >> c.stride >> c.windows) cases.push_back(c);
+  REQUIRE(cases.size() >= 12);
+  return cases;
+}
+
+std::vector<eb_chunk> golden_windows(const GoldenCase& c) {
+  std::ifstream f(c.stem() + ".windows.txt");
+  REQUIRE(f.good());
+  std::vector<eb_chunk> w;
+  eb_chunk k{};
+  while (f >> k.first_token >> k.tokens >> k.begin_byte >> k.end_byte) w.push_back(k);
+  return w;
+}
+
+double max_abs_diff(const float* a, const float* b, size_t n) {
+  double d = 0;
+  for (size_t i = 0; i < n; ++i) d = std::max(d, std::fabs(double(a[i]) - b[i]));
+  return d;
+}
+
+void check_close(const float* got, const float* want, size_t n, bool int8, const std::string& what) {
+  INFO(what);
+  if (int8)
+    CHECK(cosine(got, want, n) >= 0.99);
+  else
+    CHECK(max_abs_diff(got, want, n) <= 2e-3);
+}
+
+}  // namespace
+
+TEST_CASE("chunked embedding matches the float64 reference: windows, rows and their mean", "[chunked]") {
+  const std::vector<GoldenCase> cases = golden_cases();
+  size_t checked_windows = 0;
+  for (const char* kind : {"fp32", "int8"}) {
+    const bool int8 = std::strcmp(kind, "int8") == 0;
+    for (int threads : {1, 2}) {
+      std::string loaded_model;
+      std::unique_ptr<Loaded> l;
+      for (const GoldenCase& c : cases) {
+        INFO(kind << " threads " << threads << " " << c.model << " " << c.doc << " window " << c.window << " stride "
+                  << c.stride);
+        if (c.model != loaded_model) {
+          l.reset();
+          l = std::make_unique<Loaded>(c.model, kind, threads);
+          loaded_model = c.model;
+        }
+        eb_session* s = l->s.s;
+        const size_t H = l->hidden();
+        const std::string doc = read_file(testdata_dir() + "/chunk/" + c.doc + ".txt");
+        const std::vector<eb_chunk> want = golden_windows(c);
+        REQUIRE(want.size() == c.windows);
+        // count mode
+        size_t windows = 12345;
+        REQUIRE(eb_session_embed_chunked(s, doc.data(), doc.size(), c.window, c.stride, EB_CHUNK_POOLING_NONE, nullptr, 0,
+                                         nullptr, 0, &windows) == EB_OK);
+        REQUIRE(windows == c.windows);
+        // one row per window, and each window's place
+        std::vector<float> rows(windows * H, NAN);
+        std::vector<eb_chunk> got(windows);
+        const eb_status st = eb_session_embed_chunked(s, doc.data(), doc.size(), c.window, c.stride,
+                                                      EB_CHUNK_POOLING_NONE, rows.data(), rows.size(), got.data(),
+                                                      got.size(), &windows);
+        INFO(eb_session_last_error(s));
+        REQUIRE(st == EB_OK);
+        REQUIRE(windows == c.windows);
+        for (size_t k = 0; k < windows; ++k) {
+          INFO("window " << k);
+          CHECK(got[k].first_token == want[k].first_token);
+          CHECK(got[k].tokens == want[k].tokens);
+          CHECK(got[k].begin_byte == want[k].begin_byte);
+          CHECK(got[k].end_byte == want[k].end_byte);
+        }
+        const std::vector<float> golden_rows = read_f32(c.stem() + ".none.f32");
+        REQUIRE(golden_rows.size() == windows * H);
+        for (size_t k = 0; k < windows; ++k)
+          check_close(rows.data() + k * H, golden_rows.data() + k * H, H, int8, "row " + std::to_string(k));
+        checked_windows += windows;
+        // the pooled vector (windows' count reported too)
+        std::vector<float> mean(H, NAN);
+        size_t mean_windows = 0;
+        REQUIRE(eb_session_embed_chunked(s, doc.data(), doc.size(), c.window, c.stride, EB_CHUNK_POOLING_MEAN,
+                                         mean.data(), mean.size(), nullptr, 0, &mean_windows) == EB_OK);
+        CHECK(mean_windows == c.windows);
+        check_close(mean.data(), read_f32(c.stem() + ".mean.f32").data(), H, int8, "mean");
+        // every window's row is a single run of its bytes (a sample of the windows)
+        for (size_t k = 0; k < windows; k += std::max<size_t>(1, windows / 7)) {
+          const std::string part = doc.substr(got[k].begin_byte, got[k].end_byte - got[k].begin_byte);
+          REQUIRE(eb_session_run_text(s, part.c_str()) == EB_OK);
+          const float* single = nullptr;
+          int64_t shape[2] = {0, 0};
+          int32_t rank = 0;
+          REQUIRE(eb_session_get_output(s, EB_OUTPUT_SENTENCE_EMBEDDING, &single, shape, &rank) == EB_OK);
+          INFO("single run of window " << k);
+          if (int8)
+            CHECK(std::memcmp(single, rows.data() + k * H, H * sizeof(float)) == 0);
+          else
+            CHECK(max_abs_diff(single, rows.data() + k * H, H) <= 1e-5);
+        }
+      }
+    }
+  }
+  CHECK(checked_windows > 4000);
+}
+
+TEST_CASE("chunked embedding of a 64 MB document: bounded memory, no allocation", "[chunked][alloc]") {
+  // Units of a 1100-letter word (one [UNK]: longer than WordPiece's 1024 characters) and a short
+  // sentence: few tokens per byte, so that the run stays short (the reference test above checks
+  // the windows' contents); the session reads it in pieces of its text workspace.
+  const std::string sentence = " the staff was rude. ";
+  std::string unit(1100, 'x');
+  unit += sentence;
+  const size_t units = ((64u << 20) + unit.size() - 1) / unit.size();  // 64 MiB and a few bytes
+  std::string doc;
+  doc.reserve(units * unit.size());
+  for (size_t u = 0; u < units; ++u) doc += unit;
+  REQUIRE(doc.size() >= (64u << 20));
+  for (const char* kind : {"int8"}) {  // (fp32 runs the same code; it doubles the test's time)
+    INFO(kind);
+    Loaded l("task_st_mean_norm", kind, 1, 96, 512);
+    eb_session* s = l.s.s;
+    const size_t H = l.hidden();
+    // expected windows: each unit's tokens (a single run of one unit: its tokens + [CLS] [SEP])
+    const std::string one_unit = unit.substr(0, unit.size() - 1);
+    REQUIRE(eb_session_run_text(s, one_unit.c_str()) == EB_OK);
+    size_t unit_tokens = 0;
+    const int32_t* ids = nullptr;
+    REQUIRE(eb_session_get_input_ids(s, &ids, &unit_tokens) == EB_OK);
+    unit_tokens -= 2;
+    const size_t total = units * unit_tokens;
+    const size_t window = 90, stride = 10, step = window - stride;
+    const size_t expected = 1 + (total - window + step - 1) / step;
+    std::vector<float> mean(H), rows;
+    size_t windows = 0;
+    REQUIRE(eb_session_embed_chunked(s, doc.data(), doc.size(), window, stride, EB_CHUNK_POOLING_MEAN, nullptr, 0, nullptr,
+                                     0, &windows) == EB_OK);
+    CHECK(windows == expected);
+    edgebert::tools::alloc_counter_start();
+    const eb_status st = eb_session_embed_chunked(s, doc.data(), doc.size(), window, stride, EB_CHUNK_POOLING_MEAN,
+                                                  mean.data(), mean.size(), nullptr, 0, &windows);
+    const long allocations = edgebert::tools::alloc_counter_stop();
+    INFO(eb_session_last_error(s));
+    REQUIRE(st == EB_OK);
+    CHECK(allocations == 0);
+    CHECK(windows == expected);
+    double norm = 0;
+    for (float v : mean) norm += double(v) * v;
+    CHECK(std::fabs(std::sqrt(norm) - 1.0) < 1e-4);  // the model normalizes
+    // the periodic document: its mean is close to one unit's window mean (no stray windows)
+    std::vector<float> unit_mean(H);
+    const std::string few = doc.substr(0, 200 * unit.size() - 1);
+    REQUIRE(eb_session_embed_chunked(s, few.data(), few.size(), window, stride, EB_CHUNK_POOLING_MEAN, unit_mean.data(),
+                                     unit_mean.size(), nullptr, 0, nullptr) == EB_OK);
+    CHECK(cosine(mean.data(), unit_mean.data(), H) > 0.999);
+  }
+}
+
+TEST_CASE("chunked embedding refuses what it cannot cut, and bad arguments, with a message", "[chunked]") {
+  Loaded l("task_st_mean_norm", "int8", 1);
+  eb_session* s = l.s.s;
+  const size_t H = l.hidden();
+  const std::string doc = read_file(testdata_dir() + "/chunk/long.txt");
+  std::vector<float> out(4096 * H);
+  std::vector<eb_chunk> chunks(4096);
+  size_t windows = 0;
+  auto call = [&](const char* text, size_t size, int w, int st, int pooling, float* o, size_t osize, eb_chunk* c,
+                  size_t csize, size_t* n) {
+    return eb_session_embed_chunked(s, text, size, w, st, static_cast<eb_chunk_pooling>(pooling), o, osize, c, csize, n);
+  };
+  auto message = [&]() { return std::string(eb_session_last_error(s)); };
+  // a successful run first: refusals drop its outputs
+  REQUIRE(call(doc.data(), doc.size(), 24, 8, EB_CHUNK_POOLING_MEAN, out.data(), H, nullptr, 0, &windows) == EB_OK);
+  const float* p = nullptr;
+  int64_t shape[2];
+  int32_t rank = 0;
+  CHECK(eb_session_get_output(s, EB_OUTPUT_SENTENCE_EMBEDDING, &p, shape, &rank) == EB_OK);
+  struct Bad {
+    int window, stride;
+    eb_status status;
+    const char* says;
+  };
+  for (const Bad& b : {Bad{8, 8, EB_ERROR_INVALID_ARGUMENT, "stride"}, Bad{8, 9, EB_ERROR_INVALID_ARGUMENT, "stride"},
+                       Bad{0, 0, EB_ERROR_INVALID_ARGUMENT, "window"}, Bad{8, -1, EB_ERROR_INVALID_ARGUMENT, "stride"},
+                       Bad{31, 2, EB_ERROR_SEQUENCE_TOO_LONG, "special tokens"}}) {
+    INFO(b.window << " " << b.stride);
+    CHECK(call(doc.data(), doc.size(), b.window, b.stride, EB_CHUNK_POOLING_NONE, out.data(), out.size(), nullptr, 0,
+               &windows) == b.status);
+    CHECK(message().find(b.says) != std::string::npos);
+    CHECK(windows == 0);
+  }
+  CHECK(eb_session_get_output(s, EB_OUTPUT_SENTENCE_EMBEDDING, &p, shape, &rank) == EB_ERROR_BAD_STATE);
+  // window 30 + [CLS] [SEP] = 32 is the session's maximum: accepted
+  CHECK(call(doc.data(), doc.size(), 30, 2, EB_CHUNK_POOLING_MEAN, out.data(), H, nullptr, 0, &windows) == EB_OK);
+  CHECK(call(nullptr, 0, 8, 2, EB_CHUNK_POOLING_NONE, out.data(), out.size(), nullptr, 0, &windows) ==
+        EB_ERROR_INVALID_ARGUMENT);
+  CHECK(message().find("text is NULL") != std::string::npos);
+  CHECK(call(doc.data(), doc.size(), 8, 2, EB_CHUNK_POOLING_NONE, nullptr, 0, nullptr, 0, nullptr) ==
+        EB_ERROR_INVALID_ARGUMENT);
+  CHECK(call(doc.data(), doc.size(), 8, 2, 7, out.data(), out.size(), nullptr, 0, &windows) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(message().find("pooling 7") != std::string::npos);
+  // out and chunks too small: refused before anything runs, the sizes named
+  CHECK(call(doc.data(), doc.size(), 24, 8, EB_CHUNK_POOLING_NONE, out.data(), 166 * H, nullptr, 0, &windows) ==
+        EB_ERROR_INVALID_ARGUMENT);
+  CHECK(message().find("167 windows") != std::string::npos);
+  CHECK(call(doc.data(), doc.size(), 24, 8, EB_CHUNK_POOLING_MEAN, out.data(), H - 1, nullptr, 0, &windows) ==
+        EB_ERROR_INVALID_ARGUMENT);
+  CHECK(call(doc.data(), doc.size(), 24, 8, EB_CHUNK_POOLING_NONE, out.data(), out.size(), chunks.data(), 166, &windows) ==
+        EB_ERROR_INVALID_ARGUMENT);
+  CHECK(message().find("chunks holds 166") != std::string::npos);
+  CHECK(eb_session_embed_chunked(nullptr, doc.data(), doc.size(), 8, 2, EB_CHUNK_POOLING_NONE, out.data(), out.size(),
+                                 nullptr, 0, &windows) == EB_ERROR_INVALID_ARGUMENT);
+  // not UTF-8: the byte and its offset
+  std::string bad = doc;
+  bad[5000] = '\xff';
+  CHECK(call(bad.data(), bad.size(), 24, 8, EB_CHUNK_POOLING_MEAN, out.data(), H, nullptr, 0, &windows) ==
+        EB_ERROR_INVALID_ARGUMENT);
+  CHECK(message().find("0xFF at offset 5000") != std::string::npos);
+  // a stretch longer than a piece without a single space (runs of two spaces do not count)
+  std::string stretch = doc.substr(0, 3000);
+  for (int i = 0; i < 20000; ++i) stretch += i % 4 == 0 ? "  " : "ab";
+  stretch += " " + doc.substr(0, 3000);
+  CHECK(call(stretch.data(), stretch.size(), 24, 8, EB_CHUNK_POOLING_MEAN, out.data(), H, nullptr, 0, &windows) ==
+        EB_ERROR_SEQUENCE_TOO_LONG);
+  CHECK(message().find("no single ASCII space") != std::string::npos);
+  // a model without sentence embeddings
+  Loaded qa("task_bert_qa", "int8", 1);
+  CHECK(eb_session_embed_chunked(qa.s.s, doc.data(), doc.size(), 8, 2, EB_CHUNK_POOLING_MEAN, out.data(), out.size(),
+                                 nullptr, 0, &windows) == EB_ERROR_UNSUPPORTED);
+  CHECK(std::string(eb_session_last_error(qa.s.s)).find("sentence-embedding") != std::string::npos);
+}
+
+TEST_CASE("chunked embedding performs zero heap allocations after a warm-up", "[chunked][alloc]") {
+  const std::string doc = read_file(testdata_dir() + "/chunk/long.txt");
+  for (const char* kind : {"int8", "fp32"})
+    for (int threads : {1, 2}) {
+      INFO(kind << " threads " << threads);
+      Loaded l("task_st_cls", kind, threads);
+      const size_t H = l.hidden();
+      std::vector<float> out(200 * H);
+      std::vector<eb_chunk> chunks(200);
+      size_t windows = 0;
+      int failures = 0;
+      for (int rep = 0; rep < 3; ++rep) {
+        if (rep == 1) edgebert::tools::alloc_counter_start();
+        for (int pooling : {EB_CHUNK_POOLING_NONE, EB_CHUNK_POOLING_MEAN})
+          failures += eb_session_embed_chunked(l.s.s, doc.data(), doc.size(), 24, 8,
+                                               static_cast<eb_chunk_pooling>(pooling), out.data(), out.size(),
+                                               chunks.data(), chunks.size(), &windows) != EB_OK;
+        failures += eb_session_embed_chunked(l.s.s, doc.data(), doc.size(), 24, 8, EB_CHUNK_POOLING_NONE, out.data(),
+                                             H, nullptr, 0, &windows) != EB_ERROR_INVALID_ARGUMENT;
+      }
+      CHECK(edgebert::tools::alloc_counter_stop() == 0);
+      CHECK(failures == 0);
+    }
+}
