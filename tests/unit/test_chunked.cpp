@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "alloc_counter.h"
+#include "family_manifest.h"
 #include "test_support.h"
 
 using namespace edgebert::test;
@@ -322,4 +323,121 @@ TEST_CASE("chunked embedding performs zero heap allocations after a warm-up", "[
       CHECK(edgebert::tools::alloc_counter_stop() == 0);
       CHECK(failures == 0);
     }
+}
+
+namespace {
+
+// The ids and byte offsets of the whole text's tokens (special tokens left out) as
+// edgebert-tokenize gives them for the model's tokenizer, tokenizing the text in one piece.
+void whole_tokens(const std::string& model, const std::string& doc, std::vector<int32_t>* ids,
+                  std::vector<std::pair<size_t, size_t>>* offsets) {
+  TempDir tmp;
+  std::string json = "{\"text\": \"";
+  for (char c : doc) json += c == '\n' ? std::string("\\n") : c == '\t' ? std::string("\\t") : std::string(1, c);
+  json += "\"}\n";
+  const std::string in = tmp.path + "/doc.jsonl", out = tmp.path + "/doc.json";
+  std::ofstream(in, std::ios::binary) << json;
+  const std::string cmd = bin_dir() + "/edgebert-tokenize --model " + model + " --jsonl " + in + " > " + out;
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const std::string r = read_file(out);
+  auto list = [&](const char* key) {
+    const size_t b = r.find(key);
+    REQUIRE(b != std::string::npos);
+    return r.substr(b, r.find("]]", b) == std::string::npos ? std::string::npos : r.find("]]", b) - b + 2);
+  };
+  const std::string ids_part = r.substr(r.find("\"ids\": [") + 8, r.find(']', r.find("\"ids\": [")) - r.find("\"ids\": [") - 8);
+  const std::string seq_key = "\"sequence_ids\": [";
+  const std::string seq_part = r.substr(r.find(seq_key) + seq_key.size(), r.find(']', r.find(seq_key)) - r.find(seq_key) - seq_key.size());
+  std::string offs = list("\"offsets\": [");
+  std::vector<int32_t> all;
+  std::stringstream si(ids_part);
+  for (std::string v; std::getline(si, v, ',');) all.push_back(std::stoi(v));
+  std::vector<bool> content;
+  std::stringstream ss(seq_part);
+  for (std::string v; std::getline(ss, v, ',');) content.push_back(v.find("null") == std::string::npos);
+  REQUIRE(content.size() == all.size());
+  std::vector<std::pair<size_t, size_t>> all_offsets;
+  for (size_t p = offs.find("[[") + 1; p != std::string::npos; p = offs.find('[', p + 1)) {
+    size_t b = 0, e = 0;
+    REQUIRE(std::sscanf(offs.c_str() + p, "[%zu, %zu]", &b, &e) == 2);
+    all_offsets.emplace_back(b, e);
+  }
+  REQUIRE(all_offsets.size() == all.size());
+  for (size_t i = 0; i < all.size(); ++i)
+    if (content[i]) ids->push_back(all[i]), offsets->push_back(all_offsets[i]);
+}
+
+}  // namespace
+
+TEST_CASE("chunked embedding streams every tokenizer kind as one whole tokenization", "[chunked][families]") {
+  // byte-level BPE (ModernBERT, Qwen3's regex), Unigram + Metaspace (XLM-R), SentencePiece-style
+  // BPE with byte fallback (EmbeddingGemma): a 40 KB text read in several pieces gives the
+  // windows of the whole text's tokens (edgebert-tokenize, one piece), each row the single run of
+  // its ids
+  std::string doc;
+  const char* parts[] = {"The movie was not good", " at all,", "  but I liked", " its music 123", "\nvery much.",
+                         " \tThe hotel", " was clean!", "   Rude staff?", " 42", "\n\nand the end"};
+  for (size_t i = 0; doc.size() < 40000; ++i) doc += parts[i % 10];
+  for (const char* name : {"modernbert_st_mean_norm", "xlmr_st_mean_norm", "qwen3_st_lasttoken", "gemma3_st_dense"}) {
+    INFO(name);
+    std::vector<int32_t> ids;
+    std::vector<std::pair<size_t, size_t>> offsets;
+    whole_tokens(converted(name, "fp32"), doc, &ids, &offsets);
+    ModelHandle m;
+    char err[512] = "";
+    REQUIRE(eb_model_load_file(converted(name, "fp32").c_str(), &m.m, err, sizeof err) == EB_OK);
+    eb_session_options o;
+    eb_session_options_init(&o);
+    o.max_sequence_length = 32;
+    o.max_batch_tokens = 64;
+    SessionHandle s;
+    REQUIRE(eb_session_create(m.m, &o, &s.s, err, sizeof err) == EB_OK);
+    REQUIRE(eb_session_set_prompt(s.s, nullptr) == EB_OK);
+    size_t windows = 0;
+    REQUIRE(eb_session_embed_chunked(s.s, doc.data(), doc.size(), 24, 4, EB_CHUNK_POOLING_NONE, nullptr, 0, nullptr, 0,
+                                     &windows) == EB_OK);
+    REQUIRE(windows == 1 + (ids.size() - 24 + 19) / 20);
+    std::vector<eb_chunk> chunks(windows);
+    std::vector<float> rows(windows * 4096);
+    const eb_status st = eb_session_embed_chunked(s.s, doc.data(), doc.size(), 24, 4, EB_CHUNK_POOLING_NONE, rows.data(),
+                                                  rows.size(), chunks.data(), chunks.size(), &windows);
+    INFO(eb_session_last_error(s.s));
+    REQUIRE(st == EB_OK);
+    for (size_t k = 0; k < windows; ++k) {
+      INFO("window " << k);
+      REQUIRE(chunks[k].first_token == 20 * k);
+      REQUIRE(chunks[k].tokens == std::min<size_t>(24, ids.size() - 20 * k));
+      CHECK(chunks[k].begin_byte == offsets[chunks[k].first_token].first);
+      CHECK(chunks[k].end_byte == offsets[chunks[k].first_token + chunks[k].tokens - 1].second);
+    }
+    // rows: a sample of windows as single runs of their ids between the template's special tokens
+    REQUIRE(eb_session_run_text(s.s, "the") == EB_OK);
+    const int32_t* run = nullptr;
+    const int32_t* segment = nullptr;
+    size_t n = 0;
+    REQUIRE(eb_session_get_input_ids(s.s, &run, &n) == EB_OK);
+    REQUIRE(eb_session_get_token_offsets(s.s, nullptr, nullptr, &segment, &n) == EB_OK);
+    std::vector<int32_t> prefix, suffix;
+    bool seen = false;
+    for (size_t i = 0; i < n; ++i)
+      if (segment[i] >= 0)
+        seen = true;
+      else
+        (seen ? suffix : prefix).push_back(run[i]);
+    const float* one = nullptr;
+    int64_t shape[2] = {0, 0};
+    int32_t rank = 0;
+    REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_SENTENCE_EMBEDDING, &one, shape, &rank) == EB_OK);
+    const size_t width = static_cast<size_t>(shape[0]);
+    for (size_t k = 0; k < windows; k += 37) {
+      std::vector<int32_t> w = prefix;
+      w.insert(w.end(), ids.begin() + static_cast<std::ptrdiff_t>(chunks[k].first_token),
+               ids.begin() + static_cast<std::ptrdiff_t>(chunks[k].first_token + chunks[k].tokens));
+      w.insert(w.end(), suffix.begin(), suffix.end());
+      REQUIRE(eb_session_run_ids(s.s, w.data(), nullptr, nullptr, w.size()) == EB_OK);
+      REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_SENTENCE_EMBEDDING, &one, shape, &rank) == EB_OK);
+      INFO("row of window " << k);
+      CHECK(max_abs_diff(one, rows.data() + k * width, width) <= 1e-5);
+    }
+  }
 }
