@@ -441,3 +441,33 @@ TEST_CASE("chunked embedding streams every tokenizer kind as one whole tokenizat
     }
   }
 }
+
+TEST_CASE("edgebert-run --chunk prints the windows and dumps their vectors", "[chunked][cli]") {
+  TempDir tmp;
+  const std::string stem = testdata_dir() + "/chunk/task_st_mean_norm.long.24.8";
+  const std::string run = bin_dir() + "/edgebert-run --model " + ebm_path("task_st_mean_norm", "fp32") +
+                          " --max-seq-len 32 --batch-tokens 64 --document " + testdata_dir() + "/chunk/long.txt";
+  for (const char* mode : {"24:8", "24:8:mean"}) {
+    INFO(mode);
+    const std::string out = tmp.path + "/out.txt", dump = tmp.path + "/v.f32";
+    REQUIRE(std::system((run + " --chunk " + mode + " --dump sentence_embedding=" + dump + " > " + out).c_str()) == 0);
+    const std::vector<eb_chunk> want = golden_windows(GoldenCase{"task_st_mean_norm", "long", 24, 8, 0});
+    std::ifstream f(out);
+    size_t lines = 0;
+    for (std::string line; std::getline(f, line);) {
+      size_t k = 0, first = 0, tokens = 0, b = 0, e = 0;
+      if (std::sscanf(line.c_str(), "chunk %zu %zu %zu %zu %zu", &k, &first, &tokens, &b, &e) != 5) continue;
+      REQUIRE(k == lines);
+      CHECK((first == want[k].first_token && tokens == want[k].tokens && b == want[k].begin_byte && e == want[k].end_byte));
+      ++lines;
+    }
+    CHECK(lines == want.size());
+    const std::vector<float> got = read_f32(dump);
+    const std::vector<float> golden = read_f32(stem + (std::strchr(mode + 3, ':') ? ".mean.f32" : ".none.f32"));
+    REQUIRE(got.size() == golden.size());
+    CHECK(max_abs_diff(got.data(), golden.data(), got.size()) <= 2e-3);
+  }
+  CHECK(std::system((run + " --chunk 24 > /dev/null 2>&1").c_str()) != 0);
+  CHECK(std::system((run + " --chunk 24:8:max > /dev/null 2>&1").c_str()) != 0);
+  CHECK(std::system((run + " --chunk 8:8 > /dev/null 2>&1").c_str()) != 0);
+}
