@@ -6,6 +6,12 @@
 //                [--dump NAME=PATH]...
 //   edgebert-run --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--max-seq-len N] [--dump NAME=PATH]...
 //   edgebert-run --model CROSS_ENCODER.ebm --rerank QUERY --texts FILE [--batch-tokens N] [--threads N]
+//   edgebert-run --model EMBEDDING_MODEL.ebm --chunk WINDOW:STRIDE[:mean] (--text "..." | --document FILE)
+//                [--batch-tokens N] [--threads N] [--max-seq-len N] [--dims N] [--dump sentence_embedding=PATH]
+// --chunk: the text (or FILE's bytes, of any length) embedded as windows of WINDOW tokens overlapping
+// by STRIDE (eb_session_embed_chunked); stdout has one "chunk K FIRST_TOKEN TOKENS BEGIN_BYTE
+// END_BYTE" line per window; --dump sentence_embedding writes [windows, width] (with :mean the
+// windows' token-weighted mean [width]).
 // --rerank: every line of FILE is a passage scored against QUERY (eb_session_rerank_top_k); stdout
 // has one "INDEX SCORE" line per passage (INDEX: its 0-based line in FILE), best first; a passage
 // that cannot run is reported on stderr as FILE:LINE (no line on stdout) and the exit code is 1.
@@ -49,6 +55,12 @@ void usage(FILE* f) {
                "       edgebert-run --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--max-seq-len N]\n"
                "                    [--dims N] [--prompt NAME] [--dump NAME=PATH]...\n"
                "       edgebert-run --model CROSS_ENCODER.ebm --rerank QUERY --texts FILE [--batch-tokens N] [--threads N]\n"
+               "       edgebert-run --model EMBEDDING_MODEL.ebm --chunk WINDOW:STRIDE[:mean] (--text \"...\" | --document FILE)\n"
+               "                    [--batch-tokens N] [--threads N] [--max-seq-len N] [--dims N] [--dump sentence_embedding=PATH]\n"
+               "  --chunk WINDOW:STRIDE[:mean]: windows of WINDOW tokens overlapping by STRIDE (HF's overflowing\n"
+               "    tokens), each window's sentence embedding ([windows, width]; :mean: their token-weighted\n"
+               "    mean [width]); prints 'chunk K FIRST_TOKEN TOKENS BEGIN_BYTE END_BYTE' per window\n"
+               "  --document FILE: with --chunk, the text is FILE's bytes (any length)\n"
                "  --dims N: Matryoshka: the sentence embedding truncated to its first N values and L2-normalized\n"
                "    again (meaningful only for models trained for it, as their model card says)\n"
                "  --prompt NAME: a prompt of the model's config_sentence_transformers.json put before the text\n"
@@ -265,6 +277,43 @@ int print_sparse(eb_session* session, const eb_model_info& info, long k) {
   return 0;
 }
 
+// --chunk WINDOW:STRIDE[:mean]: the text's windows (one line each) and their vectors (dumped).
+int chunk_text(eb_session* session, const std::string& doc, long window, long stride, bool mean, long width_arg,
+               const std::vector<std::pair<std::string, std::string>>& dumps) {
+  size_t windows = 0;
+  eb_status s = eb_session_embed_chunked(session, doc.data(), doc.size(), static_cast<int32_t>(window),
+                                         static_cast<int32_t>(stride), EB_CHUNK_POOLING_NONE, nullptr, 0, nullptr, 0,
+                                         &windows);
+  if (s != EB_OK) return die(std::string("--chunk: ") + eb_status_string(s) + ": " + eb_session_last_error(session));
+  const size_t width = static_cast<size_t>(width_arg);  // hidden_size, or --dims
+  std::vector<float> out((mean ? 1 : windows) * width);
+  std::vector<eb_chunk> chunks(windows);
+  const auto t0 = std::chrono::steady_clock::now();
+  s = eb_session_embed_chunked(session, doc.data(), doc.size(), static_cast<int32_t>(window), static_cast<int32_t>(stride),
+                               mean ? EB_CHUNK_POOLING_MEAN : EB_CHUNK_POOLING_NONE, out.data(), out.size(),
+                               mean ? nullptr : chunks.data(), chunks.size(), &windows);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (s != EB_OK) return die(std::string("--chunk: ") + eb_status_string(s) + ": " + eb_session_last_error(session));
+  if (mean) {  // the windows' places: a second call without the vectors' pooling (cheap next to the run)
+    std::vector<float> rows(windows * width);
+    s = eb_session_embed_chunked(session, doc.data(), doc.size(), static_cast<int32_t>(window),
+                                 static_cast<int32_t>(stride), EB_CHUNK_POOLING_NONE, rows.data(), rows.size(),
+                                 chunks.data(), chunks.size(), &windows);
+    if (s != EB_OK) return die(std::string("--chunk: ") + eb_status_string(s) + ": " + eb_session_last_error(session));
+  }
+  for (size_t k = 0; k < windows; ++k)
+    std::printf("chunk %zu %zu %zu %zu %zu\n", k, chunks[k].first_token, chunks[k].tokens, chunks[k].begin_byte,
+                chunks[k].end_byte);
+  std::printf("windows: %zu, bytes: %zu, time %.1f ms%s\n", windows, doc.size(), ms, mean ? " (pooled: mean)" : "");
+  for (const auto& dump : dumps) {
+    if (dump.first != "sentence_embedding") return die("--chunk dumps only sentence_embedding, not " + dump.first);
+    std::string why;
+    if (!edgebert::tools::write_file_atomically(dump.second, out.data(), out.size() * sizeof(float), &why)) return die(why);
+    std::printf("dumped %s -> %s (%zu float32)\n", dump.first.c_str(), dump.second.c_str(), out.size());
+  }
+  return 0;
+}
+
 // --rerank QUERY --texts FILE: "INDEX SCORE" lines, best first (failed lines on stderr).
 int rerank_file(eb_session* session, const std::string& query, const std::string& path) {
   std::vector<std::string> lines;
@@ -291,7 +340,7 @@ int rerank_file(eb_session* session, const std::string& query, const std::string
 int main(int argc, char** argv) {
   using namespace edgebert::tools;
   std::string model_path, text, text_pair, ids_arg, embeds_path, types_arg, mask_arg, question, context, cache_path,
-      texts_path, rerank_query, truncation;
+      texts_path, rerank_query, truncation, chunk_arg, document_path;
   const char* prompt = nullptr;  // --prompt NAME
   long batch_tokens = 0;
   bool have_rerank = false, sparse = false;
@@ -315,7 +364,8 @@ int main(int argc, char** argv) {
     static const char* const kFlags[] = {"--model", "--text", "--text-pair", "--ids", "--embeds", "--threads",
                                          "--max-seq-len", "--dump", "--types", "--mask", "--question", "--context",
                                          "--max-answer-len", "--stride", "--weight-cache", "--texts", "--batch-tokens",
-                                         "--dims", "--rerank", "--truncation", "--top-k", "--prompt"};
+                                         "--dims", "--rerank", "--truncation", "--top-k", "--prompt",
+                                         "--chunk", "--document"};
     if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }) == std::end(kFlags)) {
       usage(stderr);
       return die("unknown argument '" + a + "'") + 1;
@@ -332,6 +382,8 @@ int main(int argc, char** argv) {
     if (a == "--texts") texts_path = v, have_texts = true;
     if (a == "--rerank") rerank_query = v, have_rerank = true;
     if (a == "--prompt") prompt = v;
+    if (a == "--chunk") chunk_arg = v;
+    if (a == "--document") document_path = v;
     if (a == "--truncation") {
       truncation = v;
       if (truncation != "none" && truncation != "longest_first" && truncation != "only_second")
@@ -361,6 +413,25 @@ int main(int argc, char** argv) {
     }
   }
   const bool qa = have_q || have_c;
+  const bool chunked = !chunk_arg.empty();
+  long chunk_window = 0, chunk_stride = 0;
+  bool chunk_mean = false;
+  if (chunked) {  // WINDOW:STRIDE[:mean]
+    const size_t c1 = chunk_arg.find(':'), c2 = c1 == std::string::npos ? c1 : chunk_arg.find(':', c1 + 1);
+    const std::string tail = c2 == std::string::npos ? "" : chunk_arg.substr(c2 + 1);
+    if (c1 == std::string::npos || !parse_int(chunk_arg.substr(0, c1).c_str(), 1, 1 << 20, &chunk_window) ||
+        !parse_int(chunk_arg.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1).c_str(), 0,
+                   1 << 20, &chunk_stride) ||
+        (c2 != std::string::npos && tail != "mean"))
+      return die("--chunk needs WINDOW:STRIDE or WINDOW:STRIDE:mean (WINDOW > 0, STRIDE >= 0)") + 1;
+    chunk_mean = tail == "mean";
+    if (have_pair || have_ids || have_embeds || qa || have_texts || have_rerank || sparse ||
+        have_text == !document_path.empty())
+      return die("--chunk goes with exactly one of --text or --document (no other input)") + 1;
+    have_text = true;  // the document is the text input
+  } else if (!document_path.empty()) {
+    return die("--document goes with --chunk") + 1;
+  }
   if (model_path.empty() || (have_text + have_ids + have_embeds + qa + have_texts) != 1 || (qa && !(have_q && have_c)) ||
       (have_pair && !have_text) || (have_rerank && (!have_texts || !dumps.empty())) || (sparse && !(have_text || have_ids))) {
     usage(stderr);
@@ -389,7 +460,7 @@ int main(int argc, char** argv) {
   eb_session_options_init(&opt);
   opt.num_threads = static_cast<int32_t>(threads);
   opt.max_sequence_length = static_cast<int32_t>(max_len);
-  if (have_texts && batch_tokens > 0) {  // at least the session's maximum length
+  if ((have_texts || chunked) && batch_tokens > 0) {  // at least the session's maximum length
     const long max_seq = max_len > 0 ? max_len : info.max_position_embeddings;
     opt.max_batch_tokens = static_cast<int32_t>(std::max(batch_tokens, max_seq));
   }
@@ -430,6 +501,17 @@ int main(int argc, char** argv) {
     return finish(answer_question(session, question, context, max_answer, stride));
   }
   if (have_rerank) return finish(rerank_file(session, rerank_query, texts_path));
+  if (chunked) {
+    std::string doc = text;
+    if (!document_path.empty()) {
+      std::vector<uint8_t> bytes;
+      std::string why;
+      if (!read_file(document_path, &bytes, &why)) return finish(die(why));
+      doc.assign(bytes.begin(), bytes.end());
+    }
+    return finish(chunk_text(session, doc, chunk_window, chunk_stride, chunk_mean,
+                                 dims > 0 ? dims : static_cast<long>(info.hidden_size), dumps));
+  }
   if (have_texts) return finish(run_texts_file(session, texts_path, dumps));
   std::vector<int32_t> ids;
   std::vector<float> embeds;

@@ -774,3 +774,22 @@ eb_status eb_session_get_truncated_tokens(const eb_session* session, size_t inde
 }
 
 }  // extern "C"
+
+// ---- Chunked embedding of long documents: tasks/chunked_embedding.h ----
+#include "tasks/chunked_embedding.h"
+
+extern "C" {
+
+eb_status eb_session_embed_chunked(eb_session* session, const char* text, size_t text_size, int32_t window,
+                                   int32_t stride, eb_chunk_pooling pooling_arg, float* out, size_t out_size,
+                                   eb_chunk* chunks, size_t chunks_size, size_t* out_windows) {
+  const int32_t pooling = enum_value(pooling_arg);  // any int a caller passes, never loaded as the enum
+  if (out_windows) *out_windows = 0;
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kResetRun, [&] {
+    return edgebert::tasks::embed_chunked(*session->impl, text, text_size, window, stride, pooling, out, out_size,
+                                          chunks, chunks_size, out_windows);
+  });
+}
+
+}  // extern "C"

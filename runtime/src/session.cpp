@@ -100,7 +100,8 @@ Status Session::build(const SessionOptions& o) {
   const size_t pooled_width = static_cast<size_t>(2 * c.hidden + std::max(c.num_labels, 0));
   const size_t batch = n * (sizeof(SequenceInfo) + 2 * sizeof(size_t) + sizeof(int32_t) + pooled_width * sizeof(float));
   const size_t inputs = batch + n * (5 * sizeof(int32_t) + sizeof(uint8_t) + sizeof(TokenSpan) + sizeof(int32_t) + sizeof(eb_word)) +
-                        n * (2 * sizeof(int32_t) + sizeof(TokenSpan)) + context_cap * (2 * sizeof(int32_t) + sizeof(TokenSpan));
+                        n * (2 * sizeof(int32_t) + sizeof(TokenSpan)) + context_cap * (2 * sizeof(int32_t) + sizeof(TokenSpan)) +
+                        tasks::ChunkScratch::bytes(static_cast<size_t>(max_n_), context_cap, static_cast<size_t>(c.hidden), n);
   if (o.max_memory_bytes > 0) {  // refuse before allocating anything big
     const size_t packed = program_->session_packed_bytes_estimate();
     const uint64_t need = static_cast<uint64_t>(plan_.arena_bytes) + packed + inputs;
@@ -164,6 +165,7 @@ Status Session::build(const SessionOptions& o) {
   EB_RETURN_IF_ERROR(create_gemms());
   inputs_.allocate(n);
   qa_.allocate(n, context_cap);
+  chunk_.allocate(static_cast<size_t>(max_n_), context_cap, static_cast<size_t>(c.hidden), n);
   text_.reserve(context_cap, 16 * context_cap);
   if (model_.default_prompt >= 0) text_.set_prompt(model_.prompts[static_cast<size_t>(model_.default_prompt)].second);
   sequences_.assign(n, SequenceInfo{});

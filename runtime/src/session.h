@@ -23,6 +23,7 @@
 #include "program/memory_planner.h"
 #include "program/program.h"
 #include "status.h"
+#include "tasks/chunked_embedding.h"
 #include "tasks/packing.h"
 #include "tasks/question_answering.h"
 #include "tasks/run_inputs.h"
@@ -152,6 +153,15 @@ class Session {
   tasks::RunInputs& inputs() { return inputs_; }
   const tasks::RunInputs& inputs() const { return inputs_; }
   tasks::QaScratch& qa_scratch() { return qa_; }
+  // Chunked embedding (tasks/chunked_embedding.h): its token buffers, the sequences of a packed
+  // run it lays out in the inputs itself (max_batch_tokens() slots), and that packed text run of
+  // sequences [0, count) (their statuses EB_OK; the run's outputs as after run_texts).
+  tasks::ChunkScratch& chunk_scratch() { return chunk_; }
+  SequenceInfo* sequence_slots() { return sequences_.data(); }
+  eb_status run_laid_out_texts(size_t count) {
+    state_ = RunState();
+    return run_packed(count, true, false);
+  }
   eb_status run_text_inputs(size_t n, bool pair);
   // EB_OK, or the error (EB_ERROR_INVALID_ARGUMENT naming `what` and the byte) when text is not UTF-8.
   eb_status check_text(const char* text, const char* what);
@@ -249,6 +259,7 @@ class Session {
   tasks::RunInputs inputs_;
   bool any_padding_ = false;
   tasks::QaScratch qa_;
+  tasks::ChunkScratch chunk_;
   RunState state_;
   size_t cur_n_ = 0;
   bool profiling_ = false;

@@ -106,6 +106,7 @@ class TextEncoder {
   size_t encode_first(std::string_view text, int32_t* ids, TokenSpan* spans, int32_t* word_ids, size_t cap) const;
   // The prompt of later encode_first calls (a view of the model's text; empty: none).
   void set_prompt(std::string_view prompt) { prompt_ = prompt; }
+  bool has_prompt() const { return !prompt_.empty(); }
 
  private:
   const text::Tokenizer* tokenizer_;

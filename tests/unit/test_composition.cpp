@@ -9,12 +9,14 @@
 // give every sequence exactly its single run: int8 bit-identical, fp32 within 1e-5 (relative to
 // the value's size). Every output the model has is compared (hidden states, pooled vectors,
 // logits, span and token logits, sentence embeddings, token vectors), and the token ids of text runs; on
-// cross-encoders also the rerank scores of packed (query, passage) pairs.
+// cross-encoders also the rerank scores of packed (query, passage) pairs; on sentence-embedding
+// models the rows of chunked embedding's windows.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <dirent.h>
 #include <random>
 #include <string>
@@ -242,6 +244,58 @@ void packed_rerank(eb_session* s, bool int8, const std::string& what) {
   counts.sequences += n;
 }
 
+// Sentence-embedding models: eb_session_embed_chunked's windows (7 tokens, stride 2) of a text
+// the session also runs whole; each window's row equals the single run of its ids (the whole
+// run's content tokens [first_token, first_token + tokens) between the template's special tokens).
+void chunked_windows(eb_session* s, bool int8, const std::string& what) {
+  INFO(what << ", chunked");
+  REQUIRE(eb_session_set_prompt(s, nullptr) == EB_OK);  // prompts are not applied to windows
+  const std::string doc = "the movie was not good at all , but i liked its music very much and the movie was good";
+  REQUIRE(eb_session_run_text(s, doc.c_str()) == EB_OK);
+  const int32_t* run_ids = nullptr;
+  const int32_t* segment = nullptr;
+  size_t n = 0;
+  REQUIRE(eb_session_get_input_ids(s, &run_ids, &n) == EB_OK);
+  REQUIRE(eb_session_get_token_offsets(s, nullptr, nullptr, &segment, &n) == EB_OK);
+  std::vector<int32_t> prefix, content, suffix;
+  for (size_t i = 0; i < n; ++i) (segment[i] >= 0 ? content : content.empty() ? prefix : suffix).push_back(run_ids[i]);
+  size_t windows = 0;
+  REQUIRE(eb_session_embed_chunked(s, doc.data(), doc.size(), 7, 2, EB_CHUNK_POOLING_NONE, nullptr, 0, nullptr, 0,
+                                   &windows) == EB_OK);
+  const float* one = nullptr;
+  int64_t shape[2] = {0, 0};
+  int32_t rank = 0;
+  REQUIRE(eb_session_get_output(s, EB_OUTPUT_SENTENCE_EMBEDDING, &one, shape, &rank) == EB_ERROR_BAD_STATE);
+  REQUIRE(eb_session_run_text(s, doc.c_str()) == EB_OK);
+  REQUIRE(eb_session_get_output(s, EB_OUTPUT_SENTENCE_EMBEDDING, &one, shape, &rank) == EB_OK);
+  const size_t width = static_cast<size_t>(shape[0]);
+  std::vector<float> rows(windows * width);
+  std::vector<eb_chunk> chunks(windows);
+  REQUIRE(eb_session_embed_chunked(s, doc.data(), doc.size(), 7, 2, EB_CHUNK_POOLING_NONE, rows.data(), rows.size(),
+                                   chunks.data(), chunks.size(), &windows) == EB_OK);
+  REQUIRE(windows == (content.size() <= 7 ? 1 : 1 + (content.size() - 7 + 4) / 5));
+  for (size_t k = 0; k < windows; ++k) {
+    INFO("window " << k);
+    REQUIRE(chunks[k].first_token == 5 * k);
+    REQUIRE(chunks[k].tokens == std::min<size_t>(7, content.size() - 5 * k));
+    std::vector<int32_t> ids = prefix;
+    ids.insert(ids.end(), content.begin() + static_cast<std::ptrdiff_t>(chunks[k].first_token),
+               content.begin() + static_cast<std::ptrdiff_t>(chunks[k].first_token + chunks[k].tokens));
+    ids.insert(ids.end(), suffix.begin(), suffix.end());
+    REQUIRE(eb_session_run_ids(s, ids.data(), nullptr, nullptr, ids.size()) == EB_OK);
+    REQUIRE(eb_session_get_output(s, EB_OUTPUT_SENTENCE_EMBEDDING, &one, shape, &rank) == EB_OK);
+    for (size_t d = 0; d < width; ++d) {
+      const float a = one[d], b = rows[k * width + d];
+      if (int8)
+        REQUIRE(std::memcmp(&a, &b, sizeof a) == 0);
+      else
+        REQUIRE(std::fabs(double(a) - b) <= 1e-5 * std::max(1.0, std::fabs(double(a))));
+    }
+    ++counts.outputs;
+  }
+  counts.sequences += windows;
+}
+
 }  // namespace
 
 TEST_CASE("composition: every model x precision x cache x threads, packed runs equal single runs", "[composition]") {
@@ -268,6 +322,7 @@ TEST_CASE("composition: every model x precision x cache x threads, packed runs e
           }
           if (l.info.has_vocab && l.info.task == EB_TASK_SEQUENCE_CLASSIFICATION && l.info.num_labels == 1)
             packed_rerank(s.s, int8, what);
+          if (l.info.has_vocab && l.info.task == EB_TASK_SENTENCE_EMBEDDING) chunked_windows(s.s, int8, what);
         }
       }
     }

@@ -12,7 +12,7 @@ version, which version() of its bundled library equals); None in a source checko
 
 from ._errors import Error, Status
 from ._library import api as _api
-from ._types import ModelInfo, Output, Span, Task, TokenLabel, WeightCache, WeightCacheState, Word
+from ._types import Chunk, ModelInfo, Output, Span, Task, TokenLabel, WeightCache, WeightCacheState, Word
 from .model import Model
 from .session import Session
 
@@ -21,7 +21,7 @@ try:
 except ImportError:  # a source checkout (PYTHONPATH=bindings/python): no wheel version
     __version__ = None
 
-__all__ = ["Error", "Model", "ModelInfo", "Output", "Session", "Span", "Status", "Task", "TokenLabel", "WeightCache",
+__all__ = ["Chunk", "Error", "Model", "ModelInfo", "Output", "Session", "Span", "Status", "Task", "TokenLabel", "WeightCache",
            "WeightCacheState", "Word", "__version__", "maxsim", "version"]
 
 

@@ -53,6 +53,10 @@ class SpanStruct(ctypes.Structure):
                 ("score", ctypes.c_float)]
 
 
+class ChunkStruct(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in ("begin_byte", "end_byte", "first_token", "tokens")]
+
+
 _P = ctypes.c_void_p
 _S = ctypes.c_int  # eb_status
 _SIGNATURES = {
@@ -102,6 +106,9 @@ _SIGNATURES = {
     "eb_session_rerank_top_k": (_S, [_P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t,
                                      ctypes.c_size_t, c_int32_p, c_float_p, ctypes.POINTER(ctypes.c_size_t),
                                      c_int32_p]),
+    "eb_session_embed_chunked": (_S, [_P, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int32, ctypes.c_int32,
+                                      ctypes.c_int, c_float_p, ctypes.c_size_t, ctypes.POINTER(ChunkStruct),
+                                      ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]),
     "eb_session_sparse_top_k": (_S, [_P, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_float, c_int32_p, c_float_p,
                                      ctypes.POINTER(ctypes.c_size_t)]),
     "eb_maxsim": (_S, [c_float_p, ctypes.c_size_t, c_float_p, ctypes.c_size_t, ctypes.c_size_t, c_float_p]),

@@ -58,6 +58,11 @@ TokenLabel = collections.namedtuple("TokenLabel", "begin end text label")
 Span = collections.namedtuple("Span", "start_token end_token begin_byte end_byte score text windows",
                               defaults=(None,))
 
+# One window of Session.embed_chunked: the text's bytes [begin_byte, end_byte) (its first token's
+# begin to its last token's end), the index of its first token among the text's tokens and its
+# token count (special tokens not counted).
+Chunk = collections.namedtuple("Chunk", "begin_byte end_byte first_token tokens")
+
 # What happened to a model's weight cache file: a WeightCacheState and a readable reason ("" if none).
 WeightCache = collections.namedtuple("WeightCache", "state message")
 

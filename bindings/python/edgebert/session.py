@@ -10,8 +10,8 @@ import numpy as np
 
 from ._errors import Error, Status
 from ._handle import NativeHandle
-from ._library import SpanStruct, WordStruct, c_float_p, c_int32_p
-from ._types import Output, Span, Task, TokenLabel, Word
+from ._library import ChunkStruct, SpanStruct, WordStruct, c_float_p, c_int32_p
+from ._types import Chunk, Output, Span, Task, TokenLabel, Word
 
 _INT32_MIN, _INT32_MAX = -2**31, 2**31 - 1
 
@@ -283,6 +283,41 @@ class Session(NativeHandle):
         all 0. Afterwards the session's outputs are those of the last packed run."""
         return self._rows_many("classify_many", texts, text_pairs, None, self._model.info.num_labels,
                                statuses)
+
+    _CHUNK_POOLINGS = {"none": 0, "mean": 1}
+
+    def embed_chunked(self, text, window, stride, pooling="none"):
+        """A long text (str, or UTF-8 bytes; any length) embedded in overlapping windows of its
+        tokens (eb_session_embed_chunked), as HuggingFace tokenizers' overflowing tokens: windows
+        of `window` tokens, consecutive ones sharing `stride` tokens, each run as a text of its own
+        through the model's sentence embedding (sentence-embedding models; others raise
+        Error(UNSUPPORTED)). Returns (vectors, chunks): pooling "none" gives a float32 ndarray
+        [windows, width], one row per window; "mean" the windows' vectors averaged with weights
+        their token counts, [width], L2-normalized when the model normalizes. chunks is a list of
+        Chunk(begin_byte, end_byte, first_token, tokens) per window (bytes of the UTF-8 text).
+        Bad arguments (stride >= window, a window longer than the session allows, a stretch of
+        text without a single space longer than the session reads at a time) raise Error."""
+        data = text if isinstance(text, bytes) else _utf8(text, "text")
+        if pooling not in self._CHUNK_POOLINGS:
+            raise Error(Status.INVALID_ARGUMENT, "pooling must be 'none' or 'mean', got %r" % (pooling,))
+        for name, v in (("window", window), ("stride", stride)):
+            if not isinstance(v, int) or isinstance(v, bool) or not -2**31 <= v < 2**31:
+                raise Error(Status.INVALID_ARGUMENT, "%s must be an int32, got %r" % (name, v))
+        mode = self._CHUNK_POOLINGS[pooling]
+        width = self._dims if self._dims > 0 else self._model.info.hidden_size
+        count = ctypes.c_size_t(0)
+        with self._lock:
+            handle = self._ptr()
+            self._context, self._texts = None, ()
+            self._check(self._lib.eb_session_embed_chunked(handle, data, len(data), window, stride, mode, None, 0, None,
+                                                           0, ctypes.byref(count)), "embed_chunked")
+            n = count.value
+            out = np.zeros((n, width) if mode == 0 else (width,), dtype=np.float32)
+            chunks = (ChunkStruct * max(n, 1))()
+            self._check(self._lib.eb_session_embed_chunked(handle, data, len(data), window, stride, mode,
+                                                           out.ctypes.data_as(c_float_p), out.size, chunks, n,
+                                                           ctypes.byref(count)), "embed_chunked")
+        return out, [Chunk(c.begin_byte, c.end_byte, c.first_token, c.tokens) for c in chunks[:n]]
 
     _TRUNCATIONS = {"none": 0, "longest_first": 1, "only_second": 2}
 

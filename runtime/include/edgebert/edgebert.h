@@ -410,6 +410,51 @@ EB_API EB_NODISCARD eb_status eb_session_classify_many(eb_session* session, cons
 EB_API EB_NODISCARD eb_status eb_session_get_token_labels(const eb_session* session, int32_t* out_labels, size_t labels_size,
                                              size_t* out_len);
 
+/* ---- Chunked embedding of long documents ----
+ * eb_session_embed_chunked embeds a text of any length (text_size bytes, UTF-8, need not end in
+ * NUL) on a sentence-embedding model as overlapping windows of its tokens, the windows
+ * HuggingFace tokenizers gives with return_overflowing_tokens=True and stride=`stride`
+ * (max_length = window + the model's special tokens): the text's tokens (no special tokens) are
+ * cut into windows of `window` tokens starting at tokens 0, step, 2 step, ... (step = window -
+ * stride) until one reaches the end (a text of at most `window` tokens, an empty one included, is
+ * one window); each window runs as a text of its own ([CLS] window [SEP], <s> window </s>, ...)
+ * and gets the session's sentence embedding (the model's pooling, normalization and Matryoshka
+ * dims: `width` = eb_session_set_embedding_dims's dims, else hidden_size). The windows go through
+ * packed runs (as many per run as max_batch_tokens holds).
+ *   EB_CHUNK_POOLING_NONE: out is float32 [windows, width], one row per window (out_size floats,
+ *     at least windows * width);
+ *   EB_CHUNK_POOLING_MEAN: out is float32 [width], the windows' vectors averaged with weights
+ *     their token counts (eb_chunk.tokens; 1 for an empty text's window), then L2-normalized when
+ *     the model normalizes its embeddings (or dims are set).
+ * out NULL: nothing runs; *out_windows receives the number of windows (then out_windows must not
+ * be NULL). Otherwise out_windows may be NULL, and chunks (may be NULL) receives each window's
+ * place, chunks_size entries (at least the windows). The whole text is tokenized once to count
+ * the windows before anything runs, so buffers too small are refused before any run.
+ * Bounded memory: the text is read in pieces of at most 16 * (max_batch_tokens + 1025) bytes (the
+ * session's text workspace), cut only at a single ASCII space (a ' ' whose neighbouring bytes are
+ * not ASCII whitespace; every tokenizer kind starts a word there), into buffers sized at session
+ * creation: a stretch longer than that without such a space is EB_ERROR_SEQUENCE_TOO_LONG (the
+ * message names its byte), as is a text of 2 GiB or more. Errors: EB_ERROR_INVALID_ARGUMENT for
+ * NULL text, window <= 0, stride < 0 or stride >= window, an unknown pooling, buffers too small,
+ * text that is not UTF-8; EB_ERROR_SEQUENCE_TOO_LONG when window + the special tokens exceed
+ * max_sequence_length; EB_ERROR_UNSUPPORTED on a model without sentence embeddings or vocabulary,
+ * or with a prompt set (eb_session_set_prompt: not applied to windows yet). Afterwards the
+ * session's outputs are those of the last packed run. Performs no heap allocation. */
+typedef enum eb_chunk_pooling {
+  EB_CHUNK_POOLING_NONE = 0, /* one vector per window */
+  EB_CHUNK_POOLING_MEAN = 1  /* one vector: token-weighted mean of the windows' vectors */
+} eb_chunk_pooling;
+typedef struct eb_chunk {
+  size_t begin_byte;  /* [begin_byte, end_byte) in the text: first token's begin to last's end */
+  size_t end_byte;    /* (both 0 for a window without tokens) */
+  size_t first_token; /* index of the window's first token among the text's tokens */
+  size_t tokens;      /* the window's tokens (special tokens not counted) */
+} eb_chunk;
+EB_API EB_NODISCARD eb_status eb_session_embed_chunked(eb_session* session, const char* text, size_t text_size,
+                                          int32_t window, int32_t stride, eb_chunk_pooling pooling, float* out,
+                                          size_t out_size, eb_chunk* chunks, size_t chunks_size,
+                                          size_t* out_windows);
+
 /* ---- Truncation of long texts ----
  * By default a text (pair) longer than the session's max_sequence_length is refused
  * (EB_ERROR_SEQUENCE_TOO_LONG), never cut silently. With a truncation strategy set on the session

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "session.h"
+#include "tasks/overflow_windows.h"
 
 namespace edgebert::tasks {
 
@@ -148,7 +149,8 @@ eb_status answer(Session& s, const char* question, const char* context, int max_
   if (total > window && stride >= window)
     return s.fail(EB_ERROR_INVALID_ARGUMENT, "doc_stride %zu must be smaller than the %zu context tokens of a window", stride,
                 window);
-  const size_t step = window - stride, max_len = max_answer_tokens <= 0 ? 30 : static_cast<size_t>(max_answer_tokens);
+  const OverflowWindows windows_of{window, window - stride};
+  const size_t step = windows_of.step, max_len = max_answer_tokens <= 0 ? 30 : static_cast<size_t>(max_answer_tokens);
   // The windows start at context tokens 0, step, 2 step, ... (as HuggingFace's overflowing tokens)
   // until one reaches the end. The context is tokenized from a word start at or before each
   // window (its pieces are the same as in the whole context's tokenization), not kept whole.
@@ -169,18 +171,9 @@ eb_status answer(Session& s, const char* question, const char* context, int max_
         return s.fail(EB_ERROR_BACKEND, "the context re-tokenized from byte %zu gave %zu tokens, not %zu", cursor_byte,
                     rest, total - cursor_token);
     }
-    const size_t win = std::min(window, total - start);
+    const size_t win = windows_of.length(start, total);
     const size_t n = q + win + specials;
-    size_t t = 0;
-    auto put_specials = [&](const std::vector<int32_t>& sp, const std::vector<int32_t>& types) {
-      for (size_t k = 0; k < sp.size(); ++k, ++t) {
-        in.ids[t] = sp[k];
-        in.begin[t] = in.end[t] = 0;
-        in.segment[t] = in.word_ids[t] = -1;
-        in.types[t] = model.has_token_types ? types[k] : 0;
-      }
-    };
-    put_specials(f.prefix, f.prefix_types);
+    size_t t = put_special_tokens(in, 0, f.prefix, f.prefix_types, model.has_token_types);
     for (size_t i = 0; i < q; ++i, ++t) {
       in.ids[t] = qs.question_ids[i];
       in.begin[t] = qs.question_spans[i].begin;
@@ -189,7 +182,7 @@ eb_status answer(Session& s, const char* question, const char* context, int max_
       in.word_ids[t] = qs.question_words[i];
       in.types[t] = model.has_token_types ? f.type_a : 0;
     }
-    put_specials(f.middle, f.middle_types);
+    t = put_special_tokens(in, t, f.middle, f.middle_types, model.has_token_types);
     for (size_t i = 0; i < win; ++i, ++t) {
       const size_t c = skip + i;
       in.ids[t] = qs.context_ids[c];
@@ -199,7 +192,7 @@ eb_status answer(Session& s, const char* question, const char* context, int max_
       in.word_ids[t] = cursor_word + qs.context_words[c];
       in.types[t] = model.has_token_types ? f.type_b : 0;
     }
-    put_specials(f.suffix, f.suffix_types);
+    put_special_tokens(in, t, f.suffix, f.suffix_types, model.has_token_types);
     const eb_status st = s.run_text_inputs(n, true);
     if (st != EB_OK) {
       s.reset_run();
@@ -209,7 +202,7 @@ eb_status answer(Session& s, const char* question, const char* context, int max_
     eb_span span{};
     if (best_span_in_run(in, s.start_logits(), s.end_logits(), 0, n, max_len, &span) && (!found || span.score > best.score))
       best = span, found = true;
-    if (start + window >= total) break;
+    if (windows_of.last(start, total)) break;
     // the next cursor: the start of the word holding the next window's first token
     if (whole) continue;  // the whole context stays in the buffers
     size_t local = start + step - cursor_token;
