@@ -17,7 +17,8 @@ T, O = edgebert.Task, edgebert.Output
 TASK_OUTPUTS = {T.ENCODER: set(), T.SEQUENCE_CLASSIFICATION: {"logits"},
                 T.QUESTION_ANSWERING: {"start_logits", "end_logits"},
                 T.TOKEN_CLASSIFICATION: {"token_logits"}, T.SENTENCE_EMBEDDING: {"sentence_embedding"},
-                T.MASKED_LM: {"sparse_embedding"}, T.TOKEN_VECTORS: {"token_vectors"}}
+                T.MASKED_LM: {"sparse_embedding"}, T.TOKEN_VECTORS: {"token_vectors"},
+                T.BGE_M3: {"sentence_embedding", "sparse_embedding", "token_vectors"}}
 QUESTION = "What was fresh?"
 CONTEXT = "She said the food at the restaurant was fresh and delicious, and the staff was great."
 
@@ -61,8 +62,9 @@ def test_outputs_of_each_task(testdata, task):
                 assert out["start_logits"].shape == out["end_logits"].shape == (n,)
             if "token_logits" in out:
                 assert out["token_logits"].shape == (n, info.num_labels)
-            if "token_vectors" in out:  # ColBERT: num_labels is the vector width
-                assert out["token_vectors"].shape == (n, info.num_labels)
+            if "token_vectors" in out:  # ColBERT: num_labels is the vector width; bge-m3: no CLS row
+                rows = n - 1 if task == T.BGE_M3 else n
+                assert out["token_vectors"].shape == (rows, info.num_labels)
             if "sentence_embedding" in out:
                 assert out["sentence_embedding"].shape == (info.hidden_size,)
             for v in out.values():
