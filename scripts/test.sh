@@ -80,13 +80,14 @@ if [ $SANITIZE -eq 1 ]; then
   # One clang build serves two checks (CI time): every target compiled with clang, as Android and
   # iOS builds compile it (errors fail, warnings are listed: scripts/check_clang_build.sh), with
   # AddressSanitizer + UndefinedBehaviorSanitizer, and the suite run on it. (The HF conformance
-  # comparison, ~170 s under ASan, the SPDX header check and the converter's signal and
-  # file-system faults, ~90 s under ASan, run in the Release stage; the fuzzers and the tokenizer
+  # comparison, ~170 s under ASan, the SPDX header check, the converter's signal and
+  # file-system faults, ~90 s under ASan, and the numpy references' self-checks (Python only,
+  # nothing for ASan to see) run in the Release stage; the fuzzers and the tokenizer
   # tests cover the tokenizers' memory safety here.)
   stage "clang AddressSanitizer + UndefinedBehaviorSanitizer build of every target, and tests"
   "$ROOT/scripts/check_clang_build.sh" "$ROOT/build/sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGEBERT_SANITIZE=ON
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir "$ROOT/build/sanitize" --output-on-failure -j "$JOBS" -E '^(tokenizer_conformance|spdx_headers|spdx_script|test_converter_faults)$'
+    ctest --test-dir "$ROOT/build/sanitize" --output-on-failure -j "$JOBS" -E '^(tokenizer_conformance|spdx_headers|spdx_script|test_converter_faults|families_reference|reference_selfcheck)$'
 elif [ $CLANG -eq 1 ]; then
   stage "clang build of every target (as Android and iOS builds compile it)"
   "$ROOT/scripts/check_clang_build.sh" "$ROOT/build/clang"
