@@ -127,6 +127,22 @@ inline void open_session(const eb_model* m, int threads, SessionHandle& s) {
   REQUIRE(created == EB_OK);
 }
 
+// Loads the model file `path` into `m` and opens `s` on it with `threads` threads, a maximum
+// sequence length and a packed-run budget (the test fails if either cannot be done).
+inline void open_model_session(const std::string& path, int threads, int max_len, int batch_tokens, ModelHandle* m,
+                               SessionHandle* s) {
+  char err[512] = "";
+  REQUIRE(eb_model_load_file(path.c_str(), &m->m, err, sizeof err) == EB_OK);
+  eb_session_options o;
+  eb_session_options_init(&o);
+  o.num_threads = threads;
+  o.max_sequence_length = max_len;
+  o.max_batch_tokens = batch_tokens;
+  const eb_status created = eb_session_create(m->m, &o, &s->s, err, sizeof err);
+  INFO(err);
+  REQUIRE(created == EB_OK);
+}
+
 inline const char* const kModels[] = {"base2_h12", "base2_h1",     "h192_3x64",    "h128_4x32", "h128_4x32_std002",
                                       "tiny_f16",  "tiny_bf16",    "tiny_sharded", "tiny_noprefix"};
 inline const char* const kCases[] = {"len1", "len7", "lenmax", "len7_pad", "len20_types"};

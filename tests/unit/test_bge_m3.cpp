@@ -38,14 +38,7 @@ constexpr size_t kDim = 40, kHidden = 64, kVocab = 512;
 std::string case_file(const std::string& c, const std::string& what) { return testdata_dir() + "/bge_m3_cases/" + c + what; }
 
 void open(const std::string& path, int threads, ModelHandle* m, SessionHandle* s) {
-  char err[512];
-  REQUIRE(eb_model_load_file(path.c_str(), &m->m, err, sizeof err) == EB_OK);
-  eb_session_options o;
-  eb_session_options_init(&o);
-  o.num_threads = threads;
-  o.max_sequence_length = 96;
-  o.max_batch_tokens = 160;
-  REQUIRE(eb_session_create(m->m, &o, &s->s, err, sizeof err) == EB_OK);
+  open_model_session(path, threads, 96, 160, m, s);
 }
 
 std::vector<float> output(eb_session* s, eb_output which, size_t rows, size_t width) {

@@ -37,14 +37,7 @@ std::string ref_dir() { return testdata_dir(); }  // colbert/ and colbert_cases/
 std::string converted(const std::string& kind) { return ebm_path("colbert", kind); }
 
 void open(const std::string& path, int threads, ModelHandle* m, SessionHandle* s) {
-  char err[512];
-  REQUIRE(eb_model_load_file(path.c_str(), &m->m, err, sizeof err) == EB_OK);
-  eb_session_options o;
-  eb_session_options_init(&o);
-  o.num_threads = threads;
-  o.max_sequence_length = 64;
-  o.max_batch_tokens = 128;
-  REQUIRE(eb_session_create(m->m, &o, &s->s, err, sizeof err) == EB_OK);
+  open_model_session(path, threads, 64, 128, m, s);
 }
 
 std::vector<float> token_vectors(eb_session* s, size_t rows) {
