@@ -16,6 +16,7 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -30,13 +31,23 @@ std::string tool() {
   return std::string(d ? d : "build") + "/edgebert-convert";
 }
 
-std::string make_temp_dir() {
-  std::string t = testdata_dir() + "/converter-faults-XXXXXX";
-  std::vector<char> buf(t.begin(), t.end());
-  buf.push_back('\0');
-  REQUIRE(mkdtemp(buf.data()) != nullptr);
-  return buf.data();
-}
+// A fresh folder under the test data, removed with everything in it when the test case ends.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    std::string t = testdata_dir() + "/converter-faults-XXXXXX";
+    std::vector<char> buf(t.begin(), t.end());
+    buf.push_back('\0');
+    REQUIRE(mkdtemp(buf.data()) != nullptr);
+    path = buf.data();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
 
 std::vector<std::string> list_dir(const std::string& dir) {
   std::vector<std::string> names;
@@ -115,7 +126,8 @@ void copy_file(const std::string& from, const std::string& to) {
 
 TEST_CASE("an output folder that cannot be written gives one error line and no file", "[converter][fault]") {
   const std::string in = testdata_dir() + "/tiny_f16";
-  const std::string work = make_temp_dir();
+  const TempDir temp;
+  const std::string& work = temp.path;
   const std::string not_a_dir = work + "/plain-file";
   copy_file(in + "/config.json", not_a_dir);
   for (const std::string& out : {std::string("/nonexistent-edgebert-dir/model.ebm"), not_a_dir + "/model.ebm",
@@ -136,7 +148,8 @@ TEST_CASE("an output folder that cannot be written gives one error line and no f
 
 TEST_CASE("a full disk (file size limit) gives one error line and no partial file", "[converter][fault]") {
   const std::string in = testdata_dir() + "/tiny_f16";
-  const std::string work = make_temp_dir();
+  const TempDir temp;
+  const std::string& work = temp.path;
   const std::string out_dir = work + "/out";
   REQUIRE(mkdir(out_dir.c_str(), 0755) == 0);
   for (rlim_t limit : {rlim_t{0}, rlim_t{4096}, rlim_t{64 * 1024}}) {
@@ -152,7 +165,8 @@ TEST_CASE("a full disk (file size limit) gives one error line and no partial fil
 
 TEST_CASE("a checkpoint truncated or removed while being read gives a clean result", "[converter][fault]") {
   const std::string src = testdata_dir() + "/base2_h12";
-  const std::string work = make_temp_dir();
+  const TempDir temp;
+  const std::string& work = temp.path;
   long failed = 0, converted = 0;
   for (int damage = 0; damage < 2; ++damage) {  // 0: truncate to half, 1: remove
     for (long delay_us : {0L, 2000L, 10000L, 40000L, 150000L}) {
