@@ -292,9 +292,14 @@ TEST_CASE("chunked embedding refuses what it cannot cut, and bad arguments, with
   std::string stretch = doc.substr(0, 3000);
   for (int i = 0; i < 20000; ++i) stretch += i % 4 == 0 ? "  " : "ab";
   stretch += " " + doc.substr(0, 3000);
+  // (the mean alone tokenizes once: windows before the stretch have run when it is found, and
+  // out is still untouched, the count 0)
+  std::fill(out.begin(), out.end(), 7.0f);
   CHECK(call(stretch.data(), stretch.size(), 24, 8, EB_CHUNK_POOLING_MEAN, out.data(), H, nullptr, 0, &windows) ==
         EB_ERROR_SEQUENCE_TOO_LONG);
   CHECK(message().find("no single ASCII space") != std::string::npos);
+  CHECK(std::all_of(out.begin(), out.end(), [](float v) { return v == 7.0f; }));
+  CHECK(windows == 0);
   // a model without sentence embeddings
   Loaded qa("task_bert_qa", "int8", 1);
   CHECK(eb_session_embed_chunked(qa.s.s, doc.data(), doc.size(), 8, 2, EB_CHUNK_POOLING_MEAN, out.data(), out.size(),

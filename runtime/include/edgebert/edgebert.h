@@ -428,8 +428,10 @@ EB_API EB_NODISCARD eb_status eb_session_get_token_labels(const eb_session* sess
  *     the model normalizes its embeddings (or dims are set).
  * out NULL: nothing runs; *out_windows receives the number of windows (then out_windows must not
  * be NULL). Otherwise out_windows may be NULL, and chunks (may be NULL) receives each window's
- * place, chunks_size entries (at least the windows). The whole text is tokenized once to count
- * the windows before anything runs, so buffers too small are refused before any run.
+ * place, chunks_size entries (at least the windows). When out is NULL, pooling is NONE or chunks
+ * is given, the whole text is tokenized once first to count the windows, so buffers too small
+ * are refused before any run; MEAN without chunks tokenizes it once (its one row is written only
+ * after every window ran: on an error out is left as it was).
  * Bounded memory: the text is read in pieces of at most 16 * (max_batch_tokens + 1025) bytes (the
  * session's text workspace), cut only at a single ASCII space (a ' ' whose neighbouring bytes are
  * not ASCII whitespace; every tokenizer kind starts a word there), into buffers sized at session

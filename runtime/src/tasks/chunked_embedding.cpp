@@ -185,6 +185,8 @@ class WindowRunner {
     return EB_OK;
   }
 
+  size_t windows() const { return windows_; }
+
   // Runs the packed windows and pools their vectors.
   eb_status flush() {
     if (count_ == 0) return EB_OK;
@@ -267,30 +269,38 @@ eb_status embed_chunked(Session& s, const char* text, size_t text_size, int32_t 
                   static_cast<unsigned char>(text[bad]), bad);
   const std::string_view doc(text, text_size);
   const OverflowWindows w{static_cast<size_t>(window), static_cast<size_t>(window - stride)};
-  // First pass: the windows (refusals before anything runs).
-  size_t windows = 0;
-  eb_status st = for_each_window(s, doc, w, [&](size_t, size_t, const TokenStream&) {
-    ++windows;
-    return EB_OK;
-  });
-  if (st != EB_OK) {
-    s.reset_run();
-    return st;
-  }
   const size_t width = s.sentence_embedding_width();
-  if (!out) {
-    *out_windows = windows;
-    s.clear_error();
-    return EB_OK;
+  if (out && out_size < width)
+    return refuse(s, EB_ERROR_INVALID_ARGUMENT, "embed_chunked: out holds %zu floats, a window's vector needs %zu",
+                  out_size, width);
+  // A counting pass (refusals before anything runs) when the caller's arrays are sized by the
+  // window count: the count itself, one row per window, or the chunks. The mean alone writes one
+  // row, only once every window ran, so it tokenizes the text once.
+  eb_status st = EB_OK;
+  size_t windows = 0;
+  if (!out || pooling == EB_CHUNK_POOLING_NONE || chunks) {
+    st = for_each_window(s, doc, w, [&](size_t, size_t, const TokenStream&) {
+      ++windows;
+      return EB_OK;
+    });
+    if (st != EB_OK) {
+      s.reset_run();
+      return st;
+    }
+    if (!out) {
+      *out_windows = windows;
+      s.clear_error();
+      return EB_OK;
+    }
+    const size_t rows = pooling == EB_CHUNK_POOLING_NONE ? windows : 1;
+    if (out_size / width < rows)
+      return refuse(s, EB_ERROR_INVALID_ARGUMENT, "embed_chunked: out holds %zu floats, %zu window%s of %zu need %zu",
+                    out_size, rows, rows == 1 ? "" : "s", width, rows * width);
+    if (chunks && chunks_size < windows)
+      return refuse(s, EB_ERROR_INVALID_ARGUMENT, "embed_chunked: chunks holds %zu entries, the text has %zu windows",
+                    chunks_size, windows);
   }
-  const size_t rows = pooling == EB_CHUNK_POOLING_NONE ? windows : 1;
-  if (out_size / width < rows)
-    return refuse(s, EB_ERROR_INVALID_ARGUMENT, "embed_chunked: out holds %zu floats, %zu window%s of %zu need %zu",
-                  out_size, rows, rows == 1 ? "" : "s", width, rows * width);
-  if (chunks && chunks_size < windows)
-    return refuse(s, EB_ERROR_INVALID_ARGUMENT, "embed_chunked: chunks holds %zu entries, the text has %zu windows",
-                  chunks_size, windows);
-  // Second pass: the windows through packed runs.
+  // The windows through packed runs.
   WindowRunner runner(s, pooling, out, chunks);
   st = for_each_window(s, doc, w,
                        [&](size_t start, size_t tokens, const TokenStream& t) { return runner.add(start, tokens, t); });
@@ -301,7 +311,7 @@ eb_status embed_chunked(Session& s, const char* text, size_t text_size, int32_t 
   }
   if (pooling == EB_CHUNK_POOLING_MEAN)
     runner.finish_mean(s.model().normalize || width != static_cast<size_t>(s.model().config.hidden));
-  if (out_windows) *out_windows = windows;
+  if (out_windows) *out_windows = runner.windows();
   s.clear_error();
   return EB_OK;
 }
