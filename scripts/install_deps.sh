@@ -5,8 +5,9 @@
 # a sysroot folder: scripts/arm/prepare_sysroot.sh).
 # Idempotent: packages already installed are not fetched again. Needs root (or sudo).
 # With --reliability: clang with libFuzzer and the sanitizer runtimes, and llvm-symbolizer (the
-# fuzzing and ThreadSanitizer stages, scripts/reliability/).
-# usage: scripts/install_deps.sh [--aarch64|--armv7|--reliability]
+# fuzzing and ThreadSanitizer stages, scripts/reliability/). With --debian13: mmdebstrap (the
+# Debian 13 root, scripts/debian13/root.sh). The options combine.
+# usage: scripts/install_deps.sh [--aarch64] [--armv7] [--reliability] [--debian13]
 set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config
       libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libutf8proc-dev libpcre2-dev
@@ -20,11 +21,15 @@ PKGS=(build-essential cmake ninja-build pkg-config
 if grep -qs '^VERSION_CODENAME=bookworm' /etc/os-release; then
   PKGS+=(openjdk-17-jdk-headless junit5 kotlin)
 fi
-case "${1:-}" in
-  --aarch64) PKGS+=(crossbuild-essential-arm64 qemu-user) ;;
-  --armv7) PKGS+=(crossbuild-essential-armhf qemu-user) ;;
-  --reliability) PKGS+=(clang libclang-rt-14-dev llvm) ;;
-esac
+for arg in "$@"; do
+  case "$arg" in
+    --aarch64) PKGS+=(crossbuild-essential-arm64 qemu-user) ;;
+    --armv7) PKGS+=(crossbuild-essential-armhf qemu-user) ;;
+    --reliability) PKGS+=(clang libclang-rt-14-dev llvm) ;;
+    --debian13) PKGS+=(mmdebstrap) ;;
+    *) echo "usage: $0 [--aarch64] [--armv7] [--reliability] [--debian13]" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -41,7 +41,9 @@ for arg in "$@"; do
     *) echo "usage: $0 [--no-sanitize] [--no-clang] [--no-arm] [--full-arm] [--no-debian13] [--no-fuzz] [--no-tsan] [--no-soak]" >&2; exit 2 ;;
   esac
 done
-"$ROOT/scripts/install_deps.sh"
+DEPS_FLAGS=()
+[ $DEBIAN13 -eq 1 ] && DEPS_FLAGS+=(--debian13)
+"$ROOT/scripts/install_deps.sh" "${DEPS_FLAGS[@]}"
 # The curated emulated subsets (docs/cross-compiling.md#ci-time): every kernel's exactness test
 # (both emulated CPUs) in each; Debian 12 (2022 XNNPACK): loader, planner, program, tokenizers,
 # bad input, C API tasks, heads, words and QA; Debian 13 (2024 XNNPACK: dotprod / i8mm GEMMs):
@@ -68,11 +70,50 @@ run_suite() {  # build-dir extra-cmake-args...  (CTEST_EXCLUDE: a ctest -E regex
   ctest --test-dir "$dir" --output-on-failure -j "$JOBS" ${CTEST_EXCLUDE:+-E "$CTEST_EXCLUDE"}
 }
 
+# The later stages' setup is network- and disk-bound (apt packages: clang, the cross compilers,
+# qemu; the ARM sysroots; mmdebstrap's Debian 13 root, 2-4 min): it runs in the background while
+# the Release stage compiles and tests (CI time). Two jobs: host apt work in order, and the root
+# (mmdebstrap touches no host package state). Each later stage still runs its own setup, which
+# then finds everything in place; if a background job failed, that setup retries and reports.
+SETUP_LOGS=$ROOT/build/ci-setup
+mkdir -p "$SETUP_LOGS"
+host_setup() {
+  local flags=()
+  { [ $SANITIZE -eq 1 ] || [ $CLANG -eq 1 ] || [ $FUZZ -eq 1 ] || [ $TSAN -eq 1 ]; } && flags+=(--reliability)
+  [ $ARM -eq 1 ] && flags+=(--aarch64 --armv7)
+  [ ${#flags[@]} -eq 0 ] || "$ROOT/scripts/install_deps.sh" "${flags[@]}"
+  if [ $ARM -eq 1 ]; then
+    "$ROOT/scripts/arm/prepare_sysroot.sh" "$ROOT/build/arm-sysroot-arm64" arm64
+    "$ROOT/scripts/arm/prepare_sysroot.sh" "$ROOT/build/arm-sysroot-armhf" armhf
+  fi
+}
+# (a failing stage ends the script only once they end: apt or mmdebstrap killed halfway would
+# leave a half-configured dpkg or a root with mounts behind)
+trap 'wait' EXIT
+host_setup > "$SETUP_LOGS/host.log" 2>&1 &
+HOST_SETUP_PID=$!
+ROOT_SETUP_PID=""
+if [ $DEBIAN13 -eq 1 ]; then
+  "$ROOT/scripts/debian13/root.sh" -- true > "$SETUP_LOGS/debian13-root.log" 2>&1 &
+  ROOT_SETUP_PID=$!
+fi
+wait_setup() {  # pid what log: waits for a background setup job and shows its log
+  local pid=$1 what=$2 log=$3 t0=$SECONDS
+  [ -n "$pid" ] || return 0
+  if wait "$pid"; then
+    echo "== background setup ($what) done; waited $((SECONDS - t0)) s; log:"
+  else
+    echo "== background setup ($what) FAILED (the stages below retry it); log:"
+  fi
+  sed 's/^/   | /' "$log" | tail -40
+}
+
 stage "Release build and tests (with the Python, Java and Kotlin bindings' tests)"
 run_suite "$ROOT/build/release" -DCMAKE_BUILD_TYPE=Release -DEDGEBERT_BUILD_JAVA=ON
 stage "install, exports, example program against the installed package (x86-64)"
 "$ROOT/scripts/check_install.sh" "$ROOT/build/release" "$ROOT/build/x86-install" \
   "$ROOT/build/release/testdata/ebm/base2_h12.int8.ebm"
+wait_setup "$HOST_SETUP_PID" "host packages, ARM sysroots" "$SETUP_LOGS/host.log"
 if [ $SANITIZE -eq 1 ] || [ $CLANG -eq 1 ] || [ $FUZZ -eq 1 ] || [ $TSAN -eq 1 ]; then
   "$ROOT/scripts/install_deps.sh" --reliability
 fi
@@ -124,6 +165,7 @@ if [ $ARM -eq 1 ]; then
 fi
 if [ $DEBIAN13 -eq 1 ]; then
   stage "Debian 13 root: build and tests against Debian 13's XNNPACK (x86-64, aarch64 under qemu)"
+  wait_setup "$ROOT_SETUP_PID" "Debian 13 root" "$SETUP_LOGS/debian13-root.log"
   if [ $ARM -eq 0 ]; then
     "$ROOT/scripts/debian13/test_debian13.sh" --no-arm
   elif [ $FULL_ARM -eq 0 ]; then

@@ -29,7 +29,9 @@ using namespace edgebert::test;
 
 namespace {
 
-// The sanitizer builds run the 2-thread half of the matrix (the suite runs there once more).
+// The sanitizer builds run the 2-thread half of the matrix (the suite runs there once more), and
+// (CI time) of fp32 the packed ids only: the text, pair, rerank and chunked layouts are the same
+// code for every precision and run there in int8; int4 files run under the sanitizers in test_int4.
 constexpr int kThreads[] = {2, 1};
 constexpr size_t kThreadCount = kSanitized ? 1 : 2;
 
@@ -302,6 +304,8 @@ TEST_CASE("composition: every model x precision x cache x threads, packed runs e
   TempDir caches;
   for (const char* kind : {"fp32", "int8", "int4"}) {
     const bool int8 = std::string(kind) != "fp32";  // int4 weights: int8 GEMMs, bit-identical too
+    if (kSanitized && std::string(kind) == "int4") continue;
+    const bool layouts = !kSanitized || int8;  // texts, pairs, rerank, chunked windows
     for (const Model& model : models(kind)) {
       for (bool cache : {false, true}) {
         Loaded l;
@@ -316,6 +320,7 @@ TEST_CASE("composition: every model x precision x cache x threads, packed runs e
           SessionHandle s = session(l.m.m, threads, max_len, 3 * max_len);
           ++counts.configurations;
           packed_ids(s.s, l.info, max_len, int8, what);
+          if (!layouts) continue;
           if (l.info.has_vocab) {
             packed_texts(s.s, false, int8, what);
             packed_texts(s.s, true, int8, what);
@@ -329,5 +334,5 @@ TEST_CASE("composition: every model x precision x cache x threads, packed runs e
   }
   std::printf("composition matrix: %zu configurations, %zu packed sequences, %zu outputs compared with their single runs\n",
               counts.configurations, counts.sequences, counts.outputs);
-  REQUIRE(counts.configurations >= 50);
+  REQUIRE(counts.configurations >= (kSanitized ? 25u : 50u));
 }
