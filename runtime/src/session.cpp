@@ -13,6 +13,7 @@
 #include <new>
 
 #include "exec/executor.h"
+#include "exec/parallel.h"
 #include "tasks/question_answering.h"
 #include "tasks/text_layout.h"
 #include "kernels/kernels.h"
@@ -246,6 +247,7 @@ eb_status Session::forward(size_t n, size_t first) {
   }
   PhaseTimer timer(profiling_ ? &phases_.forward_ns : nullptr);
   const Status s = exec::run_ops(ops_, first, ctx, observer);
+  exec::yield_workers(pool_);  // the workers sleep until the next run
   if (!s.is_ok()) return fail(s.code(), "%s", s.message().c_str());
   cur_n_ = n;
   truncate_embeddings();
