@@ -42,6 +42,10 @@ __attribute__((weak)) eb_status eb_session_embed_many(eb_session*, const char* c
 __attribute__((weak)) eb_status eb_session_classify_many(eb_session*, const char* const*, const char* const*, size_t,
                                                          float*, size_t, int32_t*, int32_t*);
 __attribute__((weak)) eb_status eb_session_get_token_labels(const eb_session*, int32_t*, size_t, size_t*);
+// Added with chunked embedding of long documents (issue 25).
+__attribute__((weak)) eb_status eb_session_embed_chunked(eb_session*, const char*, size_t, int32_t, int32_t,
+                                                         eb_chunk_pooling, float*, size_t, eb_chunk*, size_t,
+                                                         size_t*);
 }
 
 namespace edgebert_jni {

@@ -52,6 +52,10 @@ enum TaskAPI {
                                            UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Int>?) -> eb_status
     typealias MaxSim = @convention(c) (UnsafePointer<Float>?, Int, UnsafePointer<Float>?, Int, Int,
                                        UnsafeMutablePointer<Float>?) -> eb_status
+    // Chunked embedding of long documents (issue 25).
+    typealias EmbedChunked = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int, Int32, Int32, eb_chunk_pooling,
+                                             UnsafeMutablePointer<Float>?, Int, UnsafeMutablePointer<eb_chunk>?, Int,
+                                             UnsafeMutablePointer<Int>?) -> eb_status
 
     typealias SetTruncation = @convention(c) (OpaquePointer?, eb_truncation) -> eb_status
     typealias GetTruncatedTokens = @convention(c) (OpaquePointer?, Int, UnsafeMutablePointer<Int32>?) -> eb_status

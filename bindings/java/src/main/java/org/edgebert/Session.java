@@ -439,6 +439,62 @@ public final class Session implements AutoCloseable {
     return out;
   }
 
+  /**
+   * A long text (any length) embedded in overlapping windows of its tokens
+   * (eb_session_embed_chunked), as HuggingFace tokenizers' overflowing tokens: windows of
+   * {@code window} tokens, consecutive ones sharing {@code stride} tokens, each run as a text of
+   * its own through the model's sentence embedding (sentence-embedding models; others:
+   * UNSUPPORTED). {@link ChunkPooling#NONE} gives one row per window, {@link ChunkPooling#MEAN} one
+   * row: the windows' vectors averaged with weights their token counts, L2-normalized when the
+   * model normalizes; each row is {@link #setEmbeddingDims(int)}'s dims wide (else hidden size).
+   * The chunks' byte offsets are into the text's UTF-8. A null text or pooling, a text with a NUL
+   * or a lone surrogate, stride >= window: INVALID_ARGUMENT; a window longer than the session
+   * allows, or a stretch without a single space longer than the session reads at a time:
+   * SEQUENCE_TOO_LONG. Afterwards the session's outputs are those of the last packed run.
+   */
+  public ChunkedEmbedding embedChunked(String text, int window, int stride, ChunkPooling pooling) {
+    byte[] c = Strings.cString(text, "text");
+    return embedChunked(c, c.length - 1, window, stride, pooling);
+  }
+
+  /** {@link #embedChunked(String, int, int, ChunkPooling)} of UTF-8 bytes (checked by the library: not UTF-8 is INVALID_ARGUMENT). */
+  public ChunkedEmbedding embedChunked(byte[] utf8, int window, int stride, ChunkPooling pooling) {
+    if (utf8 == null) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "text is null");
+    }
+    // an empty array gets one byte of room: the JNI pins a non-empty array
+    return embedChunked(utf8.length == 0 ? new byte[1] : utf8, utf8.length, window, stride, pooling);
+  }
+
+  // The two calls of the C API: the window count (out null), then the vectors and chunks.
+  private synchronized ChunkedEmbedding embedChunked(byte[] utf8, int size, int window, int stride,
+                                                     ChunkPooling pooling) {
+    if (pooling == null) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "pooling is null");
+    }
+    long p = ptr();
+    context = null;
+    texts = new byte[0][];
+    int n = nEmbedChunked(p, utf8, size, window, stride, pooling.code, null, null);
+    int width = dims > 0 ? dims : hiddenSize;
+    int rows = pooling == ChunkPooling.NONE ? n : 1;
+    if ((long) rows * width > Integer.MAX_VALUE || 4L * n > Integer.MAX_VALUE) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, n + " windows of " + width + " floats are too many");
+    }
+    float[] flat = new float[rows * width];
+    int[] places = new int[4 * n];  // first_token, tokens, begin_byte, end_byte per window
+    nEmbedChunked(p, utf8, size, window, stride, pooling.code, flat, places);
+    float[][] vectors = new float[rows][];
+    for (int r = 0; r < rows; r++) {
+      vectors[r] = java.util.Arrays.copyOfRange(flat, r * width, (r + 1) * width);
+    }
+    ChunkedEmbedding.Chunk[] chunks = new ChunkedEmbedding.Chunk[n];
+    for (int i = 0; i < n; i++) {
+      chunks[i] = new ChunkedEmbedding.Chunk(places[4 * i], places[4 * i + 1], places[4 * i + 2], places[4 * i + 3]);
+    }
+    return new ChunkedEmbedding(vectors, chunks);
+  }
+
   private float[] taskOutput(Output which) {
     if (!hasOutput(which)) {
       throw new EdgeBertException(EdgeBertException.UNSUPPORTED,
@@ -512,6 +568,8 @@ public final class Session implements AutoCloseable {
 
   private static native int nRerankTopK(long s, byte[] query, byte[] passages, int[] starts, int k, int[] indices,
                                         float[] scores, int[] statuses);
+  private static native int nEmbedChunked(long s, byte[] text, int size, int window, int stride, int pooling,
+                                          float[] out, int[] chunks);
   private static native int nSparseTopK(long s, int index, int k, float threshold, int[] ids, float[] weights);
   private static native void nRunText(long s, byte[] text);
   private static native void nRunTextPair(long s, byte[] a, byte[] b);
