@@ -13,6 +13,7 @@
 
 #include <pthreadpool.h>
 
+#include "exec/parallel.h"
 #include "xnn_gemm.h"
 
 namespace edgebert::convert {
@@ -160,8 +161,9 @@ void linear_forward(const FloatLinear& l, const float* x, size_t rows, float* y)
   v.bias = l.bias.empty() ? nullptr : l.bias.data();
   XnnGemm gemm;
   const Status made = gemm.create(v, false, rows);
-  if (!made || !gemm.setup(rows, x, y, pool) || !gemm.run(pool))
-    throw std::runtime_error(l.name + ": float reference GEMM failed " + made.message());
+  const bool ran = made && gemm.setup(rows, x, y, pool) && gemm.run(pool);
+  edgebert::exec::yield_workers(pool);  // the serial reference work between GEMMs: workers asleep, not spinning
+  if (!ran) throw std::runtime_error(l.name + ": float reference GEMM failed " + made.message());
 }
 
 std::vector<float> reference_masked_lm_features(const FloatBert& m, const float* hidden, size_t rows) {
