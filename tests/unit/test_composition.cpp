@@ -35,7 +35,7 @@ namespace {
 constexpr int kThreads[] = {2, 1};
 constexpr size_t kThreadCount = kSanitized ? 1 : 2;
 // Under qemu (EDGEBERT_EMULATED, CI's emulated stages: test_composition_llm) one thread count,
-// sessions of at most 48 tokens (still past the LLM test models' sliding windows) and packed ids
+// sessions of at most 32 tokens (twice the LLM test models' sliding windows of 16) and packed ids
 // only.
 bool emulated() { return std::getenv("EDGEBERT_EMULATED") != nullptr; }
 size_t thread_count() { return emulated() ? 1 : kThreadCount; }
@@ -322,7 +322,7 @@ TEST_CASE("composition: every model x precision x cache x threads, packed runs e
         // where this XNNPACK has no weight cache (2022 API: UNAVAILABLE) the run is the one without
         if (cache && !l.cache_loaded) continue;
         // the session maximum is the model's; a packed run holds about three of them
-        const int max_len = std::min(l.info.max_position_embeddings - 2, emulated() ? 48 : 128);
+        const int max_len = std::min(l.info.max_position_embeddings - 2, emulated() ? 32 : 128);
         for (size_t t = 0; t < thread_count(); ++t) {
           const int threads = kThreads[t];
           const std::string what = model.name + " " + kind + (cache ? " cache" : "") + " threads " + std::to_string(threads);
