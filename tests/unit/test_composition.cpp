@@ -10,7 +10,7 @@
 // the value's size). Every output the model has is compared (hidden states, pooled vectors,
 // logits, span and token logits, sentence embeddings, token vectors), and the token ids of text runs; on
 // cross-encoders also the rerank scores of packed (query, passage) pairs; on sentence-embedding
-// models the rows of chunked embedding's windows.
+// models and bge-m3 the rows of chunked embedding's windows.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -253,7 +253,7 @@ void packed_rerank(eb_session* s, bool int8, const std::string& what) {
   counts.sequences += n;
 }
 
-// Sentence-embedding models: eb_session_embed_chunked's windows (7 tokens, stride 2) of a text
+// Sentence-embedding models (and bge-m3's dense vector): eb_session_embed_chunked's windows (7 tokens, stride 2) of a text
 // the session also runs whole; each window's row equals the single run of its ids (the whole
 // run's content tokens [first_token, first_token + tokens) between the template's special tokens).
 void chunked_windows(eb_session* s, bool int8, const std::string& what) {
@@ -336,7 +336,8 @@ TEST_CASE("composition: every model x precision x cache x threads, packed runs e
           }
           if (l.info.has_vocab && l.info.task == EB_TASK_SEQUENCE_CLASSIFICATION && l.info.num_labels == 1)
             packed_rerank(s.s, int8, what);
-          if (l.info.has_vocab && l.info.task == EB_TASK_SENTENCE_EMBEDDING) chunked_windows(s.s, int8, what);
+          if (l.info.has_vocab && (l.info.task == EB_TASK_SENTENCE_EMBEDDING || l.info.task == EB_TASK_BGE_M3))
+            chunked_windows(s.s, int8, what);  // (bge-m3: its dense vector)
         }
       }
     }
