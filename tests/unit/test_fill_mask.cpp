@@ -128,19 +128,21 @@ TEST_CASE("fill-mask matches the float64 reference on every masked-LM family (fp
         } else {
           // The int8 bar. On these full-scale stress models the int8 encoder's hidden states are
           // within about 5% of the reference (cosine >= 0.998), and the masked-LM head turns that
-          // into logit errors of up to about 1 (measured: the reference's top-1 lost only where its
-          // logit lead was below 0.92). A probability p then moves by up to about p(1 - p) per unit
-          // of logit error plus the renormalization: at most 0.4 per entry (measured 0.34), 0.025
-          // at the median (measured 0.012, ModernBERT). The ranking: the reference's top-1 where its
-          // log-probability lead is clear (> 1.5), and at least 4 of its top 5 where the 5th's lead over
-          // the 6th is beyond the logit error (> 1; below it the 2nd-6th are near ties that int8
-          // reorders: measured overlap 3 on 3 ModernBERT tokens with a clear top-1).
+          // into logit errors of up to about 1.5 (measured: the reference's top-1 lost where its
+          // log-probability lead was up to 0.92 on Debian 12's XNNPACK, 1.51 on Debian 13's, both
+          // ModernBERT). Two entries' probabilities then move by up to about half the tanh of
+          // that error apart, plus the renormalization: at most 0.6 per entry (measured 0.34 on
+          // Debian 12, 0.49 on Debian 13; a wrong row or decoder gives errors near 1), 0.025 at
+          // the median (measured 0.012). The ranking: the reference's top-1 where its lead is
+          // clear (> 2), and at least 4 of its top 5 where the 5th's lead over the 6th is beyond
+          // the logit error (> 1; below it the 2nd-6th are near ties that int8 reorders: measured
+          // overlap 3 on 3 ModernBERT tokens with a clear top-1).
           for (size_t i = 0; i < 5; ++i) {
             const double err = std::fabs(double(got.probs[i]) - w[got.ids[i]]);
-            CHECK(err <= 0.4);
+            CHECK(err <= 0.6);
             int8_errors.push_back(err);
           }
-          if (std::log(double(w[order[0]]) / w[order[1]]) > 1.5) {
+          if (std::log(double(w[order[0]]) / w[order[1]]) > 2.0) {
             ++int8_clear;
             CHECK(got.ids[0] == order[0]);
           }
@@ -175,7 +177,7 @@ TEST_CASE("fill-mask matches the float64 reference on every masked-LM family (fp
     }
   WARN("fill-mask: " << tokens << " token rankings; worst probability error fp32 " << worst_fp32 << ", int8 "
                      << worst_int8 << " (int8 tokens with a clear top-1: " << int8_clear << ", a clear top 5: " << int8_clear_top5 << ")");
-  CHECK(int8_clear >= 200);
+  CHECK(int8_clear >= 150);
   CHECK(int8_clear_top5 >= 50);
   REQUIRE(!int8_errors.empty());
   std::nth_element(int8_errors.begin(), int8_errors.begin() + int8_errors.size() / 2, int8_errors.end());

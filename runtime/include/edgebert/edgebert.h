@@ -528,13 +528,13 @@ EB_API EB_NODISCARD eb_status eb_session_sparse_top_k(const eb_session* session,
 /* ---- Fill-mask (masked-LM models: EB_TASK_MASKED_LM) ----
  * After a successful run (single or packed, text or ids): the k most probable vocabulary entries
  * at run-wide token `token` (a row of last_hidden_state; in a packed run sequence q's tokens are
- * [first_token, first_token + tokens)), largest first (equal probabilities: the lower id first):
- * ids into out_ids[k], probabilities into out_probs[k] (softmax over the whole vocabulary of the
- * masked-LM decoder's logits at that token, as HuggingFace's FillMaskPipeline), how many into
- * *out_count: min(k, vocab_size). int8 models use the same int8 decoder as the sparse embedding.
- * EB_ERROR_UNSUPPORTED for another model, EB_ERROR_BAD_STATE before a successful run,
- * EB_ERROR_INVALID_ARGUMENT for a token out of range, k 0 or NULL arrays. The run's outputs stay
- * readable. Performs no heap allocation. */
+ * [first_token, first_token + tokens); a sequence that failed has none), largest first (equal
+ * probabilities: the lower id first): ids into out_ids[k], probabilities into out_probs[k]
+ * (softmax over the whole vocabulary of the masked-LM decoder's logits at that token, as
+ * HuggingFace's FillMaskPipeline), how many into *out_count: min(k, vocab_size). int8 models use
+ * the same int8 decoder as the sparse embedding. EB_ERROR_UNSUPPORTED for another model,
+ * EB_ERROR_BAD_STATE before a successful run, EB_ERROR_INVALID_ARGUMENT for a token out of range,
+ * k 0 or NULL arrays. The run's outputs stay readable. Performs no heap allocation. */
 EB_API EB_NODISCARD eb_status eb_session_fill_mask(eb_session* session, size_t token, size_t k, int32_t* out_ids,
                                                    float* out_probs, size_t* out_count);
 /* The tokenizer's mask token id (the special token "[MASK]" or "<mask>") into *out_id;
