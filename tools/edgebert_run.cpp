@@ -30,7 +30,9 @@
 // token_vectors ([seq, dim], ColBERT models: each row L2-normalized; bge-m3: [seq - 1, dim],
 // without [CLS]); raw
 // little-endian, written atomically. --sparse [--top-k K] (masked-LM and bge-m3 models, with --text or --ids):
-// stdout has only "ID WEIGHT" lines, the sparse vector's nonzero entries largest first (at most K). Everything goes through
+// stdout has only "ID WEIGHT" lines, the sparse vector's nonzero entries largest first (at most K). --fill-mask
+// [--top-k K] (masked-LM models, with --text or --ids): stdout has only "POSITION ID PROB TOKEN" lines, for each token
+// that is the tokenizer's mask token the K (default 5) most probable entries (eb_session_fill_mask). Everything goes through
 // the public C API (long QA contexts: eb_session_answer; word labels: eb_session_get_words).
 #include <algorithm>
 #include <chrono>
@@ -80,6 +82,8 @@ void usage(FILE* f) {
                "    end_logits | token_logits | sparse_embedding | token_vectors (raw little-endian float32)\n"
                "  --sparse [--top-k K]: masked-LM (SPLADE) and bge-m3 models: prints only 'ID WEIGHT' lines, the nonzero\n"
                "    entries of the sparse vector, largest first (at most K)\n"
+               "  --fill-mask [--top-k K]: masked-LM models: for each mask token ([MASK] / <mask>) of the input, prints\n"
+               "    'POSITION ID PROB TOKEN' lines, the K (default 5) most probable vocabulary entries, largest first\n"
                "  --embeds PATH: float32 [seq, hidden] precomputed embedding outputs (skips the embedding layer)\n");
 }
 
@@ -277,6 +281,37 @@ int print_sparse(eb_session* session, const eb_model_info& info, long k) {
   return 0;
 }
 
+// --fill-mask: "POSITION ID PROB TOKEN" lines for each mask token of the run's input, the k most
+// probable entries first (PROB with 6 significant digits).
+int print_fill_mask(eb_session* session, const eb_model* model, int32_t mask_id, long k) {
+  const int32_t* ids = nullptr;
+  size_t n = 0;
+  if (eb_session_get_input_ids(session, &ids, &n) != EB_OK) return die(std::string("--fill-mask: ") + eb_session_last_error(session));
+  std::vector<int32_t> top(static_cast<size_t>(k));
+  std::vector<float> probs(static_cast<size_t>(k));
+  size_t masks = 0;
+  for (size_t t = 0; t < n; ++t) {
+    if (ids[t] != mask_id) continue;
+    ++masks;
+    size_t found = 0;
+    if (eb_session_fill_mask(session, t, top.size(), top.data(), probs.data(), &found) != EB_OK)
+      return die(std::string("--fill-mask: ") + eb_session_last_error(session));
+    for (size_t i = 0; i < found; ++i) {
+      const char* tok = "";
+      size_t len = 0;
+      if (eb_model_get_token(model, top[i], &tok, &len) != EB_OK) tok = "", len = 0;
+      std::printf("%zu %d %.6g %.*s\n", t, top[i], static_cast<double>(probs[i]), static_cast<int>(len), tok);
+    }
+  }
+  if (masks == 0) {
+    const char* tok = "";
+    size_t len = 0;
+    if (eb_model_get_token(model, mask_id, &tok, &len) != EB_OK) tok = "", len = 0;
+    return die("--fill-mask: the input has no mask token " + std::string(tok, len) + " (id " + std::to_string(mask_id) + ")");
+  }
+  return 0;
+}
+
 // --chunk WINDOW:STRIDE[:mean]: the text's windows (one line each) and their vectors (dumped).
 int chunk_text(eb_session* session, const std::string& doc, long window, long stride, bool mean, long width_arg,
                const std::vector<std::pair<std::string, std::string>>& dumps) {
@@ -343,7 +378,7 @@ int main(int argc, char** argv) {
       texts_path, rerank_query, truncation, chunk_arg, document_path;
   const char* prompt = nullptr;  // --prompt NAME
   long batch_tokens = 0;
-  bool have_rerank = false, sparse = false;
+  bool have_rerank = false, sparse = false, fill_mask = false;
   long top_k = 0;
   bool have_texts = false;
   bool have_text = false, have_pair = false, have_ids = false, have_embeds = false, have_q = false, have_c = false;
@@ -357,8 +392,8 @@ int main(int argc, char** argv) {
       usage(stdout);
       return 0;
     }
-    if (a == "--sparse") {  // the one flag without a value
-      sparse = true;
+    if (a == "--sparse" || a == "--fill-mask") {  // the flags without a value
+      (a == "--sparse" ? sparse : fill_mask) = true;
       continue;
     }
     static const char* const kFlags[] = {"--model", "--text", "--text-pair", "--ids", "--embeds", "--threads",
@@ -425,7 +460,7 @@ int main(int argc, char** argv) {
         (c2 != std::string::npos && tail != "mean"))
       return die("--chunk needs WINDOW:STRIDE or WINDOW:STRIDE:mean (WINDOW > 0, STRIDE >= 0)") + 1;
     chunk_mean = tail == "mean";
-    if (have_pair || have_ids || have_embeds || qa || have_texts || have_rerank || sparse ||
+    if (have_pair || have_ids || have_embeds || qa || have_texts || have_rerank || sparse || fill_mask ||
         have_text == !document_path.empty())
       return die("--chunk goes with exactly one of --text or --document (no other input)") + 1;
     have_text = true;  // the document is the text input
@@ -433,10 +468,11 @@ int main(int argc, char** argv) {
     return die("--document goes with --chunk") + 1;
   }
   if (model_path.empty() || (have_text + have_ids + have_embeds + qa + have_texts) != 1 || (qa && !(have_q && have_c)) ||
-      (have_pair && !have_text) || (have_rerank && (!have_texts || !dumps.empty())) || (sparse && !(have_text || have_ids))) {
+      (have_pair && !have_text) || (have_rerank && (!have_texts || !dumps.empty())) || (sparse && !(have_text || have_ids)) ||
+      (fill_mask && (sparse || !(have_text || have_ids)))) {
     usage(stderr);
     return die("--model and exactly one of --text [--text-pair], --ids, --embeds, --question with --context, --texts are "
-               "required (--rerank goes with --texts, without --dump; --sparse with --text or --ids)") + 1;
+               "required (--rerank goes with --texts, without --dump; --sparse or --fill-mask with --text or --ids)") + 1;
   }
 
   char err[1024];
@@ -456,6 +492,15 @@ int main(int argc, char** argv) {
   }
   eb_model_info info;
   if (eb_model_get_info(model, &info) != EB_OK) return die("model information unavailable");
+  int32_t mask_id = -1;
+  if (fill_mask && info.task != EB_TASK_MASKED_LM) {
+    eb_model_free(model);
+    return die("--fill-mask needs a masked-LM model (this model's task is " + std::to_string(info.task) + ")");
+  }
+  if (fill_mask && eb_model_get_mask_token_id(model, &mask_id) != EB_OK) {
+    eb_model_free(model);
+    return die("--fill-mask: this model's tokenizer has no mask token ([MASK] or <mask>)");
+  }
   eb_session_options opt;
   eb_session_options_init(&opt);
   opt.num_threads = static_cast<int32_t>(threads);
@@ -542,6 +587,7 @@ int main(int argc, char** argv) {
   const double run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (s != EB_OK) return finish(die(std::string(eb_status_string(s)) + ": " + eb_session_last_error(session)));
   if (sparse) return finish(print_sparse(session, info, top_k));
+  if (fill_mask) return finish(print_fill_mask(session, model, mask_id, top_k > 0 ? top_k : 5));
 
   const int32_t* used_ids = nullptr;
   size_t n = 0;

@@ -730,6 +730,53 @@ eb_status eb_session_sparse_top_k(const eb_session* session, size_t index, size_
 
 }  // extern "C"
 
+// ---- Fill-mask: tasks/fill_mask.h ----
+#include "tasks/fill_mask.h"
+#include "text/tokenizer.h"
+
+extern "C" {
+
+eb_status eb_session_fill_mask(eb_session* session, size_t token, size_t k, int32_t* out_ids, float* out_probs,
+                               size_t* out_count) {
+  if (out_count) *out_count = 0;
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kKeepRun, [&]() -> eb_status {
+    edgebert::Session& s = *session->impl;
+    if (!out_ids || !out_probs || !out_count)
+      return s.fail(EB_ERROR_INVALID_ARGUMENT, "fill_mask: out_ids, out_probs and out_count must not be NULL");
+    if (k == 0) return s.fail(EB_ERROR_INVALID_ARGUMENT, "fill_mask: k is 0");
+    return edgebert::tasks::fill_mask(s, token, k, out_ids, out_probs, out_count);
+  });
+}
+
+eb_status eb_model_get_mask_token_id(const eb_model* model, int32_t* out_id) {
+  return guarded([&]() -> eb_status {
+    if (out_id) *out_id = -1;
+    if (!model || !out_id) return EB_ERROR_INVALID_ARGUMENT;
+    const edgebert::text::Tokenizer* t = model->impl->text_tokenizer.get();
+    if (!t || t->mask_id() < 0) return EB_ERROR_UNSUPPORTED;
+    *out_id = t->mask_id();
+    return EB_OK;
+  });
+}
+
+eb_status eb_model_get_token(const eb_model* model, int32_t id, const char** out_text, size_t* out_len) {
+  return guarded([&]() -> eb_status {
+    if (out_text) *out_text = nullptr;
+    if (out_len) *out_len = 0;
+    if (!model || !out_text || !out_len) return EB_ERROR_INVALID_ARGUMENT;
+    const edgebert::text::Tokenizer* t = model->impl->text_tokenizer.get();
+    if (!t || !t->initialized()) return EB_ERROR_UNSUPPORTED;
+    if (id < 0 || static_cast<size_t>(id) >= t->vocab_size()) return EB_ERROR_INVALID_ARGUMENT;
+    const std::string_view v = t->token_text(id);
+    *out_text = v.data();
+    *out_len = v.size();
+    return EB_OK;
+  });
+}
+
+}  // extern "C"
+
 // ---- Multi-vector scoring: tasks/multi_vector.h ----
 
 extern "C" {

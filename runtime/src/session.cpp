@@ -14,6 +14,7 @@
 
 #include "exec/executor.h"
 #include "exec/parallel.h"
+#include "exec/vocab_logits.h"
 #include "tasks/question_answering.h"
 #include "tasks/text_layout.h"
 #include "kernels/kernels.h"
@@ -163,6 +164,8 @@ Status Session::build(const SessionOptions& o) {
   token_logits_ = output("token_logits");
   sparse_embedding_ = output("sparse_embedding");
   token_vectors_ = output("token_vectors");
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].type == OpType::kSparseVocab) vocab_op_ = static_cast<int>(i);
   EB_RETURN_IF_ERROR(create_gemms());
   inputs_.allocate(n);
   qa_.allocate(n, context_cap);
@@ -443,6 +446,13 @@ eb_status Session::run_embeddings(const float* embeddings, const int32_t* mask, 
   if (s != EB_OK) return s;
   state_.tokens = n;
   return EB_OK;
+}
+
+eb_status Session::masked_lm_logits(size_t row, const float** logits) {
+  if (vocab_op_ < 0) return fail(EB_ERROR_UNSUPPORTED, "this model has no masked-LM head");
+  const exec::BoundOp& b = ops_[static_cast<size_t>(vocab_op_)];
+  const Status s = exec::vocab_logits_row(b, b.in[0] + row * exec::vocab_input_row_bytes(b), pool_, logits);
+  return s.is_ok() ? EB_OK : fail(s.code(), "%s", s.message().c_str());
 }
 
 // ---- packed runs

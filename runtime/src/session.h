@@ -98,6 +98,12 @@ class Session {
   const float* token_logits() const { return token_logits_; }
   const float* sparse_embedding() const { return sparse_embedding_; }  // masked-LM: [sequences, vocab]
   const float* token_vectors() const { return token_vectors_; }  // ColBERT: [rows, dim], rows normalized
+  // Masked-LM models (fill-mask): the decoder's float logits [vocab] of row `row` (< seq_len()) of
+  // the last successful run, decoded from the head's features (a graph output) into the planned
+  // logits block; *logits is valid until the next run or call. EB_ERROR_UNSUPPORTED for other
+  // models; the caller checks the run and the row (tasks/fill_mask.h). No allocation.
+  bool has_masked_lm_head() const { return vocab_op_ >= 0; }
+  eb_status masked_lm_logits(size_t row, const float** logits);
   // Byte range of each token of the last text run in its text, and its segment (0: text / text_a,
   // 1: text_b, -1: added special token). Valid when has_offsets().
   const int32_t* token_begin() const { return inputs_.begin.data(); }
@@ -254,6 +260,7 @@ class Session {
   float* token_logits_ = nullptr;
   float* sparse_embedding_ = nullptr;
   float* token_vectors_ = nullptr;
+  int vocab_op_ = -1;  // the masked-LM decoder's kSparseVocab op (-1: none)
   size_t packed_bytes_ = 0;
   // The current run's inputs, and QA's token buffers.
   tasks::RunInputs inputs_;

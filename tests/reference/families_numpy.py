@@ -634,7 +634,9 @@ def run(model, ids, types, mask):
     elif arch.endswith("ForTokenClassification"):
         out["token_logits"] = linear(w, "classifier", mb_head(h) if fam == "modernbert" else h)
     elif arch.endswith("ForMaskedLM"):
-        out["sparse_embedding"] = splade(masked_lm_logits(w, n, fam, h), mask)
+        logits = masked_lm_logits(w, n, fam, h)
+        out["sparse_embedding"] = splade(logits, mask)
+        out["fill_mask_probs"] = tasks_numpy.fill_mask_probs(logits)
     return out
 
 

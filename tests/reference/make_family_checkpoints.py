@@ -627,7 +627,7 @@ def case_inputs(case, fam, seq_max):
     return np.array(ids, np.int64), np.array(mask, np.int64), np.array(types, np.int64)
 
 
-_PER_TOKEN = ("last_hidden_state", "start_logits", "end_logits", "token_logits")
+_PER_TOKEN = ("last_hidden_state", "start_logits", "end_logits", "token_logits", "fill_mask_probs")
 
 
 def text_case(model_type, pair):

@@ -18,7 +18,8 @@ hash of the reference scripts, nothing is done. Layout:
   DIR/TASK_MODEL/...                    task checkpoints (make_task_checkpoints.py) and their cases:
     cases/CASE/ids.txt mask.txt types.txt, last_hidden_state.f32 and, by task, pooler_output.f32,
     logits.f32, start_logits.f32 + end_logits.f32, token_logits.f32 [seq, labels],
-    sentence_embedding.f32; text cases also text.txt | text_a.txt + text_b.txt, offsets.txt and
+    sentence_embedding.f32, sparse_embedding.f32 [vocab] + fill_mask_probs.f32 [seq, vocab]
+    (masked-LM); text cases also text.txt | text_a.txt + text_b.txt, offsets.txt and
     for QA best_span.txt + answer.txt (see tests/reference/README.md)
   DIR/families/                         RoBERTa / ELECTRA / ALBERT / nomic-bert / ModernBERT checkpoints
                                         and goldens (make_family_checkpoints.py; families_manifest.txt)
@@ -382,7 +383,7 @@ def build_task_model(out_dir, name):
             ref = tasks_numpy.run(model, ids[:n], types[:n], mask[:n])
             for key, val in ref.items():
                 got = res[key][:n] if key in ("last_hidden_state", "start_logits", "end_logits",
-                                              "token_logits") else res[key]
+                                              "token_logits", "fill_mask_probs") else res[key]
                 if np.abs(got - val).max() > 1e-9:
                     raise AssertionError("%s: padding changes %s" % (name, key))
         if offsets is not None:

@@ -11,6 +11,7 @@ encoder itself is bert_numpy.py's.
       logits [labels]                   *ForSequenceClassification
       start_logits [S], end_logits [S]  *ForQuestionAnswering (qa_outputs column 0 / 1)
       token_logits [S, labels]          *ForTokenClassification
+      sparse_embedding [vocab], fill_mask_probs [S, vocab]  *ForMaskedLM (SPLADE; softmax of the logits)
       sentence_embedding [H]            sentence-transformers folder
   best_span(start, end, first, last, max_len) -> (i, j, score, margin)
 
@@ -253,7 +254,16 @@ def run(model, ids, types, mask):
         x = bert_numpy.layer_norm(_act(act)(_linear(h, w, t)), w[ln + ".weight"], w[ln + ".bias"], eps)
         logits = x @ w["embeddings.word_embeddings.weight"].T + w[bias]
         out["sparse_embedding"] = np.log1p(np.maximum(logits[np.asarray(mask) == 1], 0.0)).max(axis=0)
+        out["fill_mask_probs"] = fill_mask_probs(logits)
     return out
+
+
+def fill_mask_probs(logits):
+    """[tokens, vocab] fill-mask probabilities: HF FillMaskPipeline.postprocess's
+    logits.softmax(dim=-1) at every token (top_k then ranks a row's entries)."""
+    z = np.asarray(logits, np.float64)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def cross_encoder_score(config, logit):

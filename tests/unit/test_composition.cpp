@@ -8,7 +8,8 @@
 // trained NTK length, runs longer than the model's max positions) and of texts and text pairs
 // give every sequence exactly its single run: int8 bit-identical, fp32 within 1e-5 (relative to
 // the value's size). Every output the model has is compared (hidden states, pooled vectors,
-// logits, span and token logits, sentence embeddings, token vectors), and the token ids of text runs; on
+// logits, span and token logits, sentence embeddings, token vectors, masked-LM fill-mask scores at
+// every token), and the token ids of text runs; on
 // cross-encoders also the rerank scores of packed (query, passage) pairs; on sentence-embedding
 // models and bge-m3 the rows of chunked embedding's windows.
 #include <catch2/catch.hpp>
@@ -49,6 +50,8 @@ Counts counts;
 struct SequenceOutputs {
   std::vector<std::vector<float>> outputs;
   std::vector<int32_t> ids;
+  std::vector<int32_t> fill_ids;  // masked-LM models: eb_session_fill_mask's top 5 at every token
+  std::vector<float> fill_probs;
 };
 
 // The rows of the last run that belong to sequence `row` (tokens [t0, t0 + n)).
@@ -58,12 +61,29 @@ SequenceOutputs collect(eb_session* s, size_t t0, size_t n, size_t row) {
   const int32_t* ids = nullptr;
   size_t len = 0;
   if (eb_session_get_input_ids(s, &ids, &len) == EB_OK && t0 + n <= len) r.ids.assign(ids + t0, ids + t0 + n);
+  int32_t top[5];
+  float probs[5];
+  size_t found = 0;
+  for (size_t t = t0; t < t0 + n; ++t) {
+    const eb_status st = eb_session_fill_mask(s, t, 5, top, probs, &found);
+    if (st == EB_ERROR_UNSUPPORTED) break;  // not a masked-LM model
+    REQUIRE(st == EB_OK);
+    r.fill_ids.insert(r.fill_ids.end(), top, top + found);
+    r.fill_probs.insert(r.fill_probs.end(), probs, probs + found);
+  }
   return r;
 }
 
 void require_same(const SequenceOutputs& single, const SequenceOutputs& packed, bool int8, const std::string& what) {
   INFO(what);
   REQUIRE(single.ids == packed.ids);
+  REQUIRE(single.fill_probs.size() == packed.fill_probs.size());
+  if (int8) {  // fill-mask: int8 bit-identical; fp32 the probabilities (ids of near ties may swap)
+    REQUIRE(single.fill_ids == packed.fill_ids);
+    REQUIRE(std::memcmp(single.fill_probs.data(), packed.fill_probs.data(), single.fill_probs.size() * sizeof(float)) == 0);
+  } else {
+    for (size_t i = 0; i < single.fill_probs.size(); ++i) REQUIRE(std::fabs(single.fill_probs[i] - packed.fill_probs[i]) <= 1e-5);
+  }
   for (int out = 0; out < EB_OUTPUT_COUNT; ++out) {
     const std::vector<float>& a = single.outputs[static_cast<size_t>(out)];
     const std::vector<float>& b = packed.outputs[static_cast<size_t>(out)];

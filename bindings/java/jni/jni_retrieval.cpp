@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // jni_retrieval.cpp: native side of the retrieval outputs' helpers: Session.sparseTopK
-// (eb_session_sparse_top_k) and MultiVector.maxSim (eb_maxsim).
+// (eb_session_sparse_top_k), Session.fillMask (eb_session_fill_mask) and MultiVector.maxSim
+// (eb_maxsim).
 #include "jni_support.h"
 
 using namespace edgebert_jni;
@@ -31,6 +32,29 @@ JNIEXPORT jint JNICALL Java_org_edgebert_Session_nSparseTopK(JNIEnv* env, jclass
   }
   copy_back(out_ids);
   copy_back(out_weights);
+  return static_cast<jint>(found);
+}
+
+// The ids.length most probable entries at `token` into ids / probs; returns how many were written.
+JNIEXPORT jint JNICALL Java_org_edgebert_Session_nFillMask(JNIEnv* env, jclass, jlong h, jint token, jintArray ids,
+                                                           jfloatArray probs) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_fill_mask), "eb_session_fill_mask")) return 0;
+  Written<jint, jintArray> out_ids(env, ids);
+  Written<float, jfloatArray> out_probs(env, probs);
+  if (token < 0 || !out_ids.get() || out_ids.size() != out_probs.size()) {
+    throw_status(env, EB_ERROR_INVALID_ARGUMENT, "fillMask: a negative token or result arrays of different lengths");
+    return 0;
+  }
+  eb_session* s = session_ptr(h);
+  size_t found = 0;
+  const eb_status st = eb_session_fill_mask(s, static_cast<size_t>(token), out_ids.size(),
+                                            reinterpret_cast<int32_t*>(out_ids.get()), out_probs.get(), &found);
+  if (st != EB_OK) {
+    throw_session_error(env, s, st);
+    return 0;
+  }
+  copy_back(out_ids);
+  copy_back(out_probs);
   return static_cast<jint>(found);
 }
 

@@ -408,6 +408,24 @@ class Session(NativeHandle):
                         "sparse_top_k")
         return [(int(ids[i]), float(weights[i])) for i in range(found.value)]
 
+    def fill_mask(self, token, k=5):
+        """Masked-LM models, after a run: the k most probable vocabulary entries at run-wide token
+        `token` (a row of last_hidden_state), largest first, as a list of (token id, probability):
+        the softmax of the masked-LM logits there, as HF's fill-mask pipeline
+        (eb_session_fill_mask); other models: Error(UNSUPPORTED)."""
+        for name, v in (("token", token), ("k", k)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise Error(Status.INVALID_ARGUMENT, "%s must be a non-negative int, got %r" % (name, v))
+        room = max(min(k, self._model.info.vocab_size), 1)
+        ids = np.zeros(room, dtype=np.int32)
+        probs = np.zeros(room, dtype=np.float32)
+        found = ctypes.c_size_t(0)
+        with self._lock:
+            self._check(self._lib.eb_session_fill_mask(self._ptr(), token, min(k, room), _p(ids),
+                                                       probs.ctypes.data_as(c_float_p), ctypes.byref(found)),
+                        "fill_mask")
+        return [(int(ids[i]), float(probs[i])) for i in range(found.value)]
+
     def _rows_many(self, fn, texts, text_pairs, which, width, statuses):
         """embed_many (fn "embed_many", output `which`) / classify_many: the inputs' rows [n, width]
         (and statuses) from one C call, which loops over the packed runs."""

@@ -103,3 +103,32 @@ def test_sparse_top_k_matches_the_sparse_embedding():
         with pytest.raises(edgebert.Error) as e:
             s.sparse_top_k(5)
         assert e.value.status == edgebert.Status.UNSUPPORTED
+
+
+def test_fill_mask_matches_the_float64_reference():
+    """Masked-LM models: fill_mask(token, k) is the reference's softmax of the masked-LM logits
+    at that token (fill_mask_probs.f32, tasks_numpy.py: HF FillMaskPipeline), top k first."""
+    for name in ("task_bert_mlm", "task_distil_mlm"):
+        case = os.path.join(data_dir(), name, "cases", "len7")
+        ids = np.loadtxt(os.path.join(case, "ids.txt"), dtype=np.int32, ndmin=1)
+        with edgebert.Model(os.path.join(data_dir(), "ebm", name + ".fp32.ebm")) as m, m.session() as s:
+            vocab = m.info.vocab_size
+            want = np.fromfile(os.path.join(case, "fill_mask_probs.f32"), "<f4").reshape(len(ids), vocab)
+            s.run(ids=ids)
+            for t in range(len(ids)):
+                got = s.fill_mask(t, k=5)
+                order = sorted(range(vocab), key=lambda i: (-want[t][i], i))[:5]
+                assert [i for i, _ in got] == order, (name, t)
+                assert all(abs(p - want[t][i]) <= 2e-3 for i, p in got), (name, t)
+            everything = s.fill_mask(0, k=vocab + 5)
+            assert len(everything) == vocab
+            assert sum(p for _, p in everything) == pytest.approx(1.0, abs=1e-4)
+            for bad in (dict(token=len(ids)), dict(token=0, k=0)):
+                with pytest.raises(edgebert.Error) as e:
+                    s.fill_mask(**bad)
+                assert e.value.status == edgebert.Status.INVALID_ARGUMENT
+    with edgebert.Model(task_models(T.QUESTION_ANSWERING)[0]) as m, m.session() as s:
+        s.run(text="the movie was good")
+        with pytest.raises(edgebert.Error) as e:
+            s.fill_mask(0)
+        assert e.value.status == edgebert.Status.UNSUPPORTED

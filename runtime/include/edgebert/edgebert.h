@@ -525,6 +525,28 @@ EB_API EB_NODISCARD eb_status eb_session_rerank_top_k(eb_session* session, const
 EB_API EB_NODISCARD eb_status eb_session_sparse_top_k(const eb_session* session, size_t index, size_t k, float threshold,
                                                       int32_t* out_ids, float* out_weights, size_t* out_count);
 
+/* ---- Fill-mask (masked-LM models: EB_TASK_MASKED_LM) ----
+ * After a successful run (single or packed, text or ids): the k most probable vocabulary entries
+ * at run-wide token `token` (a row of last_hidden_state; in a packed run sequence q's tokens are
+ * [first_token, first_token + tokens); a sequence that failed has none), largest first (equal
+ * probabilities: the lower id first): ids into out_ids[k], probabilities into out_probs[k]
+ * (softmax over the whole vocabulary of the masked-LM decoder's logits at that token, as
+ * HuggingFace's FillMaskPipeline), how many into *out_count: min(k, vocab_size). int8 models use
+ * the same int8 decoder as the sparse embedding. EB_ERROR_UNSUPPORTED for another model,
+ * EB_ERROR_BAD_STATE before a successful run, EB_ERROR_INVALID_ARGUMENT for a token out of range,
+ * k 0 or NULL arrays. The run's outputs stay readable. Performs no heap allocation. */
+EB_API EB_NODISCARD eb_status eb_session_fill_mask(eb_session* session, size_t token, size_t k, int32_t* out_ids,
+                                                   float* out_probs, size_t* out_count);
+/* The tokenizer's mask token id (the special token "[MASK]" or "<mask>") into *out_id;
+ * EB_ERROR_UNSUPPORTED when the model's tokenizer has none (or the model has no vocabulary). */
+EB_API EB_NODISCARD eb_status eb_model_get_mask_token_id(const eb_model* model, int32_t* out_id);
+/* The vocabulary string of token `id` (0 <= id < the tokenizer's vocabulary): its bytes into
+ * *out_text, their count into *out_len (not NUL-terminated; the bytes live as long as the model).
+ * EB_ERROR_UNSUPPORTED for a model without a vocabulary, EB_ERROR_INVALID_ARGUMENT for an id out
+ * of range. */
+EB_API EB_NODISCARD eb_status eb_model_get_token(const eb_model* model, int32_t id, const char** out_text,
+                                                 size_t* out_len);
+
 /* ---- Multi-vector scoring (ColBERT models: EB_OUTPUT_TOKEN_VECTORS) ----
  * ColBERT's late interaction: *out_score = sum over the q_tokens query rows of the largest dot
  * product with any of the d_tokens document rows (q [q_tokens, dim], d [d_tokens, dim], float32

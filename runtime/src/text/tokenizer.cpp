@@ -76,6 +76,7 @@ void Tokenizer::reset() {
   std::fill(std::begin(in_added_), std::end(in_added_), false);
   pad_id_ = 0;
   unk_id_ = -1;
+  mask_id_ = -1;
 }
 
 Status Tokenizer::init_from_buffer(std::vector<uint8_t> buffer) {
@@ -135,6 +136,7 @@ Status Tokenizer::init_bert_vocab(const std::vector<std::string_view>& vocab, co
     has_template_ = true;
     pad_id_ = pad < 0 ? 0 : pad;
     unk_id_ = unk;
+    mask_id_ = mask;
     build_frames();
     word_local_ = find_word_local();
     kind_ = Kind::kWordPiece;
@@ -369,8 +371,10 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
       trim_offsets_ = pp->trim_offsets();
       trim_add_prefix_space_ = pp->add_prefix_space();
     }
-    for (const AddedToken& a : added_)
+    for (const AddedToken& a : added_) {
       if (a.content == "<pad>" || a.content == "[PAD]") pad_id_ = a.id;
+      if (a.special && (a.content == "[MASK]" || a.content == "<mask>")) mask_id_ = a.id;
+    }
     build_frames();
     word_local_ = find_word_local();
     kind_ = model_kind;

@@ -138,6 +138,9 @@ class Tokenizer {
   std::string_view token_text(int32_t id) const;
   int32_t pad_id() const { return pad_id_; }
   int32_t unk_id() const { return unk_id_; }
+  // The mask token of masked-LM models (fill-mask): the special added token "[MASK]" (BERT,
+  // DistilBERT, ELECTRA, ALBERT, ModernBERT) or "<mask>" (RoBERTa, XLM-R, CamemBERT); -1: none.
+  int32_t mask_id() const { return mask_id_; }
 
  private:
   enum class Kind { kNone, kWordPiece, kBpe, kUnigram };
@@ -179,7 +182,7 @@ class Tokenizer {
   // any_cjk_added_: an added token holds a CJK ideograph)
   bool split_whitespace_ = false, split_punctuation_ = false, split_cjk_ = false, any_cjk_added_ = false;
   bool in_added_[128] = {};
-  int32_t pad_id_ = 0, unk_id_ = -1;
+  int32_t pad_id_ = 0, unk_id_ = -1, mask_id_ = -1;
 };
 
 }  // namespace text

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Retrieval: the helpers over the sparse and multi-vector outputs: Session.sparseTopK (a
-// masked-LM / SPLADE model's sparse vector as its largest entries, eb_session_sparse_top_k) and
+// masked-LM / SPLADE model's sparse vector as its largest entries, eb_session_sparse_top_k),
+// Session.fillMask (a masked-LM model's most probable entries at a token, eb_session_fill_mask) and
 // maxSim (ColBERT's late-interaction score of two sets of token vectors, eb_maxsim).
 import CEdgeBert
 
@@ -33,6 +34,37 @@ extension Session {
             try Session.check(h, st)
         }
         return (0..<found).map { SparseEntry(tokenId: ids[$0], weight: weights[$0]) }
+    }
+}
+
+/// One candidate of fill-mask: a vocabulary id and its probability at the token.
+public struct TokenProbability: Equatable, Sendable {
+    public let tokenId: Int32
+    public let probability: Float
+}
+
+extension Session {
+    /// Masked-LM models, after a run: the `k` most probable vocabulary entries at run-wide token
+    /// `token` (a row of `.lastHiddenState`), largest first, with their probabilities (the softmax
+    /// of the masked-LM logits there, as HF's fill-mask pipeline). Other models throw
+    /// `.unsupported`; before any run, `.badState`; a token out of range or k < 1, `.invalidArgument`.
+    public func fillMask(token: Int, k: Int = 5) throws -> [TokenProbability] {
+        guard token >= 0, k >= 1 else {
+            throw EdgeBertError(.invalidArgument, "token must be >= 0 and k >= 1, got \(token) and \(k)")
+        }
+        let call = try TaskAPI.function("eb_session_fill_mask", as: TaskAPI.FillMask.self)
+        let vocab = try model.info.vocabSize
+        let room = min(k, max(vocab, 1))
+        var ids = [Int32](repeating: 0, count: room)
+        var probs = [Float](repeating: 0, count: room)
+        var found = 0
+        try withHandle { h in
+            let st = ids.withUnsafeMutableBufferPointer { pi in
+                probs.withUnsafeMutableBufferPointer { pp in call(h, token, room, pi.baseAddress, pp.baseAddress, &found) }
+            }
+            try Session.check(h, st)
+        }
+        return (0..<found).map { TokenProbability(tokenId: ids[$0], probability: probs[$0]) }
     }
 }
 

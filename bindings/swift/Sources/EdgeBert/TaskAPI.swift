@@ -50,6 +50,8 @@ enum TaskAPI {
     // Sparse and multi-vector outputs (issue 25).
     typealias SparseTopK = @convention(c) (OpaquePointer?, Int, Int, Float, UnsafeMutablePointer<Int32>?,
                                            UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Int>?) -> eb_status
+    typealias FillMask = @convention(c) (OpaquePointer?, Int, Int, UnsafeMutablePointer<Int32>?,
+                                         UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Int>?) -> eb_status
     typealias MaxSim = @convention(c) (UnsafePointer<Float>?, Int, UnsafePointer<Float>?, Int, Int,
                                        UnsafeMutablePointer<Float>?) -> eb_status
     // Chunked embedding of long documents (issue 25).

@@ -66,4 +66,28 @@ final class RetrievalTests: XCTestCase {
             }
         }
     }
+
+    func testFillMaskMatchesTheGoldens() throws {
+        for model in ["task_bert_mlm", "task_distil_mlm"] {
+            let d = "\(TestData.dir)/\(model)/cases/len7/"
+            let ids = TestData.ints(d + "ids.txt")
+            let want = try XCTUnwrap(TestData.floats(d + "fill_mask_probs.f32"))
+            let vocab = want.count / ids.count
+            let s = try Model(path: TestData.ebm(model, "fp32")).session()
+            XCTAssertThrowsError(try s.fillMask(token: 0)) { e in XCTAssertEqual((e as? EdgeBertError)?.status, .badState) }
+            _ = try s.run(ids: ids, types: TestData.ints(d + "types.txt"), mask: TestData.ints(d + "mask.txt"))
+            for t in 0..<ids.count {
+                let row = Array(want[(t * vocab)..<((t + 1) * vocab)])
+                let order = row.indices.sorted { row[$0] > row[$1] || (row[$0] == row[$1] && $0 < $1) }
+                let top = try s.fillMask(token: t, k: 5)
+                XCTAssertEqual(top.count, 5, model)
+                for (r, e) in top.enumerated() {
+                    XCTAssertEqual(Int(e.tokenId), order[r], "\(model) token \(t) rank \(r)")
+                    XCTAssertEqual(e.probability, row[Int(e.tokenId)], accuracy: 2e-3, "\(model) token \(t)")
+                }
+            }
+            XCTAssertThrowsError(try s.fillMask(token: ids.count)) { e in XCTAssertEqual((e as? EdgeBertError)?.status, .invalidArgument) }
+            XCTAssertThrowsError(try s.fillMask(token: 0, k: 0)) { e in XCTAssertEqual((e as? EdgeBertError)?.status, .invalidArgument) }
+        }
+    }
 }

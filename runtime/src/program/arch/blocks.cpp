@@ -55,15 +55,17 @@ constexpr int kSparseBlockRows = 16;
 
 // The masked-LM head on every token (transform GEMM + activation, norm, quantized for an int8
 // decoder), then the decoder streamed in row blocks into the SPLADE vector "sparse_embedding".
+// The decoder's input rows are a graph output: fill-mask decodes one of them after the run
+// (Session::masked_lm_logits) into the same block buffer.
 void masked_lm_head(ProgramBuilder& b, int hidden) {
   const Model& m = b.model();
   const LinearView& d = m.mlm_decoder;
   const size_t E = static_cast<size_t>(d.in), V = static_cast<size_t>(d.out);
-  const int t = head_gemm(b, m.mlm_transform, hidden, "mlm_transform", E, false, true, PostOp::kActivation, m.mlm_act);
+  const int t = head_gemm(b, m.mlm_transform, hidden, "mlm_transform", E, !d.int8, true, PostOp::kActivation, m.mlm_act);
   head_layer_norm(b, t, m.mlm_norm, true, d.in);
   int in = t;
   if (d.int8) {  // the decoder reads int8 rows at its calibrated input scale
-    in = b.buffer("mlm_transform_q", BufferSize::rows(E));
+    in = b.buffer("mlm_transform_q", BufferSize::rows(E), true);
     Op& q = b.op(OpType::kQuantize, OpKind::kPoolerClassifier, -1, {t}, {in});
     q.quant_for = &d;
     q.width = d.in;

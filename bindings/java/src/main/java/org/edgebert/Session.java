@@ -495,6 +495,29 @@ public final class Session implements AutoCloseable {
     return new ChunkedEmbedding(vectors, chunks);
   }
 
+  /**
+   * Masked-LM models, after a run: the k most probable vocabulary entries at run-wide token
+   * `token` (a row of Output.LAST_HIDDEN_STATE), largest first, with their probabilities (the
+   * softmax of the masked-LM logits there, as HF's fill-mask pipeline), by eb_session_fill_mask.
+   * Other models throw UNSUPPORTED; no run yet, BAD_STATE; a token out of range or k < 1,
+   * INVALID_ARGUMENT.
+   */
+  public synchronized TokenProbability[] fillMask(int token, int k) {
+    if (token < 0 || k < 1) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT,
+                                  "fillMask: token must be >= 0 and k >= 1, got " + token + " and " + k);
+    }
+    int room = Math.min(k, Math.max(model.info().vocabSize, 1));
+    int[] ids = new int[room];
+    float[] probs = new float[room];
+    int found = nFillMask(ptr(), token, ids, probs);
+    TokenProbability[] out = new TokenProbability[found];
+    for (int r = 0; r < found; r++) {
+      out[r] = new TokenProbability(ids[r], probs[r]);
+    }
+    return out;
+  }
+
   private float[] taskOutput(Output which) {
     if (!hasOutput(which)) {
       throw new EdgeBertException(EdgeBertException.UNSUPPORTED,
@@ -571,6 +594,7 @@ public final class Session implements AutoCloseable {
   private static native int nEmbedChunked(long s, byte[] text, int size, int window, int stride, int pooling,
                                           float[] out, int[] chunks);
   private static native int nSparseTopK(long s, int index, int k, float threshold, int[] ids, float[] weights);
+  private static native int nFillMask(long s, int token, int[] ids, float[] probs);
   private static native void nRunText(long s, byte[] text);
   private static native void nRunTextPair(long s, byte[] a, byte[] b);
   private static native void nRunIds(long s, int[] ids, int[] types, int[] mask);

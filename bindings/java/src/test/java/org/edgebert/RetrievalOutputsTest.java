@@ -110,4 +110,39 @@ class RetrievalOutputsTest {
       }
     }
   }
+
+  @Test
+  void fillMaskMatchesTheGoldens() {
+    for (String model : new String[] {"task_bert_mlm", "task_distil_mlm"}) {
+      Path dir = TestData.dir().resolve(model).resolve("cases").resolve("len7");
+      int[] ids = TestData.ints(dir.resolve("ids.txt"));
+      float[] want = TestData.floats(dir.resolve("fill_mask_probs.f32"));
+      int vocab = want.length / ids.length;
+      try (Model m = Model.load(TestData.ebm(model, "fp32")); Session s = m.newSession(1, 0)) {
+        expect(EdgeBertException.BAD_STATE, () -> s.fillMask(0, 5));
+        s.runIds(ids, TestData.ints(dir.resolve("types.txt")), TestData.ints(dir.resolve("mask.txt")));
+        for (int t = 0; t < ids.length; t++) {
+          final int row = t * vocab;
+          Integer[] order = new Integer[vocab];
+          for (int i = 0; i < vocab; i++) {
+            order[i] = i;
+          }
+          Arrays.sort(order, Comparator.comparingDouble((Integer i) -> -want[row + i]));  // stable: ties by id
+          TokenProbability[] top = s.fillMask(t, 5);
+          assertEquals(5, top.length, model);
+          for (int r = 0; r < 5; r++) {
+            assertEquals((int) order[r], top[r].tokenId, model + " token " + t + " rank " + r);
+            assertEquals(want[row + top[r].tokenId], top[r].probability, 2e-3, model + " token " + t);
+          }
+        }
+        assertEquals(vocab, s.fillMask(0, vocab + 5).length, model);
+        expect(INVALID_ARGUMENT, () -> s.fillMask(ids.length, 5));
+        expect(INVALID_ARGUMENT, () -> s.fillMask(0, 0));
+      }
+    }
+    try (Model m = Model.load(TestData.ebm("task_bert_qa", "fp32")); Session s = m.newSession(1, 0)) {
+      s.runText("the movie was good");
+      expect(UNSUPPORTED, () -> s.fillMask(0, 5));
+    }
+  }
 }
