@@ -452,6 +452,7 @@ eb_status Session::masked_lm_logits(size_t row, const float** logits) {
   if (vocab_op_ < 0) return fail(EB_ERROR_UNSUPPORTED, "this model has no masked-LM head");
   const exec::BoundOp& b = ops_[static_cast<size_t>(vocab_op_)];
   const Status s = exec::vocab_logits_row(b, b.in[0] + row * exec::vocab_input_row_bytes(b), pool_, logits);
+  exec::yield_workers(pool_);  // as after a run
   return s.is_ok() ? EB_OK : fail(s.code(), "%s", s.message().c_str());
 }
 

@@ -9,7 +9,7 @@
 // give every sequence exactly its single run: int8 bit-identical, fp32 within 1e-5 (relative to
 // the value's size). Every output the model has is compared (hidden states, pooled vectors,
 // logits, span and token logits, sentence embeddings, token vectors, masked-LM fill-mask scores at
-// every token), and the token ids of text runs; on
+// each sequence's first, middle and last token), and the token ids of text runs; on
 // cross-encoders also the rerank scores of packed (query, passage) pairs; on sentence-embedding
 // models and bge-m3 the rows of chunked embedding's windows.
 #include <catch2/catch.hpp>
@@ -50,7 +50,7 @@ Counts counts;
 struct SequenceOutputs {
   std::vector<std::vector<float>> outputs;
   std::vector<int32_t> ids;
-  std::vector<int32_t> fill_ids;  // masked-LM models: eb_session_fill_mask's top 5 at every token
+  std::vector<int32_t> fill_ids;  // masked-LM models: eb_session_fill_mask's top 5 at three tokens
   std::vector<float> fill_probs;
 };
 
@@ -64,7 +64,11 @@ SequenceOutputs collect(eb_session* s, size_t t0, size_t n, size_t row) {
   int32_t top[5];
   float probs[5];
   size_t found = 0;
-  for (size_t t = t0; t < t0 + n; ++t) {
+  // (the sequence's first, middle and last tokens: each call is a whole-vocabulary GEMV, every
+  // token of every run tripled the matrix's time)
+  const size_t picks[3] = {t0, t0 + n / 2, t0 + n - 1};
+  for (size_t p = 0; p < (n >= 3 ? 3u : n); ++p) {
+    const size_t t = n >= 3 ? picks[p] : t0 + p;
     const eb_status st = eb_session_fill_mask(s, t, 5, top, probs, &found);
     if (st == EB_ERROR_UNSUPPORTED) break;  // not a masked-LM model
     REQUIRE(st == EB_OK);
