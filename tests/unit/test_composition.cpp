@@ -84,7 +84,8 @@ void require_same(const SequenceOutputs& single, const SequenceOutputs& packed, 
   REQUIRE(single.fill_probs.size() == packed.fill_probs.size());
   if (int8) {  // fill-mask: int8 bit-identical; fp32 the probabilities (ids of near ties may swap)
     REQUIRE(single.fill_ids == packed.fill_ids);
-    REQUIRE(std::memcmp(single.fill_probs.data(), packed.fill_probs.data(), single.fill_probs.size() * sizeof(float)) == 0);
+    REQUIRE(std::equal(single.fill_probs.begin(), single.fill_probs.end(), packed.fill_probs.begin(),
+                       [](float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; }));  // (empty: no memcmp of null)
   } else {
     for (size_t i = 0; i < single.fill_probs.size(); ++i) REQUIRE(std::fabs(single.fill_probs[i] - packed.fill_probs[i]) <= 1e-5);
   }
