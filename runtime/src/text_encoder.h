@@ -107,6 +107,7 @@ class TextEncoder {
   // The prompt of later encode_first calls (a view of the model's text; empty: none).
   void set_prompt(std::string_view prompt) { prompt_ = prompt; }
   bool has_prompt() const { return !prompt_.empty(); }
+  std::string_view prompt() const { return prompt_; }
 
  private:
   const text::Tokenizer* tokenizer_;

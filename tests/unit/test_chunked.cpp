@@ -374,79 +374,105 @@ void whole_tokens(const std::string& model, const std::string& doc, std::vector<
     if (content[i]) ids->push_back(all[i]), offsets->push_back(all_offsets[i]);
 }
 
+// The windows (24 tokens, stride 4) of `doc` on model `name` (fp32) with the session's prompt
+// `prompt` (NULL: none): each window's place among the whole text's tokens (edgebert-tokenize, one
+// piece), and a sample of rows equal to the single run of the window's ids between the template's
+// special tokens, the prompt's tokens first (those a prompt run gives offsets {0, 0}).
+void check_windows(const char* name, const std::string& doc, const char* prompt) {
+  INFO(name << " prompt " << (prompt ? prompt : "none"));
+  std::vector<int32_t> ids;
+  std::vector<std::pair<size_t, size_t>> offsets;
+  whole_tokens(converted(name, "fp32"), doc, &ids, &offsets);
+  ModelHandle m;
+  char err[512] = "";
+  REQUIRE(eb_model_load_file(converted(name, "fp32").c_str(), &m.m, err, sizeof err) == EB_OK);
+  eb_session_options o;
+  eb_session_options_init(&o);
+  // room for a window of 24 after Qwen3's 68-token query prompt (its test model has 96 positions)
+  o.max_sequence_length = prompt ? 94 : 64;
+  o.max_batch_tokens = 2 * o.max_sequence_length;
+  SessionHandle s;
+  REQUIRE(eb_session_create(m.m, &o, &s.s, err, sizeof err) == EB_OK);
+  REQUIRE(eb_session_set_prompt(s.s, prompt) == EB_OK);
+  // the template's special tokens and the prompt's tokens, from a run of one word
+  REQUIRE(eb_session_run_text(s.s, "the") == EB_OK);
+  const int32_t* run = nullptr;
+  const int32_t* segment = nullptr;
+  const int32_t* end = nullptr;
+  size_t n = 0;
+  REQUIRE(eb_session_get_input_ids(s.s, &run, &n) == EB_OK);
+  REQUIRE(eb_session_get_token_offsets(s.s, nullptr, &end, &segment, &n) == EB_OK);
+  std::vector<int32_t> prefix, prompt_ids, suffix;
+  bool seen = false;
+  for (size_t i = 0; i < n; ++i)
+    if (segment[i] < 0)
+      (seen ? suffix : prefix).push_back(run[i]);
+    else if (end[i] == 0)
+      prompt_ids.push_back(run[i]);
+    else
+      seen = true;
+  CHECK((prompt != nullptr) == !prompt_ids.empty());
+  size_t windows = 0;
+  REQUIRE(eb_session_embed_chunked(s.s, doc.data(), doc.size(), 24, 4, EB_CHUNK_POOLING_NONE, nullptr, 0, nullptr, 0,
+                                   &windows) == EB_OK);
+  REQUIRE(windows == 1 + (ids.size() - 24 + 19) / 20);
+  std::vector<eb_chunk> chunks(windows);
+  std::vector<float> rows(windows * 4096);
+  const eb_status st = eb_session_embed_chunked(s.s, doc.data(), doc.size(), 24, 4, EB_CHUNK_POOLING_NONE, rows.data(),
+                                                rows.size(), chunks.data(), chunks.size(), &windows);
+  INFO(eb_session_last_error(s.s));
+  REQUIRE(st == EB_OK);
+  for (size_t k = 0; k < windows; ++k) {
+    INFO("window " << k);
+    REQUIRE(chunks[k].first_token == 20 * k);
+    REQUIRE(chunks[k].tokens == std::min<size_t>(24, ids.size() - 20 * k));
+    CHECK(chunks[k].begin_byte == offsets[chunks[k].first_token].first);
+    CHECK(chunks[k].end_byte == offsets[chunks[k].first_token + chunks[k].tokens - 1].second);
+  }
+  const float* one = nullptr;
+  int64_t shape[2] = {0, 0};
+  int32_t rank = 0;
+  REQUIRE(eb_session_run_text(s.s, "the") == EB_OK);
+  REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_SENTENCE_EMBEDDING, &one, shape, &rank) == EB_OK);
+  const size_t width = static_cast<size_t>(shape[0]);
+  for (size_t k = 0; k < windows; k += 37) {
+    std::vector<int32_t> w = prefix;
+    w.insert(w.end(), prompt_ids.begin(), prompt_ids.end());
+    w.insert(w.end(), ids.begin() + static_cast<std::ptrdiff_t>(chunks[k].first_token),
+             ids.begin() + static_cast<std::ptrdiff_t>(chunks[k].first_token + chunks[k].tokens));
+    w.insert(w.end(), suffix.begin(), suffix.end());
+    REQUIRE(eb_session_run_ids(s.s, w.data(), nullptr, nullptr, w.size()) == EB_OK);
+    REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_SENTENCE_EMBEDDING, &one, shape, &rank) == EB_OK);
+    INFO("row of window " << k);
+    CHECK(max_abs_diff(one, rows.data() + k * width, width) <= 1e-5);
+  }
+}
+
+std::string mixed_document(size_t bytes) {
+  std::string doc;
+  const char* parts[] = {"The movie was not good", " at all,", "  but I liked", " its music 123", "\nvery much.",
+                         " \tThe hotel", " was clean!", "   Rude staff?", " 42", "\n\nand the end"};
+  for (size_t i = 0; doc.size() < bytes; ++i) doc += parts[i % 10];
+  return doc;
+}
+
 }  // namespace
 
 TEST_CASE("chunked embedding streams every tokenizer kind as one whole tokenization", "[chunked][families]") {
   // byte-level BPE (ModernBERT, Qwen3's regex), Unigram + Metaspace (XLM-R), SentencePiece-style
   // BPE with byte fallback (EmbeddingGemma): a 40 KB text read in several pieces gives the
-  // windows of the whole text's tokens (edgebert-tokenize, one piece), each row the single run of
-  // its ids
-  std::string doc;
-  const char* parts[] = {"The movie was not good", " at all,", "  but I liked", " its music 123", "\nvery much.",
-                         " \tThe hotel", " was clean!", "   Rude staff?", " 42", "\n\nand the end"};
-  for (size_t i = 0; doc.size() < 40000; ++i) doc += parts[i % 10];
-  for (const char* name : {"modernbert_st_mean_norm", "xlmr_st_mean_norm", "qwen3_st_lasttoken", "gemma3_st_dense"}) {
-    INFO(name);
-    std::vector<int32_t> ids;
-    std::vector<std::pair<size_t, size_t>> offsets;
-    whole_tokens(converted(name, "fp32"), doc, &ids, &offsets);
-    ModelHandle m;
-    char err[512] = "";
-    REQUIRE(eb_model_load_file(converted(name, "fp32").c_str(), &m.m, err, sizeof err) == EB_OK);
-    eb_session_options o;
-    eb_session_options_init(&o);
-    o.max_sequence_length = 32;
-    o.max_batch_tokens = 64;
-    SessionHandle s;
-    REQUIRE(eb_session_create(m.m, &o, &s.s, err, sizeof err) == EB_OK);
-    REQUIRE(eb_session_set_prompt(s.s, nullptr) == EB_OK);
-    size_t windows = 0;
-    REQUIRE(eb_session_embed_chunked(s.s, doc.data(), doc.size(), 24, 4, EB_CHUNK_POOLING_NONE, nullptr, 0, nullptr, 0,
-                                     &windows) == EB_OK);
-    REQUIRE(windows == 1 + (ids.size() - 24 + 19) / 20);
-    std::vector<eb_chunk> chunks(windows);
-    std::vector<float> rows(windows * 4096);
-    const eb_status st = eb_session_embed_chunked(s.s, doc.data(), doc.size(), 24, 4, EB_CHUNK_POOLING_NONE, rows.data(),
-                                                  rows.size(), chunks.data(), chunks.size(), &windows);
-    INFO(eb_session_last_error(s.s));
-    REQUIRE(st == EB_OK);
-    for (size_t k = 0; k < windows; ++k) {
-      INFO("window " << k);
-      REQUIRE(chunks[k].first_token == 20 * k);
-      REQUIRE(chunks[k].tokens == std::min<size_t>(24, ids.size() - 20 * k));
-      CHECK(chunks[k].begin_byte == offsets[chunks[k].first_token].first);
-      CHECK(chunks[k].end_byte == offsets[chunks[k].first_token + chunks[k].tokens - 1].second);
-    }
-    // rows: a sample of windows as single runs of their ids between the template's special tokens
-    REQUIRE(eb_session_run_text(s.s, "the") == EB_OK);
-    const int32_t* run = nullptr;
-    const int32_t* segment = nullptr;
-    size_t n = 0;
-    REQUIRE(eb_session_get_input_ids(s.s, &run, &n) == EB_OK);
-    REQUIRE(eb_session_get_token_offsets(s.s, nullptr, nullptr, &segment, &n) == EB_OK);
-    std::vector<int32_t> prefix, suffix;
-    bool seen = false;
-    for (size_t i = 0; i < n; ++i)
-      if (segment[i] >= 0)
-        seen = true;
-      else
-        (seen ? suffix : prefix).push_back(run[i]);
-    const float* one = nullptr;
-    int64_t shape[2] = {0, 0};
-    int32_t rank = 0;
-    REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_SENTENCE_EMBEDDING, &one, shape, &rank) == EB_OK);
-    const size_t width = static_cast<size_t>(shape[0]);
-    for (size_t k = 0; k < windows; k += 37) {
-      std::vector<int32_t> w = prefix;
-      w.insert(w.end(), ids.begin() + static_cast<std::ptrdiff_t>(chunks[k].first_token),
-               ids.begin() + static_cast<std::ptrdiff_t>(chunks[k].first_token + chunks[k].tokens));
-      w.insert(w.end(), suffix.begin(), suffix.end());
-      REQUIRE(eb_session_run_ids(s.s, w.data(), nullptr, nullptr, w.size()) == EB_OK);
-      REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_SENTENCE_EMBEDDING, &one, shape, &rank) == EB_OK);
-      INFO("row of window " << k);
-      CHECK(max_abs_diff(one, rows.data() + k * width, width) <= 1e-5);
-    }
-  }
+  // windows of the whole text's tokens, each row the single run of its ids
+  const std::string doc = mixed_document(40000);
+  for (const char* name : {"modernbert_st_mean_norm", "xlmr_st_mean_norm", "qwen3_st_lasttoken", "gemma3_st_dense"})
+    check_windows(name, doc, nullptr);
+}
+
+TEST_CASE("chunked embedding puts the session's prompt before every window", "[chunked][families][prompts]") {
+  // EmbeddingGemma's "task: search result | query: " (a trailing space: SentencePiece-style BPE)
+  // and Qwen3-Embedding's instruction (no trailing space; byte-level BPE): the same windows, each
+  // row the single run of [specials] prompt tokens + window tokens [specials]
+  const std::string doc = mixed_document(6000);
+  for (const char* name : {"qwen3_st_lasttoken", "gemma3_st_dense"}) check_windows(name, doc, "query");
 }
 
 TEST_CASE("edgebert-run --chunk prints the windows and dumps their vectors", "[chunked][cli]") {

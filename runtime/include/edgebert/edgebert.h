@@ -418,7 +418,11 @@ EB_API EB_NODISCARD eb_status eb_session_get_token_labels(const eb_session* sess
  * cut into windows of `window` tokens starting at tokens 0, step, 2 step, ... (step = window -
  * stride) until one reaches the end (a text of at most `window` tokens, an empty one included, is
  * one window); each window runs as a text of its own ([CLS] window [SEP], <s> window </s>, ...)
- * and gets the session's sentence embedding (the model's pooling, normalization and Matryoshka
+ * and gets the session's sentence embedding. With a prompt set (eb_session_set_prompt) every
+ * window carries it: [CLS] prompt window [SEP], the prompt's tokens those of its text without
+ * trailing spaces (the tokens a prompt run gives it with offsets {0, 0}: a space that joins the
+ * next word stays out), each window's tokens those of the text alone; they count toward
+ * max_sequence_length and into the mean's pooling as sentence-transformers' prompts do (the model's pooling, normalization and Matryoshka
  * dims: `width` = eb_session_set_embedding_dims's dims, else hidden_size). The windows go through
  * packed runs (as many per run as max_batch_tokens holds).
  *   EB_CHUNK_POOLING_NONE: out is float32 [windows, width], one row per window (out_size floats,
@@ -439,8 +443,8 @@ EB_API EB_NODISCARD eb_status eb_session_get_token_labels(const eb_session* sess
  * message names its byte), as is a text of 2 GiB or more. Errors: EB_ERROR_INVALID_ARGUMENT for
  * NULL text, window <= 0, stride < 0 or stride >= window, an unknown pooling, buffers too small,
  * text that is not UTF-8; EB_ERROR_SEQUENCE_TOO_LONG when window + the special tokens exceed
- * max_sequence_length; EB_ERROR_UNSUPPORTED on a model without sentence embeddings or vocabulary,
- * or with a prompt set (eb_session_set_prompt: not applied to windows yet). Afterwards the
+ * max_sequence_length (with the prompt's tokens); EB_ERROR_UNSUPPORTED on a model without
+ * sentence embeddings or vocabulary. Afterwards the
  * session's outputs are those of the last packed run. Performs no heap allocation. */
 typedef enum eb_chunk_pooling {
   EB_CHUNK_POOLING_NONE = 0, /* one vector per window */

@@ -144,15 +144,17 @@ eb_status for_each_window(Session& s, std::string_view text, const OverflowWindo
 // each run's sentence embeddings to the pooling, in window order.
 class WindowRunner {
  public:
-  WindowRunner(Session& s, int32_t pooling, float* out, eb_chunk* chunks)
+  // prompt_tokens: how many of the scratch's prompt ids go before each window's tokens.
+  WindowRunner(Session& s, int32_t pooling, float* out, eb_chunk* chunks, size_t prompt_tokens)
       : s_(s), in_(s.inputs()), slots_(s.sequence_slots()), f_(s.text().frame(false)), pooling_(pooling), out_(out),
         chunks_(chunks), width_(s.sentence_embedding_width()), sums_(s.chunk_scratch().sums.data()),
-        weights_(s.chunk_scratch().weights.data()) {
+        weights_(s.chunk_scratch().weights.data()), prompt_(s.chunk_scratch().prompt.data()),
+        prompt_tokens_(prompt_tokens) {
     std::fill(sums_, sums_ + width_, 0.0);
   }
 
   eb_status add(size_t start, size_t tokens, const TokenStream& stream) {
-    const size_t specials = f_.prefix.size() + f_.suffix.size();
+    const size_t specials = f_.prefix.size() + f_.suffix.size() + prompt_tokens_;
     if (rows_ + tokens + specials > s_.max_batch_tokens()) {
       const eb_status st = flush();
       if (st != EB_OK) return st;
@@ -162,6 +164,13 @@ class WindowRunner {
     q = SequenceInfo{};
     q.first_token = rows_;
     size_t t = put_special_tokens(in_, rows_, f_.prefix, f_.prefix_types, types);
+    for (size_t i = 0; i < prompt_tokens_; ++i, ++t) {  // as a prompt run's: text 0, offsets {0, 0}
+      in_.ids[t] = prompt_[i];
+      in_.begin[t] = in_.end[t] = 0;
+      in_.segment[t] = 0;
+      in_.word_ids[t] = -1;
+      in_.types[t] = types ? f_.type_a : 0;
+    }
     const ChunkScratch& c = stream.buffers();
     eb_chunk place{0, 0, start, tokens};
     for (size_t i = 0; i < tokens; ++i, ++t) {
@@ -226,6 +235,8 @@ class WindowRunner {
   size_t width_;
   double* sums_;
   double* weights_;  // the packed windows' weights (token counts)
+  const int32_t* prompt_;
+  size_t prompt_tokens_;
   double weight_ = 0.0;
   size_t count_ = 0, rows_ = 0, windows_ = 0;
 };
@@ -248,18 +259,29 @@ eb_status embed_chunked(Session& s, const char* text, size_t text_size, int32_t 
   if (!s.model().has_embeddings)
     return refuse(s, EB_ERROR_UNSUPPORTED, "this model has no embedding tables; run it on precomputed embeddings");
   if (!s.text().available()) return refuse(s, EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
-  if (s.text().has_prompt())
-    return refuse(s, EB_ERROR_UNSUPPORTED, "embed_chunked does not apply prompts to windows yet: set the prompt to NULL");
   if (window <= 0 || stride < 0 || stride >= window)
     return refuse(s, EB_ERROR_INVALID_ARGUMENT,
                   "embed_chunked: window %d and stride %d: need window > 0 and 0 <= stride < window", window, stride);
+  // The session's prompt goes before every window's tokens: the tokens of the prompt text without
+  // its trailing spaces (those that joined with the text's first word tokenize with the window's
+  // first token, which the text alone starts with; edgebert.h).
+  size_t prompt_tokens = 0;
+  if (s.text().has_prompt()) {
+    std::string_view p = s.text().prompt();
+    while (!p.empty() && p.back() == ' ') p.remove_suffix(1);
+    std::vector<int32_t>& room = s.chunk_scratch().prompt;
+    prompt_tokens = s.text().encode(p, room.data(), nullptr, nullptr, room.size());
+    if (prompt_tokens > room.size())
+      return refuse(s, EB_ERROR_SEQUENCE_TOO_LONG, "embed_chunked: the session's prompt has more than %zu tokens",
+                    room.size());
+  }
   const text::Tokenizer::Frame& f = s.text().frame(false);
   const size_t specials = f.prefix.size() + f.suffix.size();
-  if (static_cast<size_t>(window) + specials > static_cast<size_t>(s.max_seq_len()))
+  if (static_cast<size_t>(window) + specials + prompt_tokens > static_cast<size_t>(s.max_seq_len()))
     return refuse(s, EB_ERROR_SEQUENCE_TOO_LONG,
-                  "embed_chunked: a window of %d tokens with the model's %zu special tokens exceeds the session "
-                  "maximum %d",
-                  window, specials, s.max_seq_len());
+                  "embed_chunked: a window of %d tokens with the model's %zu special tokens and the prompt's %zu "
+                  "tokens exceeds the session maximum %d",
+                  window, specials, prompt_tokens, s.max_seq_len());
   if (text_size > static_cast<size_t>(INT32_MAX))
     return refuse(s, EB_ERROR_SEQUENCE_TOO_LONG, "embed_chunked: the text is %zu bytes long; texts of up to %d bytes",
                   text_size, INT32_MAX);
@@ -301,7 +323,7 @@ eb_status embed_chunked(Session& s, const char* text, size_t text_size, int32_t 
                     chunks_size, windows);
   }
   // The windows through packed runs.
-  WindowRunner runner(s, pooling, out, chunks);
+  WindowRunner runner(s, pooling, out, chunks, prompt_tokens);
   st = for_each_window(s, doc, w,
                        [&](size_t start, size_t tokens, const TokenStream& t) { return runner.add(start, tokens, t); });
   if (st == EB_OK) st = runner.flush();

@@ -22,9 +22,9 @@ namespace edgebert::tasks {
 
 // The token buffers of embed_chunked, sized once at session creation: room for the tokens of one
 // window carried over (window_tokens) plus one piece of text (piece_tokens), the mean's sums and
-// the weights of one packed run's windows.
+// the weights of one packed run's windows, and the session prompt's tokens (at most one window's).
 struct ChunkScratch {
-  std::vector<int32_t> ids, words;
+  std::vector<int32_t> ids, words, prompt;
   std::vector<TokenSpan> spans;
   std::vector<double> sums, weights;
   size_t piece_tokens = 0;
@@ -33,12 +33,14 @@ struct ChunkScratch {
     ids.assign(window_tokens + piece, 0);
     words.assign(window_tokens + piece, 0);
     spans.assign(window_tokens + piece, TokenSpan{0, 0});
+    prompt.assign(window_tokens, 0);
     sums.assign(width, 0.0);
     weights.assign(run_sequences, 0.0);
   }
   // What allocate(...) takes, for the session's memory estimate.
   static size_t bytes(size_t window_tokens, size_t piece, size_t width, size_t run_sequences) {
-    return (window_tokens + piece) * (2 * sizeof(int32_t) + sizeof(TokenSpan)) + (width + run_sequences) * sizeof(double);
+    return (window_tokens + piece) * (2 * sizeof(int32_t) + sizeof(TokenSpan)) + window_tokens * sizeof(int32_t) +
+           (width + run_sequences) * sizeof(double);
   }
 };
 
