@@ -40,6 +40,12 @@ CASES = {
     "doc_b": [2, 8, 410, 22, 199, 3],
     "doc_long": [2, 8] + [int(x) for x in np.random.default_rng(5).integers(5, 500, 40)] + [3],
 }
+# PyLate's default query (attend_to_expansion_tokens false): the [MASK] expansion tokens have
+# attention mask 0 (no token attends to them) and keep their rows (every query row is scored):
+# CASE.mask.txt beside CASE.ids.txt; not in maxsim.txt.
+UNATTENDED_CASES = {
+    "query_unattended": ([2, 7, 100, 230, 17, 3, 4, 4, 4, 4, 4, 4], [1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0]),
+}
 
 
 def make(out):
@@ -62,16 +68,21 @@ def make(out):
                           [("linear.weight", "F32", weight.shape, weight.tobytes())])
     os.makedirs(cdir)
     vectors = {}
-    for name, ids in CASES.items():
+    cases = [(name, ids, None) for name, ids in CASES.items()]
+    cases += [(name, ids, mask) for name, (ids, mask) in UNATTENDED_CASES.items()]
+    for name, ids, mask in cases:
         n = len(ids)
         res = bert_numpy.forward(model.weights, model.config, np.asarray([ids]), np.zeros((1, n), np.int64),
-                                 np.ones((1, n), np.int64))
+                                 np.asarray([mask if mask else [1] * n], np.int64))
         h = np.asarray(res["last_hidden_state"], np.float64).reshape(n, mt.HIDDEN)
         v = h @ weight.astype(np.float64).T
         v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
         vectors[name] = v
         with open(os.path.join(cdir, name + ".ids.txt"), "w", encoding="utf-8") as f:
             f.write(" ".join(str(i) for i in ids) + "\n")
+        if mask:
+            with open(os.path.join(cdir, name + ".mask.txt"), "w", encoding="utf-8") as f:
+                f.write(" ".join(str(i) for i in mask) + "\n")
         v.astype(np.float32).tofile(os.path.join(cdir, name + ".f32"))
     with open(os.path.join(cdir, "maxsim.txt"), "w", encoding="utf-8") as f:
         for q in CASES:

@@ -16,6 +16,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "alloc_counter.h"
@@ -49,6 +50,36 @@ std::vector<float> token_vectors(eb_session* s, size_t rows) {
   REQUIRE(static_cast<size_t>(shape[0]) == rows);
   REQUIRE(static_cast<size_t>(shape[1]) == kDim);
   return std::vector<float>(p, p + rows * kDim);
+}
+
+// The largest absolute difference and the lowest row cosine of `rows` vectors against `ref`;
+// every row of `v` is checked to be L2-normalized.
+std::pair<double, double> agreement(const std::vector<float>& v, const std::vector<float>& ref, size_t rows) {
+  double max_err = 0, min_cos = 1;
+  for (size_t t = 0; t < rows; ++t) {
+    double dot = 0, nv = 0, nr = 0;
+    for (size_t k = 0; k < kDim; ++k) {
+      const double a = v[t * kDim + k], b = ref[t * kDim + k];
+      max_err = std::max(max_err, std::fabs(a - b));
+      dot += a * b, nv += a * a, nr += b * b;
+    }
+    CHECK(std::fabs(std::sqrt(nv) - 1.0) < 1e-5);
+    min_cos = std::min(min_cos, dot / std::sqrt(nv * nr));
+  }
+  return {max_err, min_cos};
+}
+
+// f(session, fp32) on a session of each precision (fp32, int8) and thread count (1, 2).
+template <class F>
+void on_each_session(F f) {
+  for (const char* kind : {"fp32", "int8"})
+    for (int threads : {1, 2}) {
+      INFO(kind << ", " << threads << " threads");
+      ModelHandle m;
+      SessionHandle s;
+      open(converted(kind), threads, &m, &s);
+      f(s.s, std::string(kind) == "fp32");
+    }
 }
 
 float maxsim(const std::vector<float>& q, const std::vector<float>& d) {
@@ -93,17 +124,7 @@ TEST_CASE("ColBERT token vectors match the float64 reference, single and packed,
         lengths.push_back(ids.size());
         REQUIRE(eb_session_run_ids(s.s, ids.data(), nullptr, nullptr, ids.size()) == EB_OK);
         const std::vector<float> v = token_vectors(s.s, ids.size());
-        double max_err = 0, min_cos = 1;
-        for (size_t t = 0; t < ids.size(); ++t) {
-          double dot = 0, nv = 0, nr = 0;
-          for (size_t k = 0; k < kDim; ++k) {
-            const double a = v[t * kDim + k], b = ref[t * kDim + k];
-            max_err = std::max(max_err, std::fabs(a - b));
-            dot += a * b, nv += a * a, nr += b * b;
-          }
-          CHECK(std::fabs(std::sqrt(nv) - 1.0) < 1e-5);  // every row normalized
-          min_cos = std::min(min_cos, dot / std::sqrt(nv * nr));
-        }
+        const auto [max_err, min_cos] = agreement(v, ref, ids.size());
         if (fp32) {
           CHECK(max_err < 2e-3);
         } else {
@@ -142,6 +163,34 @@ TEST_CASE("ColBERT token vectors match the float64 reference, single and packed,
       CHECK(err < 1e-5);
     }
   }
+}
+
+// PyLate's default query expansion (attend_to_expansion_tokens false) on ids: the [MASK] tokens
+// with attention mask 0 are attended by no token and keep their computed rows, as PyLate scores
+// every query row; with mask 1 (attend_to_expansion_tokens true) the rows differ.
+TEST_CASE("ColBERT query expansion with unattended mask tokens matches the float64 reference", "[colbert]") {
+  const std::string base = ref_dir() + "/colbert_cases/query_unattended";
+  const std::vector<int32_t> ids = read_ints(base + ".ids.txt");
+  const std::vector<int32_t> mask = read_ints(base + ".mask.txt");
+  const std::vector<float> ref = read_f32(base + ".f32");
+  REQUIRE(mask.size() == ids.size());
+  REQUIRE(ref.size() == ids.size() * kDim);
+  on_each_session([&](eb_session* s, bool fp32) {
+    REQUIRE(eb_session_run_ids(s, ids.data(), nullptr, mask.data(), ids.size()) == EB_OK);
+    const std::vector<float> v = token_vectors(s, ids.size());
+    const auto [max_err, min_cos] = agreement(v, ref, ids.size());
+    if (fp32) {
+      CHECK(max_err < 2e-3);
+    } else {
+      CHECK(min_cos > 0.98);
+    }
+    // attending to the expansion tokens changes the rows (the mask is not ignored)
+    REQUIRE(eb_session_run_ids(s, ids.data(), nullptr, nullptr, ids.size()) == EB_OK);
+    const std::vector<float> attended = token_vectors(s, ids.size());
+    double diff = 0;
+    for (size_t j = 0; j < v.size(); ++j) diff = std::max(diff, std::fabs(double(v[j]) - attended[j]));
+    CHECK(diff > 1e-2);
+  });
 }
 
 TEST_CASE("eb_maxsim equals a float64 MaxSim and refuses bad arguments", "[colbert]") {
@@ -211,35 +260,30 @@ TEST_CASE("token vectors: models without them say so; bad Dense modules are one-
 }
 
 TEST_CASE("ColBERT runs, packed runs, token vectors and MaxSim perform zero heap allocations", "[colbert][alloc]") {
-  for (const char* kind : {"fp32", "int8"})
-    for (int threads : {1, 2}) {
-      INFO(kind << ", " << threads << " threads");
-      ModelHandle m;
-      SessionHandle s;
-      open(converted(kind), threads, &m, &s);
-      const std::vector<int32_t> q = read_ints(ref_dir() + "/colbert_cases/query.ids.txt");
-      const std::vector<int32_t> d = read_ints(ref_dir() + "/colbert_cases/doc_long.ids.txt");
-      std::vector<int32_t> both(q);
-      both.insert(both.end(), d.begin(), d.end());
-      const size_t lengths[2] = {q.size(), d.size()};
-      std::vector<float> qv(q.size() * kDim);
-      REQUIRE(eb_session_run_ids(s.s, q.data(), nullptr, nullptr, q.size()) == EB_OK);  // warm: first run
-      edgebert::tools::alloc_counter_start();
-      int failures = 0;
-      for (int rep = 0; rep < 3; ++rep) {
-        const float* p = nullptr;
-        failures += eb_session_run_ids(s.s, q.data(), nullptr, nullptr, q.size()) != EB_OK;
-        failures += eb_session_get_output(s.s, EB_OUTPUT_TOKEN_VECTORS, &p, nullptr, nullptr) != EB_OK;
-        if (p) std::copy(p, p + qv.size(), qv.begin());
-        size_t consumed = 0;
-        failures += eb_session_run_ids_batch(s.s, both.data(), nullptr, lengths, 2, &consumed) != EB_OK || consumed != 2;
-        failures += eb_session_get_output(s.s, EB_OUTPUT_TOKEN_VECTORS, &p, nullptr, nullptr) != EB_OK;
-        float score = 0.f;
-        failures += !p || eb_maxsim(qv.data(), q.size(), p + q.size() * kDim, d.size(), kDim, &score) != EB_OK;
-        failures += eb_maxsim(nullptr, 1, p, 1, kDim, &score) != EB_ERROR_INVALID_ARGUMENT;
-      }
-      const long allocations = edgebert::tools::alloc_counter_stop();
-      CHECK(failures == 0);
-      CHECK(allocations == 0);
+  on_each_session([](eb_session* s, bool) {
+    const std::vector<int32_t> q = read_ints(ref_dir() + "/colbert_cases/query.ids.txt");
+    const std::vector<int32_t> d = read_ints(ref_dir() + "/colbert_cases/doc_long.ids.txt");
+    std::vector<int32_t> both(q);
+    both.insert(both.end(), d.begin(), d.end());
+    const size_t lengths[2] = {q.size(), d.size()};
+    std::vector<float> qv(q.size() * kDim);
+    REQUIRE(eb_session_run_ids(s, q.data(), nullptr, nullptr, q.size()) == EB_OK);  // warm: first run
+    edgebert::tools::alloc_counter_start();
+    int failures = 0;
+    for (int rep = 0; rep < 3; ++rep) {
+      const float* p = nullptr;
+      failures += eb_session_run_ids(s, q.data(), nullptr, nullptr, q.size()) != EB_OK;
+      failures += eb_session_get_output(s, EB_OUTPUT_TOKEN_VECTORS, &p, nullptr, nullptr) != EB_OK;
+      if (p) std::copy(p, p + qv.size(), qv.begin());
+      size_t consumed = 0;
+      failures += eb_session_run_ids_batch(s, both.data(), nullptr, lengths, 2, &consumed) != EB_OK || consumed != 2;
+      failures += eb_session_get_output(s, EB_OUTPUT_TOKEN_VECTORS, &p, nullptr, nullptr) != EB_OK;
+      float score = 0.f;
+      failures += !p || eb_maxsim(qv.data(), q.size(), p + q.size() * kDim, d.size(), kDim, &score) != EB_OK;
+      failures += eb_maxsim(nullptr, 1, p, 1, kDim, &score) != EB_ERROR_INVALID_ARGUMENT;
     }
+    const long allocations = edgebert::tools::alloc_counter_stop();
+    CHECK(failures == 0);
+    CHECK(allocations == 0);
+  });
 }

@@ -82,11 +82,13 @@ typedef enum eb_output {
                                        over the real tokens, 0 for cls / eos / pad / unk */
   EB_OUTPUT_TOKEN_VECTORS = 8       /* float32 [seq_len, dim]; ColBERT models (dim: eb_model_info
                                        num_labels): every token's projected vector, each row
-                                       L2-normalized (eb_maxsim scores them); bge-m3: every
-                                       token but each sequence's first ([CLS]), [seq_len - 1,
-                                       dim]; after packed runs each sequence's tokens - 1
-                                       rows, sequence after sequence (eb_session_get_sequence);
-                                       padding tokens (mask 0) give zero rows */
+                                       L2-normalized (eb_maxsim scores them), a mask-0 token's
+                                       too (attended by no token: PyLate's query expansion);
+                                       bge-m3: every token but each sequence's first ([CLS]),
+                                       [seq_len - 1, dim]; after packed runs each sequence's
+                                       tokens - 1 rows, sequence after sequence
+                                       (eb_session_get_sequence); its padding tokens (mask 0)
+                                       give zero rows, as FlagEmbedding masks them */
 } eb_output;
 #define EB_OUTPUT_COUNT 9
 
