@@ -394,6 +394,11 @@ eb_status eb_session_set_embedding_dims(eb_session* session, int32_t dims) {
   return guarded(session, OnError::kResetRun, [&] { return session->impl->set_embedding_dims(dims); });
 }
 
+eb_status eb_session_set_num_threads(eb_session* session, int32_t num_threads) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kKeepRun, [&] { return session->impl->set_num_threads(num_threads); });
+}
+
 eb_status eb_session_set_prompt(eb_session* session, const char* name) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(session, OnError::kResetRun, [&] { return session->impl->set_prompt(name); });

@@ -240,7 +240,8 @@ eb_status Session::forward(size_t n, size_t first) {
   ctx.types = inputs_.types.data();
   ctx.key_mask = inputs_.key_mask.data();
   ctx.any_padding = any_padding_;
-  ctx.row_tile = std::max<size_t>(1, (n + 2 * threads_ - 1) / (2 * threads_));
+  const size_t workers = resources_.workers;  // (eb_session_set_num_threads: 1 or threads_)
+  ctx.row_tile = std::max<size_t>(1, (n + 2 * workers - 1) / (2 * workers));
   ctx.res = resources_;
   const exec::ExecObserver observer = observer_for_run();
   cur_n_ = 0;
@@ -250,7 +251,7 @@ eb_status Session::forward(size_t n, size_t first) {
   }
   PhaseTimer timer(profiling_ ? &phases_.forward_ns : nullptr);
   const Status s = exec::run_ops(ops_, first, ctx, observer);
-  exec::yield_workers(pool_);  // the workers sleep until the next run
+  exec::yield_workers(resources_.pool);  // the workers sleep until the next run
   if (!s.is_ok()) return fail(s.code(), "%s", s.message().c_str());
   cur_n_ = n;
   truncate_embeddings();
@@ -269,6 +270,17 @@ eb_status Session::set_embedding_dims(int32_t dims) {
   reset_run();
   embedding_dims_ = dims == model_.config.hidden ? 0 : dims;
   clear_error();
+  return EB_OK;
+}
+
+eb_status Session::set_num_threads(int n) {
+  if (n != 1 && n != threads_)
+    return fail(EB_ERROR_INVALID_ARGUMENT,
+                "num_threads %d: this session (created with %d threads) runs on 1 or %d (its thread pool's size)", n,
+                threads_, threads_);
+  // The GEMMs reshape for the new pool at their next setup (XnnGemm::setup compares the pool).
+  resources_.pool = n == 1 ? nullptr : pool_;
+  resources_.workers = static_cast<size_t>(n);
   return EB_OK;
 }
 
@@ -324,7 +336,7 @@ void Session::one_sequence(size_t n) {
 eb_status Session::run_gemms_only() {
   if (cur_n_ == 0) return fail(EB_ERROR_BAD_STATE, "run_gemms_only needs a previous successful run");
   for (const exec::BoundOp& b : ops_)
-    if (b.gemm && b.op->layer >= 0 && !b.gemm->run(pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed");
+    if (b.gemm && b.op->layer >= 0 && !b.gemm->run(resources_.pool)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed");
   return EB_OK;
 }
 
@@ -451,8 +463,8 @@ eb_status Session::run_embeddings(const float* embeddings, const int32_t* mask, 
 eb_status Session::masked_lm_logits(size_t row, const float** logits) {
   if (vocab_op_ < 0) return fail(EB_ERROR_UNSUPPORTED, "this model has no masked-LM head");
   const exec::BoundOp& b = ops_[static_cast<size_t>(vocab_op_)];
-  const Status s = exec::vocab_logits_row(b, b.in[0] + row * exec::vocab_input_row_bytes(b), pool_, logits);
-  exec::yield_workers(pool_);  // as after a run
+  const Status s = exec::vocab_logits_row(b, b.in[0] + row * exec::vocab_input_row_bytes(b), resources_.pool, logits);
+  exec::yield_workers(resources_.pool);  // as after a run
   return s.is_ok() ? EB_OK : fail(s.code(), "%s", s.message().c_str());
 }
 

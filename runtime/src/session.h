@@ -116,6 +116,9 @@ class Session {
   const Model& model() const { return program_->model(); }
   const Program& program() const { return *program_; }
   int threads() const { return threads_; }
+  // The runs after this call on 1 thread (the caller's: the pool stays, asleep) or on all threads_
+  // (eb_session_set_num_threads); no allocation, the outputs of the last run stay.
+  eb_status set_num_threads(int n);
   int max_seq_len() const { return max_n_; }
 
   // Memory facts.

@@ -252,10 +252,10 @@ Status XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows,
 }
 
 bool XnnGemm::setup(size_t rows, const void* input, void* output, pthreadpool_t pool) {
-  if (rows == rows_ && input == input_ && output == output_) return true;
+  if (rows == rows_ && input == input_ && output == output_ && pool == pool_) return true;
   xnn_status s = xnn_status_success;
 #if EDGEBERT_XNN_API >= 2024
-  if (rows != rows_) {
+  if (rows != rows_ || pool != pool_) {  // the reshape tiles the work for the pool's threads
 #if EDGEBERT_XNN_FLOAT_OUTPUT
     if (float_output_) {
       if (rows + XNN_EXTRA_QUANTIZATION_PARAMS > row_params_.size()) return false;  // params made for fewer rows
@@ -303,11 +303,13 @@ bool XnnGemm::setup(size_t rows, const void* input, void* output, pthreadpool_t 
     rows_ = 0;
     input_ = nullptr;
     output_ = nullptr;
+    pool_ = nullptr;
     return false;
   }
   rows_ = rows;
   input_ = input;
   output_ = output;
+  pool_ = pool;
   return true;
 }
 

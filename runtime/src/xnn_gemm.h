@@ -91,6 +91,7 @@ class XnnGemm {
   size_t rows_ = 0;
   const void* input_ = nullptr;
   void* output_ = nullptr;
+  pthreadpool_t pool_ = nullptr;  // the pool of the last reshape (eb_session_set_num_threads changes it)
 };
 
 }  // namespace edgebert

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "alloc_counter.h"
@@ -256,4 +257,95 @@ TEST_CASE("packed runs perform zero heap allocations", "[alloc][packed]") {
       }
     }
   }
+}
+
+namespace {
+
+// The last run's rows of `out` (all of them: packed runs' sequences end to end), or empty.
+std::vector<float> output_rows(eb_session* s, eb_output out) {
+  const float* p = nullptr;
+  int64_t shape[2] = {0, 0};
+  int32_t rank = 0;
+  if (eb_session_get_output(s, out, &p, shape, &rank) != EB_OK) return {};
+  const size_t count = static_cast<size_t>(shape[0]) * static_cast<size_t>(rank == 2 ? shape[1] : 1);
+  return std::vector<float>(p, p + count);
+}
+
+}  // namespace
+
+// eb_session_set_num_threads: a 2-thread session switched to 1 thread and back gives the same
+// bytes (packed and single runs, last_hidden_state and the task's output), keeps the last run's
+// outputs, allocates nothing, and refuses every other thread count with a message.
+TEST_CASE("switching a session between 1 and all its threads: same bytes, no allocation", "[alloc][threads]") {
+  const char* texts[] = {"the movie was good", "a b c", "the hotel was clean , but the staff was rude", "x"};
+  const std::pair<const char*, eb_output> models[] = {{"base2_h12", EB_OUTPUT_LAST_HIDDEN_STATE},
+                                                      {"task_distil_seqcls_relu", EB_OUTPUT_LOGITS},
+                                                      {"task_st_mean_norm", EB_OUTPUT_SENTENCE_EMBEDDING},
+                                                      {"task_bert_qa", EB_OUTPUT_START_LOGITS},
+                                                      {"bge_m3", EB_OUTPUT_TOKEN_VECTORS}};
+  for (const auto& [model, task_out] : models) {
+    for (const char* kind : {"int8", "fp32"}) {
+      INFO(model << " " << kind);
+      ModelHandle m;
+      SessionHandle s;
+      eb_model_info info;
+      open_session(model, kind, 2, &m, &s, &info, 24, 64);
+      // per thread count: the packed run's and a single run's outputs
+      std::vector<float> packed[2], task[2], single[2];
+      for (int threads : {2, 1, 2}) {
+        INFO("threads " << threads);
+        REQUIRE(eb_session_set_num_threads(s.s, threads) == EB_OK);
+        size_t n = 0;
+        REQUIRE(eb_session_run_texts(s.s, texts, 4, &n) == EB_OK);
+        REQUIRE(n == 4);
+        const std::vector<float> p = output_rows(s.s, EB_OUTPUT_LAST_HIDDEN_STATE);
+        const std::vector<float> t = output_rows(s.s, task_out);
+        REQUIRE(eb_session_run_text(s.s, texts[2]) == EB_OK);
+        const std::vector<float> one = output_rows(s.s, EB_OUTPUT_LAST_HIDDEN_STATE);
+        REQUIRE_FALSE(p.empty());
+        REQUIRE_FALSE(t.empty());
+        if (packed[threads - 1].empty()) {
+          packed[threads - 1] = p, task[threads - 1] = t, single[threads - 1] = one;
+        } else {  // back on 2 threads: what it gave before
+          CHECK(p == packed[1]);
+          CHECK(t == task[1]);
+          CHECK(one == single[1]);
+        }
+      }
+      CHECK(packed[0] == packed[1]);  // (bytes: float ==, and no NaN in a real run)
+      CHECK(task[0] == task[1]);
+      CHECK(single[0] == single[1]);
+      // the last run's outputs survive the switch
+      REQUIRE(eb_session_set_num_threads(s.s, 1) == EB_OK);
+      CHECK(output_rows(s.s, EB_OUTPUT_LAST_HIDDEN_STATE) == single[0]);
+      // no allocation: switching and running on both
+      Counting counting;
+      int failures = 0;
+      for (int rep = 0; rep < 3; ++rep)
+        for (int threads : {1, 2}) {
+          size_t n = 0;
+          failures += eb_session_set_num_threads(s.s, threads) != EB_OK;
+          failures += eb_session_run_texts(s.s, texts, 4, &n) != EB_OK || n != 4;
+          failures += eb_session_run_text(s.s, texts[0]) != EB_OK;
+          failures += eb_session_set_num_threads(s.s, 3) != EB_ERROR_INVALID_ARGUMENT;
+        }
+      const long allocations = counting.stop();
+      CHECK(failures == 0);
+      CHECK(allocations == 0);
+      // every other count is refused, naming the two it takes
+      for (int bad : {0, -1, 3, 64}) {
+        INFO("num_threads " << bad);
+        CHECK(eb_session_set_num_threads(s.s, bad) == EB_ERROR_INVALID_ARGUMENT);
+        CHECK(std::string(eb_session_last_error(s.s)).find("runs on 1 or 2") != std::string::npos);
+      }
+    }
+  }
+  // a one-thread session takes 1 only; a NULL session is refused
+  ModelHandle m;
+  SessionHandle s;
+  eb_model_info info;
+  open_session("base2_h12", "int8", 1, &m, &s, &info, 24, 64);
+  CHECK(eb_session_set_num_threads(s.s, 1) == EB_OK);
+  CHECK(eb_session_set_num_threads(s.s, 2) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(eb_session_set_num_threads(nullptr, 1) == EB_ERROR_INVALID_ARGUMENT);
 }

@@ -249,6 +249,11 @@ JNIEXPORT void JNICALL Java_org_edgebert_Session_nSetEmbeddingDims(JNIEnv* env, 
   check(env, session_ptr(h), eb_session_set_embedding_dims(session_ptr(h), dims));
 }
 
+JNIEXPORT void JNICALL Java_org_edgebert_Session_nSetNumThreads(JNIEnv* env, jclass, jlong h, jint threads) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_set_num_threads), "eb_session_set_num_threads")) return;
+  check(env, session_ptr(h), eb_session_set_num_threads(session_ptr(h), threads));
+}
+
 JNIEXPORT jint JNICALL Java_org_edgebert_Session_nTruncatedTokens(JNIEnv* env, jclass, jlong h, jint index) {
   if (missing(env, reinterpret_cast<const void*>(&eb_session_get_truncated_tokens), "eb_session_get_truncated_tokens"))
     return 0;

@@ -117,6 +117,7 @@ _SIGNATURES = {
     "eb_session_set_truncation": (_S, [_P, ctypes.c_int]),
     "eb_session_set_embedding_dims": (_S, [_P, ctypes.c_int32]),
     "eb_session_set_prompt": (_S, [_P, ctypes.c_char_p]),
+    "eb_session_set_num_threads": (_S, [_P, ctypes.c_int32]),
     "eb_session_get_truncated_tokens": (_S, [_P, ctypes.c_size_t, c_int32_p]),
     "eb_session_get_token_labels": (_S, [_P, c_int32_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]),
     "eb_session_memory": (_S, [_P, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t),

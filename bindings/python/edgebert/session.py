@@ -342,6 +342,17 @@ class Session(NativeHandle):
                         "set_prompt")
             self._prompt = name or None
 
+    def set_num_threads(self, threads):
+        """Later runs on 1 thread (the caller's) or on all the threads the session was made with
+        (eb_session_set_num_threads): for cores that other work keeps busy, where 2 threads can be
+        slower than 1. Outputs are the same; other counts raise Error(INVALID_ARGUMENT)."""
+        if not isinstance(threads, int) or isinstance(threads, bool):
+            raise Error(Status.INVALID_ARGUMENT, "threads must be an int, got %r" % (threads,))
+        if not -2**31 <= threads < 2**31:
+            raise Error(Status.INVALID_ARGUMENT, "threads %d is out of range" % threads)
+        with self._lock:
+            self._check(self._lib.eb_session_set_num_threads(self._ptr(), threads), "set_num_threads")
+
     def set_embedding_dims(self, dims):
         """Matryoshka: later sentence embeddings truncated to their first `dims` values and
         L2-normalized again (eb_session_set_embedding_dims); 0: the full embedding. Meaningful only

@@ -350,6 +350,15 @@ EB_API EB_NODISCARD eb_status eb_session_answer(eb_session* session, const char*
                                    int32_t max_answer_tokens, int32_t doc_stride, eb_span* out_span,
                                    int32_t* out_windows);
 
+/* The runs after this call use 1 thread (the caller's) or all of the session's num_threads (the
+ * only two values: the session's pool has that many threads; the workers sleep while it runs on
+ * 1). For cores that other work keeps busy (a phone with background work, a busy server): there
+ * every parallel loop waits for a descheduled worker and 2 threads can be several times slower
+ * than 1 (docs/batches.md, "Threads on loaded cores"); an app that knows its load switches here
+ * without making a new session. Outputs are the same on 1 and N threads. No allocation; the last
+ * run's outputs stay readable. EB_ERROR_INVALID_ARGUMENT for any other value. */
+EB_API EB_NODISCARD eb_status eb_session_set_num_threads(eb_session* session, int32_t num_threads);
+
 /* Matryoshka embeddings: the sentence embedding of the runs after this call truncated to its first
  * `dims` values and L2-normalized again (EB_OUTPUT_SENTENCE_EMBEDDING then has `dims` values per
  * sequence, in eb_session_get_output and eb_session_embed_many). Meaningful only for models

@@ -295,6 +295,15 @@ public final class Session: @unchecked Sendable {
         return t
     }
 
+    /// Later runs on 1 thread (the caller's) or on all the threads the session was made with
+    /// (eb_session_set_num_threads): for cores that other work keeps busy, where 2 threads can be
+    /// slower than 1. Outputs are the same; any other count throws `.invalidArgument`.
+    public func setNumThreads(_ threads: Int) throws {
+        let set = try TaskAPI.function("eb_session_set_num_threads", as: TaskAPI.SetNumThreads.self)
+        guard let t = Int32(exactly: threads) else { throw EdgeBertError(.invalidArgument, "threads \(threads) is out of range") }
+        try withHandle { h in try Session.check(h, set(h, t)) }
+    }
+
     /// (arena bytes, naive sum of buffers, packed weight bytes).
     public func memory() throws -> (arena: Int, naive: Int, packedWeights: Int) {
         try withHandle { h in

@@ -64,6 +64,8 @@ enum TaskAPI {
     // Prompts and Matryoshka dims (issue 24).
     typealias SetPrompt = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> eb_status
     typealias SetEmbeddingDims = @convention(c) (OpaquePointer?, Int32) -> eb_status
+    // 1 thread or all of them on a live session.
+    typealias SetNumThreads = @convention(c) (OpaquePointer?, Int32) -> eb_status
 
     // Many texts per call and token labels (issue 22).
     typealias EmbedMany = @convention(c) (OpaquePointer?, UnsafePointer<UnsafePointer<CChar>?>?,

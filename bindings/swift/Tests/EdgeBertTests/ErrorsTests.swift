@@ -81,6 +81,24 @@ final class ErrorsTests: XCTestCase {
         m.close()
     }
 
+    func testSetNumThreadsKeepsTheOutputs() throws {
+        let c = TestData.Case("base2_h12", "len20_types")
+        let s = try Model(path: TestData.ebm("base2_h12", "int8")).session(threads: 2)
+        let two = try s.run(ids: c.ids, types: c.types, mask: c.mask)[.lastHiddenState]
+        try s.setNumThreads(1)
+        XCTAssertEqual(try s.run(ids: c.ids, types: c.types, mask: c.mask)[.lastHiddenState], two)
+        try s.setNumThreads(2)
+        XCTAssertEqual(try s.run(ids: c.ids, types: c.types, mask: c.mask)[.lastHiddenState], two)
+        for bad in [0, 3, -1] {
+            XCTAssertThrowsError(try s.setNumThreads(bad)) { e in
+                XCTAssertEqual((e as? EdgeBertError)?.status, .invalidArgument)
+                XCTAssertTrue("\(e)".contains("runs on 1 or 2"), "\(e)")
+            }
+        }
+        s.close()
+        expect(.badState, try s.setNumThreads(1))
+    }
+
     func testMemoryFacts() throws {
         let mem = try Model(path: TestData.ebm("base2_h12", "int8")).session(maxSequenceLength: 32).memory()
         XCTAssertTrue(mem.arena > 0 && mem.arena <= mem.naive && mem.packedWeights > 0)

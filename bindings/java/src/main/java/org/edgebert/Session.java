@@ -551,6 +551,15 @@ public final class Session implements AutoCloseable {
   }
 
   /**
+   * Later runs on 1 thread (the caller's) or on all the threads the session was made with
+   * (eb_session_set_num_threads): for cores that other work keeps busy, where 2 threads can be
+   * slower than 1. Outputs are the same; any other count: INVALID_ARGUMENT.
+   */
+  public synchronized void setNumThreads(int threads) {
+    nSetNumThreads(ptr(), threads);
+  }
+
+  /**
    * Matryoshka: later sentence embeddings truncated to their first {@code dims} values and
    * L2-normalized again (eb_session_set_embedding_dims); 0: the full embedding. Meaningful only for
    * models trained for it.
@@ -624,6 +633,7 @@ public final class Session implements AutoCloseable {
   private static native void nSetTruncation(long s, int strategy);
   private static native void nSetPrompt(long s, byte[] name);
   private static native void nSetEmbeddingDims(long s, int dims);
+  private static native void nSetNumThreads(long s, int threads);
   private String prompt;  // setPrompt
   private int dims;       // setEmbeddingDims (0: the full embedding)
   private static native int nTruncatedTokens(long s, int index);

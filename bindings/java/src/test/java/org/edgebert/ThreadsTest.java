@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // ThreadsTest: two sessions on two threads sharing one model give, on every run, exactly the
-// outputs of the same input run alone, which match the numpy reference.
+// outputs of the same input run alone, which match the numpy reference. setNumThreads switches a
+// 2-thread session to 1 thread and back with the same outputs.
 package org.edgebert;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.edgebert.EdgeBertException.INVALID_ARGUMENT;
+import static org.edgebert.Support.expect;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -59,6 +62,27 @@ class ThreadsTest {
       } finally {
         pool.shutdown();
       }
+    }
+  }
+
+  @Test
+  void setNumThreadsKeepsTheOutputs() {
+    TestData.Case c = new TestData.Case("base2_h12", "len20_types");
+    try (Model model = Model.load(TestData.ebm("base2_h12", "int8"))) {
+      Session s = model.newSession(2, 0);
+      s.runIds(c.ids, c.types, c.mask);
+      float[] two = s.output(Output.LAST_HIDDEN_STATE);
+      s.setNumThreads(1);
+      s.runIds(c.ids, c.types, c.mask);
+      assertArrayEquals(two, s.output(Output.LAST_HIDDEN_STATE));
+      s.setNumThreads(2);
+      s.runIds(c.ids, c.types, c.mask);
+      assertArrayEquals(two, s.output(Output.LAST_HIDDEN_STATE));
+      for (int bad : new int[] {0, 3, -1}) {
+        assertTrue(expect(INVALID_ARGUMENT, () -> s.setNumThreads(bad)).getMessage().contains("runs on 1 or 2"));
+      }
+      s.close();
+      expect(EdgeBertException.BAD_STATE, () -> s.setNumThreads(1));
     }
   }
 }
