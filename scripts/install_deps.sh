@@ -6,8 +6,10 @@
 # Idempotent: packages already installed are not fetched again. Needs root (or sudo).
 # With --reliability: clang with libFuzzer and the sanitizer runtimes, and llvm-symbolizer (the
 # fuzzing and ThreadSanitizer stages, scripts/reliability/). With --debian13: mmdebstrap (the
-# Debian 13 root, scripts/debian13/root.sh). The options combine.
-# usage: scripts/install_deps.sh [--aarch64] [--armv7] [--reliability] [--debian13]
+# Debian 13 root, scripts/debian13/root.sh). With --peers: what the peer benchmarks need
+# (bench/peers/: torch and onnx to write the ONNX models; node and npm for onnxruntime-node, from
+# Debian unless a node is already on PATH). The options combine.
+# usage: scripts/install_deps.sh [--aarch64] [--armv7] [--reliability] [--debian13] [--peers]
 set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config
       libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libutf8proc-dev libpcre2-dev
@@ -27,7 +29,10 @@ for arg in "$@"; do
     --armv7) PKGS+=(crossbuild-essential-armhf qemu-user) ;;
     --reliability) PKGS+=(clang libclang-rt-14-dev llvm) ;;
     --debian13) PKGS+=(mmdebstrap) ;;
-    *) echo "usage: $0 [--aarch64] [--armv7] [--reliability] [--debian13]" >&2; exit 2 ;;
+    --peers)
+      PKGS+=(python3-onnx)
+      command -v node >/dev/null && command -v npm >/dev/null || PKGS+=(nodejs npm) ;;
+    *) echo "usage: $0 [--aarch64] [--armv7] [--reliability] [--debian13] [--peers]" >&2; exit 2 ;;
   esac
 done
 missing=()
