@@ -475,6 +475,43 @@ TEST_CASE("chunked embedding puts the session's prompt before every window", "[c
   for (const char* name : {"qwen3_st_lasttoken", "gemma3_st_dense"}) check_windows(name, doc, "query");
 }
 
+// A prompt that leaves a window no room is refused with its token count, never cut: Qwen3's
+// 68-token query prompt in sessions of 64 (the prompt alone is too long) and of 94 positions (a
+// window of 24 fits with its 2 special tokens, one of 30 does not); without the prompt they run.
+TEST_CASE("chunked embedding refuses a prompt that leaves a window no room", "[chunked][prompts]") {
+  const std::string doc = mixed_document(2000);
+  ModelHandle m;
+  char err[512] = "";
+  REQUIRE(eb_model_load_file(converted("qwen3_st_lasttoken", "fp32").c_str(), &m.m, err, sizeof err) == EB_OK);
+  for (int max_len : {64, 94}) {
+    INFO("max_sequence_length " << max_len);
+    eb_session_options o;
+    eb_session_options_init(&o);
+    o.max_sequence_length = max_len;
+    o.max_batch_tokens = 2 * max_len;
+    SessionHandle s;
+    REQUIRE(eb_session_create(m.m, &o, &s.s, err, sizeof err) == EB_OK);
+    REQUIRE(eb_session_set_prompt(s.s, "query") == EB_OK);
+    size_t windows = 7;
+    const int too_wide = max_len == 64 ? 24 : 30;
+    REQUIRE(eb_session_embed_chunked(s.s, doc.data(), doc.size(), too_wide, 4, EB_CHUNK_POOLING_NONE, nullptr, 0,
+                                     nullptr, 0, &windows) == EB_ERROR_SEQUENCE_TOO_LONG);
+    const std::string msg = eb_session_last_error(s.s);
+    INFO(msg);
+    CHECK(msg.find("prompt") != std::string::npos);
+    CHECK(windows == 0);
+    if (max_len == 94) {
+      CHECK(msg.find("prompt's 68") != std::string::npos);
+      CHECK(eb_session_embed_chunked(s.s, doc.data(), doc.size(), 24, 4, EB_CHUNK_POOLING_NONE, nullptr, 0, nullptr, 0,
+                                     &windows) == EB_OK);
+      CHECK(windows > 1);
+    }
+    REQUIRE(eb_session_set_prompt(s.s, nullptr) == EB_OK);
+    CHECK(eb_session_embed_chunked(s.s, doc.data(), doc.size(), too_wide, 4, EB_CHUNK_POOLING_NONE, nullptr, 0, nullptr,
+                                   0, &windows) == EB_OK);
+  }
+}
+
 TEST_CASE("edgebert-run --chunk prints the windows and dumps their vectors", "[chunked][cli]") {
   TempDir tmp;
   const std::string stem = testdata_dir() + "/chunk/task_st_mean_norm.long.24.8";
