@@ -9,7 +9,9 @@
 // give every sequence exactly its single run: int8 bit-identical, fp32 within 1e-5 (relative to
 // the value's size). Every output the model has is compared (hidden states, pooled vectors,
 // logits, span and token logits, sentence embeddings, token vectors, masked-LM fill-mask scores at
-// each sequence's first, middle and last token), and the token ids of text runs; on
+// each sequence's first, middle and last token), and the token ids of text runs; the 2-thread
+// session, switched to 1 thread and back (eb_session_set_num_threads), runs the packed ids again
+// and gives the 2-thread single runs' outputs; on
 // cross-encoders also the rerank scores of packed (query, passage) pairs; on sentence-embedding
 // models and bge-m3 the rows of chunked embedding's windows.
 #include <catch2/catch.hpp>
@@ -195,8 +197,8 @@ SessionHandle session(eb_model* m, int threads, int max_len, int batch_tokens) {
 }
 
 // Packed ids: lengths 1 .. the maximum (49: past nomic's 48 trained positions), three runs'
-// worth of tokens, runs longer than the model's max positions.
-void packed_ids(eb_session* s, const eb_model_info& info, int max_len, bool int8, const std::string& what) {
+// worth of tokens, runs longer than the model's max positions. Returns the single runs' outputs.
+std::vector<SequenceOutputs> packed_ids(eb_session* s, const eb_model_info& info, int max_len, bool int8, const std::string& what) {
   const std::vector<size_t> lengths = {static_cast<size_t>(max_len), 3, 49, 17, 1, static_cast<size_t>(max_len - 1), 64, 2, 33};
   std::mt19937 rng(7);
   std::vector<int32_t> ids, types;
@@ -224,6 +226,21 @@ void packed_ids(eb_session* s, const eb_model_info& info, int max_len, bool int8
     return eb_session_run_ids_batch(s, ids.data() + firsts[done], types.data() + firsts[done], lens.data() + done,
                                     lens.size() - done, consumed);
   });
+  return single;
+}
+
+// eb_session_set_num_threads on a live 2-thread session: switched to its calling thread alone,
+// the packed and single runs of ids agree with each other and with the 2-thread session's single
+// runs (int8 bit-identical, fp32 within 1e-5), fill-mask included; switched back, the same again.
+void switched_threads(eb_session* s, const eb_model_info& info, int max_len, bool int8, const std::string& what,
+                      const std::vector<SequenceOutputs>& on_two) {
+  for (int threads : {1, 2}) {
+    REQUIRE(eb_session_set_num_threads(s, threads) == EB_OK);
+    const std::string now = what + " switched to " + std::to_string(threads);
+    const std::vector<SequenceOutputs> single = packed_ids(s, info, max_len, int8, now);
+    REQUIRE(single.size() == on_two.size());
+    for (size_t k = 0; k < single.size(); ++k) require_same(on_two[k], single[k], int8, now + " sequence " + std::to_string(k));
+  }
 }
 
 // Packed texts (and pairs): short and long sentences, run after run.
@@ -357,7 +374,7 @@ void chunked_windows(eb_session* s, bool int8, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("composition: every model x precision x cache x threads, packed runs equal single runs", "[composition]") {
+TEST_CASE("composition: every model x precision x cache x threads x thread switch, packed runs equal single runs", "[composition]") {
   TempDir caches;
   for (const char* kind : {"fp32", "int8", "int4"}) {
     const bool int8 = std::string(kind) != "fp32";  // int4 weights: int8 GEMMs, bit-identical too
@@ -378,7 +395,8 @@ TEST_CASE("composition: every model x precision x cache x threads, packed runs e
           const std::string what = model.name + " " + kind + (cache ? " cache" : "") + " threads " + std::to_string(threads);
           SessionHandle s = session(l.m.m, threads, max_len, 3 * max_len);
           ++counts.configurations;
-          packed_ids(s.s, l.info, max_len, int8, what);
+          const std::vector<SequenceOutputs> single = packed_ids(s.s, l.info, max_len, int8, what);
+          if (threads == 2 && !emulated()) switched_threads(s.s, l.info, max_len, int8, what, single);
           if (!layouts) continue;
           if (l.info.has_vocab) {
             packed_texts(s.s, false, int8, what);
