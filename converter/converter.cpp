@@ -2,6 +2,7 @@
 // converter.cpp: orchestration of checkpoint -> calibration -> quantization -> .ebm.
 #include "converter/converter.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include "converter/checkpoint/mapped_file.h"
 #include "converter/checkpoint/safetensors.h"
 #include "converter/checkpoint/sentence_transformers.h"
+#include "converter/colbert_inputs.h"
 #include "converter/float_bert.h"
 #include "converter/masked_lm_quant.h"
 #include "converter/model_writer.h"
@@ -369,8 +371,21 @@ FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes
   if (task == Task::kTokenVectors) {
     m.classifier = load_token_dense(st, ck.config().hidden_size);
     m.num_labels = m.classifier.out;
-    notes->push_back("note: ColBERT token vectors (dim " + std::to_string(m.num_labels) +
-                     "): edgebert adds no [Q] / [D] marker tokens and no [MASK] query expansion; pass them as ids");
+    if (st.pylate.present) {
+      FloatBert::ColbertInputs& c = m.colbert;
+      c.present = true;
+      c.query_prefix = st.pylate.query_prefix;
+      c.document_prefix = st.pylate.document_prefix;
+      c.query_length = st.pylate.query_length;
+      c.document_length = st.pylate.document_length;
+      c.do_query_expansion = st.pylate.do_query_expansion;
+      c.attend_to_expansion = st.pylate.attend_to_expansion_tokens;
+      c.skiplist_words = st.pylate.skiplist_words;
+    } else {
+      notes->push_back("note: ColBERT token vectors (dim " + std::to_string(m.num_labels) +
+                       "): config_sentence_transformers.json has no PyLate input conventions (query_prefix, "
+                       "query_length, ...): text runs lay out the plain template; pass markers and expansion as ids");
+    }
   }
   if (!bge_m3) {
     m.pooling = st.pooling;
@@ -462,6 +477,8 @@ ConvertResult convert_checkpoint(const ConvertOptions& o) {
       throw std::runtime_error(dir + ": bge-m3 needs its tokenizer.json (the ids its sparse weights leave out)");
     m.sparse_unused_ids = bge_m3_unused_ids(dir, *tokenizer);
   }
+  resolve_colbert_inputs(m.colbert, have_vocab ? &vocab : nullptr, tokenizer.get(),
+                         o.input_dir + "/config_sentence_transformers.json");
   ConvertResult r = convert_model(m, have_vocab ? &vocab : nullptr, o, tokenizer.get());
   r.notes = std::move(notes);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -508,9 +525,19 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
     max_pos = o.max_seq_len;
   } else if (m.max_seq_length > 0 && m.max_seq_length < max_pos) {
     // sentence-transformers truncates longer inputs: the model refuses them instead of embedding
-    // more text than the original would.
-    max_pos = m.max_seq_length;
+    // more text than the original would. (PyLate: its query / document lengths, marker included,
+    // are the limits; its max_seq_length is one less.)
+    max_pos = m.colbert.present ? std::min(max_pos, std::max({m.max_seq_length, m.colbert.query_length,
+                                                              m.colbert.document_length}))
+                                : m.max_seq_length;
   }
+  if (m.colbert.present)
+    for (const auto& [key, len] : {std::pair<const char*, int>{"query_length", m.colbert.query_length},
+                                   {"document_length", m.colbert.document_length}})
+      if (len > max_pos)
+        throw std::runtime_error(o.input_dir + "/config_sentence_transformers.json: PyLate's " + key + " " +
+                                 std::to_string(len) + " is beyond the " + std::to_string(max_pos) +
+                                 " positions the model file would keep (--max-seq-len, max_position_embeddings)");
 
   ConvertedModel cm;
   cm.model = &m;

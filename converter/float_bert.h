@@ -127,6 +127,18 @@ struct FloatBert {
   // sentence-transformers prompts (name, text) and the default prompt's name ("" none)
   std::vector<std::pair<std::string, std::string>> prompts;
   std::string default_prompt_name;
+  // TOKEN_VECTORS from a PyLate folder: its query / document conventions (schema ColbertInputs;
+  // present false: none recorded), read as strings and resolved to token ids by the converter with
+  // the model's tokenizer (resolve_colbert_inputs)
+  struct ColbertInputs {
+    bool present = false;
+    std::string query_prefix, document_prefix;  // "" : no marker
+    std::vector<std::string> skiplist_words;
+    bool do_query_expansion = true;
+    int32_t query_prefix_id = -1, document_prefix_id = -1, query_length = 0, document_length = 0, expansion_id = -1;
+    bool attend_to_expansion = false;
+    std::vector<int32_t> skiplist_ids;  // sorted, unique
+  } colbert;
   int max_seq_length = 0;  // sentence-transformers' max_seq_length (inputs it would truncate), 0: none
   bool lowercase_input = false;  // sentence-transformers lower-cases the text before tokenizing
   bool rms_norm = false;  // every norm is an RMSNorm (gamma only; Gemma's 1 + w stored as gamma)

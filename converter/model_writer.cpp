@@ -294,7 +294,20 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   // (masked-LM and token-vector files are version 5, whose readers take the family from the family field)
   const bool new_task = m.task == Task::kMaskedLm || m.task == Task::kTokenVectors || m.task == Task::kBgeM3;
   const bool family_fields = !c.is_bert_or_distilbert() || any_int4 || new_task;
-  const bool gemma_fields = m.family() == Family::kGemma3 || !m.dense.empty() || !m.prompts.empty();
+  const bool gemma_fields = m.family() == Family::kGemma3 || !m.dense.empty() || !m.prompts.empty() || m.colbert.present;
+  Offset<fb::ColbertInputs> colbert_inputs;
+  if (m.colbert.present) {
+    const auto skip = b.CreateVector(m.colbert.skiplist_ids);
+    fb::ColbertInputsBuilder cb(b);
+    cb.add_query_prefix_id(m.colbert.query_prefix_id);
+    cb.add_document_prefix_id(m.colbert.document_prefix_id);
+    cb.add_query_length(m.colbert.query_length);
+    cb.add_document_length(m.colbert.document_length);
+    cb.add_expansion_id(m.colbert.expansion_id);
+    cb.add_attend_to_expansion(m.colbert.attend_to_expansion);
+    cb.add_skiplist_ids(skip);
+    colbert_inputs = cb.Finish();
+  }
   Offset<flatbuffers::Vector<Offset<fb::Prompt>>> prompts;
   if (!m.prompts.empty()) {
     std::vector<Offset<fb::Prompt>> v;
@@ -409,6 +422,7 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
     mb.add_sparse_linear(sparse_linear);
     mb.add_sparse_unused_ids(sparse_unused_ids);
   }
+  if (!colbert_inputs.IsNull()) mb.add_colbert_inputs(colbert_inputs);
   fb::FinishModelBuffer(b, mb.Finish());
   // The runtime reads model files of up to FlatBuffers' 2 GiB (32-bit signed offsets); refuse a
   // bigger one here instead of writing a file no runtime loads (Qwen3-Embedding-0.6B in fp32).

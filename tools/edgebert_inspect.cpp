@@ -173,6 +173,11 @@ int main(int argc, char** argv) {
                 m->calibration()->num_sequences(), m->calibration()->num_tokens(),
                 m->calibration()->method() ? m->calibration()->method()->c_str() : "?");
   Totals t;
+  if (const auto& c = model->colbert; c.present)
+    std::printf("colbert inputs (PyLate): query marker %d, document marker %d, query_length %d, document_length %d, "
+                "expansion %d (%s), %zu skiplist ids\n",
+                c.query_prefix_id, c.document_prefix_id, c.query_length, c.document_length, c.expansion_id,
+                c.expansion_id < 0 ? "none" : c.attend_to_expansion ? "attended" : "unattended", c.skiplist_count);
   std::printf("\ntensors:\n  %-40s %-8s %-14s %12s  %s\n", "name", "dtype", "shape", "bytes", "scales");
   if (const auto* e = m->embeddings()) {
     print_tensor(e->word(), &t.embeddings);

@@ -28,7 +28,7 @@
 // (float32 [labels]), sentence_embedding ([hidden]), start_logits / end_logits ([seq]) or
 // token_logits ([seq, labels]), sparse_embedding ([vocab], masked-LM models: SPLADE) or
 // token_vectors ([seq, dim], ColBERT models: each row L2-normalized; bge-m3: [seq - 1, dim],
-// without [CLS]); raw
+// without [CLS]; with --colbert document without the skiplist's rows: eb_session_get_token_vectors); raw
 // little-endian, written atomically. --sparse [--top-k K] (masked-LM and bge-m3 models, with --text or --ids):
 // stdout has only "ID WEIGHT" lines, the sparse vector's nonzero entries largest first (at most K). --fill-mask
 // [--top-k K] (masked-LM models, with --text or --ids): stdout has only "POSITION ID PROB TOKEN" lines, for each token
@@ -53,9 +53,10 @@ void usage(FILE* f) {
                "usage: edgebert-run --model MODEL.ebm (--text \"...\" [--text-pair \"...\"] | --ids \"101 7592 102\" |\n"
                "                    --embeds PATH | --question \"...\" --context \"...\" [--max-answer-len N] [--stride N])\n"
                "                    [--types \"0 0 1\"] [--mask \"1 1 0\"] [--threads N] [--max-seq-len N]\n"
-               "                    [--weight-cache PATH] [--dims N] [--prompt NAME] [--dump NAME=PATH]...\n"
+               "                    [--weight-cache PATH] [--dims N] [--prompt NAME] [--colbert plain|query|document]\n"
+               "                    [--dump NAME=PATH]...\n"
                "       edgebert-run --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--max-seq-len N]\n"
-               "                    [--dims N] [--prompt NAME] [--dump NAME=PATH]...\n"
+               "                    [--dims N] [--prompt NAME] [--colbert plain|query|document] [--dump NAME=PATH]...\n"
                "       edgebert-run --model CROSS_ENCODER.ebm --rerank QUERY --texts FILE [--batch-tokens N] [--threads N]\n"
                "       edgebert-run --model EMBEDDING_MODEL.ebm --chunk WINDOW:STRIDE[:mean] (--text \"...\" | --document FILE)\n"
                "                    [--batch-tokens N] [--threads N] [--max-seq-len N] [--dims N] [--dump sentence_embedding=PATH]\n"
@@ -67,6 +68,9 @@ void usage(FILE* f) {
                "    again (meaningful only for models trained for it, as their model card says)\n"
                "  --prompt NAME: a prompt of the model's config_sentence_transformers.json put before the text\n"
                "    (--text, the first of --text-pair, every line of --texts), e.g. EmbeddingGemma's 'query'\n"
+               "  --colbert plain|query|document: ColBERT models from PyLate folders lay out --text / --texts as\n"
+               "    PyLate's queries ([CLS] marker text [SEP] [MASK]...) or documents (token_vectors dumps leave\n"
+               "    out the skiplist's rows), eb_session_set_colbert_input\n"
                "  --rerank QUERY: scores every line of --texts against QUERY; prints 'INDEX SCORE' per line, best first\n"
                "  --truncation none|longest_first|only_second: cut texts longer than the session maximum (as HF\n"
                "    tokenizers) instead of refusing them; the cut tokens are reported\n"
@@ -184,6 +188,30 @@ void report_truncation(eb_session* session, const std::string& path, size_t firs
   }
 }
 
+// The width of the model's token vectors (eb_model_info num_labels of the session's model).
+size_t vector_dim(eb_session* session) {
+  const float* p = nullptr;
+  int64_t shape[2] = {0, 0};
+  int32_t rank = 0;
+  return eb_session_get_output(session, EB_OUTPUT_TOKEN_VECTORS, &p, shape, &rank) == EB_OK && rank == 2
+             ? static_cast<size_t>(shape[1])
+             : 0;
+}
+
+// The token vectors of the last run's sequences [0, count) end to end, as their model scores them
+// (eb_session_get_token_vectors: a ColBERT document run leaves its skiplist rows out), appended to *data.
+bool append_token_vectors(eb_session* session, size_t count, size_t dim, std::string* data) {
+  std::vector<float> rows;
+  for (size_t k = 0; k < count; ++k) {
+    size_t n = 0;
+    if (eb_session_get_token_vectors(session, k, nullptr, 0, &n) != EB_OK) return false;
+    rows.resize(n * dim);
+    if (n > 0 && eb_session_get_token_vectors(session, k, rows.data(), n, &n) != EB_OK) return false;
+    data->append(reinterpret_cast<const char*>(rows.data()), n * dim * sizeof(float));
+  }
+  return true;
+}
+
 // --texts: every line of `path` in packed runs; appends each dumped output per run, in order.
 int run_texts_file(eb_session* session, const std::string& path, const std::vector<std::pair<std::string, std::string>>& dumps) {
   std::vector<std::string> lines;
@@ -211,6 +239,11 @@ int run_texts_file(eb_session* session, const std::string& path, const std::vect
     for (size_t d = 0; d < dumps.size(); ++d) {
       const auto o =
           std::find_if(std::begin(kOutputs), std::end(kOutputs), [&](const Output& x) { return dumps[d].first == x.name; });
+      if (o->which == EB_OUTPUT_TOKEN_VECTORS) {  // per sequence, as the model scores them
+        if (!append_token_vectors(session, n, vector_dim(session), &data[d]))
+          return die("--dump " + dumps[d].first + ": " + eb_session_last_error(session));
+        continue;
+      }
       const float* p = nullptr;
       int64_t shape[2];
       int32_t rank;
@@ -377,6 +410,7 @@ int main(int argc, char** argv) {
   std::string model_path, text, text_pair, ids_arg, embeds_path, types_arg, mask_arg, question, context, cache_path,
       texts_path, rerank_query, truncation, chunk_arg, document_path;
   const char* prompt = nullptr;  // --prompt NAME
+  std::string colbert;           // --colbert plain|query|document
   long batch_tokens = 0;
   bool have_rerank = false, sparse = false, fill_mask = false;
   long top_k = 0;
@@ -400,7 +434,7 @@ int main(int argc, char** argv) {
                                          "--max-seq-len", "--dump", "--types", "--mask", "--question", "--context",
                                          "--max-answer-len", "--stride", "--weight-cache", "--texts", "--batch-tokens",
                                          "--dims", "--rerank", "--truncation", "--top-k", "--prompt",
-                                         "--chunk", "--document"};
+                                         "--chunk", "--document", "--colbert"};
     if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }) == std::end(kFlags)) {
       usage(stderr);
       return die("unknown argument '" + a + "'") + 1;
@@ -417,6 +451,11 @@ int main(int argc, char** argv) {
     if (a == "--texts") texts_path = v, have_texts = true;
     if (a == "--rerank") rerank_query = v, have_rerank = true;
     if (a == "--prompt") prompt = v;
+    if (a == "--colbert") {
+      colbert = v;
+      if (colbert != "plain" && colbert != "query" && colbert != "document")
+        return die("--colbert needs plain, query or document") + 1;
+    }
     if (a == "--chunk") chunk_arg = v;
     if (a == "--document") document_path = v;
     if (a == "--truncation") {
@@ -536,6 +575,11 @@ int main(int argc, char** argv) {
   };
   if (prompt && eb_session_set_prompt(session, prompt) != EB_OK)
     return finish(die(std::string("--prompt: ") + eb_session_last_error(session)));
+  if (!colbert.empty() &&
+      eb_session_set_colbert_input(session, colbert == "query"      ? EB_COLBERT_INPUT_QUERY
+                                            : colbert == "document" ? EB_COLBERT_INPUT_DOCUMENT
+                                                                    : EB_COLBERT_INPUT_PLAIN) != EB_OK)
+    return finish(die("--colbert: " + std::string(eb_session_last_error(session))));
   if (dims > 0 && eb_session_set_embedding_dims(session, static_cast<int32_t>(dims)) != EB_OK)
     return finish(die(std::string("--dims: ") + eb_session_last_error(session)));
   if (qa) {
@@ -653,6 +697,19 @@ int main(int argc, char** argv) {
     const std::string& name = dump.first;
     const std::string& path = dump.second;  // (clang < 16 cannot capture structured bindings)
     const auto o = std::find_if(std::begin(kOutputs), std::end(kOutputs), [&](const Output& x) { return name == x.name; });
+    if (o->which == EB_OUTPUT_TOKEN_VECTORS) {  // as the model scores them (ColBERT documents: no skiplist rows)
+      std::string rows, why;
+      if (!append_token_vectors(session, 1, vector_dim(session), &rows)) {
+        rc = die("--dump " + name + ": " + eb_session_last_error(session));
+        continue;
+      }
+      if (!write_file_atomically(path, rows.data(), rows.size(), &why)) {
+        rc = die(why);
+        continue;
+      }
+      std::printf("dumped %s -> %s (%zu float32)\n", name.c_str(), path.c_str(), rows.size() / sizeof(float));
+      continue;
+    }
     const float* data = nullptr;
     s = eb_session_get_output(session, o->which, &data, shape, &rank);
     if (s != EB_OK) {

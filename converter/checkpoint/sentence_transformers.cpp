@@ -139,6 +139,50 @@ void read_prompts(const std::string& path, SentenceTransformersLayout* out) {
   }
 }
 
+// config_sentence_transformers.json of a PyLate folder: query_prefix, document_prefix (strings),
+// query_length, document_length (1..2^20), do_query_expansion, attend_to_expansion_tokens
+// (booleans), skiplist_words (strings); a missing key keeps PyLate's default, a null one too.
+void read_pylate_inputs(const std::string& path, SentenceTransformersLayout::PyLateInputs* out) {
+  const JsonValue cfg = read_json(path);
+  if (!cfg.is_object()) throw CheckpointError(path + ": top-level JSON value must be an object");
+  auto present = [&](const char* key) {
+    const JsonValue* v = cfg.find(key);
+    if (v && !v->is_null()) out->present = true;
+    return v && !v->is_null() ? v : nullptr;
+  };
+  for (auto [key, dst] : {std::pair<const char*, std::string*>{"query_prefix", &out->query_prefix},
+                          {"document_prefix", &out->document_prefix}})
+    if (const JsonValue* v = present(key)) {
+      if (!v->is_string() || v->as_string().size() > 256)
+        throw CheckpointError(path + ": '" + key + "' must be a string of at most 256 bytes");
+      *dst = v->as_string();
+    }
+  for (auto [key, dst] : {std::pair<const char*, int*>{"query_length", &out->query_length},
+                          {"document_length", &out->document_length}})
+    if (const JsonValue* v = present(key)) {
+      if (!v->is_integer() || v->as_int64() < 2 || v->as_int64() > (1 << 20))
+        throw CheckpointError(path + ": '" + key + "' must be an integer of 2..1048576");
+      *dst = static_cast<int>(v->as_int64());
+    }
+  for (auto [key, dst] : {std::pair<const char*, bool*>{"do_query_expansion", &out->do_query_expansion},
+                          {"attend_to_expansion_tokens", &out->attend_to_expansion_tokens}})
+    if (const JsonValue* v = present(key)) {
+      if (!v->is_bool()) throw CheckpointError(path + ": '" + key + "' must be true or false");
+      *dst = v->as_bool();
+    }
+  if (const JsonValue* v = present("skiplist_words")) {
+    if (!v->is_array() || v->size() > 4096) throw CheckpointError(path + ": 'skiplist_words' must be an array of strings");
+    for (size_t i = 0; i < v->size(); ++i) {
+      if (!(*v)[i].is_string()) throw CheckpointError(path + ": 'skiplist_words' must be an array of strings");
+      out->skiplist_words.push_back((*v)[i].as_string());
+    }
+    out->skiplist_given = true;
+  }
+  if (!out->skiplist_given)
+    for (const char* c = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"; *c; ++c) out->skiplist_words.emplace_back(1, *c);
+  if (!out->do_query_expansion) out->attend_to_expansion_tokens = false;  // as PyLate
+}
+
 }  // namespace
 
 const char* pooling_mode_name(PoolingMode mode) {
@@ -213,7 +257,10 @@ bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayo
     }
   }
   const std::string cst_path = join(dir, "config_sentence_transformers.json");
-  if (is_regular_file(cst_path)) read_prompts(cst_path, &out);
+  if (is_regular_file(cst_path)) {
+    read_prompts(cst_path, &out);
+    if (!out.token_dense.dir.empty()) read_pylate_inputs(cst_path, &out.pylate);
+  }
   *layout = std::move(out);
   return true;
 }

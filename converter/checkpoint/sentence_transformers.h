@@ -45,6 +45,16 @@ struct SentenceTransformersLayout {
   // every token, L2-normalized by PyLate after it (Identity activation only). Empty dir: not a
   // ColBERT folder.
   DenseModule token_dense;
+  // PyLate's input conventions (config_sentence_transformers.json of a ColBERT folder), as strings;
+  // `present` false when the file has none of these keys (then none are recorded).
+  struct PyLateInputs {
+    bool present = false;
+    std::string query_prefix = "[Q] ", document_prefix = "[D] ";  // PyLate's defaults
+    int query_length = 32, document_length = 180;
+    bool do_query_expansion = true, attend_to_expansion_tokens = false;
+    bool skiplist_given = false;  // false: PyLate's default, string.punctuation one character each
+    std::vector<std::string> skiplist_words;
+  } pylate;
 };
 
 // False when DIR has no modules.json (not a sentence-transformers folder). Otherwise reads

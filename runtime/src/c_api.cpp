@@ -793,6 +793,21 @@ eb_status eb_maxsim(const float* q, size_t q_tokens, const float* d, size_t d_to
   return EB_OK;
 }
 
+eb_status eb_session_set_colbert_input(eb_session* session, eb_colbert_input input_arg) {
+  const int32_t input = enum_value(input_arg);  // any int a caller passes
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kKeepRun, [&] { return session->impl->set_colbert_input(input); });
+}
+
+eb_status eb_session_get_token_vectors(const eb_session* session, size_t index, float* out, size_t capacity_rows,
+                                       size_t* out_rows) {
+  if (out_rows) *out_rows = 0;
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kKeepRun, [&] {
+    return edgebert::tasks::copy_token_vectors(*session->impl, index, out, capacity_rows, out_rows);
+  });
+}
+
 }  // extern "C"
 
 // ---- Truncation of long texts: tasks/text_layout.h ----

@@ -414,6 +414,45 @@ bool load_prompts(Checker& c, const fb::Model* fm, Model* m) {
   return true;
 }
 
+// PyLate's conventions of a ColBERT model (schema 6): token-vector models only; ids in the
+// vocabulary (-1: none), lengths of 2..the positions (a query needs room for [CLS] marker [SEP]),
+// skiplist ids sorted and unique.
+bool load_colbert_inputs(Checker& c, const fb::Model* fm, Model* m) {
+  const fb::ColbertInputs* ci = fm->colbert_inputs();
+  if (!ci) return true;
+  if (m->task != Task::kTokenVectors) return c.fail("colbert_inputs on a model that is not a TOKEN_VECTORS model");
+  const int vocab = m->config.vocab, positions = m->config.max_position;
+  for (const auto& [name, id] : {std::pair<const char*, int32_t>{"query_prefix_id", ci->query_prefix_id()},
+                                 {"document_prefix_id", ci->document_prefix_id()},
+                                 {"expansion_id", ci->expansion_id()}})
+    if (id < -1 || id >= vocab)
+      return c.fail(std::string("colbert_inputs: ") + name + " " + std::to_string(id) + " is outside -1.." +
+                    std::to_string(vocab - 1));
+  for (const auto& [name, len] : {std::pair<const char*, int32_t>{"query_length", ci->query_length()},
+                                  {"document_length", ci->document_length()}})
+    if (len < 2 || len > positions)
+      return c.fail(std::string("colbert_inputs: ") + name + " " + std::to_string(len) + " is outside 2.." +
+                    std::to_string(positions) + " (the model's positions)");
+  Model::ColbertInputs& out = m->colbert;
+  out.present = true;
+  out.query_prefix_id = ci->query_prefix_id();
+  out.document_prefix_id = ci->document_prefix_id();
+  out.query_length = ci->query_length();
+  out.document_length = ci->document_length();
+  out.expansion_id = ci->expansion_id();
+  out.attend_to_expansion = ci->attend_to_expansion();
+  if (const auto* sk = ci->skiplist_ids()) {
+    for (size_t i = 0; i < sk->size(); ++i) {
+      const int32_t id = sk->Get(static_cast<flatbuffers::uoffset_t>(i));
+      if (id < 0 || id >= vocab || (i > 0 && id <= sk->Get(static_cast<flatbuffers::uoffset_t>(i - 1))))
+        return c.fail("colbert_inputs: skiplist id " + std::to_string(id) + " is out of range or out of order");
+    }
+    out.skiplist_ids = sk->data();
+    out.skiplist_count = sk->size();
+  }
+  return true;
+}
+
 // Limits well beyond every published BERT-family encoder (BERT-large: hidden 1024, 24 layers,
 // 4096 FFN, 512 positions; multilingual vocabularies ~250k tokens).
 constexpr int kMaxHidden = 8192, kMaxLayers = 256, kMaxIntermediate = 65536, kMaxVocab = 1 << 22,
@@ -474,7 +513,8 @@ bool has_llm_fields(const fb::Model* fm) {
 bool has_gemma_fields(const fb::Model* fm) {
   for (const fb::EncoderLayer* L : *fm->layers())
     if (L->attention_post_norm() || L->ffn_post_norm()) return true;
-  return (fm->sentence_pooling() && fm->sentence_pooling()->dense()) || fm->prompts() || fm->default_prompt_name();
+  return (fm->sentence_pooling() && fm->sentence_pooling()->dense()) || fm->prompts() || fm->default_prompt_name() ||
+         fm->colbert_inputs();
 }
 
 // The schema_version 5 fields of Config (issue 24): head geometry, norm kind, causal attention.
@@ -899,6 +939,7 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
   }
   if (!load_head(c, fm, m.get())) return c.status;
   if (!load_prompts(c, fm, m.get())) return c.status;
+  if (!load_colbert_inputs(c, fm, m.get())) return c.status;
   if (const fb::Vocabulary* voc = fm->vocab()) {
     if (voc->tokens()->size() != static_cast<size_t>(k.vocab))
       return c.fail("vocabulary has " + std::to_string(voc->tokens()->size()) + " tokens, config says " +

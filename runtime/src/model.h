@@ -200,6 +200,17 @@ class Model {
   // sentence-transformers prompts (name, text; schema_version 6) and the default one's index (-1: none)
   std::vector<std::pair<std::string, std::string>> prompts;
   int default_prompt = -1;
+  // kTokenVectors from a PyLate folder (schema ColbertInputs): how queries and documents are laid
+  // out (Session::set_colbert_input); `present` false: the plain template only.
+  struct ColbertInputs {
+    bool present = false;
+    int32_t query_prefix_id = -1, document_prefix_id = -1;  // -1: no marker
+    int32_t query_length = 0, document_length = 0;
+    int32_t expansion_id = -1;  // -1: no query expansion
+    bool attend_to_expansion = false;
+    const int32_t* skiplist_ids = nullptr;  // sorted, unique (in the file)
+    size_t skiplist_count = 0;
+  } colbert;
   uint32_t schema_version = 1;
   std::vector<std::string_view> vocab;  // the `vocab` table's tokens (files without a TokenizerSpec)
   // The model's own tokenizer for every kind: the TokenizerSpec pipeline when the file has one,

@@ -342,7 +342,7 @@ eb_status Session::run_gemms_only() {
 
 // ---- run entry points
 
-eb_status Session::run_prepared(const int32_t* mask, size_t n) {
+eb_status Session::run_prepared(const int32_t* mask, size_t n, bool mask_laid) {
   if (!model_.has_embeddings)
     return fail(EB_ERROR_UNSUPPORTED, "this model has no embedding tables; run it on precomputed embeddings");
   const ModelConfig& c = model_.config;
@@ -354,7 +354,10 @@ eb_status Session::run_prepared(const int32_t* mask, size_t n) {
       return fail(EB_ERROR_INVALID_ARGUMENT, "token_type_ids[%zu] = %d is outside [0, %d)", i, inputs_.types[i], c.type_vocab);
   }
   size_t bad = 0;
-  if (!set_mask(mask, n, inputs_.key_mask.data(), &any_padding_, &bad))
+  if (mask_laid)
+    any_padding_ = std::find(inputs_.key_mask.begin(), inputs_.key_mask.begin() + static_cast<std::ptrdiff_t>(n), 0) !=
+                   inputs_.key_mask.begin() + static_cast<std::ptrdiff_t>(n);
+  else if (!set_mask(mask, n, inputs_.key_mask.data(), &any_padding_, &bad))
     return fail(EB_ERROR_INVALID_ARGUMENT, "attention_mask[%zu] = %d is not 0 or 1", bad, mask[bad]);
   clear_error();
   one_sequence(n);
@@ -378,20 +381,69 @@ eb_status Session::run_ids(const int32_t* ids, const int32_t* token_types, const
 
 size_t Session::tokenize(const char* a, const char* b) {
   PhaseTimer timer(profiling_ ? &phases_.tokenize_ns : nullptr);
-  const size_t cap = static_cast<size_t>(max_n_);
+  const size_t cap = text_limit();
   size_t na = 0;
   size_t cut = 0;
   const size_t total =
       tasks::lay_out_sequence(text_, model_.has_token_types, cap, inputs_, a, b, 0, cap, &na, truncation_, &cut);
   if (total <= cap) {
     state_.truncated = cut;
-    return total;
+    return tasks::expand_sequence(inputs_, 0, total, expansion());  // (its key mask laid: 1, expansion's)
   }
   char msg[256];
   tasks::too_long_message(text_, a, b, total, na, cap, msg, sizeof msg);
-  fail(EB_ERROR_SEQUENCE_TOO_LONG, "%s", msg);
+  if (colbert_input_)
+    fail(EB_ERROR_SEQUENCE_TOO_LONG, "%s (the ColBERT %s_length; eb_session_set_truncation cuts it as PyLate does)", msg,
+         colbert_input_ == EB_COLBERT_INPUT_QUERY ? "query" : "document");
+  else
+    fail(EB_ERROR_SEQUENCE_TOO_LONG, "%s", msg);
   return 0;
 }
+
+size_t Session::text_limit() const {
+  const Model::ColbertInputs& c = model_.colbert;
+  const int32_t len = colbert_input_ == EB_COLBERT_INPUT_QUERY      ? c.query_length
+                      : colbert_input_ == EB_COLBERT_INPUT_DOCUMENT ? c.document_length
+                                                                    : max_n_;
+  return static_cast<size_t>(std::min(len, max_n_));
+}
+
+tasks::Expansion Session::expansion() const {
+  const Model::ColbertInputs& c = model_.colbert;
+  if (colbert_input_ != EB_COLBERT_INPUT_QUERY || c.expansion_id < 0) return tasks::Expansion{};
+  return tasks::Expansion{c.expansion_id, static_cast<size_t>(c.query_length), c.attend_to_expansion};
+}
+
+eb_status Session::check_pairs_allowed() {
+  if (!colbert_input_) return EB_OK;
+  return fail(EB_ERROR_INVALID_ARGUMENT, "text pairs cannot run as ColBERT %s inputs (single texts only; "
+              "eb_session_set_colbert_input(EB_COLBERT_INPUT_PLAIN) for pairs)",
+              colbert_input_ == EB_COLBERT_INPUT_QUERY ? "query" : "document");
+}
+
+eb_status Session::set_colbert_input(int input) {
+  if (input < EB_COLBERT_INPUT_PLAIN || input > EB_COLBERT_INPUT_DOCUMENT)
+    return fail(EB_ERROR_INVALID_ARGUMENT,
+                "colbert input %d is not EB_COLBERT_INPUT_PLAIN, EB_COLBERT_INPUT_QUERY or EB_COLBERT_INPUT_DOCUMENT",
+                input);
+  const Model::ColbertInputs& c = model_.colbert;
+  if (input != EB_COLBERT_INPUT_PLAIN) {
+    if (!c.present)
+      return fail(EB_ERROR_UNSUPPORTED, "this model has no PyLate query / document conventions (only models converted "
+                  "from a PyLate ColBERT folder do); its text runs use the plain template");
+    if (!text_.available()) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
+    if (!text_.has_leading_special())
+      return fail(EB_ERROR_UNSUPPORTED, "the model's template has no first token to put the ColBERT marker after");
+    if (input == EB_COLBERT_INPUT_QUERY && c.expansion_id >= 0 && c.query_length > max_n_)
+      return fail(EB_ERROR_INVALID_ARGUMENT, "query_length %d (query expansion) exceeds the session maximum %d",
+                  c.query_length, max_n_);
+  }
+  colbert_input_ = input;
+  text_.set_marker(input);
+  clear_error();
+  return EB_OK;
+}
+
 
 void Session::finish_text_run(size_t n, bool pair) {
   state_.text = true;
@@ -417,7 +469,11 @@ eb_status Session::run_text(const char* text) {
   if (check_text(text, "text") != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
   const size_t n = tokenize(text, nullptr);
   if (n == 0) return EB_ERROR_SEQUENCE_TOO_LONG;
-  return run_text_inputs(n, false);
+  const eb_status st = run_prepared(nullptr, n, true);  // the key mask tokenize laid
+  if (st != EB_OK) return st;
+  finish_text_run(n, false);
+  state_.colbert = colbert_input_;
+  return EB_OK;
 }
 
 eb_status Session::run_text_pair(const char* a, const char* b) {
@@ -425,6 +481,7 @@ eb_status Session::run_text_pair(const char* a, const char* b) {
   if (!a || !b) return fail(EB_ERROR_INVALID_ARGUMENT, "text_a and text_b must not be NULL");
   if (!text_.available()) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
   if (check_text(a, "text_a") != EB_OK || check_text(b, "text_b") != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
+  if (check_pairs_allowed() != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
   const size_t n = tokenize(a, b);
   if (n == 0) return EB_ERROR_SEQUENCE_TOO_LONG;
   return run_text_inputs(n, true);
@@ -493,8 +550,10 @@ eb_status Session::run_packed(size_t count, bool text, bool pair) {
     run_sequences_[run_sequence_count_++] = exec::SequenceRows{q.first_token, q.tokens, k};
     rows = q.first_token + q.tokens;
   }
-  std::fill(inputs_.key_mask.begin(), inputs_.key_mask.begin() + static_cast<std::ptrdiff_t>(rows), uint8_t{1});
-  any_padding_ = false;
+  // text runs: the key mask pack_texts laid (ColBERT queries' expansion tokens may be 0)
+  const auto mask_end = inputs_.key_mask.begin() + static_cast<std::ptrdiff_t>(rows);
+  if (!text) std::fill(inputs_.key_mask.begin(), mask_end, uint8_t{1});
+  any_padding_ = text && std::find(inputs_.key_mask.begin(), mask_end, 0) != mask_end;
   clear_error();
   state_.packed = true;
   state_.packed_pairs = text && pair;
@@ -548,10 +607,15 @@ eb_status Session::run_texts(const char* const* texts_a, const char* const* text
         std::snprintf(what, sizeof what, "%s[%zu]", side == 0 ? (texts_b ? "texts_a" : "texts") : "texts_b", i);
         return check_text(t, what);
       }
-    k = tasks::pack_texts(text_, pack_limits(), truncation_, texts_a, texts_b, count, inputs_, sequences_.data());
+    if (texts_b && check_pairs_allowed() != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
+    tasks::PackLimits limits = pack_limits();
+    limits.max_len = text_limit();
+    k = tasks::pack_texts(text_, limits, truncation_, texts_a, texts_b, count, inputs_, sequences_.data(), expansion());
   }
   *consumed = k;
-  return run_packed(k, true, texts_b != nullptr);
+  const eb_status st = run_packed(k, true, texts_b != nullptr);
+  if (st == EB_OK) state_.colbert = colbert_input_;
+  return st;
 }
 
 eb_status Session::run_ids_batch(const int32_t* ids, const int32_t* token_types, const size_t* lengths, size_t count,

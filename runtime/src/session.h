@@ -93,6 +93,10 @@ class Session {
   eb_status set_embedding_dims(int32_t dims);
   // The prompt put before the first text of later text runs (null / "": none).
   eb_status set_prompt(const char* name);
+  // How later single-text runs of a ColBERT model with PyLate conventions are laid out
+  // (eb_colbert_input: 0 plain, 1 query, 2 document); keeps the last run.
+  eb_status set_colbert_input(int input);
+  int run_colbert_input() const { return state_.colbert; }  // the last run's
   const float* start_logits() const { return start_logits_; }
   const float* end_logits() const { return end_logits_; }
   const float* token_logits() const { return token_logits_; }
@@ -201,6 +205,7 @@ class Session {
     bool packed_pairs = false;  // a packed run of text pairs (sequence_best_span)
     size_t sequences = 0;
     size_t truncated = 0;  // a single text run: tokens its truncation left out
+    int colbert = 0;       // the eb_colbert_input its text runs were laid out with
   };
 
   Session(std::shared_ptr<const Program> program, const SessionOptions& o);
@@ -208,9 +213,16 @@ class Session {
   // Creates the XNNPACK operator of every GEMM op (the one place operators are made).
   Status create_gemms();
   // Validates ids_/types_ (n tokens, already in place) and the mask, then runs the program.
-  eb_status run_prepared(const int32_t* mask, size_t n);
+  // mask_laid: the key mask is already in inputs_ (text runs of ColBERT queries), mask is ignored.
+  eb_status run_prepared(const int32_t* mask, size_t n, bool mask_laid = false);
   // Tokenizes the template around a (and b, may be null) into the inputs; 0 with the error set when too long.
   size_t tokenize(const char* a, const char* b);
+  // The most tokens of a text run's sequence (the session's, or the ColBERT input's length), and
+  // the query expansion of its single texts.
+  size_t text_limit() const;
+  tasks::Expansion expansion() const;
+  // Refuses a text pair run in a ColBERT query / document input (EB_OK otherwise).
+  eb_status check_pairs_allowed();
   // Runs the sequences_[0, count) laid out in the inputs (their statuses set): the encoder over all
   // their tokens, attention and the one-row heads per sequence.
   eb_status run_packed(size_t count, bool text, bool pair);
@@ -227,6 +239,7 @@ class Session {
   const Model& model_;
   TextEncoder text_;
   tasks::Truncation truncation_ = tasks::Truncation::kNone;
+  int colbert_input_ = 0;  // eb_colbert_input of later text runs
   int threads_ = 1;
   int max_n_ = 0;
   size_t max_rows_ = 0;  // tokens of a packed run (max_batch_tokens)

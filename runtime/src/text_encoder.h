@@ -60,6 +60,16 @@ class TextEncoder {
   TextEncoder(const Model& model, bool split_special_tokens)
       : tokenizer_(model.text_tokenizer.get()), split_special_tokens_(split_special_tokens) {
     for (const auto& p : model.prompts) max_prompt_bytes_ = std::max(max_prompt_bytes_, p.second.size());
+    if (tokenizer_ && model.colbert.present) {  // PyLate's markers after the template's first token
+      const int32_t ids[2] = {model.colbert.query_prefix_id, model.colbert.document_prefix_id};
+      for (int k = 0; k < 2; ++k) {
+        marked_[k] = tokenizer_->frame(false);
+        text::Tokenizer::Frame& f = marked_[k];
+        if (ids[k] < 0 || f.prefix.empty()) continue;
+        f.prefix.insert(f.prefix.begin() + 1, ids[k]);
+        f.prefix_types.insert(f.prefix_types.begin() + 1, 0);
+      }
+    }
   }
 
   // Sizes the buffers for `max_tokens` tokens per call and texts of about `text_bytes` bytes.
@@ -75,8 +85,16 @@ class TextEncoder {
   size_t max_text_bytes() const { return text_bytes_; }
 
   bool available() const { return tokenizer_ != nullptr; }
-  // The template's special tokens around one text (pair = false) or two.
-  const text::Tokenizer::Frame& frame(bool pair) const { return tokenizer_->frame(pair); }
+  // The template's special tokens around one text (pair = false) or two; a single text's with the
+  // ColBERT marker when one is set.
+  const text::Tokenizer::Frame& frame(bool pair) const {
+    return marker_ > 0 && !pair ? marked_[marker_ - 1] : tokenizer_->frame(pair);
+  }
+  // Whether the template has a first token for a marker to follow (PyLate inserts at position 1).
+  bool has_leading_special() const { return !tokenizer_->frame(false).prefix.empty(); }
+  // The ColBERT marker of single texts (eb_colbert_input: 0 none, 1 the query's, 2 the document's
+  // prefix id after the template's first token; models with PyLate conventions only).
+  void set_marker(int input) { marker_ = input; }
   // Whether a text re-tokenized from one of its word starts gives the same tokens from there on
   // (text::Tokenizer::is_word_local: BERT's WordPiece; byte-level or SentencePiece pieces can
   // carry the space before a word, so those contexts are tokenized once, whole).
@@ -117,6 +135,8 @@ class TextEncoder {
   size_t text_bytes_ = 0;
   std::string_view prompt_;
   size_t max_prompt_bytes_ = 0;
+  text::Tokenizer::Frame marked_[2];  // the single-text frame with the query's / document's marker
+  int marker_ = 0;
   mutable std::string joined_;  // prompt + text (reserved)
 };
 

@@ -10,12 +10,23 @@ CASE.ids.txt (the ids, space-separated), CASE.f32 (float32 [tokens, DIM]: PyLate
 last_hidden_state (bert_numpy, float64) @ linear.weight.T, each row divided by max(||row||, 1e-12)
 as torch.nn.functional.normalize), and maxsim.txt: the float64 MaxSim of every (query, document)
 case pair, sum_i max_j <q_i, d_j>, one "Q D SCORE" line each.
+
+The folder's config_sentence_transformers.json has PyLate's input conventions (PYLATE: markers
+[unused0] / [unused1], query_length 12, document_length 16, query expansion with [MASK] unattended,
+the default skiplist string.punctuation). Text cases (TEXT_CASES, in colbert_cases/text_cases.txt:
+"NAME KIND TEXT" lines, KIND query or document) are laid out here as PyLate.preprocess does (the
+texts are vocabulary words separated by spaces, so WordPiece gives each word's id): [CLS] TEXT [SEP]
+cut to LENGTH - 1 tokens (sentence-transformers' truncation), the marker inserted after [CLS];
+queries padded with [MASK] (attention mask 0) to query_length; NAME.ids.txt / NAME.mask.txt hold
+the run, NAME.f32 the rows PyLate returns: every query row, for documents the rows whose id is not
+a skiplist id (each punctuation character's vocabulary id, or [UNK]'s when it has none).
 """
 
 import argparse
 import json
 import os
 import shutil
+import string
 import sys
 
 try:
@@ -46,6 +57,37 @@ CASES = {
 UNATTENDED_CASES = {
     "query_unattended": ([2, 7, 100, 230, 17, 3, 4, 4, 4, 4, 4, 4], [1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0]),
 }
+
+
+PYLATE = {"query_prefix": "[unused0]", "document_prefix": "[unused1]", "query_length": 12, "document_length": 16,
+          "do_query_expansion": True, "attend_to_expansion_tokens": False,
+          "skiplist_words": list(string.punctuation)}
+TEXT_CASES = [
+    ("text_query", "query", "the movie was good"),
+    ("text_query_long", "query", "the movie was not good and the plot was not great at all"),
+    ("text_doc", "document", "the movie , was not good !"),
+    ("text_doc_long", "document", "the film is not great , but the plot was good ! and the movie was good at all ?"),
+    ("text_doc_unk", "document", "the movie ~ was good"),  # "~" is no token: [UNK], which the skiplist has
+]
+
+
+def pylate_ids(kind, text):
+    """(ids, attention mask, kept rows) of PyLate's preprocess + encode for one text."""
+    vocab = {t: i for i, t in enumerate(mt.mc.vocab_tokens(mt.VOCAB))}
+    sp = mt.mc.special_ids(mt.VOCAB)
+    words = [vocab.get(w, sp["unk"]) for w in text.split(" ")]
+    length = PYLATE["query_length"] if kind == "query" else PYLATE["document_length"]
+    body = [sp["cls"]] + words[:length - 3] + [sp["sep"]]  # max_seq_length = length - 1, specials included
+    mask = [1] * len(body)
+    if kind == "query":  # padding "max_length" with [MASK], attention mask 0
+        mask += [0] * (length - 1 - len(body))
+        body += [sp["mask"]] * (length - 1 - len(body))
+    marker = vocab[PYLATE["query_prefix" if kind == "query" else "document_prefix"]]
+    ids = body[:1] + [marker] + body[1:]
+    mask = [1] + mask
+    skip = {vocab.get(w, sp["unk"]) for w in PYLATE["skiplist_words"]}
+    keep = list(range(len(ids))) if kind == "query" else [i for i, t in enumerate(ids) if t not in skip]
+    return ids, mask, keep
 
 
 def make(out):
@@ -84,6 +126,22 @@ def make(out):
             with open(os.path.join(cdir, name + ".mask.txt"), "w", encoding="utf-8") as f:
                 f.write(" ".join(str(i) for i in mask) + "\n")
         v.astype(np.float32).tofile(os.path.join(cdir, name + ".f32"))
+    with open(os.path.join(root, "config_sentence_transformers.json"), "w", encoding="utf-8") as f:
+        json.dump(PYLATE, f)
+    with open(os.path.join(cdir, "text_cases.txt"), "w", encoding="utf-8") as manifest:
+        for name, kind, text in TEXT_CASES:
+            ids, mask, keep = pylate_ids(kind, text)
+            n = len(ids)
+            res = bert_numpy.forward(model.weights, model.config, np.asarray([ids]), np.zeros((1, n), np.int64),
+                                     np.asarray([mask], np.int64))
+            h = np.asarray(res["last_hidden_state"], np.float64).reshape(n, mt.HIDDEN)
+            v = h @ weight.astype(np.float64).T
+            v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+            v[keep].astype(np.float32).tofile(os.path.join(cdir, name + ".f32"))
+            for suffix, values in ((".ids.txt", ids), (".mask.txt", mask)):
+                with open(os.path.join(cdir, name + suffix), "w", encoding="utf-8") as f:
+                    f.write(" ".join(str(i) for i in values) + "\n")
+            manifest.write(f"{name} {kind} {text}\n")
     with open(os.path.join(cdir, "maxsim.txt"), "w", encoding="utf-8") as f:
         for q in CASES:
             for d in CASES:

@@ -22,6 +22,7 @@
 #include "alloc_counter.h"
 #include "converter/converter.h"
 #include "conversion_error.h"
+#include "family_manifest.h"
 #include "test_support.h"
 
 using namespace edgebert::test;
@@ -35,7 +36,7 @@ constexpr size_t kDim = 24;
 std::string ref_dir() { return testdata_dir(); }  // colbert/ and colbert_cases/ (make_testdata.py)
 
 // The folder as the convert_testdata fixture converted it (fp32, int8 on the built-in calibration).
-std::string converted(const std::string& kind) { return ebm_path("colbert", kind); }
+std::string colbert_path(const std::string& kind) { return ebm_path("colbert", kind); }
 
 void open(const std::string& path, int threads, ModelHandle* m, SessionHandle* s) {
   open_model_session(path, threads, 64, 128, m, s);
@@ -77,7 +78,7 @@ void on_each_session(F f) {
       INFO(kind << ", " << threads << " threads");
       ModelHandle m;
       SessionHandle s;
-      open(converted(kind), threads, &m, &s);
+      open(colbert_path(kind), threads, &m, &s);
       f(s.s, std::string(kind) == "fp32");
     }
 }
@@ -109,7 +110,7 @@ TEST_CASE("ColBERT token vectors match the float64 reference, single and packed,
       INFO(kind << ", " << threads << " threads");
       ModelHandle m;
       SessionHandle s;
-      open(converted(kind), threads, &m, &s);
+      open(colbert_path(kind), threads, &m, &s);
       eb_model_info info;
       REQUIRE(eb_model_get_info(m.m, &info) == EB_OK);
       CHECK(info.task == EB_TASK_TOKEN_VECTORS);
@@ -256,7 +257,56 @@ TEST_CASE("token vectors: models without them say so; bad Dense modules are one-
         << R"({"idx":1,"name":"1","path":"1_Dense","type":"pylate.models.Dense.Dense"},)"
         << R"({"idx":2,"name":"2","path":"2_Normalize","type":"sentence_transformers.models.Normalize"}])";
   });
+  // PyLate's conventions: malformed fields, a prefix the tokenizer lacks, lengths beyond the file's
+  auto pylate = [&](const std::string& json, const std::string& needle) {
+    INFO(json);
+    fs::remove_all(bad);
+    fs::copy(src, bad, fs::copy_options::recursive);
+    std::ofstream(bad / "config_sentence_transformers.json") << json;
+    const std::string msg = conversion_error(bad.string());
+    INFO(msg);
+    CHECK(msg.find("config_sentence_transformers.json") != std::string::npos);
+    CHECK(msg.find(needle) != std::string::npos);
+    CHECK(msg.find('\n') == std::string::npos);
+  };
+  pylate(R"({"query_length": "32"})", "'query_length' must be an integer");
+  pylate(R"({"document_length": 1})", "'document_length' must be an integer of 2..");
+  pylate(R"({"query_prefix": 7})", "'query_prefix' must be a string");
+  pylate(R"({"attend_to_expansion_tokens": "no"})", "'attend_to_expansion_tokens' must be true or false");
+  pylate(R"({"skiplist_words": [",", 3]})", "'skiplist_words' must be an array of strings");
+  pylate(R"({"query_prefix": "[Q] ", "document_prefix": "[unused1]"})", "query_prefix '[Q] ' is not a token");
+  pylate(R"({"query_prefix": "[unused0]", "document_prefix": "[unused1]", "document_length": 4000})",
+         "document_length 4000 is beyond the 128 positions");
   fs::remove_all(bad);
+}
+
+// A ColBERT folder without PyLate's fields converts with no conventions (a note says so): its text
+// runs use the plain template and the query / document inputs are refused.
+TEST_CASE("a ColBERT folder without PyLate conventions runs the plain template only", "[colbert]") {
+  const fs::path src = ref_dir() + "/colbert";
+  const fs::path dir = fs::temp_directory_path() / "eb_colbert_plain";
+  fs::remove_all(dir);
+  fs::copy(src, dir, fs::copy_options::recursive);
+  fs::remove(dir / "config_sentence_transformers.json");
+  edgebert::convert::ConvertOptions o;
+  o.input_dir = dir.string();
+  o.output_path = (dir / "plain.ebm").string();
+  o.fp32 = true;
+  o.quiet = true;
+  const edgebert::convert::ConvertResult r = edgebert::convert::convert_checkpoint(o);
+  bool noted = false;
+  for (const std::string& n : r.notes) noted = noted || n.find("no PyLate input conventions") != std::string::npos;
+  CHECK(noted);
+  ModelHandle m;
+  SessionHandle s;
+  open(o.output_path, 1, &m, &s);
+  CHECK(eb_session_set_colbert_input(s.s, EB_COLBERT_INPUT_QUERY) == EB_ERROR_UNSUPPORTED);
+  CHECK(eb_session_set_colbert_input(s.s, EB_COLBERT_INPUT_PLAIN) == EB_OK);
+  REQUIRE(eb_session_run_text(s.s, "the movie was good") == EB_OK);
+  size_t rows = 0;
+  CHECK(eb_session_get_token_vectors(s.s, 0, nullptr, 0, &rows) == EB_OK);
+  CHECK(rows == 6);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("ColBERT runs, packed runs, token vectors and MaxSim perform zero heap allocations", "[colbert][alloc]") {
@@ -286,4 +336,217 @@ TEST_CASE("ColBERT runs, packed runs, token vectors and MaxSim perform zero heap
     CHECK(failures == 0);
     CHECK(allocations == 0);
   });
+}
+
+namespace {
+
+struct TextCase {
+  std::string name, kind, text;
+};
+
+std::vector<TextCase> text_cases() {
+  std::vector<TextCase> r;
+  std::ifstream f(ref_dir() + "/colbert_cases/text_cases.txt");
+  std::string line;
+  while (std::getline(f, line)) {
+    const size_t a = line.find(' '), b = line.find(' ', a + 1);
+    r.push_back({line.substr(0, a), line.substr(a + 1, b - a - 1), line.substr(b + 1)});
+  }
+  REQUIRE(r.size() >= 5);
+  return r;
+}
+
+eb_colbert_input input_of(const std::string& kind) {
+  return kind == "query" ? EB_COLBERT_INPUT_QUERY : EB_COLBERT_INPUT_DOCUMENT;
+}
+
+// eb_session_get_token_vectors of sequence `index` (its count asked first).
+std::vector<float> kept_vectors(eb_session* s, size_t index) {
+  size_t rows = 0;
+  REQUIRE(eb_session_get_token_vectors(s, index, nullptr, 0, &rows) == EB_OK);
+  std::vector<float> v(rows * kDim);
+  size_t again = 0;
+  REQUIRE(eb_session_get_token_vectors(s, index, v.data(), rows, &again) == EB_OK);
+  REQUIRE(again == rows);
+  return v;
+}
+
+}  // namespace
+
+// PyLate's conventions on text (eb_session_set_colbert_input): queries [CLS] [unused0] text [SEP]
+// [MASK]... (unattended) of query_length tokens, documents [CLS] [unused1] text [SEP] whose
+// skiplist rows (punctuation, and [UNK], which stands for the punctuation the vocabulary lacks)
+// eb_session_get_token_vectors leaves out; texts longer than the lengths are refused, or cut as
+// PyLate cuts them with EB_TRUNCATION_LONGEST_FIRST. Every case's ids equal PyLate's, its vectors
+// the float64 reference's; packed runs of the same texts give each text its single run's rows.
+TEST_CASE("ColBERT queries and documents as text follow PyLate: markers, expansion, skiplist, lengths", "[colbert]") {
+  const std::vector<TextCase> cases = text_cases();
+  on_each_session([&](eb_session* s, bool fp32) {
+    for (eb_truncation truncation : {EB_TRUNCATION_NONE, EB_TRUNCATION_LONGEST_FIRST}) {
+      REQUIRE(eb_session_set_truncation(s, truncation) == EB_OK);
+      for (const TextCase& c : cases) {
+        INFO(c.name << " (" << c.kind << ": " << c.text << "), truncation " << truncation);
+        const std::string base = ref_dir() + "/colbert_cases/" + c.name;
+        const std::vector<int32_t> ids = read_ints(base + ".ids.txt");
+        const std::vector<float> ref = read_f32(base + ".f32");
+        REQUIRE(eb_session_set_colbert_input(s, input_of(c.kind)) == EB_OK);
+        const eb_status st = eb_session_run_text(s, c.text.c_str());
+        const bool cut = c.name.find("_long") != std::string::npos;
+        if (cut && truncation == EB_TRUNCATION_NONE) {  // longer than query_length / document_length
+          CHECK(st == EB_ERROR_SEQUENCE_TOO_LONG);
+          CHECK(std::string(eb_session_last_error(s)).find(c.kind + "_length") != std::string::npos);
+          continue;
+        }
+        REQUIRE(st == EB_OK);
+        const int32_t* got = nullptr;
+        size_t n = 0;
+        REQUIRE(eb_session_get_input_ids(s, &got, &n) == EB_OK);
+        CHECK(std::vector<int32_t>(got, got + n) == ids);
+        const std::vector<float> v = kept_vectors(s, 0);
+        REQUIRE(v.size() == ref.size());
+        const auto [max_err, min_cos] = agreement(v, ref, v.size() / kDim);
+        if (fp32)
+          CHECK(max_err < 2e-3);
+        else
+          CHECK(min_cos > 0.98);
+        // a query keeps every row: the output's; a document fewer when it has skiplist tokens
+        const std::vector<float> all = token_vectors(s, n);
+        if (c.kind == "query") CHECK(v == all);
+        if (c.kind == "document") CHECK(v.size() < all.size());
+      }
+    }
+    // packed: the documents, then the queries, in one run each; every text its single run's rows
+    REQUIRE(eb_session_set_truncation(s, EB_TRUNCATION_LONGEST_FIRST) == EB_OK);
+    for (const char* kind : {"document", "query"}) {
+      INFO("packed " << kind);
+      std::vector<const char*> texts;
+      std::vector<std::vector<float>> single;
+      REQUIRE(eb_session_set_colbert_input(s, input_of(kind)) == EB_OK);
+      for (const TextCase& c : cases)
+        if (c.kind == kind) {
+          texts.push_back(c.text.c_str());
+          REQUIRE(eb_session_run_text(s, c.text.c_str()) == EB_OK);
+          single.push_back(kept_vectors(s, 0));
+        }
+      size_t consumed = 0;
+      REQUIRE(eb_session_run_texts(s, texts.data(), texts.size(), &consumed) == EB_OK);
+      REQUIRE(consumed == texts.size());
+      for (size_t k = 0; k < texts.size(); ++k) {
+        const std::vector<float> v = kept_vectors(s, k);
+        REQUIRE(v.size() == single[k].size());
+        double err = 0;
+        for (size_t j = 0; j < v.size(); ++j) err = std::max(err, std::fabs(double(v[j]) - single[k][j]));
+        if (fp32)
+          CHECK(err < 1e-5);
+        else
+          CHECK(err == 0);
+      }
+    }
+    // plain again: the template alone, every row
+    REQUIRE(eb_session_set_colbert_input(s, EB_COLBERT_INPUT_PLAIN) == EB_OK);
+    REQUIRE(eb_session_run_text(s, "the movie , was good") == EB_OK);
+    const int32_t* got = nullptr;
+    size_t n = 0;
+    REQUIRE(eb_session_get_input_ids(s, &got, &n) == EB_OK);
+    CHECK(std::vector<int32_t>(got, got + n) == std::vector<int32_t>{101, 160, 278, 105, 181, 251, 102});
+    CHECK(kept_vectors(s, 0).size() == n * kDim);
+  });
+}
+
+TEST_CASE("ColBERT inputs: refusals name the reason, allocation-free runs", "[colbert][alloc]") {
+  on_each_session([](eb_session* s, bool) {
+    size_t rows = 7;
+    CHECK(eb_session_get_token_vectors(s, 0, nullptr, 0, &rows) == EB_ERROR_BAD_STATE);
+    CHECK(rows == 0);
+    CHECK(eb_session_set_colbert_input(s, static_cast<eb_colbert_input>(3)) == EB_ERROR_INVALID_ARGUMENT);
+    CHECK(eb_session_set_colbert_input(s, static_cast<eb_colbert_input>(-1)) == EB_ERROR_INVALID_ARGUMENT);
+    CHECK(eb_session_set_colbert_input(nullptr, EB_COLBERT_INPUT_QUERY) == EB_ERROR_INVALID_ARGUMENT);
+    CHECK(eb_session_get_token_vectors(nullptr, 0, nullptr, 0, &rows) == EB_ERROR_INVALID_ARGUMENT);
+    REQUIRE(eb_session_set_colbert_input(s, EB_COLBERT_INPUT_QUERY) == EB_OK);
+    // pairs are refused in the query / document inputs
+    CHECK(eb_session_run_text_pair(s, "the movie", "was good") == EB_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(eb_session_last_error(s)).find("pairs") != std::string::npos);
+    const char* a[] = {"the movie"};
+    const char* b[] = {"was good"};
+    size_t consumed = 0;
+    CHECK(eb_session_run_text_pairs(s, a, b, 1, &consumed) == EB_ERROR_INVALID_ARGUMENT);
+    REQUIRE(eb_session_run_text(s, "the movie was good") == EB_OK);
+    CHECK(eb_session_get_token_vectors(s, 1, nullptr, 0, &rows) == EB_ERROR_INVALID_ARGUMENT);
+    CHECK(eb_session_get_token_vectors(s, 0, nullptr, 0, nullptr) == EB_ERROR_INVALID_ARGUMENT);
+    std::vector<float> small(5 * kDim);
+    CHECK(eb_session_get_token_vectors(s, 0, small.data(), 5, &rows) == EB_ERROR_INVALID_ARGUMENT);
+    CHECK(rows == 12);
+    CHECK(std::string(eb_session_last_error(s)).find("12 token vectors") != std::string::npos);
+    // the mode keeps the last run's outputs
+    REQUIRE(eb_session_set_colbert_input(s, EB_COLBERT_INPUT_DOCUMENT) == EB_OK);
+    CHECK(eb_session_get_token_vectors(s, 0, nullptr, 0, &rows) == EB_OK);
+    CHECK(rows == 12);
+    // no allocation: runs in both inputs, single and packed, and the copies
+    const char* docs[] = {"the movie , was not good !", "the plot was good", "a film ."};
+    std::vector<float> out(16 * kDim);
+    edgebert::tools::alloc_counter_start();
+    int failures = 0;
+    for (int rep = 0; rep < 3; ++rep)
+      for (eb_colbert_input in : {EB_COLBERT_INPUT_QUERY, EB_COLBERT_INPUT_DOCUMENT}) {
+        failures += eb_session_set_colbert_input(s, in) != EB_OK;
+        failures += eb_session_run_text(s, docs[0]) != EB_OK;
+        failures += eb_session_get_token_vectors(s, 0, out.data(), 16, &rows) != EB_OK;
+        failures += eb_session_run_texts(s, docs, 3, &consumed) != EB_OK || consumed != 3;
+        for (size_t k = 0; k < 3; ++k) failures += eb_session_get_token_vectors(s, k, out.data(), 16, &rows) != EB_OK;
+      }
+    const long allocations = edgebert::tools::alloc_counter_stop();
+    CHECK(failures == 0);
+    CHECK(allocations == 0);
+  });
+  // models without PyLate conventions: PLAIN only
+  ModelHandle m;
+  SessionHandle s;
+  open_model_session(ebm_path("task_st_mean_norm", "int8"), 1, 64, 128, &m, &s);
+  CHECK(eb_session_set_colbert_input(s.s, EB_COLBERT_INPUT_PLAIN) == EB_OK);
+  CHECK(eb_session_set_colbert_input(s.s, EB_COLBERT_INPUT_QUERY) == EB_ERROR_UNSUPPORTED);
+  CHECK(std::string(eb_session_last_error(s.s)).find("PyLate") != std::string::npos);
+  REQUIRE(eb_session_run_text(s.s, "the movie") == EB_OK);
+  size_t rows = 0;
+  CHECK(eb_session_get_token_vectors(s.s, 0, nullptr, 0, &rows) == EB_ERROR_UNSUPPORTED);
+}
+
+// edgebert-run --colbert document --dump token_vectors= writes the reference's kept rows (the same
+// bytes as eb_session_get_token_vectors), also for --texts; --colbert on another model is refused.
+TEST_CASE("edgebert-run --colbert query|document dumps PyLate's rows", "[colbert][cli]") {
+  const char* bin = std::getenv("EDGEBERT_BIN");
+  REQUIRE(bin);
+  TempDir tmp;
+  const std::string model = colbert_path("int8");
+  ModelHandle m;
+  SessionHandle s;
+  open(model, 1, &m, &s);
+  for (const TextCase& c : text_cases()) {
+    if (c.name.find("_long") != std::string::npos) continue;
+    INFO(c.name);
+    const std::string dump = tmp.path + "/" + c.name + ".f32";
+    REQUIRE(std::system((std::string(bin) + "/edgebert-run --model " + model + " --colbert " + c.kind + " --text '" + c.text +
+                         "' --dump token_vectors=" + dump + " > /dev/null")
+                            .c_str()) == 0);
+    REQUIRE(eb_session_set_colbert_input(s.s, input_of(c.kind)) == EB_OK);
+    REQUIRE(eb_session_run_text(s.s, c.text.c_str()) == EB_OK);
+    CHECK(read_f32(dump) == kept_vectors(s.s, 0));
+    CHECK(read_f32(dump).size() == read_f32(ref_dir() + "/colbert_cases/" + c.name + ".f32").size());
+  }
+  // --texts: every document's kept rows, in file order
+  const std::string texts = tmp.path + "/docs.txt", dump = tmp.path + "/docs.f32";
+  std::ofstream(texts) << "the movie , was good !\nthe plot .\n";
+  REQUIRE(std::system((std::string(bin) + "/edgebert-run --model " + model + " --colbert document --texts " + texts +
+                       " --dump token_vectors=" + dump + " > /dev/null").c_str()) == 0);
+  std::vector<float> want;
+  REQUIRE(eb_session_set_colbert_input(s.s, EB_COLBERT_INPUT_DOCUMENT) == EB_OK);
+  for (const char* t : {"the movie , was good !", "the plot ."}) {
+    REQUIRE(eb_session_run_text(s.s, t) == EB_OK);
+    const std::vector<float> v = kept_vectors(s.s, 0);
+    want.insert(want.end(), v.begin(), v.end());
+  }
+  CHECK(read_f32(dump) == want);
+  CHECK(std::system((std::string(bin) + "/edgebert-run --model " + ebm_path("task_st_mean_norm", "int8") +
+                     " --colbert query --text 'the movie' > /dev/null 2>&1").c_str()) != 0);
+  CHECK(std::system((std::string(bin) + "/edgebert-run --model " + model + " --colbert queries --text 'x' > /dev/null 2>&1")
+                        .c_str()) != 0);
 }

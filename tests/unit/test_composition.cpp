@@ -9,7 +9,8 @@
 // give every sequence exactly its single run: int8 bit-identical, fp32 within 1e-5 (relative to
 // the value's size). Every output the model has is compared (hidden states, pooled vectors,
 // logits, span and token logits, sentence embeddings, token vectors, masked-LM fill-mask scores at
-// each sequence's first, middle and last token), and the token ids of text runs; the 2-thread
+// each sequence's first, middle and last token, and eb_session_get_token_vectors' rows), and the
+// token ids of text runs; ColBERT models' texts also as PyLate queries and documents; the 2-thread
 // session, switched to 1 thread and back (eb_session_set_num_threads), runs the packed ids again
 // and gives the 2-thread single runs' outputs; on
 // cross-encoders also the rerank scores of packed (query, passage) pairs; on sentence-embedding
@@ -54,6 +55,7 @@ struct SequenceOutputs {
   std::vector<int32_t> ids;
   std::vector<int32_t> fill_ids;  // masked-LM models: eb_session_fill_mask's top 5 at three tokens
   std::vector<float> fill_probs;
+  std::vector<float> kept;  // token-vector models: eb_session_get_token_vectors (documents: no skiplist rows)
 };
 
 // The rows of the last run that belong to sequence `row` (tokens [t0, t0 + n)).
@@ -63,6 +65,15 @@ SequenceOutputs collect(eb_session* s, size_t t0, size_t n, size_t row) {
   const int32_t* ids = nullptr;
   size_t len = 0;
   if (eb_session_get_input_ids(s, &ids, &len) == EB_OK && t0 + n <= len) r.ids.assign(ids + t0, ids + t0 + n);
+  const float* tv = nullptr;
+  int64_t shape[2] = {0, 0};
+  int32_t rank = 0;
+  size_t rows = 0;
+  if (eb_session_get_output(s, EB_OUTPUT_TOKEN_VECTORS, &tv, shape, &rank) == EB_OK) {
+    REQUIRE(eb_session_get_token_vectors(s, row, nullptr, 0, &rows) == EB_OK);
+    r.kept.resize(rows * static_cast<size_t>(shape[1]));
+    REQUIRE(eb_session_get_token_vectors(s, row, r.kept.data(), rows, &rows) == EB_OK);
+  }
   int32_t top[5];
   float probs[5];
   size_t found = 0;
@@ -91,9 +102,9 @@ void require_same(const SequenceOutputs& single, const SequenceOutputs& packed, 
   } else {
     for (size_t i = 0; i < single.fill_probs.size(); ++i) REQUIRE(std::fabs(single.fill_probs[i] - packed.fill_probs[i]) <= 1e-5);
   }
-  for (int out = 0; out < EB_OUTPUT_COUNT; ++out) {
-    const std::vector<float>& a = single.outputs[static_cast<size_t>(out)];
-    const std::vector<float>& b = packed.outputs[static_cast<size_t>(out)];
+  for (int out = 0; out <= EB_OUTPUT_COUNT; ++out) {  // (EB_OUTPUT_COUNT: the kept token vectors)
+    const std::vector<float>& a = out < EB_OUTPUT_COUNT ? single.outputs[static_cast<size_t>(out)] : single.kept;
+    const std::vector<float>& b = out < EB_OUTPUT_COUNT ? packed.outputs[static_cast<size_t>(out)] : packed.kept;
     INFO("output " << out);
     REQUIRE(a.size() == b.size());
     if (a.empty()) continue;
@@ -372,6 +383,18 @@ void chunked_windows(eb_session* s, bool int8, const std::string& what) {
   REQUIRE(eb_session_set_prompt(s, nullptr) == EB_OK);
 }
 
+// ColBERT models with PyLate's conventions: packed texts as queries (expansion tokens) and as
+// documents (kept rows without the skiplist), cut as PyLate cuts them, equal their single runs.
+void colbert_inputs(eb_session* s, bool int8, const std::string& what) {
+  for (eb_colbert_input in : {EB_COLBERT_INPUT_QUERY, EB_COLBERT_INPUT_DOCUMENT}) {
+    if (eb_session_set_colbert_input(s, in) == EB_ERROR_UNSUPPORTED) return;  // no conventions
+    REQUIRE(eb_session_set_truncation(s, EB_TRUNCATION_LONGEST_FIRST) == EB_OK);
+    packed_texts(s, false, int8, what + (in == EB_COLBERT_INPUT_QUERY ? ", colbert query" : ", colbert document"));
+  }
+  REQUIRE(eb_session_set_colbert_input(s, EB_COLBERT_INPUT_PLAIN) == EB_OK);
+  REQUIRE(eb_session_set_truncation(s, EB_TRUNCATION_NONE) == EB_OK);
+}
+
 }  // namespace
 
 TEST_CASE("composition: every model x precision x cache x threads x thread switch, packed runs equal single runs", "[composition]") {
@@ -402,6 +425,7 @@ TEST_CASE("composition: every model x precision x cache x threads x thread switc
             packed_texts(s.s, false, int8, what);
             packed_texts(s.s, true, int8, what);
           }
+          if (l.info.has_vocab && l.info.task == EB_TASK_TOKEN_VECTORS) colbert_inputs(s.s, int8, what);
           if (l.info.has_vocab && l.info.task == EB_TASK_SEQUENCE_CLASSIFICATION && l.info.num_labels == 1)
             packed_rerank(s.s, int8, what);
           if (l.info.has_vocab && (l.info.task == EB_TASK_SENTENCE_EMBEDDING || l.info.task == EB_TASK_BGE_M3))

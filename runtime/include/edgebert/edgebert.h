@@ -566,10 +566,52 @@ EB_API EB_NODISCARD eb_status eb_model_get_token(const eb_model* model, int32_t 
  * ColBERT's late interaction: *out_score = sum over the q_tokens query rows of the largest dot
  * product with any of the d_tokens document rows (q [q_tokens, dim], d [d_tokens, dim], float32
  * row-major; normalized rows make it a sum of cosines). Which rows to pass is the caller's choice
- * (e.g. PyLate leaves the document's padding and punctuation out). Accumulates in double.
+ * (e.g. PyLate leaves the document's padding and punctuation out: eb_session_get_token_vectors
+ * gives those rows). Accumulates in double.
  * EB_ERROR_INVALID_ARGUMENT for a NULL pointer or a zero count / dim. Performs no allocation. */
 EB_API EB_NODISCARD eb_status eb_maxsim(const float* q, size_t q_tokens, const float* d, size_t d_tokens, size_t dim,
                                         float* out_score);
+
+/* ---- ColBERT queries and documents (PyLate's input conventions) ----
+ * A PyLate folder says how its model encodes queries and documents (config_sentence_transformers
+ * .json: query_prefix / document_prefix, query_length / document_length, do_query_expansion,
+ * attend_to_expansion_tokens, skiplist_words); the converter stores them (edgebert-inspect shows
+ * them). Text runs (eb_session_run_text and the packed eb_session_run_texts) then lay out, after
+ *   EB_COLBERT_INPUT_QUERY:    [CLS] marker text [SEP], then the expansion token ([MASK]) up to
+ *                              query_length tokens in all (with do_query_expansion), attended by
+ *                              no token unless attend_to_expansion_tokens (their rows are still
+ *                              computed: PyLate keeps every query row);
+ *   EB_COLBERT_INPUT_DOCUMENT: [CLS] marker text [SEP], and eb_session_get_token_vectors leaves
+ *                              out the rows of the skiplist's tokens (PyLate's skiplist_words,
+ *                              by default the ASCII punctuation, each as the id its tokenizer
+ *                              gives the word: a word not in the vocabulary stands for [UNK]);
+ *   EB_COLBERT_INPUT_PLAIN:    the model's template alone (the default: a session serves both
+ *                              kinds, and neither is a safe guess).
+ * The marker is the prefix's token id (none when the prefix is ""), inserted after the template's
+ * first token as PyLate does. A query or document has at most query_length / document_length
+ * tokens (and at most the session maximum); a longer one is cut as the session's truncation says
+ * (eb_session_set_truncation: EB_TRUNCATION_LONGEST_FIRST gives PyLate's tokens, which it always
+ * truncates) and is EB_ERROR_SEQUENCE_TOO_LONG by default. Pairs, token-id runs and the other
+ * tasks are unchanged (pairs are refused in the QUERY and DOCUMENT modes). Setting a mode keeps
+ * the last run's outputs. EB_ERROR_UNSUPPORTED for a model without PyLate conventions (every
+ * model but a converted PyLate folder) unless PLAIN; EB_ERROR_INVALID_ARGUMENT for another value,
+ * or a query_length beyond the session maximum. No heap allocation. */
+typedef enum eb_colbert_input {
+  EB_COLBERT_INPUT_PLAIN = 0,
+  EB_COLBERT_INPUT_QUERY = 1,
+  EB_COLBERT_INPUT_DOCUMENT = 2
+} eb_colbert_input;
+EB_API EB_NODISCARD eb_status eb_session_set_colbert_input(eb_session* session, eb_colbert_input input);
+
+/* The token vectors of sequence `index` of the last run (eb_session_get_sequence; 0 after a
+ * single run) as its model scores them, copied into out [capacity_rows, dim] (dim: eb_model_info
+ * num_labels): the sequence's rows of EB_OUTPUT_TOKEN_VECTORS, without the skiplist's rows for
+ * a document run (EB_COLBERT_INPUT_DOCUMENT). *out_rows receives their count; out may be NULL
+ * with capacity_rows 0 to ask for it. EB_ERROR_INVALID_ARGUMENT for an index out of range, a NULL
+ * out_rows, or a capacity below the count (nothing is copied); EB_ERROR_UNSUPPORTED for a model
+ * without token vectors; EB_ERROR_BAD_STATE before a successful run. No heap allocation. */
+EB_API EB_NODISCARD eb_status eb_session_get_token_vectors(const eb_session* session, size_t index, float* out,
+                                                           size_t capacity_rows, size_t* out_rows);
 
 /* Memory facts: planned arena bytes, the naive sum of all intermediate buffers, and the bytes
  * XNNPACK holds in packed weights. Any pointer may be NULL. */

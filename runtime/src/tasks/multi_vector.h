@@ -21,6 +21,12 @@ inline size_t token_vector_rows(const Session& s) {
   return rows;
 }
 
+// Sequence `index`'s token vectors of the last run as its model scores them (eb_session_get_token_vectors):
+// its rows of the output (bge-m3: all but its first token's), without the rows of the skiplist's
+// tokens after a ColBERT document run; *out_rows the count, copied into out [capacity_rows, dim]
+// unless out is null and capacity_rows 0. No allocation.
+eb_status copy_token_vectors(Session& s, size_t index, float* out, size_t capacity_rows, size_t* out_rows);
+
 // sum_i max_j <q[i], d[j]> over q [q_tokens, dim] and d [d_tokens, dim] (row-major; both counts
 // and dim > 0), dot products and the sum in double. No allocation.
 float maxsim(const float* q, size_t q_tokens, const float* d, size_t d_tokens, size_t dim);

@@ -20,7 +20,8 @@ eb_status check_ids(const PackLimits& limits, RunInputs& in, size_t first, size_
 }
 
 size_t pack_texts(const TextEncoder& text, const PackLimits& limits, Truncation truncation, const char* const* texts_a,
-                  const char* const* texts_b, size_t count, RunInputs& in, SequenceInfo* sequences) {
+                  const char* const* texts_b, size_t count, RunInputs& in, SequenceInfo* sequences,
+                  const Expansion& expansion) {
   size_t at = 0, k = 0;
   for (; k < count && k < limits.max_rows; ++k) {
     const char* a = texts_a[k];
@@ -36,9 +37,9 @@ size_t pack_texts(const TextEncoder& text, const PackLimits& limits, Truncation 
     size_t na = 0, cut = 0;
     const size_t need =
         lay_out_sequence(text, limits.token_types, limits.max_len, in, a, b, at, cap, &na, truncation, &cut);
-    if (need <= cap) {
+    if (need <= cap && (expansion.id < 0 || expansion.length <= cap)) {
       q.status = check_ids(limits, in, at, need);
-      if (q.status == EB_OK) q.tokens = need, q.truncated = cut, at += need;
+      if (q.status == EB_OK) q.tokens = expand_sequence(in, at, need, expansion), q.truncated = cut, at += q.tokens;
       continue;
     }
     if (need > limits.max_len) {

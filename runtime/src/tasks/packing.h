@@ -37,9 +37,11 @@ struct PackLimits {
 eb_status check_ids(const PackLimits& limits, RunInputs& in, size_t first, size_t n);
 
 // Texts (texts_b null) or pairs, tokenized with their template and cut as `truncation` says
-// (text_layout.h): sequences[0, k) and the inputs are filled; returns k, the inputs consumed.
+// (text_layout.h), each followed by `expansion`'s tokens (ColBERT queries): sequences[0, k), the
+// inputs and the key mask of every run token are filled; returns k, the inputs consumed.
 size_t pack_texts(const TextEncoder& text, const PackLimits& limits, Truncation truncation, const char* const* texts_a,
-                  const char* const* texts_b, size_t count, RunInputs& in, SequenceInfo* sequences);
+                  const char* const* texts_b, size_t count, RunInputs& in, SequenceInfo* sequences,
+                  const Expansion& expansion = Expansion{});
 
 // Token ids given by the caller, `count` sequences of lengths[i] ids (types: null, all 0).
 size_t pack_ids(const PackLimits& limits, const int32_t* ids, const int32_t* token_types, const size_t* lengths,

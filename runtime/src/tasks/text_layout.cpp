@@ -146,6 +146,20 @@ void too_long_message(const TextEncoder& text, const char* a, const char* b, siz
                   max_len);  // a lower bound: tokenizing stops soon after the maximum
 }
 
+size_t expand_sequence(RunInputs& in, size_t at, size_t n, const Expansion& e) {
+  std::fill(in.key_mask.begin() + static_cast<std::ptrdiff_t>(at), in.key_mask.begin() + static_cast<std::ptrdiff_t>(at + n),
+            uint8_t{1});
+  if (e.id < 0 || n >= e.length) return n;
+  for (size_t i = at + n; i < at + e.length; ++i) {
+    in.ids[i] = e.id;
+    in.types[i] = 0;
+    in.begin[i] = in.end[i] = 0;
+    in.segment[i] = in.word_ids[i] = -1;
+    in.key_mask[i] = e.attend ? 1 : 0;
+  }
+  return e.length;
+}
+
 size_t build_words(RunInputs& in, size_t n, const float* token_logits, int labels) {
   size_t count = 0;
   for (size_t t = 0; t < n; ++t) {

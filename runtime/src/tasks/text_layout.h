@@ -41,6 +41,19 @@ bool truncated_lengths(Truncation truncation, size_t na, size_t nb, bool has_b, 
 void too_long_message(const TextEncoder& text, const char* a, const char* b, size_t total, size_t first_len,
                       size_t max_len, char* msg, size_t size);
 
+// PyLate's query expansion (eb_colbert_input QUERY): the expansion token ([MASK]) after a laid-out
+// query up to `length` tokens in all.
+struct Expansion {
+  int32_t id = -1;      // -1: no expansion
+  size_t length = 0;    // tokens of the expanded sequence
+  bool attend = false;  // whether tokens attend to the expansion tokens (their key mask)
+};
+
+// Sets the key mask of the sequence's tokens [at, at + n) to 1 and, with an expansion, appends its
+// tokens up to e.length (id e.id, type 0, offsets {0, 0}, segment and word -1, key mask e.attend).
+// Returns the sequence's tokens (the caller has room for max(n, e.length) from `at`).
+size_t expand_sequence(RunInputs& in, size_t at, size_t n, const Expansion& e);
+
 // The words of the text run's tokens [0, n) (consecutive tokens of one word and segment), each
 // labelled with the argmax of its first token's logits when token_logits is not null. Returns
 // their count.
