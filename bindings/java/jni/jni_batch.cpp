@@ -3,7 +3,7 @@
 // tokenLabels: the texts (or text pairs) of a TextBatch handed to eb_session_embed_many /
 // eb_session_classify_many (which loop over the packed runs and report each input's status), and
 // eb_session_get_token_labels; Session.rerank: a query and a TextBatch of passages handed to
-// eb_session_rerank_top_k.
+// eb_session_rerank_top_k; Session.runTexts: one packed run of a TextBatch (eb_session_run_texts).
 #include <vector>
 
 #include "jni_support.h"
@@ -133,6 +133,36 @@ JNIEXPORT jint JNICALL Java_org_edgebert_Session_nRerankTopK(JNIEnv* env, jclass
   copy_back(values);
   copy_back(codes);
   return static_cast<jint>(found);
+}
+
+// One eb_session_run_texts of the texts; statuses[k] receives the eb_status of taken text k
+// (eb_session_get_sequence). Returns how many texts the run took.
+JNIEXPORT jint JNICALL Java_org_edgebert_Session_nRunTexts(JNIEnv* env, jclass, jlong h, jbyteArray texts,
+                                                           jintArray starts, jintArray statuses) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_run_texts), "eb_session_run_texts") ||
+      missing(env, reinterpret_cast<const void*>(&eb_session_get_sequence), "eb_session_get_sequence"))
+    return 0;
+  TextBlocks in(env, texts, starts, nullptr, nullptr);
+  if (!in.ok()) return 0;
+  Written<jint, jintArray> codes(env, statuses);
+  if (codes.size() < in.size()) {
+    throw_status(env, EB_ERROR_INVALID_ARGUMENT, "runTexts: statuses shorter than the texts");
+    return 0;
+  }
+  eb_session* s = session_ptr(h);
+  size_t consumed = 0;
+  eb_status st = eb_session_run_texts(s, in.texts(), in.size(), &consumed);
+  for (size_t k = 0; st == EB_OK && k < consumed && k < codes.size(); ++k) {
+    eb_sequence_info info;
+    st = eb_session_get_sequence(s, k, &info);
+    if (st == EB_OK) codes.data[k] = info.status;
+  }
+  if (st != EB_OK) {
+    throw_session_error(env, s, st);
+    return 0;
+  }
+  copy_back(codes);
+  return static_cast<jint>(consumed);
 }
 
 // The label index of every token of the last run (eb_session_get_token_labels).

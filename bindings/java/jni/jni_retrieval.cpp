@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // jni_retrieval.cpp: native side of the retrieval outputs' helpers: Session.sparseTopK
-// (eb_session_sparse_top_k), Session.fillMask (eb_session_fill_mask) and MultiVector.maxSim
-// (eb_maxsim).
+// (eb_session_sparse_top_k), Session.fillMask (eb_session_fill_mask), MultiVector.maxSim
+// (eb_maxsim), and ColBERT's PyLate inputs: Session.setColbertInput (eb_session_set_colbert_input)
+// and Session.tokenVectors (eb_session_get_token_vectors).
+#include <vector>
+
 #include "jni_support.h"
 
 using namespace edgebert_jni;
@@ -73,6 +76,50 @@ JNIEXPORT jfloat JNICALL Java_org_edgebert_MultiVector_nMaxSim(JNIEnv* env, jcla
                                  static_cast<size_t>(dim), &score);
   if (st != EB_OK) throw_status(env, st, "maxSim: empty query or document (0 tokens), or dim 0");
   return score;
+}
+
+JNIEXPORT void JNICALL Java_org_edgebert_Session_nSetColbertInput(JNIEnv* env, jclass, jlong h, jint input) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_set_colbert_input), "eb_session_set_colbert_input"))
+    return;
+  eb_session* s = session_ptr(h);
+  const eb_status st = eb_session_set_colbert_input(s, static_cast<eb_colbert_input>(input));
+  if (st != EB_OK) throw_session_error(env, s, st);
+}
+
+// The rows of sequence `index` (row-major, dim floats each): the row count first (out NULL), then
+// the rows.
+JNIEXPORT jfloatArray JNICALL Java_org_edgebert_Session_nTokenVectors(JNIEnv* env, jclass, jlong h, jint index,
+                                                                      jint dim) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_session_get_token_vectors), "eb_session_get_token_vectors"))
+    return nullptr;
+  if (index < 0 || dim < 0) {
+    throw_status(env, EB_ERROR_INVALID_ARGUMENT, "tokenVectors: a negative index or dim");
+    return nullptr;
+  }
+  eb_session* s = session_ptr(h);
+  size_t rows = 0;
+  eb_status st = eb_session_get_token_vectors(s, static_cast<size_t>(index), nullptr, 0, &rows);
+  if (st != EB_OK) {
+    throw_session_error(env, s, st);
+    return nullptr;
+  }
+  if (dim > 0 && rows > static_cast<size_t>(0x7fffffff / dim)) {
+    throw_status(env, EB_ERROR_INVALID_ARGUMENT, "tokenVectors: too many rows for a Java array");
+    return nullptr;
+  }
+  std::vector<float> values(rows * static_cast<size_t>(dim));
+  if (rows > 0) {
+    size_t got = 0;
+    st = eb_session_get_token_vectors(s, static_cast<size_t>(index), values.data(), rows, &got);
+    if (st != EB_OK) {
+      throw_session_error(env, s, st);
+      return nullptr;
+    }
+  }
+  const jsize n = static_cast<jsize>(values.size());
+  jfloatArray out = env->NewFloatArray(n);
+  if (out && n) env->SetFloatArrayRegion(out, 0, n, values.data());
+  return out;
 }
 
 }  // extern "C"

@@ -10,7 +10,7 @@ import numpy as np
 
 from ._errors import Error, Status
 from ._handle import NativeHandle
-from ._library import ChunkStruct, SpanStruct, WordStruct, c_float_p, c_int32_p
+from ._library import ChunkStruct, SequenceInfoStruct, SpanStruct, WordStruct, c_float_p, c_int32_p
 from ._types import Chunk, Output, Span, Task, TokenLabel, Word
 
 _INT32_MIN, _INT32_MAX = -2**31, 2**31 - 1
@@ -284,6 +284,34 @@ class Session(NativeHandle):
         return self._rows_many("classify_many", texts, text_pairs, None, self._model.info.num_labels,
                                statuses)
 
+    def run_texts(self, texts):
+        """One packed run (eb_session_run_texts): as many whole texts from the start of `texts` as
+        the session's max_batch_tokens holds (Model.session(max_batch_tokens=...)), their tokens
+        end to end, each sequence's outputs equal to a single run of its text (int8: bitwise).
+        Returns the statuses of the texts it took, a list of Status (OK, or why that text alone
+        did not run, e.g. SEQUENCE_TOO_LONG); its length is how many it took (at least 1: run the
+        rest with another call). Sequence k of the run is text k: token_vectors(k); the outputs
+        (outputs, output()) are the run's. texts must be a non-empty list or tuple of str, else
+        Error(INVALID_ARGUMENT) before anything runs."""
+        a = _utf8_list(texts, "texts")
+        if not a:
+            raise Error(Status.INVALID_ARGUMENT, "run_texts needs at least one text")
+        n = len(a)
+        array = (ctypes.c_char_p * n)(*a)
+        consumed = ctypes.c_size_t(0)
+        info = SequenceInfoStruct()
+        with self._lock:
+            handle = self._ptr()
+            self._context, self._texts = None, ()
+            self._check(self._lib.eb_session_run_texts(handle, array, n, ctypes.byref(consumed)), "run_texts")
+            statuses = []
+            for k in range(consumed.value):
+                self._check(self._lib.eb_session_get_sequence(handle, k, ctypes.byref(info)), "get_sequence")
+                statuses.append(_status(info.status))
+            if consumed.value == 1:  # a packed run of one: its words index that text
+                self._texts = (a[0],)
+        return statuses
+
     _CHUNK_POOLINGS = {"none": 0, "mean": 1}
 
     def embed_chunked(self, text, window, stride, pooling="none"):
@@ -330,6 +358,46 @@ class Session(NativeHandle):
                 ", ".join(self._TRUNCATIONS), strategy))
         with self._lock:
             self._check(self._lib.eb_session_set_truncation(self._ptr(), self._TRUNCATIONS[strategy]), "set_truncation")
+
+    _COLBERT_INPUTS = {"plain": 0, "query": 1, "document": 2}
+
+    def set_colbert_input(self, mode):
+        """ColBERT models converted from a PyLate folder: how later text runs (run(text=...),
+        run_texts) lay out their tokens, as PyLate encodes them (eb_session_set_colbert_input):
+        "query" ([CLS] query marker text [SEP], then [MASK] up to the model's query_length, those
+        attended by no token unless attend_to_expansion_tokens), "document" ([CLS] document marker
+        text [SEP]; token_vectors() leaves out the rows of the skiplist's tokens) or "plain" (the
+        default: the model's template alone). Text pairs are refused in the query and document
+        modes. Other models: Error(UNSUPPORTED) except for "plain"; other values:
+        Error(INVALID_ARGUMENT). The last run's outputs stay readable."""
+        if not isinstance(mode, str) or mode not in self._COLBERT_INPUTS:
+            raise Error(Status.INVALID_ARGUMENT, "colbert input must be one of %s, got %r" % (
+                ", ".join(self._COLBERT_INPUTS), mode))
+        with self._lock:
+            self._check(self._lib.eb_session_set_colbert_input(self._ptr(), self._COLBERT_INPUTS[mode]),
+                        "set_colbert_input")
+
+    def token_vectors(self, index=0):
+        """ColBERT models, after a run: the token vectors of sequence `index` of the last run (0
+        after a single run; after run_texts, text `index` of the texts it took) as the model scores
+        them, a float32 ndarray [rows, dim] (dim: info.num_labels; eb_session_get_token_vectors):
+        the sequence's rows of the token_vectors output, without the skiplist's rows after a
+        "document" run (set_colbert_input). edgebert.maxsim scores them. Error(INVALID_ARGUMENT)
+        for an index out of range, Error(UNSUPPORTED) for a model without token vectors,
+        Error(BAD_STATE) before a run."""
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < 2**63:
+            raise Error(Status.INVALID_ARGUMENT, "index must be a non-negative int, got %r" % (index,))
+        dim = self._model.info.num_labels  # (before the session's lock: Model.close takes both)
+        rows = ctypes.c_size_t(0)
+        with self._lock:
+            handle = self._ptr()
+            self._check(self._lib.eb_session_get_token_vectors(handle, index, None, 0, ctypes.byref(rows)),
+                        "token_vectors")
+            out = np.zeros((rows.value, dim), dtype=np.float32)
+            if rows.value:
+                self._check(self._lib.eb_session_get_token_vectors(handle, index, out.ctypes.data_as(c_float_p),
+                                                                   rows.value, ctypes.byref(rows)), "token_vectors")
+        return out
 
     def set_prompt(self, name):
         """The prompt (config_sentence_transformers.json "prompts", e.g. "query") put before the

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ManyTexts: Session.embedMany / classifyMany: many texts (or text pairs) through one call of the
 // C API (eb_session_embed_many / eb_session_classify_many), which loops over the packed runs and
-// reports each input's status and its row of one pooled output.
+// reports each input's status and its row of one pooled output; Session.runTexts: one packed run
+// (eb_session_run_texts), its outputs read per sequence afterwards.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -43,6 +44,38 @@ extension Session {
         var codes = [Status]()
         defer { statuses = codes }
         return try many(texts, pairs, (nil, try model.info.numLabels), &codes, nil)
+    }
+
+    /// One packed run (eb_session_run_texts): as many whole texts from the start of `texts` as the
+    /// session's maxBatchTokens holds, their tokens end to end, each sequence's outputs equal to a
+    /// single run of its text (int8: bitwise). Returns the status of each text it took (.ok, or why
+    /// that text alone did not run, e.g. `.sequenceTooLong`); their count is how many it took (at
+    /// least 1: run the rest with another call). Sequence k of the run is text k
+    /// (`tokenVectors(index: k)`); the outputs are the run's. No texts, or a text with a NUL,
+    /// throw `.invalidArgument` before anything runs.
+    @discardableResult
+    public func runTexts(_ texts: [String]) throws -> [Status] {
+        for (i, t) in texts.enumerated() { _ = try Session.cText(t, "texts[\(i)]") }
+        guard !texts.isEmpty else { throw EdgeBertError(.invalidArgument, "runTexts needs at least one text") }
+        let run = try TaskAPI.function("eb_session_run_texts", as: TaskAPI.RunTexts.self)
+        let sequence = try TaskAPI.function("eb_session_get_sequence", as: TaskAPI.GetSequence.self)
+        let a = texts.map { UnsafePointer<CChar>(strdup($0)) }
+        defer { a.forEach { free(UnsafeMutablePointer(mutating: $0)) } }
+        if a.contains(where: { $0 == nil }) { throw EdgeBertError(.outOfMemory, "no memory for the texts") }
+        return try withHandle { h -> [Status] in
+            self.context = nil
+            self.texts = []
+            var consumed = 0
+            try Session.check(h, a.withUnsafeBufferPointer { run(h, $0.baseAddress, a.count, &consumed) })
+            var statuses: [Status] = []
+            for k in 0..<consumed {
+                var info = eb_sequence_info()
+                try Session.check(h, sequence(h, k, &info))
+                statuses.append(Status(rawValue: info.status) ?? .backend)
+            }
+            if consumed == 1 { self.texts = [Array(texts[0].utf8)] }  // a packed run of one: its words index that text
+            return statuses
+        }
     }
 
     private func embeddingOutput() throws -> (Output?, Int) {

@@ -66,6 +66,10 @@ enum TaskAPI {
     typealias SetEmbeddingDims = @convention(c) (OpaquePointer?, Int32) -> eb_status
     // 1 thread or all of them on a live session.
     typealias SetNumThreads = @convention(c) (OpaquePointer?, Int32) -> eb_status
+    // ColBERT queries and documents (PyLate's input conventions).
+    typealias SetColbertInput = @convention(c) (OpaquePointer?, eb_colbert_input) -> eb_status
+    typealias GetTokenVectors = @convention(c) (OpaquePointer?, Int, UnsafeMutablePointer<Float>?, Int,
+                                                UnsafeMutablePointer<Int>?) -> eb_status
 
     // Many texts per call and token labels (issue 22).
     typealias EmbedMany = @convention(c) (OpaquePointer?, UnsafePointer<UnsafePointer<CChar>?>?,

@@ -343,6 +343,32 @@ public final class Session implements AutoCloseable {
     return runMany(a, b, statuses, null, model.info().numLabels);
   }
 
+  /**
+   * One packed run (eb_session_run_texts): as many whole texts from the start of {@code inputs} as
+   * the session's maxBatchTokens holds, their tokens end to end, each sequence's outputs equal to a
+   * single run of its text (int8: bitwise). Returns the eb_status of each text it took (0 = ok,
+   * else why that text alone did not run, e.g. {@link EdgeBertException#SEQUENCE_TOO_LONG}); the
+   * array's length is how many it took (at least 1: run the rest with another call). Sequence k of
+   * the run is text k ({@link #tokenVectors(int)}); the outputs are the run's. A null or empty
+   * array, a null text or a text with a NUL: INVALID_ARGUMENT before anything runs.
+   */
+  public synchronized int[] runTexts(String[] inputs) {
+    TextBatch batch = TextBatch.of(inputs, "texts");
+    if (batch.size() == 0) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "runTexts needs at least one text");
+    }
+    long p = ptr();
+    context = null;
+    texts = new byte[0][];
+    int[] statuses = new int[batch.size()];
+    int consumed = nRunTexts(p, batch.bytes, batch.starts, statuses);
+    if (consumed == 1) {  // a packed run of one: its words index that text
+      texts = new byte[][] {java.util.Arrays.copyOfRange(batch.bytes, 0, batch.size() > 1 ? batch.starts[1]
+                                                                                          : batch.bytes.length)};
+    }
+    return java.util.Arrays.copyOf(statuses, consumed);
+  }
+
   // embedMany (which: its output) or classifyMany (which null): one native call, which loops over
   // the packed runs in the library; a failed input (statuses null) is thrown with its index.
   private float[][] runMany(String[] a, String[] b, int[] statuses, Output which, int width) {
@@ -541,6 +567,40 @@ public final class Session implements AutoCloseable {
   }
 
   /**
+   * ColBERT models converted from a PyLate folder: how later text runs ({@link #runText(String)},
+   * {@link #runTexts(String[])}) lay out their tokens, as PyLate encodes them
+   * (eb_session_set_colbert_input): {@link ColbertInput#QUERY} ([CLS] query marker text [SEP], then
+   * [MASK] up to the model's query_length, attended by no token unless attend_to_expansion_tokens),
+   * {@link ColbertInput#DOCUMENT} ([CLS] document marker text [SEP]; {@link #tokenVectors(int)}
+   * leaves out the skiplist's rows) or {@link ColbertInput#PLAIN} (the default: the model's template
+   * alone). Text pairs are refused in the query and document modes. Other models: UNSUPPORTED
+   * except for PLAIN; null: INVALID_ARGUMENT. The last run's outputs stay readable.
+   */
+  public synchronized void setColbertInput(ColbertInput input) {
+    if (input == null) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "setColbertInput: input is null");
+    }
+    nSetColbertInput(ptr(), input.code);
+  }
+
+  /**
+   * ColBERT models, after a run: the token vectors of sequence {@code index} of the last run (0
+   * after a single run; after {@link #runTexts(String[])}, text {@code index} of the texts it took)
+   * as the model scores them, row-major {@code [rows * dim]} (dim: {@link ModelInfo#numLabels}, so
+   * rows = length / dim), by eb_session_get_token_vectors: the sequence's rows of
+   * Output.TOKEN_VECTORS, without the skiplist's rows after a {@link ColbertInput#DOCUMENT} run.
+   * {@link MultiVector#maxSim(float[], float[], int)} scores them. An index out of range:
+   * INVALID_ARGUMENT; a model without token vectors: UNSUPPORTED; no run yet: BAD_STATE.
+   */
+  public synchronized float[] tokenVectors(int index) {
+    if (index < 0) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "tokenVectors: index must be >= 0, got " + index);
+    }
+    long p = ptr();
+    return nTokenVectors(p, index, model.info().numLabels);
+  }
+
+  /**
    * The prompt (config_sentence_transformers.json "prompts", e.g. EmbeddingGemma's "query") put
    * before the text of later text calls, as SentenceTransformer.encode(prompt_name=...) does
    * (eb_session_set_prompt); null or "": none. Unknown names: INVALID_ARGUMENT.
@@ -634,6 +694,12 @@ public final class Session implements AutoCloseable {
   private static native void nSetPrompt(long s, byte[] name);
   private static native void nSetEmbeddingDims(long s, int dims);
   private static native void nSetNumThreads(long s, int threads);
+  private static native void nSetColbertInput(long s, int input);
+  // The rows of sequence index (row-major, dim floats each) of eb_session_get_token_vectors.
+  private static native float[] nTokenVectors(long s, int index, int dim);
+  // One eb_session_run_texts of a TextBatch; statuses [n] receives the taken texts' eb_status
+  // (eb_session_get_sequence); returns how many it took.
+  private static native int nRunTexts(long s, byte[] texts, int[] starts, int[] statuses);
   private String prompt;  // setPrompt
   private int dims;       // setEmbeddingDims (0: the full embedding)
   private static native int nTruncatedTokens(long s, int index);
