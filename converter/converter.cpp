@@ -381,6 +381,12 @@ FloatBert load_model_dir(const std::string& dir, std::vector<std::string>* notes
       c.do_query_expansion = st.pylate.do_query_expansion;
       c.attend_to_expansion = st.pylate.attend_to_expansion_tokens;
       c.skiplist_words = st.pylate.skiplist_words;
+      notes->push_back("note: ColBERT token vectors (dim " + std::to_string(m.num_labels) + ") with PyLate's inputs: "
+                       "query_prefix '" + c.query_prefix + "', document_prefix '" + c.document_prefix +
+                       "', query_length " + std::to_string(c.query_length) + ", document_length " +
+                       std::to_string(c.document_length) + (c.do_query_expansion ? ", query expansion" : "") + ", " +
+                       std::to_string(c.skiplist_words.size()) +
+                       " skiplist words (text runs: eb_session_set_colbert_input QUERY / DOCUMENT; PLAIN by default)");
     } else {
       notes->push_back("note: ColBERT token vectors (dim " + std::to_string(m.num_labels) +
                        "): config_sentence_transformers.json has no PyLate input conventions (query_prefix, "
