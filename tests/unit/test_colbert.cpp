@@ -550,3 +550,59 @@ TEST_CASE("edgebert-run --colbert query|document dumps PyLate's rows", "[colbert
   CHECK(std::system((std::string(bin) + "/edgebert-run --model " + model + " --colbert queries --text 'x' > /dev/null 2>&1")
                         .c_str()) != 0);
 }
+
+// The other PyLate settings, on copies of the folder: attend_to_expansion_tokens true (the [MASK]
+// tokens are attended: the run equals run_ids with every mask 1), do_query_expansion false (no
+// [MASK] appended), an empty document prefix (no marker), a skiplist of one word.
+TEST_CASE("ColBERT inputs: attended expansion, no expansion, no marker, own skiplist", "[colbert]") {
+  const fs::path src = ref_dir() + "/colbert";
+  const fs::path dir = fs::temp_directory_path() / "eb_colbert_settings";
+  auto convert = [&](const std::string& json) {
+    fs::remove_all(dir);
+    fs::copy(src, dir, fs::copy_options::recursive);
+    std::ofstream(dir / "config_sentence_transformers.json") << json;
+    edgebert::convert::ConvertOptions o;
+    o.input_dir = dir.string();
+    o.output_path = (dir / "m.ebm").string();
+    o.fp32 = true;
+    o.quiet = true;
+    edgebert::convert::convert_checkpoint(o);
+    return o.output_path;
+  };
+  auto ids_of_run = [](eb_session* s) {
+    const int32_t* p = nullptr;
+    size_t n = 0;
+    REQUIRE(eb_session_get_input_ids(s, &p, &n) == EB_OK);
+    return std::vector<int32_t>(p, p + n);
+  };
+  {
+    ModelHandle m;
+    SessionHandle s;
+    open(convert(R"({"query_prefix": "[unused0]", "document_prefix": "", "query_length": 10, "document_length": 16,
+                     "attend_to_expansion_tokens": true, "skiplist_words": ["good"]})"),
+         1, &m, &s);
+    REQUIRE(eb_session_set_colbert_input(s.s, EB_COLBERT_INPUT_QUERY) == EB_OK);
+    REQUIRE(eb_session_run_text(s.s, "the movie was good") == EB_OK);
+    const std::vector<int32_t> ids = ids_of_run(s.s);
+    CHECK(ids == std::vector<int32_t>{101, 1, 160, 278, 181, 251, 102, 103, 103, 103});
+    const std::vector<float> text = kept_vectors(s.s, 0);
+    REQUIRE(eb_session_run_ids(s.s, ids.data(), nullptr, nullptr, ids.size()) == EB_OK);  // mask all 1
+    CHECK(token_vectors(s.s, ids.size()) == text);
+    REQUIRE(eb_session_set_colbert_input(s.s, EB_COLBERT_INPUT_DOCUMENT) == EB_OK);
+    REQUIRE(eb_session_run_text(s.s, "the movie , was good") == EB_OK);
+    CHECK(ids_of_run(s.s) == std::vector<int32_t>{101, 160, 278, 105, 181, 251, 102});  // no marker
+    CHECK(kept_vectors(s.s, 0).size() == 6 * kDim);  // "good" left out, "," kept
+  }
+  {
+    ModelHandle m;
+    SessionHandle s;
+    open(convert(R"({"query_prefix": "[unused0]", "document_prefix": "[unused1]", "query_length": 10,
+                     "document_length": 16, "do_query_expansion": false, "attend_to_expansion_tokens": true})"),
+         1, &m, &s);
+    REQUIRE(eb_session_set_colbert_input(s.s, EB_COLBERT_INPUT_QUERY) == EB_OK);
+    REQUIRE(eb_session_run_text(s.s, "the movie was good") == EB_OK);
+    CHECK(ids_of_run(s.s) == std::vector<int32_t>{101, 1, 160, 278, 181, 251, 102});
+    CHECK(kept_vectors(s.s, 0).size() == 7 * kDim);
+  }
+  fs::remove_all(dir);
+}
