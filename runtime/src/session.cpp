@@ -444,7 +444,6 @@ eb_status Session::set_colbert_input(int input) {
   return EB_OK;
 }
 
-
 void Session::finish_text_run(size_t n, bool pair) {
   state_.text = true;
   state_.pair = pair;

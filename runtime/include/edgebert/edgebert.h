@@ -88,7 +88,9 @@ typedef enum eb_output {
                                        [seq_len - 1, dim]; after packed runs each sequence's
                                        tokens - 1 rows, sequence after sequence
                                        (eb_session_get_sequence); its padding tokens (mask 0)
-                                       give zero rows, as FlagEmbedding masks them */
+                                       give zero rows, as FlagEmbedding masks them;
+                                       eb_session_get_token_vectors copies one sequence's
+                                       rows as its model scores them */
 } eb_output;
 #define EB_OUTPUT_COUNT 9
 
