@@ -25,6 +25,12 @@ namespace {
 constexpr size_t kAlignment = 64;
 constexpr int kMaxBatchTokens = 1 << 20;
 
+// Whether some of the n key-mask entries is 0 (padding or an unattended expansion token).
+bool any_zero(const std::vector<uint8_t>& key_mask, size_t n) {
+  const auto end = key_mask.begin() + static_cast<std::ptrdiff_t>(n);
+  return std::find(key_mask.begin(), end, 0) != end;
+}
+
 bool set_mask(const int32_t* mask, size_t n, uint8_t* key_mask, bool* any_padding, size_t* bad) {
   *any_padding = false;
   for (size_t i = 0; i < n; ++i) {
@@ -355,8 +361,7 @@ eb_status Session::run_prepared(const int32_t* mask, size_t n, bool mask_laid) {
   }
   size_t bad = 0;
   if (mask_laid)
-    any_padding_ = std::find(inputs_.key_mask.begin(), inputs_.key_mask.begin() + static_cast<std::ptrdiff_t>(n), 0) !=
-                   inputs_.key_mask.begin() + static_cast<std::ptrdiff_t>(n);
+    any_padding_ = any_zero(inputs_.key_mask, n);
   else if (!set_mask(mask, n, inputs_.key_mask.data(), &any_padding_, &bad))
     return fail(EB_ERROR_INVALID_ARGUMENT, "attention_mask[%zu] = %d is not 0 or 1", bad, mask[bad]);
   clear_error();
@@ -450,10 +455,12 @@ void Session::finish_text_run(size_t n, bool pair) {
   state_.words = tasks::build_words(inputs_, n, token_logits_, model_.config.num_labels);
 }
 
-eb_status Session::run_text_inputs(size_t n, bool pair) {
-  const eb_status s = run_prepared(nullptr, n);
-  if (s == EB_OK) finish_text_run(n, pair);
-  return s;
+eb_status Session::run_text_inputs(size_t n, bool pair, bool mask_laid) {
+  const eb_status s = run_prepared(nullptr, n, mask_laid);
+  if (s != EB_OK) return s;
+  finish_text_run(n, pair);
+  state_.colbert = colbert_input_;
+  return EB_OK;
 }
 
 eb_status Session::check_text(const char* text, const char* what) {
@@ -468,11 +475,7 @@ eb_status Session::run_text(const char* text) {
   if (check_text(text, "text") != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
   const size_t n = tokenize(text, nullptr);
   if (n == 0) return EB_ERROR_SEQUENCE_TOO_LONG;
-  const eb_status st = run_prepared(nullptr, n, true);  // the key mask tokenize laid
-  if (st != EB_OK) return st;
-  finish_text_run(n, false);
-  state_.colbert = colbert_input_;
-  return EB_OK;
+  return run_text_inputs(n, false, true);  // the key mask tokenize laid (ColBERT query expansion)
 }
 
 eb_status Session::run_text_pair(const char* a, const char* b) {
@@ -540,7 +543,7 @@ tasks::PackLimits Session::pack_limits() const {
                            model_.has_token_types};
 }
 
-eb_status Session::run_packed(size_t count, bool text, bool pair) {
+eb_status Session::run_packed(size_t count, bool text, bool pair, bool mask_laid) {
   size_t rows = 0;
   run_sequence_count_ = 0;
   for (size_t k = 0; k < count; ++k) {  // the sequences that run; sequence k's outputs go to row k
@@ -549,10 +552,9 @@ eb_status Session::run_packed(size_t count, bool text, bool pair) {
     run_sequences_[run_sequence_count_++] = exec::SequenceRows{q.first_token, q.tokens, k};
     rows = q.first_token + q.tokens;
   }
-  // text runs: the key mask pack_texts laid (ColBERT queries' expansion tokens may be 0)
-  const auto mask_end = inputs_.key_mask.begin() + static_cast<std::ptrdiff_t>(rows);
-  if (!text) std::fill(inputs_.key_mask.begin(), mask_end, uint8_t{1});
-  any_padding_ = text && std::find(inputs_.key_mask.begin(), mask_end, 0) != mask_end;
+  // the key mask pack_texts laid (ColBERT queries' expansion tokens may be 0), else all attended
+  if (!mask_laid) std::fill(inputs_.key_mask.begin(), inputs_.key_mask.begin() + static_cast<std::ptrdiff_t>(rows), uint8_t{1});
+  any_padding_ = mask_laid && any_zero(inputs_.key_mask, rows);
   clear_error();
   state_.packed = true;
   state_.packed_pairs = text && pair;
@@ -612,7 +614,7 @@ eb_status Session::run_texts(const char* const* texts_a, const char* const* text
     k = tasks::pack_texts(text_, limits, truncation_, texts_a, texts_b, count, inputs_, sequences_.data(), expansion());
   }
   *consumed = k;
-  const eb_status st = run_packed(k, true, texts_b != nullptr);
+  const eb_status st = run_packed(k, true, texts_b != nullptr, true);
   if (st == EB_OK) state_.colbert = colbert_input_;
   return st;
 }

@@ -175,7 +175,8 @@ class Session {
     state_ = RunState();
     return run_packed(count, true, false);
   }
-  eb_status run_text_inputs(size_t n, bool pair);
+  // The laid-out text run of n tokens; mask_laid: tokenize laid the key mask (else all attended).
+  eb_status run_text_inputs(size_t n, bool pair, bool mask_laid = false);
   // EB_OK, or the error (EB_ERROR_INVALID_ARGUMENT naming `what` and the byte) when text is not UTF-8.
   eb_status check_text(const char* text, const char* what);
   // Forgets the last run (its outputs are no longer readable).
@@ -225,7 +226,8 @@ class Session {
   eb_status check_pairs_allowed();
   // Runs the sequences_[0, count) laid out in the inputs (their statuses set): the encoder over all
   // their tokens, attention and the one-row heads per sequence.
-  eb_status run_packed(size_t count, bool text, bool pair);
+  // mask_laid: pack_texts laid the key mask of the run's tokens (else every token is attended).
+  eb_status run_packed(size_t count, bool text, bool pair, bool mask_laid = false);
   // What a packed run of this session may hold (tasks/packing.h).
   tasks::PackLimits pack_limits() const;
   // After a successful text run: word ids known, builds the words (labels of token classifiers).

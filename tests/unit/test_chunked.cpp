@@ -541,3 +541,33 @@ TEST_CASE("edgebert-run --chunk prints the windows and dumps their vectors", "[c
   CHECK(std::system((run + " --chunk 24:8:max > /dev/null 2>&1").c_str()) != 0);
   CHECK(std::system((run + " --chunk 8:8 > /dev/null 2>&1").c_str()) != 0);
 }
+
+// A padding mask of an earlier run (eb_session_run_ids with mask 0) must not reach the windows of
+// a later chunked run, nor a later text run: both attend to every token of their own layout.
+TEST_CASE("chunked and text runs after a masked run of ids attend to every token", "[chunked]") {
+  ModelHandle m;
+  SessionHandle s;
+  open_model_session(ebm_path("task_st_mean_norm", "int8"), 1, 64, 256, &m, &s);
+  const std::string doc = "the movie was not good at all , but i liked its music very much and the movie was good";
+  auto chunked = [&] {
+    size_t windows = 0;
+    std::vector<float> rows(64 * 64);
+    REQUIRE(eb_session_embed_chunked(s.s, doc.data(), doc.size(), 8, 2, EB_CHUNK_POOLING_NONE, rows.data(), rows.size(),
+                                     nullptr, 0, &windows) == EB_OK);
+    return rows;
+  };
+  auto text = [&] {
+    REQUIRE(eb_session_run_text(s.s, doc.c_str()) == EB_OK);
+    const float* p = nullptr;
+    int64_t shape[2] = {0, 0};
+    REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_SENTENCE_EMBEDDING, &p, shape, nullptr) == EB_OK);
+    return std::vector<float>(p, p + shape[0]);
+  };
+  const std::vector<float> windows = chunked(), whole = text();
+  std::vector<int32_t> ids(40, 200), mask(40, 0);
+  ids[0] = 101, mask[0] = 1;
+  REQUIRE(eb_session_run_ids(s.s, ids.data(), nullptr, mask.data(), ids.size()) == EB_OK);
+  CHECK(chunked() == windows);
+  REQUIRE(eb_session_run_ids(s.s, ids.data(), nullptr, mask.data(), ids.size()) == EB_OK);
+  CHECK(text() == whole);
+}
