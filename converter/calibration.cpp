@@ -99,10 +99,13 @@ TokenBatch make_extra_sequences(const FloatBert& m, uint32_t seed, int count, in
     return b;
   }
   std::uniform_int_distribution<int32_t> tok_dist(0, m.config.vocab_size - 1);
+  // With a token-type table, every second sequence is laid out as a pair (its second half type 1):
+  // GPTQ fitted on type-0 inputs only puts its rounding error where type 1's embedding points.
+  const bool pairs = m.config.type_vocab_size >= 2 && !m.token_type_embeddings.empty();
   for (int s = 0; s < count; ++s) {
     for (int t = 0; t < len; ++t) {
       b.ids.push_back(tok_dist(rng));
-      b.token_types.push_back(0);
+      b.token_types.push_back(pairs && s % 2 == 1 && t >= len / 2 ? 1 : 0);
     }
     b.starts.push_back(b.starts.back() + len);
   }

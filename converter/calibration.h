@@ -46,8 +46,9 @@ CalibrationInputs make_calibration_inputs(const FloatBert& model, const text::To
                                           const std::string& text_file, int max_len);
 
 // More sequences in the built-in style but from another seed, disjoint from the calibration set:
-// `count` sequences of `len` tokens, random token ids (token type 0) for models with embedding
-// tables, synthetic embedding outputs (as builtin-v2) otherwise. int4's GPTQ takes its Hessians
+// `count` sequences of `len` tokens, random token ids for models with embedding tables (every second
+// one a pair, its second half token type 1, when the model has token types), synthetic embedding
+// outputs (as builtin-v2) otherwise. int4's GPTQ takes its Hessians
 // on them (with the calibration sequences the int4 policy's probe does not use).
 TokenBatch make_extra_sequences(const FloatBert& model, uint32_t seed, int count, int len);
 

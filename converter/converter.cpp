@@ -619,16 +619,24 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
     log(msg);
 
     if (o.int4) {
-      // The probe: calibration sequences of up to 128 tokens, at most 256 tokens in all. GPTQ's
-      // Hessians come from disjoint inputs: the other calibration sequences of up to 128 tokens
-      // and seeded extra sequences of 128 tokens, kGptqTokens in all, so the policy measures
-      // GPTQ's rounding on inputs it was not fitted to.
+      // The probe: calibration sequences of up to 128 tokens, at most 256 tokens in all, and two
+      // seeded extra sequences of up to 32 tokens (random ids, one a pair where the model has token
+      // types: inputs unlike the calibration text, so a rounding fitted to that text shows what it
+      // does elsewhere). GPTQ's Hessians come from disjoint inputs: the other calibration
+      // sequences of up to 128 tokens and seeded extra sequences of 128 tokens (another seed),
+      // kGptqTokens in all, so the policy measures GPTQ's rounding on inputs it was not fitted to.
       log("int4: measuring each GEMM's int4 cost on the calibration outputs");
       auto t_int4 = std::chrono::steady_clock::now();
       TokenBatch hessian_inputs;
       hessian_inputs.starts.push_back(0);
-      const TokenBatch probe = select_sequences(calib.batch, 128, 256, &hessian_inputs);
-      if (o.int4_options.gptq && hessian_inputs.total_tokens() < kGptqTokens) {
+      TokenBatch probe = select_sequences(calib.batch, 128, 256, &hessian_inputs);
+      {
+        const TokenBatch unlike = make_extra_sequences(m, 20261203, 2, std::min(32, std::max(1, max_pos)));
+        for (size_t s = 0; s < unlike.num_sequences(); ++s) append_sequence(probe, unlike, s);
+      }
+      const bool gptq = o.int4_options.rounding == Int4Rounding::kGptq ||
+                        (o.int4_options.rounding == Int4Rounding::kBest && m.has_embeddings && !probe.ids.empty());
+      if (gptq && hessian_inputs.total_tokens() < kGptqTokens) {
         const int len = std::min(128, std::max(1, max_pos));
         const int count = static_cast<int>((kGptqTokens - hessian_inputs.total_tokens() + len - 1) / len);
         const TokenBatch extra = make_extra_sequences(m, 20261202, count, len);
@@ -636,10 +644,8 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
       }
       result.int4_policy = choose_int4(m, probe, hessian_inputs, o.int4_options, cm);
       result.int4 = true;
-      if (m.task == Task::kMaskedLm && cm.word_int4) {  // the tied decoder reads the table as int8 weights
-        cm.word_int4 = false;
+      if (m.task == Task::kMaskedLm && m.has_embeddings)  // choose_int4 leaves the table out
         log("int4: the word table stays int8 (it is also the masked-LM decoder's weights)");
-      }
       std::snprintf(msg, sizeof msg, "int4 policy: %.2f s", secs_since(t_int4));
       log(msg);
     }

@@ -3,7 +3,7 @@
 // folder) -> edgebert .ebm model; config.json's architectures decides the task head.
 //   edgebert-convert --input HF_DIR --output MODEL.ebm [--fp32] [--calibration TEXT_FILE]
 //                    [--max-seq-len N] [--keep-fp32 PATTERN]... [--scheme auto|minmax|per-tensor]
-//                    [--weights int8|int4 [--int4-block N] [--int4-budget B] [--int4-min-cosine C] [--int4-rounding gptq|rtn]] [--quiet]
+//                    [--weights int8|int4 [--int4-block N] [--int4-budget B] [--int4-min-cosine C] [--int4-rounding best|gptq|rtn]] [--quiet]
 // Exit 0 on success; on bad input (checkpoint, calibration file, output path) one line
 // "edgebert-convert: error: ..." and exit 1; on a usage error (unknown option, a malformed or
 // missing option value) the same one line and exit 2, as getopt tools do; the output
@@ -25,7 +25,7 @@ void usage(FILE* f) {
   std::fprintf(f,
                "usage: edgebert-convert --input HF_DIR --output MODEL.ebm [--fp32] [--calibration TEXT_FILE]\n"
                "                        [--max-seq-len N] [--keep-fp32 PATTERN]... [--scheme S]\n"
-               "                        [--weights int8|int4 [--int4-block N] [--int4-budget B] [--int4-min-cosine C] [--int4-rounding gptq|rtn]] [--quiet]\n"
+               "                        [--weights int8|int4 [--int4-block N] [--int4-budget B] [--int4-min-cosine C] [--int4-rounding best|gptq|rtn]] [--quiet]\n"
                "  HF_DIR            HuggingFace BERT / DistilBERT checkpoint or sentence-transformers folder;\n"
                "                    config.json 'architectures' picks the head (docs/converter.md)\n"
                "  --fp32            keep every weight float32 (reference model)\n"
@@ -131,11 +131,13 @@ int main(int argc, char** argv) {
       o.int4_options.min_cosine = c;
     } else if (a == "--int4-rounding") {
       const std::string r = value("--int4-rounding");
-      if (r != "gptq" && r != "rtn") {
-        std::fprintf(stderr, "edgebert-convert: error: --int4-rounding must be gptq or rtn\n");
+      if (r != "best" && r != "gptq" && r != "rtn") {
+        std::fprintf(stderr, "edgebert-convert: error: --int4-rounding must be best, gptq or rtn\n");
         return 2;
       }
-      o.int4_options.gptq = r == "gptq";
+      o.int4_options.rounding = r == "best" ? edgebert::convert::Int4Rounding::kBest
+                                : r == "gptq" ? edgebert::convert::Int4Rounding::kGptq
+                                              : edgebert::convert::Int4Rounding::kNearest;
     } else if (a == "--quiet") {
       o.quiet = true;
     } else if (a == "--help" || a == "-h") {
