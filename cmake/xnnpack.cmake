@@ -155,6 +155,13 @@ endif()
 if(EDGEBERT_XNN_HAS_QD8_F32_QC8W AND EDGEBERT_XNN_HAS_QD8_F32_QB4W)
   add_compile_definitions(EDGEBERT_XNN_HAS_QD8_INT4=1)
 endif()
+# Block-wise int4 files: their float-output GEMMs as qd8_f32_qb4w (int4 packed weights: BERT-base's
+# 88.0 -> 72.5 MB) instead of requantized to int8 (0.63x the tokens/s on 1 thread on AVX512-VNNI
+# with Debian 13's XNNPACK; docs/int4.md). Off: speed first. Only where XNNPACK has qb4w.
+option(EDGEBERT_XNN_QB4W "Run block-wise int4 GEMMs with float output as qd8_f32_qb4w (less memory, slower on x86)" OFF)
+if(EDGEBERT_XNN_QB4W)
+  add_compile_definitions(EDGEBERT_XNN_USE_QB4W=1)
+endif()
 if(EDGEBERT_XNN_API EQUAL 2024 AND EDGEBERT_XNN_HAS_WEIGHTS_CACHE_PROVIDER)
   add_compile_definitions(EDGEBERT_XNN_HAS_WEIGHTS_CACHE=1)
   set(eb_cache_note "weights-cache provider: yes")

@@ -24,7 +24,16 @@
 #include "backend/int4_weights.h"
 
 namespace edgebert {
+
 namespace {
+// Row quantization params the qd8 GEMMs get beyond their rows. XNNPACK asks for
+// XNN_EXTRA_QUANTIZATION_PARAMS (10), but Debian 13's (2024-11) qd8_f32_qb4w kernels on
+// AVX512-VNNI read a whole 14-row tile's params: with exactly rows + 10 the last row came out
+// wrong whenever rows % 14 was 1..3 (rows > 1), reproduced with XNNPACK alone; 4 more sufficed
+// (docs/int4.md). 32 covers tiles up to 23 rows over the 10.
+#ifdef XNN_EXTRA_QUANTIZATION_PARAMS
+constexpr size_t kRowParamsPadding = XNN_EXTRA_QUANTIZATION_PARAMS + 22;
+#endif
 
 std::atomic<size_t> g_xnn_bytes{0};
 // The same balance for the calling thread alone: what one thread's operator creation packed,
@@ -123,17 +132,13 @@ Status XnnGemm::create_int8_from_int4(const LinearView& l, size_t max_rows, Pack
 }
 
 Status XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows,
-                     PackedWeights* store, size_t gemm_key) {
+                     PackedWeights* store, size_t gemm_key, bool block_int4_native) {
   if (op_) {
     return Status(EB_ERROR_BACKEND, std::string(l.name) + ": XnnGemm created twice");
   }
   int8_ = l.int8;
   float_output_ = l.int8 && float_output;
-  // Block-wise int4 is requantized too: Debian 13's qd8_f32_qb4w gave wrong rows on the 768-wide
-  // test model at 128 rows (lowest per-token cosine 0.745 vs float32; 0.99+ at 1-20 rows and with
-  // qc4w), not understood yet (docs/int4.md). kUseQb4w re-enables it.
-  constexpr bool kUseQb4w = false;
-  if (l.int4 && !(EDGEBERT_XNN_INT4 && float_output_ && (l.block_size == 0 || kUseQb4w)))
+  if (l.int4 && !(EDGEBERT_XNN_INT4 && float_output_ && (l.block_size == 0 || block_int4_native)))
     return create_int8_from_int4(l, max_rows, store, gemm_key);
   // The shared store: creation of one GEMM key is serialized, so concurrent sessions pack it once.
   std::unique_lock<std::mutex> key_lock;
@@ -165,7 +170,7 @@ Status XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows,
 #if EDGEBERT_XNN_FLOAT_OUTPUT
     // Dynamically-quantized-input kernel fed with our static quantization: every row's params
     // are the GEMM's input scale and zero point; kernel scale = weight scale, bias in float.
-    row_params_.assign(max_rows + XNN_EXTRA_QUANTIZATION_PARAMS, xnn_quantization_params{});
+    row_params_.assign(max_rows + kRowParamsPadding, xnn_quantization_params{});
     for (auto& p : row_params_) {
       p.zero_point = l.input_zero_point;
       p.scale = l.input_scale;
@@ -258,7 +263,7 @@ bool XnnGemm::setup(size_t rows, const void* input, void* output, pthreadpool_t 
   if (rows != rows_ || pool != pool_) {  // the reshape tiles the work for the pool's threads
 #if EDGEBERT_XNN_FLOAT_OUTPUT
     if (float_output_) {
-      if (rows + XNN_EXTRA_QUANTIZATION_PARAMS > row_params_.size()) return false;  // params made for fewer rows
+      if (rows + kRowParamsPadding > row_params_.size()) return false;  // params made for fewer rows
 #if EDGEBERT_XNN_INT4
       if (kind_ == Kind::kQd8F32Qb4w)
         s = xnn_reshape_fully_connected_nc_qd8_f32_qb4w(op_, rows, pool);

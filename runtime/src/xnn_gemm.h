@@ -26,9 +26,12 @@
 #else
 #define EDGEBERT_XNN_FLOAT_OUTPUT 0
 #endif
-// int4-weight GEMMs with float output (qd8_f32_qc4w for channel-wise int4, EDGEBERT_XNN_HAS_QD8_INT4;
-// block-wise qb4w is compiled but disabled, see XnnGemm::create). Every other int4 GEMM is
-// requantized to per-channel int8 at creation and runs as an int8 GEMM.
+// int4-weight GEMMs with float output (qd8_f32_qc4w for channel-wise int4, qd8_f32_qb4w for
+// block-wise; EDGEBERT_XNN_HAS_QD8_INT4). Every other int4 GEMM is requantized to per-channel int8
+// at creation and runs as an int8 GEMM.
+#ifndef EDGEBERT_XNN_USE_QB4W
+#define EDGEBERT_XNN_USE_QB4W 0  // cmake -DEDGEBERT_XNN_QB4W=ON sets it (cmake/xnnpack.cmake)
+#endif
 #if EDGEBERT_XNN_FLOAT_OUTPUT && defined(EDGEBERT_XNN_HAS_QD8_INT4)
 #define EDGEBERT_XNN_INT4 1
 #else
@@ -54,7 +57,7 @@ class XnnGemm {
 
   // True when this XNNPACK can run an int8 GEMM with a float output (see create).
   static bool int8_float_output_supported();
-  // True when this XNNPACK runs channel-wise int4 weights of float-output GEMMs as int4; else
+  // True when this XNNPACK runs the int4 weights (channel-wise or block-wise) of float-output GEMMs as int4; else
   // they are requantized to int8 at creation.
   static bool int4_supported();
   // The operator kind create() chose.
@@ -70,8 +73,12 @@ class XnnGemm {
   // looked up in / packed into the store under `gemm_key` (which GEMM of the model this is; every
   // operator of one key must be created from the same weights and float_output), and the store
   // must outlive this operator. Without it, or on the 2022 API, the operator packs its own copy.
+  // block_int4_native: block-wise int4 weights of a float-output GEMM run as qd8_f32_qb4w where
+  // XNNPACK has it (else requantized to int8). The default is the build's -DEDGEBERT_XNN_QB4W
+  // (off: on x86 qb4w is slower than the int8 GEMM, docs/int4.md); channel-wise int4 always runs
+  // as qc4w there.
   Status create(const LinearView& linear, bool float_output, size_t max_rows, PackedWeights* store = nullptr,
-                size_t gemm_key = 0);
+                size_t gemm_key = 0, bool block_int4_native = EDGEBERT_XNN_USE_QB4W);
   // Binds input/output pointers and the row count. Cheap to call when nothing changed.
   bool setup(size_t rows, const void* input, void* output, pthreadpool_t pool);
   bool run(pthreadpool_t pool);

@@ -7,6 +7,7 @@
 // with; and the verifier refusing corrupt or truncated int4 tensors with a message naming them.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -193,5 +194,69 @@ TEST_CASE("the verifier refuses corrupt or truncated int4 tensors with a clear m
   SECTION("an int4 tensor in a schema_version 4 file") {
     expect_refused("h128_4x32", [](Model* m, Tensor*) { REQUIRE(m->mutate_schema_version(4)); },
                    "int4 weights need schema_version 5");
+  }
+}
+
+// XNNPACK's int4 GEMMs at every row count from 1 to 48, with room for exactly that many rows
+// (max_rows = rows): Debian 13's qd8_f32_qb4w on AVX512-VNNI read the quantization params of a
+// whole 14-row tile, past the XNN_EXTRA_QUANTIZATION_PARAMS XNNPACK asks for, and got the last row
+// wrong at rows % 14 in 1..3 (xnn_gemm.cpp pads more). Block-wise (qb4w, forced native) and
+// channel-wise (qc4w) against a float64 sum of the same int8 inputs and int4 weights; where this
+// XNNPACK has no int4 GEMM they are requantized to int8 and the bound is int8's.
+TEST_CASE("int4 GEMMs are right at every row count, each with room for exactly its rows", "[int4][xnnpack]") {
+  REQUIRE(edgebert::xnn_ready().is_ok());
+  if (!edgebert::XnnGemm::int8_float_output_supported()) {
+    WARN("this XNNPACK has no int8 GEMM with float output: int4 GEMMs of float-output layers do not apply");
+    return;
+  }
+  const int K = 64, N = 16;
+  std::vector<float> w(static_cast<size_t>(N) * K);
+  uint32_t seed = 12345;
+  auto next = [&seed] {
+    seed = seed * 1664525u + 1013904223u;
+    return static_cast<int>(seed >> 8);
+  };
+  for (float& v : w) v = static_cast<float>(next() % 2001 - 1000) / 1000.f;
+  std::vector<float> bias(N);
+  for (float& b : bias) b = static_cast<float>(next() % 201 - 100) / 100.f;
+  for (int block : {32, 0}) {
+    const int4::Quantized q = int4::quantize(w.data(), N, K, block);
+    std::vector<float> deq(w.size());
+    int4::dequantize(q.packed.data(), q.scales.data(), N, K, q.block, deq.data());
+    edgebert::LinearView l;
+    l.name = block ? "qb4w" : "qc4w";
+    l.int8 = l.int4 = l.has_quant = true;
+    l.in = K;
+    l.out = N;
+    l.weight_s4 = q.packed.data();
+    l.weight_block_scales = q.scales.data();
+    l.block_size = q.block;
+    l.bias = bias.data();
+    l.input_scale = 0.05f;
+    l.input_zero_point = -5;
+    for (size_t rows = 1; rows <= 48; ++rows) {
+      INFO(l.name << ", " << rows << " rows");
+      edgebert::XnnGemm g;
+      REQUIRE(g.create(l, true, rows, nullptr, 0, true).is_ok());
+      const bool native = g.kind() == edgebert::XnnGemm::Kind::kQd8F32Qb4w || g.kind() == edgebert::XnnGemm::Kind::kQd8F32Qc4w;
+      CHECK(native == edgebert::XnnGemm::int4_supported());
+      std::vector<int8_t> x(rows * K + 64);  // XNNPACK may read past the last row
+      for (int8_t& v : x) v = static_cast<int8_t>(next() % 256 - 128);
+      std::vector<float> y(rows * N, 0.f);
+      REQUIRE(g.setup(rows, x.data(), y.data(), nullptr));
+      REQUIRE(g.run(nullptr));
+      for (size_t r = 0; r < rows; ++r) {
+        double err = 0, norm = 0;
+        for (int n = 0; n < N; ++n) {
+          double acc = bias[n];
+          for (int k = 0; k < K; ++k)
+            acc += (static_cast<double>(x[r * K + k]) - l.input_zero_point) * l.input_scale * deq[static_cast<size_t>(n) * K + k];
+          err += (y[r * N + n] - acc) * (y[r * N + n] - acc);
+          norm += acc * acc;
+        }
+        INFO("row " << r);
+        CHECK(std::sqrt(err / norm) < (native ? 1e-5 : 2e-2));
+      }
+    }
   }
 }
