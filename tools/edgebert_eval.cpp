@@ -53,7 +53,8 @@ void usage(FILE* f) {
       "                     [--threads N] [--exclude-top K] [--max-inputs N] [--max-seq-len N] [--per-input] [--worst N]\n"
       "                     [--weight-cache PATH]\n"
       "  --weight-cache PATH  packed weights of the (first) --model kept in PATH; further models use PATH.2, PATH.3 ...\n"
-      "  --schemes LIST   int8 schemes to convert and compare (default auto,minmax,per-tensor)\n"
+      "  --schemes LIST   int8 schemes to convert and compare (default auto,minmax,per-tensor); NAME+int4:\n"
+      "                   that scheme with --weights int4 (the converter's default int4 policy)\n"
       "  --exclude-top K  ordinary dimensions = all but the K with the largest RMS (default 3)\n"
       "  --per-input      also print one row per input\n"
       "  --worst N        also list the N tokens with the lowest cosine (and their worst dimensions)\n");
@@ -297,10 +298,11 @@ int main(int argc, char** argv) {
         if (!convert::parse_synthetic_spec(synthetic, &spec, &err)) return die("--synthetic: " + err);
         synth = convert::make_synthetic_bert(spec);
       }
-      auto convert = [&](bool fp32, convert::Scheme scheme) {
+      auto convert = [&](bool fp32, convert::Scheme scheme, bool int4) {
         convert::ConvertOptions o;
         o.input_dir = checkpoint;
         o.fp32 = fp32;
+        o.int4 = int4;  // --weights int4 with the converter's default policy
         o.scheme = scheme;
         o.quiet = true;
         o.error_report = false;
@@ -310,17 +312,22 @@ int main(int argc, char** argv) {
         convert::ConvertResult r = checkpoint.empty() ? convert::convert_model(synth, nullptr, o)
                                                       : convert::convert_checkpoint(o);
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (!fp32) std::fprintf(stderr, "[edgebert-eval] converted scheme %s in %.2f s\n", convert::scheme_name(scheme), secs);
+        std::fprintf(stderr, "[edgebert-eval] converted %s%s in %.2f s: %zu bytes\n",
+                     fp32 ? "fp32" : convert::scheme_name(scheme), int4 ? " with int4 weights" : "", secs, r.buffer.size());
         return r;
       };
-      if (!from_buffer(convert(true, convert::Scheme::kAuto).buffer, &ref, &err)) return die(err);
+      if (!from_buffer(convert(true, convert::Scheme::kAuto, false).buffer, &ref, &err)) return die(err);
       ref.label = "fp32";
-      for (const std::string& n : names) {
+      for (const std::string& item : names) {
+        const std::string suffix = "+int4";
+        const bool int4 = item.size() > suffix.size() && item.compare(item.size() - suffix.size(), suffix.size(), suffix) == 0;
+        const std::string n = int4 ? item.substr(0, item.size() - suffix.size()) : item;
         convert::Scheme sc;
-        if (!convert::parse_scheme(n, &sc)) return die("--schemes: unknown scheme '" + n + "' (auto, minmax, per-tensor)");
+        if (!convert::parse_scheme(n, &sc))
+          return die("--schemes: unknown scheme '" + item + "' (auto, minmax, per-tensor; NAME+int4 for int4 weights)");
         auto m = std::make_unique<EvalModel>();
-        if (!from_buffer(convert(false, sc).buffer, m.get(), &err)) return die(err);
-        m->label = convert::scheme_name(sc);
+        if (!from_buffer(convert(false, sc, int4).buffer, m.get(), &err)) return die(err);
+        m->label = convert::scheme_name(sc) + std::string(int4 ? "+int4" : "");
         models.push_back(std::move(m));
       }
     }
