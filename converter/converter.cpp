@@ -634,9 +634,7 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
         const TokenBatch unlike = make_extra_sequences(m, 20261203, 2, std::min(32, std::max(1, max_pos)));
         for (size_t s = 0; s < unlike.num_sequences(); ++s) append_sequence(probe, unlike, s);
       }
-      const bool gptq = o.int4_options.rounding == Int4Rounding::kGptq ||
-                        (o.int4_options.rounding == Int4Rounding::kBest && m.has_embeddings && !probe.ids.empty());
-      if (gptq && hessian_inputs.total_tokens() < kGptqTokens) {
+      if (effective_rounding(o.int4_options, probe) != Int4Rounding::kNearest && hessian_inputs.total_tokens() < kGptqTokens) {
         const int len = std::min(128, std::max(1, max_pos));
         const int count = static_cast<int>((kGptqTokens - hessian_inputs.total_tokens() + len - 1) / len);
         const TokenBatch extra = make_extra_sequences(m, 20261202, count, len);

@@ -106,6 +106,12 @@ std::vector<float> effective_weights(const FloatLinear& l, const ConvertedLinear
 
 }  // namespace
 
+Int4Rounding effective_rounding(const Int4Options& o, const TokenBatch& probe) {
+  // the real BERT-Tiny's lowest per-token cosine on its real inputs was 0.931 with GPTQ fitted to
+  // synthetic embedding outputs, 0.991 rounded to nearest (docs/int4.md)
+  return o.rounding == Int4Rounding::kBest && probe.ids.empty() ? Int4Rounding::kNearest : o.rounding;
+}
+
 Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const TokenBatch& hessian_inputs, const Int4Options& o,
                        ConvertedModel& cm) {
   std::vector<std::array<ConvertedLinear, kGemmsPerLayer>>& layers = cm.layers;
@@ -120,9 +126,7 @@ Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const TokenB
   const size_t V = static_cast<size_t>(m.config.vocab_size);
   Int4Policy policy;
   policy.probe_tokens = probe.total_tokens();
-  // best on synthetic embedding outputs: the real BERT-Tiny's lowest per-token cosine on its real
-  // inputs was 0.931 with GPTQ fitted to them, 0.991 rounded to nearest (docs/int4.md).
-  policy.rounding = o.rounding == Int4Rounding::kBest && probe.ids.empty() ? Int4Rounding::kNearest : o.rounding;
+  policy.rounding = effective_rounding(o, probe);
   GptqObserver gptq(layers, o);
   if (policy.rounding != Int4Rounding::kNearest) {
     reference_encoder(m, hessian_inputs, &gptq);
@@ -157,11 +161,11 @@ Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const TokenB
     std::swap(target, effective);
     return s;
   };
-  auto add = [&](Candidate cand, Int4PolicyRow row, const CosineStats& s) {
+  auto add = [&](Candidate cand, Int4PolicyRow row, CosineStats s) {
     row.block = cand.q.block;
     row.int4_bytes = cand.q.packed.size() + cand.q.scales.size() * sizeof(uint16_t);
     row.cost = s.mean_cost;
-    cand.token_costs = s.token_costs;
+    cand.token_costs = std::move(s.token_costs);
     cand.saved = row.int8_bytes > row.int4_bytes ? static_cast<double>(row.int8_bytes - row.int4_bytes) : 0.0;
     policy.rows.push_back(row);
     cands.push_back(std::move(cand));
@@ -176,8 +180,7 @@ Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const TokenB
     row.name = "embeddings.word";
     row.rounding = "rtn";
     row.int8_bytes = V * static_cast<size_t>(E) + V * sizeof(float);
-    const CosineStats s = measure(work.word_embeddings, effective);
-    add(std::move(cand), row, s);
+    add(std::move(cand), row, measure(work.word_embeddings, effective));
   }
   for (size_t l = 0; l < layers.size(); ++l)
     for (int k = 0; k < kGemmsPerLayer; ++k) {
@@ -208,7 +211,7 @@ Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const TokenB
         }
       }
       row.rounding = tries[best_i].first;
-      add(Candidate{l, k, std::move(tries[best_i].second), {}, 0}, row, best);
+      add(Candidate{l, k, std::move(tries[best_i].second), {}, 0}, row, std::move(best));
     }
 
   // The choice: most bytes saved per unit of cost first. A tensor is taken while the summed mean

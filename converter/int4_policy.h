@@ -71,6 +71,11 @@ struct Int4Policy {
 Int4Policy choose_int4(const FloatBert& m, const TokenBatch& probe, const TokenBatch& hessian_inputs,
                        const Int4Options& options, ConvertedModel& cm);
 
+// The rounding `options` asks for on this probe: best rounds to nearest only when the probe has
+// no token ids (synthetic embedding outputs: GPTQ fitted to those does not carry over to real
+// inputs). The converter asks it to know whether GPTQ needs Hessian inputs.
+Int4Rounding effective_rounding(const Int4Options& options, const TokenBatch& probe);
+
 std::string format_int4_report(const Int4Policy& policy, const Int4Options& options);
 
 }  // namespace edgebert::convert
