@@ -39,7 +39,9 @@ struct S8Case {
   const int8_t* v() const { return qkv.data() + 2 * hidden() + head * hd; }
 };
 
-// window >= 0: row i attends only to keys [i - window, i + window] (and the mask).
+// window >= 0: row i attends only to keys [i - window, i + window] (and the mask). A row that
+// attends no key gets HF's result (its additive mask is finfo.min everywhere): the mean of all n
+// value rows.
 // Keys j of row i with i - j <= before and j - i <= after (-1: no bound on that side).
 inline std::vector<int8_t> ref_attention_s8(const S8Case& c, int before = -1, int after = -1) {
   const int n = c.n, hd = c.hd;
@@ -62,8 +64,12 @@ inline std::vector<int8_t> ref_attention_s8(const S8Case& c, int before = -1, in
       s[j] = double(acc) * sscale;
       mx = std::max(mx, s[j]);
     }
-    if (!any) {
-      for (int d = 0; d < hd; ++d) out[size_t(i) * hd + d] = ref_quant(0.0, c.ctx_zp);
+    if (!any) {  // HF: every score finfo.min, a uniform softmax over all n keys: the mean value row
+      for (int d = 0; d < hd; ++d) {
+        long long acc = 0;
+        for (int j = 0; j < n; ++j) acc += int(c.v()[j * st + d]);
+        out[size_t(i) * hd + d] = ref_quant(double(acc) * double(c.v_scale) / n / c.ctx_scale, c.ctx_zp);
+      }
       continue;
     }
     // unnormalized exponentials in units of 1/127 of the row maximum, normalized by their sum

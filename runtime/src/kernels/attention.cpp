@@ -110,7 +110,7 @@ static void attention_s8_rows_portable(const AttentionHeadS8& a, int row_begin, 
   const int n = a.n, hd = a.head_dim;
   if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
   if (attention_valid_keys(a.key_mask, n) == 0) {
-    attention_s8_fill_zero_point(a, row_begin, row_end);
+    attention_s8_fill_unattended(a, row_begin, row_end);
     return;
   }
   const size_t stride = a.qkv_stride;
@@ -157,11 +157,8 @@ static void attention_s8_rows_portable(const AttentionHeadS8& a, int row_begin, 
 void attention_rows_f32_portable(const AttentionHeadF32& a, int row_begin, int row_end) {
   const int n = a.n, hd = a.head_dim;
   if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
-  if (attention_valid_keys(a.key_mask, n) == 0) {
-    for (int i = row_begin; i < row_end; ++i) {
-      float* c = a.context + static_cast<size_t>(i) * a.context_stride;
-      for (int d = 0; d < hd; ++d) c[d] = 0.0f;
-    }
+  if (attention_valid_keys(a.key_mask, n) == 0) {  // no key attended: HF's uniform softmax
+    attention_f32_fill_unattended(a, row_begin, row_end);
     return;
   }
   const size_t stride = a.qkv_stride;
@@ -234,9 +231,12 @@ void attention_rows_window_f32(const AttentionHeadF32& a, KeyWindow window, int 
         ++valid;
       }
     }
+    if (valid == 0) {  // every key of the window is padding: HF's uniform softmax over all keys
+      attention_f32_fill_unattended(a, i, i + 1);
+      continue;
+    }
     float* ctx = a.context + static_cast<size_t>(i) * a.context_stride;
     for (int d = 0; d < hd; ++d) ctx[d] = 0.0f;
-    if (valid == 0) continue;  // every key of the window is padding: a zero context
     const float m = row_max(s, len);
     const float inv = 1.0f / exp_row(s, len, m);
     for (int j = 0; j < len; ++j) {

@@ -18,7 +18,9 @@ namespace kernels {
 //   pq[i,j]    = round_half_even(e[i,j] * 127)        (uint8; 127 at the row maximum, see numerics.h)
 //   acc[i,d]   = sum_j pq[i,j] * v[j,d]                                  (exact, int32)
 //   context    = clamp(round_half_even(acc * v_scale / (sum_j pq[i,j] * context_scale)) + zp, -128, 127)
-// If every key is masked, every context row is context_zero_point.
+// A row with no attended key (every key masked, or every key of its window) gets what HF's eager /
+// SDPA attention gives it: its scores are all finfo.min, so the softmax is uniform over all n keys
+// (masked ones too) and the context is the mean of every value row (attention_s8_fill_unattended).
 // Every implementation computes the same bytes: the int32 sums are exact and the float steps
 // are the same IEEE operations in the same order (no fused multiply-adds, see numerics.h). A row's
 // result does not depend on which other rows are computed with it (see AttentionS8Kernel).
@@ -75,13 +77,20 @@ static inline int attention_valid_keys(const uint8_t* key_mask, int n) {
   return valid;
 }
 
-// Context rows [row_begin, row_end) when every key is masked: the context zero point (clamped to
-// int8) in every channel.
-static inline void attention_s8_fill_zero_point(const AttentionHeadS8& a, int row_begin, int row_end) {
+// Context rows [row_begin, row_end) that attend no key: as HF, where such a row's additive mask is
+// finfo.min at every key, so softmax is uniform over all n keys, the mean of all n value rows,
+// quantized as any context: clamp(round_half_even(sum_j v[j,d] * v_scale / (n * context_scale)) +
+// zp) (the int32 sum exact, one float product and quotient: every variant's bytes).
+static inline void attention_s8_fill_unattended(const AttentionHeadS8& a, int row_begin, int row_end) {
   const int32_t zp = a.context_zero_point;
-  const int8_t zp8 = static_cast<int8_t>(zp < -128 ? -128 : (zp > 127 ? 127 : zp));
-  for (int i = row_begin; i < row_end; ++i)
-    for (int d = 0; d < a.head_dim; ++d) a.context[static_cast<size_t>(i) * a.context_stride + d] = zp8;
+  const float lo = -128.0f - static_cast<float>(zp), hi = 127.0f - static_cast<float>(zp);
+  const float mult = a.v_scale / (static_cast<float>(a.n) * a.context_scale);
+  for (int d = 0; d < a.head_dim; ++d) {
+    int32_t sum = 0;
+    for (int j = 0; j < a.n; ++j) sum += a.v[static_cast<size_t>(j) * a.qkv_stride + d];
+    const int8_t q = detail::quantize_value_s8(static_cast<float>(sum) * mult, lo, hi, zp);
+    for (int i = row_begin; i < row_end; ++i) a.context[static_cast<size_t>(i) * a.context_stride + d] = q;
+  }
 }
 
 // The scalar constants of the portable int8 rows: the score scale and the context's clamp bounds
@@ -153,6 +162,17 @@ struct AttentionHeadF32 {
   float* context;
   size_t context_stride;
 };
+
+// fp32 rows that attend no key: the mean of all n value rows, as attention_s8_fill_unattended
+// (a sum in key order, then one division: every variant's bits).
+static inline void attention_f32_fill_unattended(const AttentionHeadF32& a, int row_begin, int row_end) {
+  for (int d = 0; d < a.head_dim; ++d) {
+    float sum = 0.0f;
+    for (int j = 0; j < a.n; ++j) sum += a.v[static_cast<size_t>(j) * a.qkv_stride + d];
+    const float mean = sum / static_cast<float>(a.n);
+    for (int i = row_begin; i < row_end; ++i) a.context[static_cast<size_t>(i) * a.context_stride + d] = mean;
+  }
+}
 
 void attention_rows_f32(const AttentionHeadF32& args, int row_begin, int row_end);  // best for this CPU
 void attention_rows_f32_portable(const AttentionHeadF32& args, int row_begin, int row_end);

@@ -538,7 +538,7 @@ static void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   const size_t row_bytes = static_cast<size_t>(hd);
   const int nvalid = attention_valid_keys(a.key_mask, a.n);
   if (nvalid == 0) {
-    attention_s8_fill_zero_point(a, row_begin, row_end);
+    attention_s8_fill_unattended(a, row_begin, row_end);
     return;
   }
   const PackedKv pk = packed_layout(a, nvalid);
@@ -727,11 +727,8 @@ void attention_rows_f32_avx2(const AttentionHeadF32& a, int row_begin, int row_e
   const int n = a.n, hd = a.head_dim;
   if (n <= 0 || hd <= 0 || row_begin >= row_end) return;
   const size_t stride = a.qkv_stride;
-  if (attention_valid_keys(a.key_mask, n) == 0) {
-    for (int i = row_begin; i < row_end; ++i) {
-      float* c = a.context + static_cast<size_t>(i) * a.context_stride;
-      for (int d = 0; d < hd; ++d) c[d] = 0.0f;
-    }
+  if (attention_valid_keys(a.key_mask, n) == 0) {  // no key attended: HF's uniform softmax
+    attention_f32_fill_unattended(a, row_begin, row_end);
     return;
   }
   const __m256 vscale = _mm256_set1_ps(1.0f / __builtin_sqrtf(static_cast<float>(hd)));

@@ -302,7 +302,7 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   const int32_t zp = a.context_zero_point;
   const int nvalid = attention_valid_keys(a.key_mask, n);
   if (nvalid == 0) {
-    attention_s8_fill_zero_point(a, row_begin, row_end);
+    attention_s8_fill_unattended(a, row_begin, row_end);
     return;
   }
   const PackedKv pk = packed_layout(a, nvalid);

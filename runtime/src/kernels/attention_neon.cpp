@@ -367,7 +367,7 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
   const uint8_t* mask = a.key_mask;
   const int nvalid = attention_valid_keys(a.key_mask, a.n);
   if (nvalid == 0) {
-    attention_s8_fill_zero_point(a, row_begin, row_end);
+    attention_s8_fill_unattended(a, row_begin, row_end);
     return;
   }
   const int ngroups = nvalid / 4, vrem = nvalid % 4;
@@ -464,7 +464,7 @@ void rows_window_s8(const AttentionHeadS8& a, KeyWindow window, int row_begin, i
     pv_rows<kDot>(pr, tail_ptr, vpack, vtail, ngroups,
                   hd, rows, out_mult, a.context_zero_point, out);
     for (int r = 0; r < rows; ++r)
-      if (empty[r]) attention_s8_fill_zero_point(a, i0 + r, i0 + r + 1);
+      if (empty[r]) attention_s8_fill_unattended(a, i0 + r, i0 + r + 1);
   });
 }
 

@@ -40,7 +40,7 @@ void attention_s8_rows_window_portable(const AttentionHeadS8& a, KeyWindow windo
       ++valid;
     }
     if (valid == 0) {
-      attention_s8_fill_zero_point(a, i, i + 1);
+      attention_s8_fill_unattended(a, i, i + 1);
       continue;
     }
     int32_t prob_sum = 0;

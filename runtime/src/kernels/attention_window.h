@@ -58,7 +58,8 @@ void attention_s8_rows_window_neon(const AttentionHeadS8& args, KeyWindow window
 void attention_s8_rows_window_neon_dot(const AttentionHeadS8& args, KeyWindow window, int row_begin, int row_end);
 #endif
 // fp32 (kernels/attention.cpp): attention_rows_f32_portable's numerics over the window's keys, so
-// window >= n gives its bytes; a row whose window holds only padding gets a zero context. Portable
+// window >= n gives its bytes; a row whose window holds only padding gets HF's uniform mean of all
+// values (attention_f32_fill_unattended). Portable
 // only (the fp32 path serves the fp32 family models; the int8 window kernel is the fast one).
 void attention_rows_window_f32(const AttentionHeadF32& args, KeyWindow window, int row_begin, int row_end);
 

@@ -83,7 +83,7 @@ static inline void window_band_pv(const WindowBand& band, const int8_t* v, int n
 // become the row's probabilities prow[j - band.base] (zero outside its window and at padding
 // keys) through row_max(s, len) and softmax(s, len, max, out) -> sum, the variant's vector
 // versions of the portable steps. Returns false when the window holds only padding (the caller
-// writes the zero point); else *out_mult is the row's context multiplier.
+// writes attention_s8_fill_unattended's mean); else *out_mult is the row's context multiplier.
 template <class RowMax, class Softmax>
 static inline bool window_band_row(const AttentionHeadS8& a, KeyWindow window, int i, const WindowBand& band, float* s,
                             uint8_t* prow, RowMax row_max, Softmax softmax, float* out_mult) {
@@ -104,7 +104,7 @@ static inline bool window_band_row(const AttentionHeadS8& a, KeyWindow window, i
 
 // The x86 variants' whole block after its scores (Pv: the variant's P.V arguments, with prow,
 // out, vpack, ngroups, vtail, tail_word and rows; pv_block(pv, out_mult, zp) its P.V step): each
-// row's window softmax, P.V over the band's groups, the zero point for rows without a valid key.
+// row's window softmax, P.V over the band's groups, the unattended mean for rows without a valid key.
 template <class Pv, class RowMax, class Softmax, class PvBlock>
 static inline void window_band_block(const AttentionHeadS8& a, KeyWindow window, int i0, int rows, int row_begin,
                                      const WindowBand& band, float* const srow[4], const int8_t* v, Pv& pv,
@@ -122,7 +122,7 @@ static inline void window_band_block(const AttentionHeadS8& a, KeyWindow window,
   pv.rows = rows;
   pv_block(pv, out_mult, a.context_zero_point);
   for (int r = 0; r < rows; ++r)
-    if (empty[r]) attention_s8_fill_zero_point(a, i0 + r, i0 + r + 1);
+    if (empty[r]) attention_s8_fill_unattended(a, i0 + r, i0 + r + 1);
 }
 
 }  // namespace kernels
