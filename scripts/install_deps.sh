@@ -15,6 +15,7 @@ PKGS=(build-essential cmake ninja-build pkg-config
       libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libutf8proc-dev libpcre2-dev
       libflatbuffers-dev flatbuffers-compiler catch2
       python3 python3-numpy python3-pytest
+      python3-scipy  # PyLate's token pooling reference (tests/reference/colbert_numpy.py)
       python3-venv python3-setuptools python3-wheel  # the Python wheel and its venv test
       python3-torch)  # the torch cross-check of the family reference (tests/reference)
 # The Java/Kotlin bindings' tools (JDK 17, JUnit 5, Kotlin) are Debian 12's: the Debian 12 stages

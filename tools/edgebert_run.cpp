@@ -28,7 +28,8 @@
 // (float32 [labels]), sentence_embedding ([hidden]), start_logits / end_logits ([seq]) or
 // token_logits ([seq, labels]), sparse_embedding ([vocab], masked-LM models: SPLADE) or
 // token_vectors ([seq, dim], ColBERT models: each row L2-normalized; bge-m3: [seq - 1, dim],
-// without [CLS]; with --colbert document without the skiplist's rows: eb_session_get_token_vectors); raw
+// without [CLS]; with --colbert document without the skiplist's rows: eb_session_get_token_vectors;
+// --pool-factor N pools each document's rows as PyLate: eb_pool_token_vectors); raw
 // little-endian, written atomically. --sparse [--top-k K] (masked-LM and bge-m3 models, with --text or --ids):
 // stdout has only "ID WEIGHT" lines, the sparse vector's nonzero entries largest first (at most K). --fill-mask
 // [--top-k K] (masked-LM models, with --text or --ids): stdout has only "POSITION ID PROB TOKEN" lines, for each token
@@ -54,9 +55,10 @@ void usage(FILE* f) {
                "                    --embeds PATH | --question \"...\" --context \"...\" [--max-answer-len N] [--stride N])\n"
                "                    [--types \"0 0 1\"] [--mask \"1 1 0\"] [--threads N] [--max-seq-len N]\n"
                "                    [--weight-cache PATH] [--dims N] [--prompt NAME] [--colbert plain|query|document]\n"
-               "                    [--dump NAME=PATH]...\n"
+               "                    [--pool-factor N] [--dump NAME=PATH]...\n"
                "       edgebert-run --model MODEL.ebm --texts FILE [--batch-tokens N] [--threads N] [--max-seq-len N]\n"
-               "                    [--dims N] [--prompt NAME] [--colbert plain|query|document] [--dump NAME=PATH]...\n"
+               "                    [--dims N] [--prompt NAME] [--colbert plain|query|document] [--pool-factor N]\n"
+               "                    [--dump NAME=PATH]...\n"
                "       edgebert-run --model CROSS_ENCODER.ebm --rerank QUERY --texts FILE [--batch-tokens N] [--threads N]\n"
                "       edgebert-run --model EMBEDDING_MODEL.ebm --chunk WINDOW:STRIDE[:mean] (--text \"...\" | --document FILE)\n"
                "                    [--batch-tokens N] [--threads N] [--max-seq-len N] [--dims N] [--dump sentence_embedding=PATH]\n"
@@ -71,6 +73,8 @@ void usage(FILE* f) {
                "  --colbert plain|query|document: ColBERT models from PyLate folders lay out --text / --texts as\n"
                "    PyLate's queries ([CLS] marker text [SEP] [MASK]...) or documents (token_vectors dumps leave\n"
                "    out the skiplist's rows), eb_session_set_colbert_input\n"
+               "  --pool-factor N: with --colbert document, token_vectors dumps pool each document's rows as\n"
+               "    PyLate's pool_factor (about rows / N, [CLS] kept last), eb_pool_token_vectors\n"
                "  --rerank QUERY: scores every line of --texts against QUERY; prints 'INDEX SCORE' per line, best first\n"
                "  --truncation none|longest_first|only_second: cut texts longer than the session maximum (as HF\n"
                "    tokenizers) instead of refusing them; the cut tokens are reported\n"
@@ -199,21 +203,28 @@ size_t vector_dim(eb_session* session) {
 }
 
 // The token vectors of the last run's sequences [0, count) end to end, as their model scores them
-// (eb_session_get_token_vectors: a ColBERT document run leaves its skiplist rows out), appended to *data.
-bool append_token_vectors(eb_session* session, size_t count, size_t dim, std::string* data) {
-  std::vector<float> rows;
+// (eb_session_get_token_vectors: a ColBERT document run leaves its skiplist rows out), appended to *data;
+// pool_factor > 1: each sequence's rows pooled as PyLate pools documents (eb_pool_token_vectors, [CLS] kept).
+bool append_token_vectors(eb_session* session, size_t count, size_t dim, size_t pool_factor, std::string* data) {
+  std::vector<float> rows, pooled;
   for (size_t k = 0; k < count; ++k) {
     size_t n = 0;
     if (eb_session_get_token_vectors(session, k, nullptr, 0, &n) != EB_OK) return false;
     rows.resize(n * dim);
     if (n > 0 && eb_session_get_token_vectors(session, k, rows.data(), n, &n) != EB_OK) return false;
+    if (n > 0 && pool_factor > 1) {
+      pooled.resize(rows.size());
+      if (eb_pool_token_vectors(rows.data(), n, dim, pool_factor, 1, pooled.data(), &n) != EB_OK) return false;
+      rows.swap(pooled);
+    }
     data->append(reinterpret_cast<const char*>(rows.data()), n * dim * sizeof(float));
   }
   return true;
 }
 
 // --texts: every line of `path` in packed runs; appends each dumped output per run, in order.
-int run_texts_file(eb_session* session, const std::string& path, const std::vector<std::pair<std::string, std::string>>& dumps) {
+int run_texts_file(eb_session* session, const std::string& path, const std::vector<std::pair<std::string, std::string>>& dumps,
+                   size_t pool_factor) {
   std::vector<std::string> lines;
   if (!edgebert::tools::read_lines(path, &lines)) return die("cannot read --texts " + path);
   std::vector<const char*> texts;
@@ -240,7 +251,7 @@ int run_texts_file(eb_session* session, const std::string& path, const std::vect
       const auto o =
           std::find_if(std::begin(kOutputs), std::end(kOutputs), [&](const Output& x) { return dumps[d].first == x.name; });
       if (o->which == EB_OUTPUT_TOKEN_VECTORS) {  // per sequence, as the model scores them
-        if (!append_token_vectors(session, n, vector_dim(session), &data[d]))
+        if (!append_token_vectors(session, n, vector_dim(session), pool_factor, &data[d]))
           return die("--dump " + dumps[d].first + ": " + eb_session_last_error(session));
         continue;
       }
@@ -416,7 +427,7 @@ int main(int argc, char** argv) {
   long top_k = 0;
   bool have_texts = false;
   bool have_text = false, have_pair = false, have_ids = false, have_embeds = false, have_q = false, have_c = false;
-  long threads = 1, max_len = 0, max_answer = 30, stride = -1, dims = 0;
+  long threads = 1, max_len = 0, max_answer = 30, stride = -1, dims = 0, pool_factor = 1;
   std::vector<std::pair<std::string, std::string>> dumps;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -434,7 +445,7 @@ int main(int argc, char** argv) {
                                          "--max-seq-len", "--dump", "--types", "--mask", "--question", "--context",
                                          "--max-answer-len", "--stride", "--weight-cache", "--texts", "--batch-tokens",
                                          "--dims", "--rerank", "--truncation", "--top-k", "--prompt",
-                                         "--chunk", "--document", "--colbert"};
+                                         "--chunk", "--document", "--colbert", "--pool-factor"};
     if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; }) == std::end(kFlags)) {
       usage(stderr);
       return die("unknown argument '" + a + "'") + 1;
@@ -456,6 +467,8 @@ int main(int argc, char** argv) {
       if (colbert != "plain" && colbert != "query" && colbert != "document")
         return die("--colbert needs plain, query or document") + 1;
     }
+    if (a == "--pool-factor" && !parse_int(v, 1, 1 << 20, &pool_factor))
+      return die("--pool-factor needs a positive integer") + 1;
     if (a == "--chunk") chunk_arg = v;
     if (a == "--document") document_path = v;
     if (a == "--truncation") {
@@ -573,6 +586,8 @@ int main(int argc, char** argv) {
     eb_model_free(model);
     return code;
   };
+  if (pool_factor > 1 && colbert != "document")  // PyLate pools documents only
+    return finish(die("--pool-factor pools ColBERT documents' token vectors: it needs --colbert document") + 1);
   if (prompt && eb_session_set_prompt(session, prompt) != EB_OK)
     return finish(die(std::string("--prompt: ") + eb_session_last_error(session)));
   if (!colbert.empty() &&
@@ -601,7 +616,7 @@ int main(int argc, char** argv) {
     return finish(chunk_text(session, doc, chunk_window, chunk_stride, chunk_mean,
                                  dims > 0 ? dims : static_cast<long>(info.hidden_size), dumps));
   }
-  if (have_texts) return finish(run_texts_file(session, texts_path, dumps));
+  if (have_texts) return finish(run_texts_file(session, texts_path, dumps, static_cast<size_t>(pool_factor)));
   std::vector<int32_t> ids;
   std::vector<float> embeds;
   t0 = std::chrono::steady_clock::now();
@@ -699,7 +714,7 @@ int main(int argc, char** argv) {
     const auto o = std::find_if(std::begin(kOutputs), std::end(kOutputs), [&](const Output& x) { return name == x.name; });
     if (o->which == EB_OUTPUT_TOKEN_VECTORS) {  // as the model scores them (ColBERT documents: no skiplist rows)
       std::string rows, why;
-      if (!append_token_vectors(session, 1, vector_dim(session), &rows)) {
+      if (!append_token_vectors(session, 1, vector_dim(session), static_cast<size_t>(pool_factor), &rows)) {
         rc = die("--dump " + name + ": " + eb_session_last_error(session));
         continue;
       }

@@ -2,6 +2,8 @@
 // c_api.cpp: the C boundary. Validates every pointer and argument, maps C++ results to status
 // codes, and guarantees that no exception leaves the library.
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
@@ -16,6 +18,7 @@
 #include "session.h"
 #include "tasks/question_answering.h"
 #include "tasks/multi_vector.h"
+#include "tasks/token_pooling.h"
 #include "text_encoder.h"
 #include "xnn_gemm.h"
 
@@ -445,7 +448,16 @@ eb_status eb_session_run_ids_batch(eb_session* session, const int32_t* input_ids
                                    const size_t* lengths, size_t count, size_t* out_consumed) {
   if (!session) return EB_ERROR_INVALID_ARGUMENT;
   return guarded(session, OnError::kResetRun, [&] {
-    return session->impl->run_ids_batch(input_ids, token_type_ids, lengths, count, out_consumed);
+    return session->impl->run_ids_batch(input_ids, token_type_ids, nullptr, lengths, count, out_consumed);
+  });
+}
+
+eb_status eb_session_run_ids_batch_masked(eb_session* session, const int32_t* input_ids, const int32_t* token_type_ids,
+                                          const int32_t* attention_mask, const size_t* lengths, size_t count,
+                                          size_t* out_consumed) {
+  if (!session) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded(session, OnError::kResetRun, [&] {
+    return session->impl->run_ids_batch(input_ids, token_type_ids, attention_mask, lengths, count, out_consumed);
   });
 }
 
@@ -791,6 +803,19 @@ eb_status eb_maxsim(const float* q, size_t q_tokens, const float* d, size_t d_to
   if (!q || !d || !out_score || q_tokens == 0 || d_tokens == 0 || dim == 0) return EB_ERROR_INVALID_ARGUMENT;
   *out_score = edgebert::tasks::maxsim(q, q_tokens, d, d_tokens, dim);
   return EB_OK;
+}
+
+eb_status eb_pool_token_vectors(const float* vectors, size_t rows, size_t dim, size_t pool_factor, size_t protected_rows,
+                                float* out, size_t* out_rows) {
+  if (out_rows) *out_rows = 0;
+  if (!vectors || !out || !out_rows || rows == 0 || dim == 0 || pool_factor == 0) return EB_ERROR_INVALID_ARGUMENT;
+  if (rows > SIZE_MAX / dim) return EB_ERROR_INVALID_ARGUMENT;
+  for (size_t i = 0; i < rows * dim; ++i)
+    if (!std::isfinite(vectors[i])) return EB_ERROR_INVALID_ARGUMENT;
+  return guarded([&] {
+    *out_rows = edgebert::tasks::pool_token_vectors(vectors, rows, dim, pool_factor, protected_rows, out);
+    return EB_OK;
+  });
 }
 
 eb_status eb_session_set_colbert_input(eb_session* session, eb_colbert_input input_arg) {

@@ -619,8 +619,8 @@ eb_status Session::run_texts(const char* const* texts_a, const char* const* text
   return st;
 }
 
-eb_status Session::run_ids_batch(const int32_t* ids, const int32_t* token_types, const size_t* lengths, size_t count,
-                                 size_t* consumed) {
+eb_status Session::run_ids_batch(const int32_t* ids, const int32_t* token_types, const int32_t* mask,
+                                 const size_t* lengths, size_t count, size_t* consumed) {
   state_ = RunState();
   if (!consumed) return fail(EB_ERROR_INVALID_ARGUMENT, "out_consumed is NULL");
   *consumed = 0;
@@ -628,9 +628,9 @@ eb_status Session::run_ids_batch(const int32_t* ids, const int32_t* token_types,
   if (!ids || !lengths) return fail(EB_ERROR_INVALID_ARGUMENT, "input_ids and lengths must not be NULL");
   if (!model_.has_embeddings)
     return fail(EB_ERROR_UNSUPPORTED, "this model has no embedding tables; run it on precomputed embeddings");
-  const size_t k = tasks::pack_ids(pack_limits(), ids, token_types, lengths, count, inputs_, sequences_.data());
+  const size_t k = tasks::pack_ids(pack_limits(), ids, token_types, mask, lengths, count, inputs_, sequences_.data());
   *consumed = k;
-  return run_packed(k, false, false);
+  return run_packed(k, false, false, true);
 }
 
 }  // namespace edgebert

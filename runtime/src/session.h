@@ -61,8 +61,9 @@ class Session {
   // in order, laid end to end; *consumed: how many of `count` were taken (run or failed alone).
   // texts_b null: single texts, else pairs. Outputs per sequence: sequence(i).
   eb_status run_texts(const char* const* texts_a, const char* const* texts_b, size_t count, size_t* consumed);
-  eb_status run_ids_batch(const int32_t* ids, const int32_t* token_types, const size_t* lengths, size_t count,
-                          size_t* consumed);
+  // mask: null (every token attended) or one 0/1 entry per token, as run_ids' attention_mask.
+  eb_status run_ids_batch(const int32_t* ids, const int32_t* token_types, const int32_t* mask, const size_t* lengths,
+                          size_t count, size_t* consumed);
   // Benchmark floor: runs only the XNNPACK GEMMs of every layer on the buffers of the last
   // successful run (same row count), skipping everything else. Results are meaningless.
   eb_status run_gemms_only();

@@ -461,6 +461,9 @@ def main(argv=None):
     os.makedirs(fam_dir)
     mfc.build_all(fam_dir)
     print("make_testdata: families/ (%d models) %.2fs" % (len(mfc.FAMILY_MODELS), time.time() - t))
+    t = time.time()
+    colbert_numpy.make_modernbert(out)  # (reads families/modernbert_model)
+    print("make_testdata: colbert_modernbert (ModernBERT PyLate folder) %.2fs" % (time.time() - t))
     with open(complete, "w", encoding="utf-8") as f:
         f.write(stamp)
     print("make_testdata: wrote %s in %.1fs" % (out, time.time() - t0))

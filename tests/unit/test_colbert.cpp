@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// test_colbert.cpp: ColBERT / PyLate multi-vector models (issue 25, item 4). A PyLate folder
+// test_colbert.cpp: ColBERT / PyLate multi-vector models (issue 25, item 4; PyLate token pooling,
+// masked packed id runs and a ModernBERT folder at the end). A PyLate folder
 // (tests/reference/colbert_numpy.py via make_testdata: a BertModel + pylate Dense 64 -> 24, no
 // bias; converted by convert_all.sh into ebm/colbert.*.ebm) converts to task
 // TOKEN_VECTORS; EB_OUTPUT_TOKEN_VECTORS matches the float64 reference (fp32 tight; int8 by row
@@ -309,13 +310,15 @@ TEST_CASE("a ColBERT folder without PyLate conventions runs the plain template o
   fs::remove_all(dir);
 }
 
-TEST_CASE("ColBERT runs, packed runs, token vectors and MaxSim perform zero heap allocations", "[colbert][alloc]") {
+TEST_CASE("ColBERT runs, packed and masked packed runs, token vectors and MaxSim perform zero heap allocations", "[colbert][alloc]") {
   on_each_session([](eb_session* s, bool) {
     const std::vector<int32_t> q = read_ints(ref_dir() + "/colbert_cases/query.ids.txt");
     const std::vector<int32_t> d = read_ints(ref_dir() + "/colbert_cases/doc_long.ids.txt");
     std::vector<int32_t> both(q);
     both.insert(both.end(), d.begin(), d.end());
     const size_t lengths[2] = {q.size(), d.size()};
+    std::vector<int32_t> mask(both.size(), 1);
+    std::fill(mask.begin() + 6, mask.begin() + static_cast<std::ptrdiff_t>(q.size()), 0);  // [MASK] expansion
     std::vector<float> qv(q.size() * kDim);
     REQUIRE(eb_session_run_ids(s, q.data(), nullptr, nullptr, q.size()) == EB_OK);  // warm: first run
     edgebert::tools::alloc_counter_start();
@@ -326,6 +329,8 @@ TEST_CASE("ColBERT runs, packed runs, token vectors and MaxSim perform zero heap
       failures += eb_session_get_output(s, EB_OUTPUT_TOKEN_VECTORS, &p, nullptr, nullptr) != EB_OK;
       if (p) std::copy(p, p + qv.size(), qv.begin());
       size_t consumed = 0;
+      failures += eb_session_run_ids_batch_masked(s, both.data(), nullptr, mask.data(), lengths, 2, &consumed) != EB_OK ||
+                  consumed != 2;
       failures += eb_session_run_ids_batch(s, both.data(), nullptr, lengths, 2, &consumed) != EB_OK || consumed != 2;
       failures += eb_session_get_output(s, EB_OUTPUT_TOKEN_VECTORS, &p, nullptr, nullptr) != EB_OK;
       float score = 0.f;
@@ -371,6 +376,25 @@ std::vector<float> kept_vectors(eb_session* s, size_t index) {
   return v;
 }
 
+// The last text run's ids equal `ids` and its kept rows the float64 reference's (fp32 within
+// 2e-3, int8 row cosine > 0.98); returns the rows, *tokens the run's token count.
+std::vector<float> check_text_run(eb_session* s, const std::vector<int32_t>& ids, const std::vector<float>& ref, bool fp32,
+                                  size_t* tokens) {
+  const int32_t* got = nullptr;
+  size_t n = 0;
+  REQUIRE(eb_session_get_input_ids(s, &got, &n) == EB_OK);
+  CHECK(std::vector<int32_t>(got, got + n) == ids);
+  *tokens = n;
+  const std::vector<float> v = kept_vectors(s, 0);
+  REQUIRE(v.size() == ref.size());
+  const auto [max_err, min_cos] = agreement(v, ref, v.size() / kDim);
+  if (fp32)
+    CHECK(max_err < 2e-3);
+  else
+    CHECK(min_cos > 0.98);
+  return v;
+}
+
 }  // namespace
 
 // PyLate's conventions on text (eb_session_set_colbert_input): queries [CLS] [unused0] text [SEP]
@@ -398,17 +422,8 @@ TEST_CASE("ColBERT queries and documents as text follow PyLate: markers, expansi
           continue;
         }
         REQUIRE(st == EB_OK);
-        const int32_t* got = nullptr;
         size_t n = 0;
-        REQUIRE(eb_session_get_input_ids(s, &got, &n) == EB_OK);
-        CHECK(std::vector<int32_t>(got, got + n) == ids);
-        const std::vector<float> v = kept_vectors(s, 0);
-        REQUIRE(v.size() == ref.size());
-        const auto [max_err, min_cos] = agreement(v, ref, v.size() / kDim);
-        if (fp32)
-          CHECK(max_err < 2e-3);
-        else
-          CHECK(min_cos > 0.98);
+        const std::vector<float> v = check_text_run(s, ids, ref, fp32, &n);
         // a query keeps every row: the output's; a document fewer when it has skiplist tokens
         const std::vector<float> all = token_vectors(s, n);
         if (c.kind == "query") CHECK(v == all);
@@ -512,7 +527,7 @@ TEST_CASE("ColBERT inputs: refusals name the reason, allocation-free runs", "[co
 
 // edgebert-run --colbert document --dump token_vectors= writes the reference's kept rows (the same
 // bytes as eb_session_get_token_vectors), also for --texts; --colbert on another model is refused.
-TEST_CASE("edgebert-run --colbert query|document dumps PyLate's rows", "[colbert][cli]") {
+TEST_CASE("edgebert-run --colbert query|document dumps PyLate's rows, pooled with --pool-factor", "[colbert][cli]") {
   const char* bin = std::getenv("EDGEBERT_BIN");
   REQUIRE(bin);
   TempDir tmp;
@@ -545,6 +560,22 @@ TEST_CASE("edgebert-run --colbert query|document dumps PyLate's rows", "[colbert
     want.insert(want.end(), v.begin(), v.end());
   }
   CHECK(read_f32(dump) == want);
+  // --pool-factor 2: each document's rows as eb_pool_token_vectors pools them; documents only
+  REQUIRE(std::system((std::string(bin) + "/edgebert-run --model " + model + " --colbert document --pool-factor 2 --texts " +
+                       texts + " --dump token_vectors=" + dump + " > /dev/null").c_str()) == 0);
+  std::vector<float> pooled_want;
+  for (const char* t : {"the movie , was good !", "the plot ."}) {
+    REQUIRE(eb_session_run_text(s.s, t) == EB_OK);
+    const std::vector<float> v = kept_vectors(s.s, 0);
+    std::vector<float> p(v.size());
+    size_t rows = 0;
+    REQUIRE(eb_pool_token_vectors(v.data(), v.size() / kDim, kDim, 2, 1, p.data(), &rows) == EB_OK);
+    pooled_want.insert(pooled_want.end(), p.begin(), p.begin() + static_cast<std::ptrdiff_t>(rows * kDim));
+  }
+  CHECK(read_f32(dump) == pooled_want);
+  CHECK(pooled_want.size() < want.size());
+  CHECK(std::system((std::string(bin) + "/edgebert-run --model " + model +
+                     " --colbert query --pool-factor 2 --text 'the movie' > /dev/null 2>&1").c_str()) != 0);
   CHECK(std::system((std::string(bin) + "/edgebert-run --model " + ebm_path("task_st_mean_norm", "int8") +
                      " --colbert query --text 'the movie' > /dev/null 2>&1").c_str()) != 0);
   CHECK(std::system((std::string(bin) + "/edgebert-run --model " + model + " --colbert queries --text 'x' > /dev/null 2>&1")
@@ -605,4 +636,230 @@ TEST_CASE("ColBERT inputs: attended expansion, no expansion, no marker, own skip
     CHECK(kept_vectors(s.s, 0).size() == 7 * kDim);
   }
   fs::remove_all(dir);
+}
+
+namespace {
+
+struct PoolCase {
+  std::string name;
+  size_t rows = 0, dim = 0, factor = 0, protected_rows = 0;
+};
+
+std::vector<PoolCase> pool_cases() {
+  std::vector<PoolCase> r;
+  std::ifstream f(ref_dir() + "/colbert_cases/pool_cases.txt");
+  PoolCase c;
+  while (f >> c.name >> c.rows >> c.dim >> c.factor >> c.protected_rows) r.push_back(c);
+  REQUIRE(r.size() >= 10);
+  return r;
+}
+
+std::vector<float> pooled(const std::vector<float>& v, size_t dim, size_t factor, size_t protected_rows = 1) {
+  std::vector<float> out(v.size());
+  size_t rows = 0;
+  REQUIRE(eb_pool_token_vectors(v.data(), v.size() / dim, dim, factor, protected_rows, out.data(), &rows) == EB_OK);
+  out.resize(rows * dim);
+  return out;
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double e = 0;
+  for (size_t i = 0; i < a.size(); ++i) e = std::max(e, std::fabs(double(a[i]) - b[i]));
+  return e;
+}
+
+}  // namespace
+
+// eb_pool_token_vectors against PyLate's hierarchical_pooling run with scipy itself
+// (colbert_numpy.pylate_pool): random unit rows, rows around a few centres, exact duplicates
+// (distance ties), 4..131 rows, factors 2..4: the same clusters in the same order, means within
+// float rounding. Then on a converted model's document rows: fp32 pooled equals the pooled float64
+// reference within 2e-3; int8 pooled scores a query within 1% of the reference's MaxSim.
+TEST_CASE("eb_pool_token_vectors equals PyLate's hierarchical pooling with scipy's Ward linkage", "[colbert]") {
+  for (const PoolCase& c : pool_cases()) {
+    INFO(c.name);
+    const std::string base = ref_dir() + "/colbert_cases/" + c.name;
+    const std::vector<float> in = read_f32(base + ".pool_in.f32"), want = read_f32(base + ".pool_out.f32");
+    REQUIRE(in.size() == c.rows * c.dim);
+    const std::vector<float> got = pooled(in, c.dim, c.factor, c.protected_rows);
+    REQUIRE(got.size() == want.size());
+    CHECK(max_abs_diff(got, want) < 1e-6);
+    // the protected row comes last, unchanged
+    CHECK(std::vector<float>(got.end() - static_cast<std::ptrdiff_t>(c.dim), got.end()) ==
+          std::vector<float>(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(c.dim)));
+  }
+  // a converted model's document rows
+  const std::vector<TextCase> cases = text_cases();
+  const std::vector<float> query_ref = read_f32(ref_dir() + "/colbert_cases/text_query.f32");
+  const std::vector<float> want = read_f32(ref_dir() + "/colbert_cases/text_doc_long_f2.pool_out.f32");
+  on_each_session([&](eb_session* s, bool fp32) {
+    REQUIRE(eb_session_set_truncation(s, EB_TRUNCATION_LONGEST_FIRST) == EB_OK);
+    REQUIRE(eb_session_set_colbert_input(s, EB_COLBERT_INPUT_DOCUMENT) == EB_OK);
+    for (const TextCase& c : cases)
+      if (c.name == "text_doc_long") REQUIRE(eb_session_run_text(s, c.text.c_str()) == EB_OK);
+    const std::vector<float> got = pooled(kept_vectors(s, 0), kDim, 2);
+    REQUIRE(got.size() == want.size());
+    if (fp32) CHECK(max_abs_diff(got, want) < 2e-3);
+    const double ref_score = maxsim(query_ref, want), score = maxsim(query_ref, got);
+    CHECK(std::fabs(score - ref_score) < 0.01 * std::fabs(ref_score));
+  });
+}
+
+TEST_CASE("eb_pool_token_vectors: factor 1, few rows, protected rows, refusals", "[colbert]") {
+  const std::vector<float> in = read_f32(ref_dir() + "/colbert_cases/random_17_f2.pool_in.f32");
+  REQUIRE(in.size() == 17 * kDim);
+  CHECK(pooled(in, kDim, 1) == in);  // PyLate does not pool at factor 1: the rows as they are
+  // 0 protected rows: every row is clustered (17 / 2 = 8 clusters); protected beyond the rows: all kept
+  CHECK(pooled(in, kDim, 2, 0).size() == 8 * kDim);
+  CHECK(pooled(in, kDim, 2, 99) == in);
+  // two rows to pool: one cluster, their mean, then the protected row
+  const std::vector<float> three(in.begin(), in.begin() + 3 * kDim);
+  const std::vector<float> two = pooled(three, kDim, 2);
+  REQUIRE(two.size() == 2 * kDim);
+  for (size_t k = 0; k < kDim; ++k) {
+    CHECK(two[k] == Approx((three[kDim + k] + three[2 * kDim + k]) / 2.0).margin(1e-7));
+    CHECK(two[kDim + k] == three[k]);
+  }
+  // one row to pool: it, then the protected row
+  const std::vector<float> one = pooled(std::vector<float>(in.begin(), in.begin() + 2 * kDim), kDim, 3);
+  CHECK(std::vector<float>(one.begin(), one.begin() + kDim) == std::vector<float>(in.begin() + kDim, in.begin() + 2 * kDim));
+  std::vector<float> out(in.size());
+  size_t rows = 5;
+  CHECK(eb_pool_token_vectors(nullptr, 17, kDim, 2, 1, out.data(), &rows) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(rows == 0);
+  CHECK(eb_pool_token_vectors(in.data(), 17, kDim, 2, 1, nullptr, &rows) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(eb_pool_token_vectors(in.data(), 17, kDim, 2, 1, out.data(), nullptr) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(eb_pool_token_vectors(in.data(), 0, kDim, 2, 1, out.data(), &rows) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(eb_pool_token_vectors(in.data(), 17, 0, 2, 1, out.data(), &rows) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(eb_pool_token_vectors(in.data(), 17, kDim, 0, 1, out.data(), &rows) == EB_ERROR_INVALID_ARGUMENT);
+  CHECK(eb_pool_token_vectors(in.data(), SIZE_MAX / 2, kDim, 2, 1, out.data(), &rows) == EB_ERROR_INVALID_ARGUMENT);
+  std::vector<float> bad = in;
+  bad[5 * kDim + 3] = std::nanf("");
+  CHECK(eb_pool_token_vectors(bad.data(), 17, kDim, 2, 1, out.data(), &rows) == EB_ERROR_INVALID_ARGUMENT);
+}
+
+// eb_session_run_ids_batch_masked: PyLate queries with unattended [MASK] expansion as ids, packed
+// with documents: every sequence equals run_ids of its ids and mask (int8 bit-identical); a bad
+// mask value fails that sequence alone; NULL masks equal eb_session_run_ids_batch.
+TEST_CASE("eb_session_run_ids_batch_masked equals run_ids with each sequence's mask", "[colbert]") {
+  const std::string base = ref_dir() + "/colbert_cases/";
+  const std::vector<int32_t> q = read_ints(base + "query_unattended.ids.txt");
+  const std::vector<int32_t> qmask = read_ints(base + "query_unattended.mask.txt");
+  const std::vector<int32_t> d = read_ints(base + "doc_a.ids.txt");
+  on_each_session([&](eb_session* s, bool fp32) {
+    std::vector<int32_t> ids, mask;
+    std::vector<size_t> lengths;
+    auto add = [&](const std::vector<int32_t>& i, const std::vector<int32_t>& m) {
+      ids.insert(ids.end(), i.begin(), i.end());
+      mask.insert(mask.end(), m.begin(), m.end());
+      lengths.push_back(i.size());
+    };
+    std::vector<int32_t> bad = qmask;
+    bad[1] = 2;
+    add(q, qmask), add(d, std::vector<int32_t>(d.size(), 1)), add(q, bad), add(q, std::vector<int32_t>(q.size(), 1));
+    size_t consumed = 0;
+    REQUIRE(eb_session_run_ids_batch_masked(s, ids.data(), nullptr, mask.data(), lengths.data(), lengths.size(),
+                                            &consumed) == EB_OK);
+    REQUIRE(consumed == lengths.size());
+    std::vector<std::vector<float>> packed;
+    for (size_t k = 0; k < lengths.size(); ++k) {
+      eb_sequence_info info{};
+      REQUIRE(eb_session_get_sequence(s, k, &info) == EB_OK);
+      CHECK(info.status == (k == 2 ? EB_ERROR_INVALID_ARGUMENT : EB_OK));
+      packed.push_back(info.status == EB_OK ? kept_vectors(s, k) : std::vector<float>{});
+    }
+    size_t at = 0;
+    for (size_t k = 0; k < lengths.size(); at += lengths[k], ++k) {
+      if (k == 2) continue;
+      INFO("sequence " << k);
+      REQUIRE(eb_session_run_ids(s, ids.data() + at, nullptr, mask.data() + at, lengths[k]) == EB_OK);
+      const std::vector<float> single = kept_vectors(s, 0);
+      if (fp32)
+        CHECK(max_abs_diff(packed[k], single) < 1e-5);
+      else
+        CHECK(packed[k] == single);
+    }
+    CHECK(max_abs_diff(packed[0], packed[3]) > 1e-2);  // the mask is not ignored
+    // a NULL mask: eb_session_run_ids_batch
+    REQUIRE(eb_session_run_ids_batch_masked(s, ids.data(), nullptr, nullptr, lengths.data(), 2, &consumed) == EB_OK);
+    const std::vector<float> a = kept_vectors(s, 1);
+    REQUIRE(eb_session_run_ids_batch(s, ids.data(), nullptr, lengths.data(), 2, &consumed) == EB_OK);
+    CHECK(kept_vectors(s, 1) == a);
+    CHECK(eb_session_run_ids_batch_masked(s, nullptr, nullptr, mask.data(), lengths.data(), 2, &consumed) ==
+          EB_ERROR_INVALID_ARGUMENT);
+    CHECK(eb_session_run_ids_batch_masked(nullptr, ids.data(), nullptr, mask.data(), lengths.data(), 2, &consumed) ==
+          EB_ERROR_INVALID_ARGUMENT);
+  });
+}
+
+// A ModernBERT ColBERT folder (colbert_numpy.make_modernbert: families/modernbert_model, byte-level
+// BPE, rotary, sliding windows of 8 under 20-token queries, + PyLate Dense and conventions): its
+// queries' and documents' ids as PyLate lays out HF's tokens, their rows against the float64
+// reference (fp32 2e-3, int8 row cosine > 0.98), the documents pooled as PyLate pools them, and
+// packed runs of the texts equal to their single runs; 1 and 2 threads, fp32 and int8.
+TEST_CASE("a ModernBERT PyLate folder: queries, documents, pooling and packed runs match PyLate", "[colbert]") {
+  const std::string cases_dir = ref_dir() + "/colbert_modernbert_cases/";
+  std::vector<TextCase> cases;
+  {
+    std::ifstream f(cases_dir + "text_cases.txt");
+    std::string line;
+    while (std::getline(f, line)) {
+      const size_t a = line.find(' '), b = line.find(' ', a + 1);
+      cases.push_back({line.substr(0, a), line.substr(a + 1, b - a - 1), line.substr(b + 1)});
+    }
+  }
+  REQUIRE(cases.size() == 3);
+  for (const char* kind : {"fp32", "int8"})
+    for (int threads : {1, 2}) {
+      INFO(kind << ", " << threads << " threads");
+      const bool fp32 = std::string(kind) == "fp32";
+      ModelHandle m;
+      SessionHandle s;
+      open(ebm_path("colbert_modernbert", kind), threads, &m, &s);
+      std::map<std::string, std::vector<float>> single;
+      for (const TextCase& c : cases) {
+        INFO(c.name << ": " << c.text);
+        REQUIRE(eb_session_set_colbert_input(s.s, input_of(c.kind)) == EB_OK);
+        REQUIRE(eb_session_run_text(s.s, c.text.c_str()) == EB_OK);
+        size_t n = 0;
+        const std::vector<float> ref = read_f32(cases_dir + c.name + ".f32");
+        const std::vector<float> v = check_text_run(s.s, read_ints(cases_dir + c.name + ".ids.txt"), ref, fp32, &n);
+        single[c.name] = v;
+        if (c.kind != "document") continue;
+        const std::vector<float> want = read_f32(cases_dir + c.name + "_f2.pool_out.f32");
+        const std::vector<float> p = pooled(v, kDim, 2);
+        REQUIRE(p.size() == want.size());
+        if (fp32) CHECK(max_abs_diff(p, want) < 2e-3);
+        // int8 moves rows by ~0.5% of MaxSim, and a cut between two close merges (here 1.067 vs
+        // 1.118) can move one row to another cluster: pooled int8 within 3% (unpooled: 1%)
+        const std::vector<float> q = read_f32(cases_dir + "query.f32");
+        CHECK(std::fabs(maxsim(q, v) - maxsim(q, ref)) < 0.01 * std::fabs(maxsim(q, ref)));
+        CHECK(std::fabs(maxsim(q, p) - maxsim(q, want)) < (fp32 ? 0.01 : 0.03) * std::fabs(maxsim(q, want)));
+      }
+      // packed: both documents in one run, then the query with a document's text as a query
+      for (const char* mode : {"document", "query"}) {
+        std::vector<const char*> texts;
+        std::vector<std::string> names;
+        for (const TextCase& c : cases)
+          if (c.kind == "document") texts.push_back(c.text.c_str()), names.push_back(c.name);
+        REQUIRE(eb_session_set_colbert_input(s.s, input_of(mode)) == EB_OK);
+        std::vector<std::vector<float>> want;
+        for (const char* t : texts) {
+          REQUIRE(eb_session_run_text(s.s, t) == EB_OK);
+          want.push_back(kept_vectors(s.s, 0));
+        }
+        size_t consumed = 0;
+        REQUIRE(eb_session_run_texts(s.s, texts.data(), texts.size(), &consumed) == EB_OK);
+        REQUIRE(consumed == texts.size());
+        for (size_t k = 0; k < texts.size(); ++k) {
+          INFO("packed " << mode << " " << names[k]);
+          if (fp32)
+            CHECK(max_abs_diff(kept_vectors(s.s, k), want[k]) < 1e-5);
+          else
+            CHECK(kept_vectors(s.s, k) == want[k]);
+        }
+        if (std::string(mode) == "document") CHECK(want[0] == single[names[0]]);
+      }
+    }
 }

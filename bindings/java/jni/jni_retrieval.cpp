@@ -78,6 +78,35 @@ JNIEXPORT jfloat JNICALL Java_org_edgebert_MultiVector_nMaxSim(JNIEnv* env, jcla
   return score;
 }
 
+JNIEXPORT jfloatArray JNICALL Java_org_edgebert_MultiVector_nPoolTokenVectors(JNIEnv* env, jclass, jfloatArray v,
+                                                                              jint rows, jint dim, jint factor,
+                                                                              jint protected_rows) {
+  if (missing(env, reinterpret_cast<const void*>(&eb_pool_token_vectors), "eb_pool_token_vectors")) return nullptr;
+  if (rows <= 0 || dim <= 0 || factor < 1 || protected_rows < 0 || !v ||
+      env->GetArrayLength(v) != static_cast<jlong>(rows) * dim) {
+    throw_status(env, EB_ERROR_INVALID_ARGUMENT, "poolTokenVectors: arrays and counts disagree");
+    return nullptr;
+  }
+  std::vector<float> out(static_cast<size_t>(rows) * static_cast<size_t>(dim));
+  size_t pooled = 0;
+  eb_status st;
+  {
+    PinnedFloats vp(env, v);
+    if (!vp.ok()) return nullptr;
+    st = eb_pool_token_vectors(vp.get(), static_cast<size_t>(rows), static_cast<size_t>(dim), static_cast<size_t>(factor),
+                               static_cast<size_t>(protected_rows), out.data(), &pooled);
+  }
+  if (st != EB_OK) {
+    throw_status(env, st, st == EB_ERROR_OUT_OF_MEMORY ? "poolTokenVectors: out of memory"
+                                                        : "poolTokenVectors: a value that is not finite");
+    return nullptr;
+  }
+  const jsize n = static_cast<jsize>(pooled * static_cast<size_t>(dim));
+  jfloatArray r = env->NewFloatArray(n);
+  if (r) env->SetFloatArrayRegion(r, 0, n, out.data());
+  return r;
+}
+
 JNIEXPORT void JNICALL Java_org_edgebert_Session_nSetColbertInput(JNIEnv* env, jclass, jlong h, jint input) {
   if (missing(env, reinterpret_cast<const void*>(&eb_session_set_colbert_input), "eb_session_set_colbert_input"))
     return;

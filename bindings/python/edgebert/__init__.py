@@ -22,7 +22,7 @@ except ImportError:  # a source checkout (PYTHONPATH=bindings/python): no wheel 
     __version__ = None
 
 __all__ = ["Chunk", "Error", "Model", "ModelInfo", "Output", "Session", "Span", "Status", "Task", "TokenLabel", "WeightCache",
-           "WeightCacheState", "Word", "__version__", "maxsim", "version"]
+           "WeightCacheState", "Word", "__version__", "maxsim", "pool_token_vectors", "version"]
 
 
 def version():
@@ -50,3 +50,32 @@ def maxsim(query, document):
     if status != Status.OK:
         raise Error(status, "maxsim: empty query or document (%s, %s)" % (q.shape, d.shape))
     return float(score.value)
+
+
+def pool_token_vectors(vectors, pool_factor, protected_tokens=1):
+    """PyLate's hierarchical pooling of one document's token vectors (eb_pool_token_vectors, as
+    ColBERT.encode(..., pool_factor=F) pools documents): the first `protected_tokens` rows are kept,
+    the others are clustered (Ward) into max(rows / F, 1) clusters and replaced by their means; the
+    means come first, then the protected rows. vectors [tokens, dim] (e.g.
+    Session.token_vectors(i) after a DOCUMENT run) -> float32 [pooled, dim]. pool_factor 1 returns
+    the rows unchanged. Error(INVALID_ARGUMENT) for an empty array, a factor < 1 or a value that is
+    not finite."""
+    import ctypes
+
+    import numpy as np
+
+    v = np.ascontiguousarray(vectors, dtype=np.float32)
+    if v.ndim != 2 or v.shape[0] == 0 or v.shape[1] == 0:
+        raise Error(Status.INVALID_ARGUMENT, "pool_token_vectors: needs a non-empty 2-D array, got %s" % (v.shape,))
+    if int(pool_factor) < 1 or int(protected_tokens) < 0:
+        raise Error(Status.INVALID_ARGUMENT, "pool_token_vectors: pool_factor must be >= 1 and protected_tokens >= 0, got %s, %s"
+                    % (pool_factor, protected_tokens))
+    out = np.empty_like(v)
+    rows = ctypes.c_size_t(0)
+    fp = ctypes.POINTER(ctypes.c_float)
+    status = _api().eb_pool_token_vectors(v.ctypes.data_as(fp), v.shape[0], v.shape[1], int(pool_factor),
+                                          int(protected_tokens), out.ctypes.data_as(fp), ctypes.byref(rows))
+    if status != Status.OK:
+        raise Error(status, "pool_token_vectors: %s" % ("out of memory" if status == Status.OUT_OF_MEMORY
+                                                       else "a value that is not finite"))
+    return out[:rows.value].copy()

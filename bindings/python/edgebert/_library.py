@@ -114,6 +114,8 @@ _SIGNATURES = {
     "eb_session_fill_mask": (_S, [_P, ctypes.c_size_t, ctypes.c_size_t, c_int32_p, c_float_p,
                                   ctypes.POINTER(ctypes.c_size_t)]),
     "eb_maxsim": (_S, [c_float_p, ctypes.c_size_t, c_float_p, ctypes.c_size_t, ctypes.c_size_t, c_float_p]),
+    "eb_pool_token_vectors": (_S, [c_float_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t,
+                                   c_float_p, ctypes.POINTER(ctypes.c_size_t)]),
     "eb_session_set_truncation": (_S, [_P, ctypes.c_int]),
     "eb_session_set_embedding_dims": (_S, [_P, ctypes.c_int32]),
     "eb_session_set_prompt": (_S, [_P, ctypes.c_char_p]),

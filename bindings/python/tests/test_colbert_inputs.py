@@ -200,3 +200,33 @@ def test_errors(testdata, requires_colbert_inputs):
             with pytest.raises(edgebert.Error) as e:
                 call()
             assert e.value.status == edgebert.Status.BAD_STATE
+
+
+POOL_CASES = ("centres_17_f2", "random_42_f4", "duplicates_f2", "text_doc_long_f2")
+
+
+def test_pool_token_vectors_equals_pylate(testdata, requires_colbert_inputs):
+    """edgebert.pool_token_vectors (eb_pool_token_vectors) against PyLate's hierarchical pooling
+    run with scipy (colbert_numpy.pylate_pool: the same clusters in the same order), and its
+    refusals."""
+    import os
+    requires_c_function("eb_pool_token_vectors")
+    cases = {line.split()[0]: int(line.split()[3]) for line in open(os.path.join(testdata, "colbert_cases", "pool_cases.txt"))}
+    for name in POOL_CASES:
+        base = os.path.join(testdata, "colbert_cases", name)
+        rows = np.fromfile(base + ".pool_in.f32", np.float32).reshape(-1, 24)
+        want = np.fromfile(base + ".pool_out.f32", np.float32).reshape(-1, 24)
+        got = edgebert.pool_token_vectors(rows, cases[name])
+        assert got.shape == want.shape and got.dtype == np.float32, name
+        assert np.abs(got - want).max() < 1e-6, name
+        assert np.array_equal(got[-1], rows[0])  # the protected [CLS] row comes last
+    rows = np.fromfile(os.path.join(testdata, "colbert_cases", "random_17_f2.pool_in.f32"), np.float32).reshape(-1, 24)
+    assert np.array_equal(edgebert.pool_token_vectors(rows, 1), rows)
+    assert edgebert.pool_token_vectors(rows, 2, protected_tokens=0).shape == (8, 24)
+    bad = rows.copy()
+    bad[3, 4] = np.nan
+    for args in ((bad, 2), (rows, 0), (np.zeros((0, 24), np.float32), 2), (rows[0], 2)):
+        with pytest.raises(edgebert.Error) as e:
+            edgebert.pool_token_vectors(*args)
+        assert e.value.status == edgebert.Status.INVALID_ARGUMENT
+

@@ -266,6 +266,15 @@ EB_API EB_NODISCARD eb_status eb_session_run_text_pairs(eb_session* session, con
  * token_type_ids, which may be NULL: all 0); no attention mask (every token is real). */
 EB_API EB_NODISCARD eb_status eb_session_run_ids_batch(eb_session* session, const int32_t* input_ids, const int32_t* token_type_ids,
                                           const size_t* lengths, size_t count, size_t* out_consumed);
+/* As eb_session_run_ids_batch with an attention mask laid out as the ids (NULL: every token 1):
+ * 1 = a real token, 0 = a token no other token attends to, left out of mean pooling (as
+ * eb_session_run_ids' attention_mask; its row is still computed: e.g. PyLate's unattended [MASK]
+ * query expansion). A sequence with a mask entry other than 0 or 1 is consumed with
+ * EB_ERROR_INVALID_ARGUMENT as its own status. Each sequence's outputs equal eb_session_run_ids of
+ * its ids, types and mask (int8: bit-identical). Performs no heap allocation. */
+EB_API EB_NODISCARD eb_status eb_session_run_ids_batch_masked(eb_session* session, const int32_t* input_ids,
+                                                              const int32_t* token_type_ids, const int32_t* attention_mask,
+                                                              const size_t* lengths, size_t count, size_t* out_consumed);
 /* One sequence of the last run (packed: one per consumed input; a single run: 1 sequence). */
 typedef struct eb_sequence_info {
   int32_t status;      /* eb_status: EB_OK, or why this input was not run */
@@ -573,6 +582,23 @@ EB_API EB_NODISCARD eb_status eb_model_get_token(const eb_model* model, int32_t 
  * EB_ERROR_INVALID_ARGUMENT for a NULL pointer or a zero count / dim. Performs no allocation. */
 EB_API EB_NODISCARD eb_status eb_maxsim(const float* q, size_t q_tokens, const float* d, size_t d_tokens, size_t dim,
                                         float* out_score);
+
+/* PyLate's hierarchical token pooling of one document's token vectors (ColBERT.encode(...,
+ * pool_factor=F) for documents; pass the rows eb_session_get_token_vectors gives): the first
+ * protected_rows rows (PyLate's protected_tokens, 1 there: [CLS]) are kept; the other m rows are
+ * clustered by Ward linkage on the rows of their distance matrix 1 - E E^T (as PyLate's
+ * scipy.cluster.hierarchy.linkage call reads it), cut into max(m / F, 1) clusters as scipy's
+ * fcluster "maxclust" cuts, and each cluster becomes the mean of its rows (not re-normalized).
+ * out (room for `rows` rows of dim floats) receives the cluster means in fcluster's label order,
+ * then the protected rows, *out_rows rows in all (about rows / F). pool_factor 1 copies the rows
+ * unchanged (PyLate does not pool). Where PyLate fails (m of 1: scipy refuses one observation)
+ * the rows are kept, the protected ones last; for m = 2 both rows become one cluster (scipy reads
+ * an unset value there). Works in double; allocates O(m^2) doubles of scratch, freed before it
+ * returns (a helper for indexing, not part of a run): EB_ERROR_OUT_OF_MEMORY when that fails.
+ * EB_ERROR_INVALID_ARGUMENT for a NULL pointer, a zero rows / dim / pool_factor or a value that
+ * is not finite. */
+EB_API EB_NODISCARD eb_status eb_pool_token_vectors(const float* vectors, size_t rows, size_t dim, size_t pool_factor,
+                                                    size_t protected_rows, float* out, size_t* out_rows);
 
 /* ---- ColBERT queries and documents (PyLate's input conventions) ----
  * A PyLate folder says how its model encodes queries and documents (config_sentence_transformers

@@ -51,8 +51,8 @@ size_t pack_texts(const TextEncoder& text, const PackLimits& limits, Truncation 
   return k;
 }
 
-size_t pack_ids(const PackLimits& limits, const int32_t* ids, const int32_t* token_types, const size_t* lengths,
-                size_t count, RunInputs& in, SequenceInfo* sequences) {
+size_t pack_ids(const PackLimits& limits, const int32_t* ids, const int32_t* token_types, const int32_t* mask,
+                const size_t* lengths, size_t count, RunInputs& in, SequenceInfo* sequences) {
   size_t at = 0, src = 0, k = 0;
   for (; k < count && k < limits.max_rows; ++k) {
     const size_t len = lengths[k];
@@ -69,6 +69,11 @@ size_t pack_ids(const PackLimits& limits, const int32_t* ids, const int32_t* tok
       std::memcpy(in.ids.data() + at, ids + src, len * sizeof(int32_t));
       for (size_t i = 0; i < len; ++i) in.types[at + i] = token_types ? token_types[src + i] : 0;
       q.status = check_ids(limits, in, at, len);
+      for (size_t i = 0; i < len && q.status == EB_OK; ++i) {
+        const int32_t m = mask ? mask[src + i] : 1;
+        if (m != 0 && m != 1) q.status = EB_ERROR_INVALID_ARGUMENT;
+        in.key_mask[at + i] = static_cast<uint8_t>(m);
+      }
       if (q.status == EB_OK) q.tokens = len, at += len;
     }
     src += len;

@@ -43,8 +43,10 @@ size_t pack_texts(const TextEncoder& text, const PackLimits& limits, Truncation 
                   const char* const* texts_b, size_t count, RunInputs& in, SequenceInfo* sequences,
                   const Expansion& expansion = Expansion{});
 
-// Token ids given by the caller, `count` sequences of lengths[i] ids (types: null, all 0).
-size_t pack_ids(const PackLimits& limits, const int32_t* ids, const int32_t* token_types, const size_t* lengths,
-                size_t count, RunInputs& in, SequenceInfo* sequences);
+// Token ids given by the caller, `count` sequences of lengths[i] ids (types: null, all 0; mask:
+// null, every token attended, else each entry 0 or 1, laid as the run's key mask: a sequence with
+// another value is EB_ERROR_INVALID_ARGUMENT).
+size_t pack_ids(const PackLimits& limits, const int32_t* ids, const int32_t* token_types, const int32_t* mask,
+                const size_t* lengths, size_t count, RunInputs& in, SequenceInfo* sequences);
 
 }  // namespace edgebert::tasks

@@ -88,3 +88,29 @@ public func maxSim(_ query: [Float], _ document: [Float], dim: Int) throws -> Fl
     }
     return score
 }
+
+/// PyLate's hierarchical pooling of one document's token vectors (eb_pool_token_vectors, as
+/// ColBERT.encode(..., pool_factor:) pools documents): the first `protectedTokens` rows are kept,
+/// the others are clustered (Ward) into max(rows / poolFactor, 1) clusters and replaced by their
+/// means; returns the means, then the protected rows, row-major. `vectors` [tokens * dim] as
+/// `tokenVectors` gives them; poolFactor 1 returns them unchanged. Throws `.invalidArgument` for
+/// an empty array, `dim` <= 0, a count that is not a multiple of `dim`, poolFactor < 1,
+/// protectedTokens < 0 or a value that is not finite.
+public func poolTokenVectors(_ vectors: [Float], dim: Int, poolFactor: Int, protectedTokens: Int = 1) throws -> [Float] {
+    guard dim > 0, !vectors.isEmpty, vectors.count % dim == 0, poolFactor >= 1, protectedTokens >= 0 else {
+        throw EdgeBertError(.invalidArgument, "poolTokenVectors: \(vectors.count) values, dim \(dim), factor \(poolFactor), protected \(protectedTokens)")
+    }
+    let call = try TaskAPI.function("eb_pool_token_vectors", as: TaskAPI.PoolTokenVectors.self)
+    var out = [Float](repeating: 0, count: vectors.count)
+    var rows = 0
+    let st = vectors.withUnsafeBufferPointer { v in
+        out.withUnsafeMutableBufferPointer { o in
+            call(v.baseAddress, vectors.count / dim, dim, poolFactor, protectedTokens, o.baseAddress, &rows)
+        }
+    }
+    guard st == EB_OK else {
+        throw EdgeBertError(st == EB_ERROR_OUT_OF_MEMORY ? .outOfMemory : .invalidArgument,
+                            "poolTokenVectors: \(st == EB_ERROR_OUT_OF_MEMORY ? "out of memory" : "a value that is not finite")")
+    }
+    return Array(out[0..<(rows * dim)])
+}

@@ -54,6 +54,8 @@ enum TaskAPI {
                                          UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Int>?) -> eb_status
     typealias MaxSim = @convention(c) (UnsafePointer<Float>?, Int, UnsafePointer<Float>?, Int, Int,
                                        UnsafeMutablePointer<Float>?) -> eb_status
+    typealias PoolTokenVectors = @convention(c) (UnsafePointer<Float>?, Int, Int, Int, Int, UnsafeMutablePointer<Float>?,
+                                                 UnsafeMutablePointer<Int>?) -> eb_status
     // Chunked embedding of long documents (issue 25).
     typealias EmbedChunked = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int, Int32, Int32, eb_chunk_pooling,
                                              UnsafeMutablePointer<Float>?, Int, UnsafeMutablePointer<eb_chunk>?, Int,

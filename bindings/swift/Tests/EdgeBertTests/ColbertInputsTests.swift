@@ -186,4 +186,23 @@ final class ColbertInputsTests: XCTestCase {
         expect(.badState, try s.tokenVectors())
         expect(.badState, try s.runTexts([query]))
     }
+
+    /// poolTokenVectors against PyLate's hierarchical pooling run with scipy.
+    func testPoolTokenVectorsEqualsPylate() throws {
+        for (name, factor) in [("centres_17_f2", 2), ("random_42_f4", 4), ("duplicates_f2", 2), ("text_doc_long_f2", 2)] {
+            let base = "\(TestData.dir)/colbert_cases/\(name)"
+            let rows = try XCTUnwrap(TestData.floats(base + ".pool_in.f32"))
+            let want = try XCTUnwrap(TestData.floats(base + ".pool_out.f32"))
+            let got = try poolTokenVectors(rows, dim: dim, poolFactor: factor)
+            XCTAssertEqual(got.count, want.count, name)
+            XCTAssertLessThan(zip(got, want).map { abs(Double($0) - Double($1)) }.max() ?? 1, 1e-6, name)
+            XCTAssertEqual(Array(got.suffix(dim)), Array(rows.prefix(dim)), name)
+            XCTAssertEqual(try poolTokenVectors(rows, dim: dim, poolFactor: 1), rows)
+            var bad = rows
+            bad[7] = .nan
+            expect(.invalidArgument, try poolTokenVectors(bad, dim: dim, poolFactor: factor))
+            expect(.invalidArgument, try poolTokenVectors(rows, dim: dim, poolFactor: 0))
+            expect(.invalidArgument, try poolTokenVectors(rows, dim: dim + 1, poolFactor: factor))
+        }
+    }
 }

@@ -24,5 +24,29 @@ public final class MultiVector {
     return nMaxSim(query, query.length / dim, document, document.length / dim, dim);
   }
 
+  /**
+   * PyLate's hierarchical pooling of one document's token vectors (eb_pool_token_vectors, as
+   * ColBERT.encode(..., pool_factor) pools documents): the first protectedTokens rows are kept, the
+   * others are clustered (Ward) into max(rows / poolFactor, 1) clusters and replaced by their means;
+   * returns the means, then the protected rows, row-major [pooled * dim]. vectors [tokens * dim]
+   * as {@link Session#tokenVectors(int)} gives them. poolFactor 1 returns a copy. Throws
+   * INVALID_ARGUMENT for a null or empty array, dim <= 0, a length that is not a multiple of dim,
+   * poolFactor < 1, protectedTokens < 0 or a value that is not finite.
+   */
+  public static float[] poolTokenVectors(float[] vectors, int dim, int poolFactor, int protectedTokens) {
+    if (vectors == null || vectors.length == 0 || dim <= 0 || vectors.length % dim != 0) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "poolTokenVectors: needs rows of dim "
+                                  + dim + " values, got " + (vectors == null ? "null" : vectors.length + " values"));
+    }
+    if (poolFactor < 1 || protectedTokens < 0) {
+      throw new EdgeBertException(EdgeBertException.INVALID_ARGUMENT, "poolTokenVectors: poolFactor must be >= 1 and "
+                                  + "protectedTokens >= 0, got " + poolFactor + ", " + protectedTokens);
+    }
+    NativeLibrary.load();
+    return nPoolTokenVectors(vectors, vectors.length / dim, dim, poolFactor, protectedTokens);
+  }
+
   private static native float nMaxSim(float[] q, int qTokens, float[] d, int dTokens, int dim);
+
+  private static native float[] nPoolTokenVectors(float[] v, int rows, int dim, int poolFactor, int protectedTokens);
 }

@@ -245,4 +245,25 @@ class ColbertInputsTest {
     assertEquals(1, ColbertInput.QUERY.code());
     assertEquals(2, ColbertInput.DOCUMENT.code());
   }
+
+  /** MultiVector.poolTokenVectors against PyLate's hierarchical pooling run with scipy. */
+  @ParameterizedTest
+  @ValueSource(strings = {"centres_17_f2", "random_42_f4", "duplicates_f2", "text_doc_long_f2"})
+  void poolTokenVectorsEqualsPylate(String name) {
+    java.nio.file.Path cases = TestData.dir().resolve("colbert_cases");
+    int factor = Integer.parseInt(name.substring(name.lastIndexOf("_f") + 2));
+    float[] rows = TestData.floats(cases.resolve(name + ".pool_in.f32"));
+    float[] want = TestData.floats(cases.resolve(name + ".pool_out.f32"));
+    float[] got = MultiVector.poolTokenVectors(rows, 24, factor, 1);
+    assertEquals(want.length, got.length);
+    assertTrue(TestData.maxAbsDiff(want, got) < 1e-6, name);
+    assertArrayEquals(Arrays.copyOfRange(rows, 0, 24), Arrays.copyOfRange(got, got.length - 24, got.length));
+    assertArrayEquals(rows, MultiVector.poolTokenVectors(rows, 24, 1, 1));
+    float[] bad = rows.clone();
+    bad[7] = Float.NaN;
+    expect(INVALID_ARGUMENT, () -> MultiVector.poolTokenVectors(bad, 24, factor, 1));
+    expect(INVALID_ARGUMENT, () -> MultiVector.poolTokenVectors(rows, 24, 0, 1));
+    expect(INVALID_ARGUMENT, () -> MultiVector.poolTokenVectors(rows, 25, factor, 1));
+    expect(INVALID_ARGUMENT, () -> MultiVector.poolTokenVectors(null, 24, factor, 1));
+  }
 }
