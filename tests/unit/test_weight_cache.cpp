@@ -118,18 +118,29 @@ struct OperatorSet {
   std::vector<std::vector<uint8_t>> out;
 };
 
-std::unique_ptr<OperatorSet> make_set(PackedWeights* store, const std::vector<GemmSpec>* specs = nullptr) {
-  const Fixture& f = fixture();
-  const auto& gemms = specs ? *specs : f.gemms;
+// Without Catch2 macros, so that a worker thread can call it (Catch2's INFO and assertions are not
+// thread-safe: from two threads at once they race on its message stack). Null on failure, with
+// the reason in *error.
+std::unique_ptr<OperatorSet> build_set(PackedWeights* store, const std::vector<GemmSpec>& gemms, std::string* error) {
   auto set = std::make_unique<OperatorSet>();
   for (size_t i = 0; i < gemms.size(); ++i) {
     auto g = std::make_unique<XnnGemm>();
     const edgebert::Status made = g->create(gemms[i].view, gemms[i].float_output, kMaxRows, store, i);
-    INFO(made.message());
-    REQUIRE(made.is_ok());
+    if (!made.is_ok()) {
+      *error = "GEMM " + std::to_string(i) + ": " + made.message();
+      return nullptr;
+    }
     set->ops.push_back(std::move(g));
     set->out.emplace_back(output_bytes(gemms[i], kMaxRows) + 64, uint8_t(0x5A));
   }
+  return set;
+}
+
+std::unique_ptr<OperatorSet> make_set(PackedWeights* store, const std::vector<GemmSpec>* specs = nullptr) {
+  std::string error;
+  auto set = build_set(store, specs ? *specs : fixture().gemms, &error);
+  INFO(error);
+  REQUIRE(set);
   return set;
 }
 
@@ -284,9 +295,17 @@ TEST_CASE("operators created on two threads at once pack each GEMM once", "[weig
   const size_t n = fixture().gemms.size();
   auto store = new_store();
   std::unique_ptr<OperatorSet> sets[2];
-  std::thread t([&] { sets[1] = make_set(store.get()); });
-  sets[0] = make_set(store.get());
+  std::string errors[2];
+  std::thread t([&] {  // no Catch2 macro in this thread
+    try {
+      sets[1] = build_set(store.get(), fixture().gemms, &errors[1]);
+    } catch (const std::exception& e) {
+      errors[1] = e.what();
+    }
+  });
+  sets[0] = build_set(store.get(), fixture().gemms, &errors[0]);
   t.join();
+  INFO(errors[0] << " | " << errors[1]);
   REQUIRE(sets[0]);
   REQUIRE(sets[1]);
   CHECK(store->packs() == n);
