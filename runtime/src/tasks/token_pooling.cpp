@@ -32,7 +32,9 @@ inline double ward_update(double d_xi, double d_yi, double d_xy, double n_x, dou
 // matrix 1 - S differ as S's do): ||S_i - S_j||^2 = P_ii + P_jj - 2 P_ij with P = E (E^T E) E^T,
 // m^2 dim work instead of m^3. Condensed, in double.
 std::vector<double> row_distances(const float* e, size_t m, size_t dim) {
-  if (m > 1 && m - 1 > std::numeric_limits<size_t>::max() / 2 / m) throw std::bad_alloc();  // m (m - 1) / 2 overflows
+  constexpr size_t kMax = std::numeric_limits<size_t>::max();
+  // sizes whose products (dim^2, m (m - 1) / 2; m dim is checked by the caller) cannot be had
+  if (dim > kMax / dim || (m > 1 && m - 1 > kMax / 2 / m)) throw std::bad_alloc();
   std::vector<double> gram(dim * dim, 0.0);  // E^T E
   for (size_t r = 0; r < m; ++r)
     for (size_t a = 0; a < dim; ++a) {
