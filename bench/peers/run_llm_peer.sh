@@ -12,7 +12,7 @@
 # Steps, per family:
 #   1. make_llm_onnx.py --family F --out WORK/models/F (skipped when model_int8.onnx exists);
 #   2. edgebert-convert (host build) to F.fp32.ebm (--fp32) and F.int8.ebm, --max-seq-len 512;
-#   3. check: edgebert-run --ids (fp32 and int8) and ONNX Runtime (fp32 and int8, 1 thread) dump
+#   3. check: edgebert-run --ids (fp32 and int8; the timed build's) and ONNX Runtime (fp32 and int8, 1 thread) dump
 #      last_hidden_state and sentence_embedding of the same inputs; each is compared with the torch
 #      fp32 reference, and edgebert fp32 with ORT fp32 (the gate: cosine >= 0.999, else exit 1);
 #   4. timing: edgebert-bench --json (fp32 and int8 files) and bench_ort_modernbert.mjs (fp32 and
@@ -52,10 +52,10 @@ done
 case "$WORK" in "$REPO"/*) IN_ROOT=/src/${WORK#"$REPO"/} ;; *) IN_ROOT= ;; esac
 if [ "$XNN" = debian13 ]; then
   [ -n "$IN_ROOT" ] || { log "WORK must be inside $REPO for LLM_XNNPACK=debian13"; exit 1; }
-  if [ ! -x "$REPO/build/debian13/edgebert-bench" ]; then
-    log "building edgebert-bench in the Debian 13 root"
+  if [ ! -x "$REPO/build/debian13/edgebert-bench" ] || [ ! -x "$REPO/build/debian13/edgebert-run" ]; then
+    log "building edgebert-bench and edgebert-run in the Debian 13 root"
     $SETUP_NICE "$REPO/scripts/debian13/root.sh" -- bash -c 'cmake -S /src -B /src/build/debian13 -G Ninja \
-      -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build /src/build/debian13 -j2 --target edgebert-bench' >&2
+      -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build /src/build/debian13 -j2 --target edgebert-bench edgebert-run' >&2
   fi
 fi
 # edgebert-bench MODEL JSON SEQ THREADS (paths under WORK)
@@ -65,6 +65,19 @@ eb_bench() {
       --seq-len "$3" --threads "$4" --warmup 1 --runs "$RUNS" --json "$IN_ROOT/${2#"$WORK"/}" >/dev/null
   else
     "$BUILD/edgebert-bench" --model "$1" --seq-len "$3" --threads "$4" --warmup 1 --runs "$RUNS" --json "$2" >/dev/null
+  fi
+}
+# edgebert-run MODEL IDS PREFIX: dumps PREFIX.last_hidden_state.f32 and PREFIX.sentence_embedding.f32
+# with the build that is timed (its XNNPACK decides, e.g., whether the gated FFN's down GEMM
+# quantizes its input per row: docs/llm-encoders.md)
+eb_run() {
+  if [ "$XNN" = debian13 ]; then
+    $SETUP_NICE "$REPO/scripts/debian13/root.sh" -- /src/build/debian13/edgebert-run --model "$IN_ROOT/${1#"$WORK"/}" \
+      --max-seq-len "$MAXLEN" --ids "$2" --dump "last_hidden_state=$IN_ROOT/${3#"$WORK"/}.last_hidden_state.f32" \
+      --dump "sentence_embedding=$IN_ROOT/${3#"$WORK"/}.sentence_embedding.f32"
+  else
+    $SETUP_NICE "$BUILD/edgebert-run" --model "$1" --max-seq-len "$MAXLEN" --ids "$2" \
+      --dump "last_hidden_state=$3.last_hidden_state.f32" --dump "sentence_embedding=$3.sentence_embedding.f32"
   fi
 }
 ids_of() { $PY -c 'import json,sys; print(" ".join(map(str, json.load(open(sys.argv[1]))[sys.argv[2]])))' "$1" "$2"; }
@@ -98,10 +111,7 @@ for F in $FAMILIES; do
   for v in $eb_vs; do
     mkdir -p "$O/eb_$v"
     for s in ${SEQS//,/ }; do
-      $SETUP_NICE "$BUILD/edgebert-run" --model "$E/$F.$v.ebm" --max-seq-len "$MAXLEN" \
-        --ids "$(ids_of "$M/inputs/seq$s.json" input_ids)" \
-        --dump "last_hidden_state=$O/eb_$v/seq$s.last_hidden_state.f32" \
-        --dump "sentence_embedding=$O/eb_$v/seq$s.sentence_embedding.f32" >/dev/null
+      eb_run "$E/$F.$v.ebm" "$(ids_of "$M/inputs/seq$s.json" input_ids)" "$O/eb_$v/seq$s" >/dev/null
     done
   done
   # ---- 4. timing (nice 0: the caller chooses the machine's quiet time)

@@ -318,6 +318,28 @@ bool XnnGemm::setup(size_t rows, const void* input, void* output, pthreadpool_t 
   return true;
 }
 
+bool XnnGemm::set_row_scales(const float* scales, size_t rows) {
+#if EDGEBERT_XNN_FLOAT_OUTPUT
+  if (!float_output_ || rows == 0 || rows + kRowParamsPadding > row_params_.size()) return false;
+  for (size_t r = 0; r < rows; ++r) {
+    row_params_[r].zero_point = 0;
+    row_params_[r].scale = scales[r];
+  }
+  // The rows past the end get the last row's parameters: XNNPACK's qd8 micro-kernels point the
+  // rows of a short tile past the end at the last row's data but read those rows' own parameters
+  // (index tile start + mr - 1), and store that row last, over the last row's output. Debian 13's
+  // 2024-11 qd8_f32_qc8w with mr 10 on AVX512-VNNI: row rows - 1 came out with the parameters of
+  // index 9, 19, ..., whichever ended its tile (tests/unit/test_xnn_gemm.cpp, "per-row input scales"). Static
+  // parameters hid it, being equal for every row.
+  for (size_t r = rows; r < row_params_.size(); ++r) row_params_[r] = row_params_[rows - 1];
+  return true;
+#else
+  (void)scales;
+  (void)rows;
+  return false;
+#endif
+}
+
 bool XnnGemm::run(pthreadpool_t pool) { return xnn_run_operator(op_, pool) == xnn_status_success; }
 
 }  // namespace edgebert

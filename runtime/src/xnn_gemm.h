@@ -81,6 +81,11 @@ class XnnGemm {
                 size_t gemm_key = 0, bool block_int4_native = EDGEBERT_XNN_USE_QB4W);
   // Binds input/output pointers and the row count. Cheap to call when nothing changed.
   bool setup(size_t rows, const void* input, void* output, pthreadpool_t pool);
+  // float_output only: the next runs' input rows are quantized per row, row r with scale
+  // scales[r] and zero point 0 (dynamic quantization: kernels::dynamic_row_scale), instead of the
+  // static scale. XNNPACK reads the parameters when the operator runs, so this is called before
+  // every run; false when the operator has no per-row parameters or room for fewer rows.
+  bool set_row_scales(const float* scales, size_t rows);
   bool run(pthreadpool_t pool);
   bool int8() const { return int8_; }
   bool float_output() const { return float_output_; }
@@ -93,7 +98,7 @@ class XnnGemm {
   bool int8_ = false;
   bool float_output_ = false;
 #if EDGEBERT_XNN_FLOAT_OUTPUT
-  std::vector<xnn_quantization_params> row_params_;  // float_output: the same for every row
+  std::vector<xnn_quantization_params> row_params_;  // float_output: static, or set_row_scales'
 #endif
   size_t rows_ = 0;
   const void* input_ = nullptr;

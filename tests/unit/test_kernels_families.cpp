@@ -115,7 +115,7 @@ TEST_CASE("rope: both pairings, float and int8, against a double reference", "[k
 
 TEST_CASE("gated activations (GeGLU, SwiGLU, GLU) from an [n, 2I] int8 GEMM output", "[kernels][gated]") {
   std::mt19937 rng(19);
-  size_t total = 0, off = 0, variant_runs = 0;
+  size_t total = 0, off = 0, variant_runs = 0, dyn_total = 0, dyn_off = 0;
   for (kn::GateKind kind : {kn::GateKind::kGeglu, kn::GateKind::kSwiglu, kn::GateKind::kGegluTanh, kn::GateKind::kGlu}) {
     for (size_t inter : {1, 15, 16, 17, 63, 64, 100, 257}) {
       const size_t rows = 1 + rng() % 6, x_stride = 2 * inter + rng() % 5, y_stride = inter + rng() % 3;
@@ -157,8 +157,50 @@ TEST_CASE("gated activations (GeGLU, SwiGLU, GLU) from an [n, 2I] int8 GEMM outp
         CHECK(y == yp);
         ++variant_runs;
       }
+      // dynamic per-row quantization: row r at scale max_c |act(g) u| / 127, zero point 0
+      std::vector<float> sp(rows, -1.f);
+      a.row_scales = sp.data();
+      a.y = yp.data();
+      kn::gated_s8_portable(a);
+      for (size_t r = 0; r < rows; ++r) {
+        std::vector<double> p(inter);
+        double absmax = 0;
+        for (size_t c = 0; c < inter; ++c) {
+          const double u = (x[r * x_stride + inter + c] - up_zp) * double(up_scale);
+          p[c] = double(table[static_cast<uint8_t>(x[r * x_stride + c])]) * u;  // act(gate) as the table holds it
+          absmax = std::max(absmax, std::abs(p[c]));
+        }
+        const double scale = absmax > 0 ? absmax / 127 : 1;
+        CHECK(std::abs(sp[r] - scale) <= 1e-6 * scale);
+        for (size_t c = 0; c < inter; ++c) {
+          const int e = std::abs(int(yp[r * y_stride + c]) - int(ref_quant(p[c] / scale, 0)));
+          CHECK(e <= 1);
+          dyn_off += e != 0;
+          ++dyn_total;
+        }
+        if (absmax > 0) {  // the largest product reaches the edge of the range
+          int edge = 0;
+          for (size_t c = 0; c < inter; ++c) edge = std::max(edge, std::abs(int(yp[r * y_stride + c])));
+          CHECK(edge == 127);
+        }
+        for (size_t c = inter; c < y_stride; ++c) CHECK(yp[r * y_stride + c] == 99);
+      }
+      for (const kn::KernelTable* t : tables_here()) {
+        INFO(t->name << " (dynamic)");
+        std::vector<int8_t> y(rows * y_stride, 99);
+        std::vector<float> st(rows, -2.f);
+        a.y = y.data();
+        a.row_scales = st.data();
+        t->gated_s8(a);
+        CHECK(y == yp);
+        CHECK(st == sp);
+        ++variant_runs;
+      }
+      a.row_scales = nullptr;
     }
   }
+  std::cout << "[gated] dynamic rows: " << dyn_off << " of " << dyn_total << " outputs off by one vs double\n";
+  CHECK(dyn_off * 500 < dyn_total);
   std::cout << "[gated] " << off << " of " << total << " outputs off by one vs double; " << variant_runs
             << " variant runs with the portable bytes\n";
   CHECK(off * 500 < total);

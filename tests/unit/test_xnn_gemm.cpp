@@ -74,6 +74,22 @@ int8_t ref_int8(const LinearView& v, const int8_t* x, int c) {
   return static_cast<int8_t>(std::min(127.0, std::max(-128.0, q)));
 }
 
+// Largest error, relative to 1 + |reference|, of a float-output int8 GEMM's rows against
+// float64: row r's input is (x - zero_point) * scale_of(r).
+template <class RowScale>
+double worst_float_output_error(const LinearView& v, const int8_t* x, const float* y, size_t rows, int32_t zero_point,
+                                RowScale scale_of) {
+  double worst = 0;
+  for (size_t r = 0; r < rows; ++r)
+    for (int c = 0; c < kOut; ++c) {
+      double acc = 0;
+      for (int k = 0; k < kIn; ++k) acc += double(x[r * kIn + k] - zero_point) * v.weight_s8[size_t(c) * kIn + k];
+      const double ref = acc * scale_of(r) * v.weight_scales[c] + v.bias[c];
+      worst = std::max(worst, std::fabs(ref - y[r * kOut + c]) / (1.0 + std::fabs(ref)));
+    }
+  return worst;
+}
+
 struct Pool {
   pthreadpool_t p = nullptr;
   explicit Pool(int threads) { p = threads > 1 ? pthreadpool_create(threads) : nullptr; }
@@ -191,22 +207,62 @@ TEST_CASE("XnnGemm int8 with float output matches a float64 reference while rows
         const long a = edgebert::tools::alloc_counter_stop();
         if (pass == 1) allocations += a;
         REQUIRE(ok);
-        double worst = 0;
-        for (size_t r = 0; r < rows; ++r)
-          for (int c = 0; c < kOut; ++c) {
-            double acc = 0;
-            for (int k = 0; k < kIn; ++k)
-              acc += double(x[r * kIn + k] - v.input_zero_point) * v.weight_s8[size_t(c) * kIn + k];
-            const double ref = acc * v.input_scale * v.weight_scales[c] + v.bias[c];
-            worst = std::max(worst, std::fabs(ref - y[r * kOut + c]) / (1.0 + std::fabs(ref)));
-          }
-        CHECK(worst < 1e-5);
+        CHECK(worst_float_output_error(v, x.data(), y.data(), rows, v.input_zero_point,
+                                       [&](size_t) { return double(v.input_scale); }) < 1e-5);
         CHECK(y[rows * kOut] == 777.0f);  // nothing written past the rows asked for
       }
     }
     CHECK(allocations == 0);
     // more rows than the quantization parameters were made for: refused, not read past the end
     CHECK_FALSE(gf.setup(129, x.data(), y.data(), pool.p));
+  }
+}
+
+// Dynamic per-row input quantization (the gated FFN's down GEMM, xnn_gemm.h set_row_scales):
+// every row at its own scale, zero point 0, for row counts that end a micro-kernel tile anywhere
+// (XNNPACK stores a short tile's last row from the parameters past the end: all of them must be
+// that row's), 1 and 2 threads, rows and scales changing between runs, no allocation.
+TEST_CASE("XnnGemm int8 with float output takes per-row input scales", "[xnn]") {
+  REQUIRE(edgebert::xnn_ready().is_ok());
+  const float one = 1.f;
+  XnnGemm none;
+  CHECK_FALSE(none.set_row_scales(&one, 1));  // no operator (none with per-row parameters): refused
+  std::mt19937 rng(23);
+  const Weights w = make_weights(rng);
+  const LinearView v = int8_view(w);
+  if (!XnnGemm::int8_float_output_supported()) {
+    WARN("XNNPACK API " << EDGEBERT_XNN_API << " has no int8 GEMM with float output: per-row scales not offered");
+    return;
+  }
+  std::uniform_int_distribution<int> q(-127, 127);
+  std::uniform_real_distribution<float> sc(0.001f, 0.5f);
+  std::vector<int8_t> x(128 * kIn);
+  std::vector<float> scales(128), y(129 * kOut);
+  for (int threads : {1, 2}) {
+    INFO("threads " << threads);
+    Pool pool(threads);
+    XnnGemm gf;
+    REQUIRE(gf.create(v, true, 128).is_ok());
+    CHECK_FALSE(gf.set_row_scales(scales.data(), 0));
+    long allocations = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t rows : {1, 2, 3, 7, 9, 10, 11, 13, 14, 15, 20, 29, 33, 64, 127, 128}) {
+        INFO("rows " << rows);
+        for (auto& e : x) e = static_cast<int8_t>(q(rng));
+        for (auto& s : scales) s = sc(rng);
+        std::fill(y.begin(), y.end(), 777.0f);
+        edgebert::tools::alloc_counter_start();
+        const bool ok = gf.setup(rows, x.data(), y.data(), pool.p) && gf.set_row_scales(scales.data(), rows) &&
+                        gf.run(pool.p);
+        const long a = edgebert::tools::alloc_counter_stop();
+        if (pass == 1) allocations += a;
+        REQUIRE(ok);
+        CHECK(worst_float_output_error(v, x.data(), y.data(), rows, 0, [&](size_t r) { return double(scales[r]); }) < 1e-5);
+        CHECK(y[rows * kOut] == 777.0f);
+      }
+    }
+    CHECK(allocations == 0);
+    CHECK_FALSE(gf.set_row_scales(scales.data(), 129));  // more rows than the parameters were made for
   }
 }
 

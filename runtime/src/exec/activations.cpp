@@ -50,11 +50,14 @@ Status run_gated_activation(const BoundOp& b, const RunContext& ctx) {
     parallel_rows(pool, ctx.rows, ctx.row_tile, gate);
     return Status::ok();
   }
+  // outputs[1], when there: each row's dynamic scale (per-row quantization for the down GEMM)
+  float* row_scales = b.out_count > 1 ? reinterpret_cast<float*>(b.out[1]) : nullptr;
   if (op.linear->int8) {  // int8 halves -> the down GEMM's int8 input (kernels/gated.h)
     auto gate_s8 = [&](size_t r0, size_t rows) {
       kernels::GatedArgs a{reinterpret_cast<const int8_t*>(b.in[0]) + r0 * 2 * I, 2 * I, rows, I, op.lut_f32.data(),
                            op.linear->output_scale, op.linear->output_zero_point, op.quant_for->input_scale,
-                           op.quant_for->input_zero_point, reinterpret_cast<int8_t*>(b.out[0]) + r0 * I, I};
+                           op.quant_for->input_zero_point, reinterpret_cast<int8_t*>(b.out[0]) + r0 * I, I,
+                           row_scales ? row_scales + r0 : nullptr};
       kernels::gated_s8(a);
     };
     parallel_rows(pool, ctx.rows, ctx.row_tile, gate_s8);
@@ -69,7 +72,11 @@ Status run_gated_activation(const BoundOp& b, const RunContext& ctx) {
       activation_in_place(op.activation, g, I);
       if (next) {  // the product into the first half, then quantized for the down GEMM
         for (size_t c = 0; c < I; ++c) g[c] *= g[I + c];
-        kernels::quantize_s8(g, I, next->input_scale, next->input_zero_point, reinterpret_cast<int8_t*>(b.out[0]) + r * I);
+        int8_t* q = reinterpret_cast<int8_t*>(b.out[0]) + r * I;
+        if (row_scales)
+          row_scales[r] = kernels::quantize_s8_row_dynamic(g, I, q);
+        else
+          kernels::quantize_s8(g, I, next->input_scale, next->input_zero_point, q);
       } else {
         for (size_t c = 0; c < I; ++c) y[r * I + c] = g[c] * g[I + c];
       }

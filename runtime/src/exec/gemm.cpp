@@ -12,6 +12,8 @@ namespace edgebert::exec {
 
 Status run_gemm(const BoundOp& b, const RunContext& ctx) {
   const Op& op = *b.op;
+  if (op.row_scaled_input && !b.gemm->set_row_scales(reinterpret_cast<const float*>(b.in[1]), op_rows(op, ctx)))
+    return Status(EB_ERROR_BACKEND, std::string("no per-row input scales for ") + op.linear->name);
   if (!b.gemm->run(ctx.res.pool)) return Status(EB_ERROR_BACKEND, std::string("XNNPACK run failed (") + op.linear->name + ")");
   if (op.post == PostOp::kNone) return Status::ok();
   float* y = reinterpret_cast<float*>(b.out[0]);  // head GEMMs with a post op write float

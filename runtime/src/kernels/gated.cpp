@@ -28,7 +28,28 @@ void build_gate_table_f32(GateKind kind, float gate_scale, int32_t gate_zp, floa
   }
 }
 
+namespace {
+// Dynamic per-row form (gated.h): the products' maximum magnitude, then the quantization with it.
+void gated_s8_rows_dynamic(const GatedArgs& a) {
+  for (size_t r = 0; r < a.rows; ++r) {
+    const int8_t* g = a.x + r * a.x_stride;
+    const int8_t* u = g + a.inter;
+    int8_t* y = a.y + r * a.y_stride;
+    auto product = [&](size_t c) {
+      return a.gate_table[static_cast<uint8_t>(g[c])] * (static_cast<float>(static_cast<int32_t>(u[c]) - a.up_zp) * a.up_scale);
+    };
+    float absmax = 0.f;
+    for (size_t c = 0; c < a.inter; ++c) absmax = std::fmax(absmax, std::fabs(product(c)));
+    const float scale = dynamic_row_scale(absmax);
+    const float inv = 1.0f / scale;
+    for (size_t c = 0; c < a.inter; ++c) y[c] = detail::quantize_value_s8(product(c) * inv, -128.0f, 127.0f, 0);
+    a.row_scales[r] = scale;
+  }
+}
+}  // namespace
+
 void gated_s8_portable(const GatedArgs& a) {
+  if (a.row_scales) return gated_s8_rows_dynamic(a);
   const float inv = 1.0f / a.out_scale;
   const float lo = -128.0f - static_cast<float>(a.out_zp), hi = 127.0f - static_cast<float>(a.out_zp);
   for (size_t r = 0; r < a.rows; ++r) {

@@ -7,10 +7,18 @@
 //   y = quantize((gate_table[g] * (float(u - up_zp) * up_scale)) * (1 / out_scale)) + out_zp
 // (two products, no fused multiply-add, round half to even, clamped), so every variant gives the
 // same bytes. Two inputs per output: a 256-entry int8 table (as for GELU) cannot do it.
+// With row_scales (dynamic per-row quantization, for a down GEMM that takes each row's input
+// scale at run time: XNNPACK's qd8 GEMMs), each row r is quantized symmetrically with its own
+// scale s_r = dynamic_row_scale(max_c |p[r, c]|) of its products p, written to row_scales[r]:
+//   y = quantize(p * (1 / s_r)) with zero point 0
+// (out_scale and out_zp are then unused). The maximum is exact in any order, so every variant
+// still gives the same bytes and scales.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+
+#include "kernels/quantize.h"  // dynamic_row_scale
 
 namespace edgebert {
 namespace kernels {
@@ -34,7 +42,9 @@ struct GatedArgs {
   int32_t out_zp;
   int8_t* y;         // rows of y_stride bytes, inter of them written
   size_t y_stride;
+  float* row_scales = nullptr;  // rows entries: dynamic per-row quantization (above); nullptr: static
 };
+
 
 void gated_s8(const GatedArgs& args);
 void gated_s8_portable(const GatedArgs& args);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Float <-> int8 conversions around the GEMMs: portable implementations and dispatchers.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -14,6 +15,14 @@ void quantize_s8_portable(const float* x, size_t count, float scale, int32_t zer
   const float inv = 1.0f / scale;
   const float lo = -128.0f - static_cast<float>(zero_point), hi = 127.0f - static_cast<float>(zero_point);
   for (size_t i = 0; i < count; ++i) y[i] = detail::quantize_value_s8(x[i] * inv, lo, hi, zero_point);
+}
+
+float quantize_s8_row_dynamic(const float* x, size_t count, int8_t* y) {
+  float absmax = 0.f;
+  for (size_t i = 0; i < count; ++i) absmax = std::fmax(absmax, std::fabs(x[i]));
+  const float scale = dynamic_row_scale(absmax);
+  quantize_s8_portable(x, count, scale, 0, y);
+  return scale;
 }
 
 void quantize_s8_per_channel_portable(const float* x, size_t rows, size_t cols, const float* inv_factors,

@@ -22,6 +22,16 @@ void quantize_s8_per_channel_portable(const float* x, size_t rows, size_t cols,
                                       const float* inv_factors, float scale, int32_t zero_point,
                                       int8_t* y);
 
+// The symmetric int8 scale of a row whose largest magnitude is absmax: absmax / 127, or 1 for a
+// row of zeros (or a non-finite maximum: no scale represents it, the row saturates). The scale of
+// dynamic per-row quantization, for a GEMM that takes each input row's scale at run time
+// (XNNPACK's qd8 GEMMs; kernels/gated.h, xnn_gemm.h).
+inline float dynamic_row_scale(float absmax) {
+  return absmax > 0.f && absmax <= 3.4028234e38f ? absmax / 127.f : 1.f;
+}
+// One row quantized with its own dynamic_row_scale (zero point 0); returns the scale.
+float quantize_s8_row_dynamic(const float* x, size_t count, int8_t* y);
+
 // hidden[r,c] += (y[r,c] - zero_point) * scales[c]   (scales: per output channel, cols entries)
 void residual_dequant_add_s8(float* hidden, const int8_t* y, size_t rows, size_t cols,
                              const float* scales, int32_t zero_point);

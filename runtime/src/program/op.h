@@ -143,6 +143,9 @@ struct Op {
                                           // GEMMs and kLayerNorm, the sequence's rows for kSentencePooling
   bool float_output = false;              // kGemm: int8 GEMM writing float; kAddNorm / kAdd: the
                                           // added input is that float output
+  bool row_scaled_input = false;          // kGemm with float_output: inputs[1] holds each input row's
+                                          // scale (dynamic per-row quantization, xnn_gemm.h), written
+                                          // by the op that quantizes the input (kGatedActivation)
   bool assign = false;                    // kAdd: the stream becomes the branch (its old value is
                                           // dropped: nomic-bert prenorm's last layer)
   PostOp post = PostOp::kNone;            // kGemm

@@ -84,16 +84,19 @@ void masked_lm_head(ProgramBuilder& b, int hidden) {
 
 // The last GEMM of a block, whose result is added to the residual: it writes float when the
 // backend can (int8 in, float out), so the add needs no dequantization and the output no
-// requantization.
+// requantization. row_scales >= 0: the buffer of the input rows' dynamic scales (float output only).
 Branch residual_gemm(ProgramBuilder& b, int layer, const std::string& name, OpKind profile, const LinearView& gemm,
-                     int input) {
+                     int input, int row_scales = -1) {
   Branch r;
   r.gemm = &gemm;
   r.float_output = b.float_output_gemms() && gemm.int8;
   r.buffer = b.buffer(name, BufferSize::rows(static_cast<size_t>(hidden_size(b)) * (r.float_output ? 4 : element_bytes(gemm))));
-  Op& g = b.op(OpType::kGemm, profile, layer, {input}, {r.buffer});
+  std::vector<int> inputs{input};
+  if (row_scales >= 0) inputs.push_back(row_scales);
+  Op& g = b.op(OpType::kGemm, profile, layer, inputs, {r.buffer});
   g.linear = &gemm;
   g.float_output = r.float_output;
+  g.row_scaled_input = row_scales >= 0;
   return r;
 }
 
@@ -281,13 +284,21 @@ Branch ffn(ProgramBuilder& b, int layer, const LinearView& up, const LinearView&
     const int inter = b.buffer(p + "intermediate", BufferSize::rows(2 * I * element_bytes(up)));
     b.op(OpType::kGemm, OpKind::kIntermediateGemm, layer, {input}, {inter}).linear = &up;
     const int gated = b.buffer(p + "ffn_activation", BufferSize::rows(I * element_bytes(down)));
-    Op& a = b.op(OpType::kGatedActivation, OpKind::kGelu, layer, {inter}, {gated});
+    // Where int8 GEMMs write float (XNNPACK's qd8, which takes every input row's scale at run
+    // time), the down GEMM's input is quantized per row with its own scale: the gated product
+    // is heavy-tailed, and one calibrated scale either clips a token's large products or wastes
+    // the resolution of all the others (docs/llm-encoders.md, "The down-projection's input").
+    const bool row_scaled = down.int8 && b.float_output_gemms();
+    const int scales = row_scaled ? b.buffer(p + "ffn_row_scales", BufferSize::rows(sizeof(float))) : -1;
+    std::vector<int> outputs{gated};
+    if (row_scaled) outputs.push_back(scales);
+    Op& a = b.op(OpType::kGatedActivation, OpKind::kGelu, layer, {inter}, outputs);
     a.detail = activation_name(activation);
     a.activation = activation;
     a.linear = &up;
     a.quant_for = down.int8 ? &down : nullptr;
     a.width = c.intermediate;
-    return residual_gemm(b, layer, p + "ffn_output", OpKind::kOutputGemm, down, gated);
+    return residual_gemm(b, layer, p + "ffn_output", OpKind::kOutputGemm, down, gated, scales);
   }
   const int inter = b.buffer(p + "intermediate", BufferSize::rows(I * element_bytes(up)));
   b.op(OpType::kGemm, OpKind::kIntermediateGemm, layer, {input}, {inter}).linear = &up;
