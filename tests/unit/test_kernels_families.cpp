@@ -45,7 +45,9 @@ TEST_CASE("rope: both pairings, float and int8, against a double reference", "[k
   struct Shape {
     int heads, head_dim, rotary_dim;
   };
-  for (const Shape sh : {Shape{2, 64, 64}, Shape{3, 32, 16}, Shape{1, 10, 10}, Shape{2, 80, 20}}) {
+  size_t variant_runs = 0;
+  for (const Shape sh : {Shape{2, 64, 64}, Shape{3, 32, 16}, Shape{1, 10, 10}, Shape{2, 80, 20}, Shape{1, 256, 256},
+                         Shape{2, 128, 128}, Shape{1, 40, 34}}) {
     for (kn::RopeForm form : {kn::RopeForm::kRotateHalf, kn::RopeForm::kInterleaved}) {
       const size_t rows = 1 + rng() % 40, hidden = size_t(sh.heads) * sh.head_dim, stride = 3 * hidden;
       const int max_pos = 600;
@@ -82,6 +84,16 @@ TEST_CASE("rope: both pairings, float and int8, against a double reference", "[k
       std::vector<int8_t> qp = q;
       kn::rope_s8_portable(a, in_scale, out_scale, qp.data());
       CHECK(qy == qp);
+      for (const kn::KernelTable* t : tables_here()) {  // every variant: the portable bytes
+        INFO(t->name);
+        for (float out : {out_scale, in_scale}) {  // requantized, and kept at its scale (the runtime's use)
+          std::vector<int8_t> want = q, got = q;
+          kn::rope_s8_portable(a, in_scale, out, want.data());
+          t->rope_s8(a, in_scale, out, got.data());
+          CHECK(got == want);
+          ++variant_runs;
+        }
+      }
       for (size_t r = 0; r < rows; ++r)
         for (size_t col = 0; col < stride; ++col) {
           const size_t k = r * stride + col;
@@ -109,7 +121,7 @@ TEST_CASE("rope: both pairings, float and int8, against a double reference", "[k
     }
   }
   std::cout << "[rope] float max abs error vs double " << worst_f << "; int8: " << s8_off << " of " << s8_total
-            << " outputs off by one vs double (rounding ties)\n";
+            << " outputs off by one vs double (rounding ties); " << variant_runs << " int8 variant runs with the portable bytes\n";
   CHECK(s8_off * 1000 < s8_total);
 }
 
@@ -418,6 +430,19 @@ TEST_CASE("rmsnorm: double reference, int8 heads in place", "[kernels][rmsnorm]"
     kn::rmsnorm_f32(in_place.data(), g.data(), 1e-6f, rows, cols, in_place.data());
     CHECK(in_place == y);
   }
+  // the sum of squares: every variant gives the portable order's value exactly (0 to 1000 values)
+  for (const kn::KernelTable* t : tables_here()) {
+    INFO(t->name);
+    for (size_t n : {0, 1, 7, 8, 9, 15, 16, 17, 64, 255, 768, 1000}) {
+      std::vector<float> v(n);
+      for (auto& e : v) e = 100.0f * nd(rng);
+      double seq = 0;
+      for (float e : v) seq += double(e) * e;
+      const double want = kn::sum_squares_f64_portable(v.data(), n);
+      CHECK(t->sum_squares_f64(v.data(), n) == want);
+      CHECK(std::abs(want - seq) <= 1e-12 * seq);
+    }
+  }
   // int8 heads: 3 heads of 16 channels at offset 8 of rows of 64; each dequantized at its own
   // scale, normalized, requantized at its own scale; the other channels untouched
   const int heads = 3, hd = 16;
@@ -430,6 +455,25 @@ TEST_CASE("rmsnorm: double reference, int8 heads in place", "[kernels][rmsnorm]"
   const float in_s[heads] = {0.05f, 0.2f, 0.01f}, out_s[heads] = {0.02f, 0.03f, 0.015f};
   std::vector<int8_t> y = q;
   kn::rmsnorm_heads_s8(y.data(), rows, stride, first, heads, hd, g.data(), 1e-6f, in_s, out_s);
+  // every variant gives the portable bytes, here and on the LLM head sizes (with tails)
+  for (const kn::KernelTable* t : tables_here()) {
+    INFO(t->name);
+    std::vector<int8_t> got = q;
+    t->rmsnorm_heads_s8(got.data(), rows, stride, first, heads, hd, g.data(), 1e-6f, in_s, out_s);
+    CHECK(got == y);
+    for (int big : {17, 128, 256, 1000}) {
+      std::vector<int8_t> xb(3 * 2 * size_t(big)), want;
+      for (auto& v : xb) v = static_cast<int8_t>(u8(rng));
+      std::vector<float> gb(big);
+      for (auto& v : gb) v = 1.0f + 0.3f * nd(rng);
+      want = xb;
+      got = xb;
+      const float ib[2] = {0.03f, 0.3f}, ob[2] = {0.02f, 0.01f};
+      kn::rmsnorm_heads_s8_portable(want.data(), 3, 2 * size_t(big), 0, 2, big, gb.data(), 1e-6f, ib, ob);
+      t->rmsnorm_heads_s8(got.data(), 3, 2 * size_t(big), 0, 2, big, gb.data(), 1e-6f, ib, ob);
+      CHECK(got == want);
+    }
+  }
   for (size_t r = 0; r < rows; ++r)
     for (size_t c = 0; c < stride; ++c) {
       const size_t i = r * stride + c;

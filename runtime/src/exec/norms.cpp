@@ -32,14 +32,18 @@ void add_rms_normed(float* h, const void* y, size_t r0, size_t rows, size_t H, c
   const int32_t zp = op.linear->output_zero_point;
   const float* gamma = op.norm->gamma;
   for (size_t r = 0; r < rows; ++r) {
-    auto value = [&](size_t c) {
-      return s8 ? static_cast<float>(ys8[r * H + c] - zp) * scales[c] : yf[r * H + c];
-    };
-    double ss = 0;
-    for (size_t c = 0; c < H; ++c) ss += static_cast<double>(value(c)) * value(c);
-    const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(H) + op.eps));
     float* hr = h + r * H;
-    for (size_t c = 0; c < H; ++c) hr[c] += value(c) * inv * gamma[c];
+    if (s8) {
+      auto value = [&](size_t c) { return static_cast<float>(ys8[r * H + c] - zp) * scales[c]; };
+      const double ss = kernels::sum_squares_f64_of(value, H);  // kernels/rmsnorm.h's order
+      const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(H) + op.eps));
+      for (size_t c = 0; c < H; ++c) hr[c] += value(c) * inv * gamma[c];
+    } else {  // the same steps on float rows, in loops the compiler vectorizes
+      const float* yr = yf + r * H;
+      const double ss = kernels::sum_squares_f64(yr, H);
+      const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(H) + op.eps));
+      for (size_t c = 0; c < H; ++c) hr[c] += yr[c] * inv * gamma[c];
+    }
   }
 }
 

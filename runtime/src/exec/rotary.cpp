@@ -4,9 +4,11 @@
 // (nomic-bert) scales the base by that sequence's length beyond the trained one (its table built
 // into the op's scratch; no allocation). A packed run therefore rotates each sequence exactly as
 // its single run does, and never reads past the table (a sequence is at most max_position long).
+// int8 rows are rotated in row tiles over the pool (each row independent: the same bytes).
 #include <cmath>
 
 #include "exec/op_kernels.h"
+#include "exec/parallel.h"
 #include "kernels/kernels.h"
 
 namespace edgebert::exec {
@@ -34,12 +36,17 @@ Status run_rotary(const BoundOp& b, const RunContext& ctx) {
     }
     if (op.linear && op.linear->int8) {  // int8 QKV: each head at its own (symmetric) scale, kept
       int8_t* qkv = reinterpret_cast<int8_t*>(b.in[0]) + seq.first_row * stride;
-      for (size_t part = 0; part < 2; ++part)
-        for (size_t h = 0; h < count[part]; ++h) {
-          const float sc = op.qkv_scale(static_cast<int>(first[part] + h * d));
-          kernels::RopeArgs a{n, stride, first[part] + h * d, 1, op.head_dim, r.dims, form, nullptr, table};
-          kernels::rope_s8(a, sc, sc, qkv);
-        }
+      const size_t table_row = static_cast<size_t>(r.dims / 2) * 2;  // floats per position
+      auto rotate = [&](size_t r0, size_t rows) {  // rows [r0, r0 + rows) are positions r0, ...
+        for (size_t part = 0; part < 2; ++part)
+          for (size_t h = 0; h < count[part]; ++h) {
+            const float sc = op.qkv_scale(static_cast<int>(first[part] + h * d));
+            kernels::RopeArgs a{rows, stride, first[part] + h * d, 1, op.head_dim, r.dims, form, nullptr,
+                                table + r0 * table_row};
+            kernels::rope_s8(a, sc, sc, qkv + r0 * stride);
+          }
+      };
+      parallel_rows(ctx.res.pool, n, ctx.row_tile, rotate);
       continue;
     }
     float* qkv = reinterpret_cast<float*>(b.in[0]) + seq.first_row * stride;

@@ -11,6 +11,8 @@
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
 #include "kernels/quantize.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
 
 namespace edgebert {
 namespace kernels {
@@ -29,7 +31,10 @@ const KernelTable kPortable = {"portable",
                                &kAttentionS8Portable,
                                gated_s8_portable,
                                attention_s8_pack_window_in_place,
-                               attention_s8_rows_window_portable};
+                               attention_s8_rows_window_portable,
+                               rope_s8_portable,
+                               rmsnorm_heads_s8_portable,
+                               sum_squares_f64_portable};
 
 #if defined(__x86_64__) || defined(__i386__)
 // AVX2 element-wise kernels with one of the 256-bit int8 attention cores.
@@ -48,7 +53,10 @@ constexpr KernelTable avx2_table(const char* name, const AttentionS8Kernel* atte
           attention,
           gated_s8_portable,
           pack_window,
-          rows_window};
+          rows_window,
+          rope_s8_portable,
+          rmsnorm_heads_s8_portable,
+          sum_squares_f64_portable};
 }
 const KernelTable kAvx2 = avx2_table("avx2", &kAttentionS8Avx2, attention_s8_pack_window_avx2, attention_s8_rows_window_avx2);
 const KernelTable kAvxVnni =
@@ -69,7 +77,10 @@ constexpr KernelTable avx512_table(const char* name, void (*lut)(int8_t*, size_t
           &kAttentionS8Avx512,
           gated_s8_avx512,
           attention_s8_pack_window_avx512,
-          attention_s8_rows_window_avx512};
+          attention_s8_rows_window_avx512,
+          rope_s8_avx512,
+          rmsnorm_heads_s8_avx512,
+          sum_squares_f64_avx512};
 }
 const KernelTable kAvx512 = avx512_table("avx512", apply_lut_s8_avx512);
 const KernelTable kAvx512Vbmi = avx512_table("avx512vbmi", apply_lut_s8_avx512vbmi);
@@ -90,7 +101,10 @@ constexpr KernelTable neon_table(const char* name, const AttentionS8Kernel* atte
           attention,
           gated_s8_portable,
           attention_s8_pack_window_neon,
-          rows_window};
+          rows_window,
+          rope_s8_neon,
+          rmsnorm_heads_s8_neon,
+          sum_squares_f64_neon};
 }
 const KernelTable kNeon = neon_table("neon", &kAttentionS8Neon, attention_s8_rows_window_neon);
 const KernelTable kNeonDot = neon_table("neon_dot", &kAttentionS8NeonDot, attention_s8_rows_window_neon_dot);

@@ -17,6 +17,7 @@
 #include "kernels/attention.h"
 #include "kernels/attention_window.h"
 #include "kernels/gated.h"
+#include "kernels/rope.h"
 
 namespace edgebert {
 namespace kernels {
@@ -39,6 +40,10 @@ struct KernelTable {
   void (*gated_s8)(const GatedArgs& args);
   void (*attention_s8_pack_window)(const AttentionHeadS8& args);
   void (*attention_s8_rows_window)(const AttentionHeadS8& args, KeyWindow window, int row_begin, int row_end);
+  void (*rope_s8)(const RopeArgs& args, float in_scale, float out_scale, int8_t* x);
+  void (*rmsnorm_heads_s8)(int8_t* x, size_t rows, size_t stride, size_t first, int heads, int head_dim,
+                           const float* gamma, float eps, const float* in_scales, const float* out_scales);
+  double (*sum_squares_f64)(const float* x, size_t n);
 };
 
 // The active table (the best this CPU runs, or the override).

@@ -38,8 +38,11 @@ void gated_s8_rows_dynamic(const GatedArgs& a) {
     auto product = [&](size_t c) {
       return a.gate_table[static_cast<uint8_t>(g[c])] * (static_cast<float>(static_cast<int32_t>(u[c]) - a.up_zp) * a.up_scale);
     };
-    float absmax = 0.f;
-    for (size_t c = 0; c < a.inter; ++c) absmax = std::fmax(absmax, std::fabs(product(c)));
+    float absmax = 0.f;  // (a comparison, not std::fmax: GCC 12's aarch64 vectorizer crashes on that reduction)
+    for (size_t c = 0; c < a.inter; ++c) {
+      const float v = std::fabs(product(c));
+      absmax = v > absmax ? v : absmax;
+    }
     const float scale = dynamic_row_scale(absmax);
     const float inv = 1.0f / scale;
     for (size_t c = 0; c < a.inter; ++c) y[c] = detail::quantize_value_s8(product(c) * inv, -128.0f, 127.0f, 0);

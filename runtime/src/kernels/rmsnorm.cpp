@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// RMSNorm kernels (see rmsnorm.h): portable.
+// RMSNorm kernels (see rmsnorm.h): portable, and the dispatcher of the int8 head norm.
 #include "kernels/rmsnorm.h"
 
 #include <cmath>
 
+#include "kernels/dispatch.h"
 #include "kernels/numerics.h"
 
 namespace edgebert {
@@ -11,12 +12,17 @@ namespace kernels {
 namespace {
 
 float inverse_rms(const float* x, size_t cols, float eps) {
-  double ss = 0;
-  for (size_t c = 0; c < cols; ++c) ss += static_cast<double>(x[c]) * x[c];
+  const double ss = sum_squares_f64(x, cols);
   return static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(cols) + static_cast<double>(eps)));
 }
 
 }  // namespace
+
+double sum_squares_f64_portable(const float* x, size_t n) {
+  return sum_squares_f64_of([x](size_t c) { return x[c]; }, n);
+}
+
+double sum_squares_f64(const float* x, size_t n) { return kernel_table().sum_squares_f64(x, n); }
 
 void rmsnorm_f32(const float* x, const float* gamma, float eps, size_t rows, size_t cols, float* y) {
   for (size_t r = 0; r < rows; ++r) {
@@ -27,19 +33,31 @@ void rmsnorm_f32(const float* x, const float* gamma, float eps, size_t rows, siz
   }
 }
 
-void rmsnorm_heads_s8(int8_t* x, size_t rows, size_t stride, size_t first, int heads, int head_dim,
-                      const float* gamma, float eps, const float* in_scales, const float* out_scales) {
-  float buf[1024];
+float head_inverse_rms(int64_t sum_q2, float in_scale, size_t head_dim, float eps) {
+  const double s = static_cast<double>(in_scale);
+  const double ms = static_cast<double>(sum_q2) * (s * s) / static_cast<double>(head_dim);
+  return static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps)));
+}
+
+void rmsnorm_heads_s8_portable(int8_t* x, size_t rows, size_t stride, size_t first, int heads, int head_dim,
+                               const float* gamma, float eps, const float* in_scales, const float* out_scales) {
   const size_t d = static_cast<size_t>(head_dim);
-  if (d > sizeof(buf) / sizeof(buf[0])) return;  // the loader refuses head_dim > 1024
   for (size_t r = 0; r < rows; ++r)
     for (int h = 0; h < heads; ++h) {
       int8_t* v = x + r * stride + first + static_cast<size_t>(h) * d;
-      for (size_t c = 0; c < d; ++c) buf[c] = static_cast<float>(v[c]) * in_scales[h];
-      rmsnorm_f32(buf, gamma, eps, 1, d, buf);
-      const float inv = 1.0f / out_scales[h];
-      for (size_t c = 0; c < d; ++c) v[c] = detail::quantize_value_s8(buf[c] * inv, -128.0f, 127.0f, 0);
+      int64_t sum_q2 = 0;
+      for (size_t c = 0; c < d; ++c) sum_q2 += static_cast<int32_t>(v[c]) * v[c];
+      const float inv = head_inverse_rms(sum_q2, in_scales[h], d, eps);
+      const float in = in_scales[h], inv_out = 1.0f / out_scales[h];
+      for (size_t c = 0; c < d; ++c)
+        v[c] = detail::quantize_value_s8((((static_cast<float>(v[c]) * in) * inv) * gamma[c]) * inv_out, -128.0f,
+                                         127.0f, 0);
     }
+}
+
+void rmsnorm_heads_s8(int8_t* x, size_t rows, size_t stride, size_t first, int heads, int head_dim,
+                      const float* gamma, float eps, const float* in_scales, const float* out_scales) {
+  kernel_table().rmsnorm_heads_s8(x, rows, stride, first, heads, head_dim, gamma, eps, in_scales, out_scales);
 }
 
 }  // namespace kernels

@@ -2,8 +2,8 @@
 // RMSNorm (LLaMA / Qwen3 / Gemma 3 "RMSNorm"): y = x / sqrt(mean(x^2) + eps) * gamma, over rows
 // of the float residual stream (the pre-norm inputs of the LLM-block families) and over the
 // heads of Q and K (Qwen3 / Gemma 3 q_norm, k_norm). Gemma's (1 + weight) form is the same with
-// gamma = 1 + weight (the converter stores it so). Portable only: a pass over the row next to
-// the GEMMs (add vector variants to dispatch.h if a profile says so).
+// gamma = 1 + weight (the converter stores it so). The sum of squares and the int8 head norm
+// have AVX-512 and NEON variants (a profile of EmbeddingGemma put them at ~3 % of a run).
 #pragma once
 
 #include <cstddef>
@@ -12,16 +12,52 @@
 namespace edgebert {
 namespace kernels {
 
-// y[r, c] = x[r, c] * (1 / sqrt(sum_c x[r, c]^2 / cols + eps)) * gamma[c]; the sum of squares is
-// accumulated in double. y may equal x (in place).
+// sum_c x[c]^2 in double, in one fixed order: lane l = c mod 8 adds its squares in order, then
+// ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). A float's square is exact in double, so every
+// variant (one zmm of 8 doubles on AVX-512) gives this value exactly, and the 8 chains do not wait
+// on each other as one running sum did.
+double sum_squares_f64(const float* x, size_t n);
+double sum_squares_f64_portable(const float* x, size_t n);
+#if defined(__x86_64__) || defined(__i386__)
+double sum_squares_f64_avx512(const float* x, size_t n);
+#elif defined(__aarch64__)
+double sum_squares_f64_neon(const float* x, size_t n);
+#endif
+// The same order over computed values value(c) (a dequantized int8 row), portable.
+template <class Value>
+double sum_squares_f64_of(const Value& value, size_t n) {
+  double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (size_t c = 0; c < n; ++c) {
+    const double v = static_cast<double>(value(c));
+    lane[c & 7] += v * v;
+  }
+  return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+}
+
+// y[r, c] = (x[r, c] * (1 / sqrt(sum_squares_f64(x[r]) / cols + eps))) * gamma[c]. y may equal x
+// (in place).
 void rmsnorm_f32(const float* x, const float* gamma, float eps, size_t rows, size_t cols, float* y);
 
 // Per-head RMSNorm of int8 heads in place: each of `heads` slices of head_dim channels (at
 // offsets first + h * head_dim of rows of `stride` elements) is dequantized at in_scales[h],
 // normalized with gamma [head_dim], and requantized at out_scales[h] (symmetric, round half to
-// even, clamped to [-128, 127] as rope_s8 does).
+// even, clamped to [-128, 127] as rope_s8 does). The mean square is exact: the int8 squares are
+// summed in integers, then mean = sum * in_scale^2 / head_dim in double (head_inverse_rms), so
+// the order of the sum does not matter; per channel, ((q * in_scale) * inv_rms) * gamma, times
+// 1 / out_scale, in float. Every variant gives the same bytes.
 void rmsnorm_heads_s8(int8_t* x, size_t rows, size_t stride, size_t first, int heads, int head_dim,
                       const float* gamma, float eps, const float* in_scales, const float* out_scales);
+void rmsnorm_heads_s8_portable(int8_t* x, size_t rows, size_t stride, size_t first, int heads, int head_dim,
+                               const float* gamma, float eps, const float* in_scales, const float* out_scales);
+#if defined(__x86_64__) || defined(__i386__)
+void rmsnorm_heads_s8_avx512(int8_t* x, size_t rows, size_t stride, size_t first, int heads, int head_dim,
+                             const float* gamma, float eps, const float* in_scales, const float* out_scales);
+#elif defined(__aarch64__)
+void rmsnorm_heads_s8_neon(int8_t* x, size_t rows, size_t stride, size_t first, int heads, int head_dim,
+                           const float* gamma, float eps, const float* in_scales, const float* out_scales);
+#endif
+// 1 / sqrt(sum_q2 * in_scale^2 / head_dim + eps), in double, as a float.
+float head_inverse_rms(int64_t sum_q2, float in_scale, size_t head_dim, float eps);
 
 }  // namespace kernels
 }  // namespace edgebert

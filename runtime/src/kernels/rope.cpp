@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Rotary position embedding: the cos/sin table and the kernels (portable only, see rope.h).
+// Rotary position embedding: the cos/sin table, the portable kernels and the int8 dispatcher.
 #include "kernels/rope.h"
 
 #include <cmath>
 
+#include "kernels/dispatch.h"
 #include "kernels/numerics.h"
+#include "kernels/rope_impl.h"
 
 namespace edgebert {
 namespace kernels {
@@ -26,22 +28,11 @@ namespace {
 inline int pair_a(RopeForm form, int i) { return form == RopeForm::kRotateHalf ? i : 2 * i; }
 inline int pair_b(RopeForm form, int i, int half) { return form == RopeForm::kRotateHalf ? i + half : 2 * i + 1; }
 
-// Calls f(head_pointer_offset, cos_sin) for every head of every row.
-template <typename T, typename F>
-void for_each_head(const RopeArgs& a, T* x, F f) {
-  const int half = a.rotary_dim / 2;
-  for (size_t r = 0; r < a.rows; ++r) {
-    const size_t pos = a.positions != nullptr ? static_cast<size_t>(a.positions[r]) : r;
-    const float* cs = a.table + pos * static_cast<size_t>(half) * 2;
-    for (int h = 0; h < a.heads; ++h) f(x + r * a.stride + a.first + static_cast<size_t>(h) * a.head_dim, cs);
-  }
-}
-
 }  // namespace
 
 void rope_f32_portable(const RopeArgs& a, float* x) {
   const int half = a.rotary_dim / 2;
-  for_each_head(a, x, [&](float* hx, const float* cs) {
+  rope_for_each_head(a, x, [&](float* hx, const float* cs) {
     for (int i = 0; i < half; ++i) {
       const int ia = pair_a(a.form, i), ib = pair_b(a.form, i, half);
       const float c = cs[2 * i], s = cs[2 * i + 1];
@@ -55,7 +46,7 @@ void rope_f32_portable(const RopeArgs& a, float* x) {
 void rope_s8_portable(const RopeArgs& a, float in_scale, float out_scale, int8_t* x) {
   const int half = a.rotary_dim / 2;
   const float inv = 1.0f / out_scale;
-  for_each_head(a, x, [&](int8_t* hx, const float* cs) {
+  rope_for_each_head(a, x, [&](int8_t* hx, const float* cs) {
     for (int i = 0; i < half; ++i) {
       const int ia = pair_a(a.form, i), ib = pair_b(a.form, i, half);
       const float c = cs[2 * i], s = cs[2 * i + 1];
@@ -72,7 +63,7 @@ void rope_s8_portable(const RopeArgs& a, float in_scale, float out_scale, int8_t
 
 void rope_f32(const RopeArgs& args, float* x) { rope_f32_portable(args, x); }
 void rope_s8(const RopeArgs& args, float in_scale, float out_scale, int8_t* x) {
-  rope_s8_portable(args, in_scale, out_scale, x);
+  kernel_table().rope_s8(args, in_scale, out_scale, x);
 }
 
 }  // namespace kernels
