@@ -331,7 +331,7 @@ bool XnnGemm::set_row_scales(const float* scales, size_t rows) {
   // 2024-11 qd8_f32_qc8w with mr 10 on AVX512-VNNI: row rows - 1 came out with the parameters of
   // index 9, 19, ..., whichever ended its tile (tests/unit/test_xnn_gemm.cpp, "per-row input scales"). Static
   // parameters hid it, being equal for every row.
-  for (size_t r = rows; r < row_params_.size(); ++r) row_params_[r] = row_params_[rows - 1];
+  for (size_t r = rows; r < rows + kRowParamsPadding; ++r) row_params_[r] = row_params_[rows - 1];  // all a tile can read
   return true;
 #else
   (void)scales;

@@ -35,13 +35,11 @@ void add_rms_normed(float* h, const void* y, size_t r0, size_t rows, size_t H, c
     float* hr = h + r * H;
     if (s8) {
       auto value = [&](size_t c) { return static_cast<float>(ys8[r * H + c] - zp) * scales[c]; };
-      const double ss = kernels::sum_squares_f64_of(value, H);  // kernels/rmsnorm.h's order
-      const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(H) + op.eps));
+      const float inv = kernels::inverse_rms_of_sum(kernels::sum_squares_f64_of(value, H), H, op.eps);  // rmsnorm.h's order
       for (size_t c = 0; c < H; ++c) hr[c] += value(c) * inv * gamma[c];
     } else {  // the same steps on float rows, in loops the compiler vectorizes
       const float* yr = yf + r * H;
-      const double ss = kernels::sum_squares_f64(yr, H);
-      const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(H) + op.eps));
+      const float inv = kernels::inverse_rms_of_sum(kernels::sum_squares_f64(yr, H), H, op.eps);
       for (size_t c = 0; c < H; ++c) hr[c] += yr[c] * inv * gamma[c];
     }
   }

@@ -12,11 +12,14 @@ namespace kernels {
 namespace {
 
 float inverse_rms(const float* x, size_t cols, float eps) {
-  const double ss = sum_squares_f64(x, cols);
-  return static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(cols) + static_cast<double>(eps)));
+  return inverse_rms_of_sum(sum_squares_f64(x, cols), cols, eps);
 }
 
 }  // namespace
+
+float inverse_rms_of_sum(double sum_sq, size_t n, float eps) {
+  return static_cast<float>(1.0 / std::sqrt(sum_sq / static_cast<double>(n) + static_cast<double>(eps)));
+}
 
 double sum_squares_f64_portable(const float* x, size_t n) {
   return sum_squares_f64_of([x](size_t c) { return x[c]; }, n);
@@ -35,8 +38,7 @@ void rmsnorm_f32(const float* x, const float* gamma, float eps, size_t rows, siz
 
 float head_inverse_rms(int64_t sum_q2, float in_scale, size_t head_dim, float eps) {
   const double s = static_cast<double>(in_scale);
-  const double ms = static_cast<double>(sum_q2) * (s * s) / static_cast<double>(head_dim);
-  return static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps)));
+  return inverse_rms_of_sum(static_cast<double>(sum_q2) * (s * s), head_dim, eps);
 }
 
 void rmsnorm_heads_s8_portable(int8_t* x, size_t rows, size_t stride, size_t first, int heads, int head_dim,

@@ -23,6 +23,8 @@ double sum_squares_f64_avx512(const float* x, size_t n);
 #elif defined(__aarch64__)
 double sum_squares_f64_neon(const float* x, size_t n);
 #endif
+// 1 / sqrt(sum_sq / n + eps) in double, as a float: every RMSNorm's inverse RMS.
+float inverse_rms_of_sum(double sum_sq, size_t n, float eps);
 // The same order over computed values value(c) (a dequantized int8 row), portable.
 template <class Value>
 double sum_squares_f64_of(const Value& value, size_t n) {
