@@ -51,12 +51,12 @@ constexpr KernelTable avx2_table(const char* name, const AttentionS8Kernel* atte
           gelu_f32_avx2,
           attention_rows_f32_avx2,
           attention,
-          gated_s8_portable,
+          gated_s8_avx2,
           pack_window,
           rows_window,
-          rope_s8_portable,
-          rmsnorm_heads_s8_portable,
-          sum_squares_f64_portable};
+          rope_s8_avx2,
+          rmsnorm_heads_s8_avx2,
+          sum_squares_f64_avx2};
 }
 const KernelTable kAvx2 = avx2_table("avx2", &kAttentionS8Avx2, attention_s8_pack_window_avx2, attention_s8_rows_window_avx2);
 const KernelTable kAvxVnni =

@@ -49,6 +49,7 @@ struct GatedArgs {
 void gated_s8(const GatedArgs& args);
 void gated_s8_portable(const GatedArgs& args);
 #if defined(__x86_64__) || defined(__i386__)
+void gated_s8_avx2(const GatedArgs& args);    // cpu_has_avx2_fma()
 void gated_s8_avx512(const GatedArgs& args);  // cpu_has_avx512()
 #endif
 

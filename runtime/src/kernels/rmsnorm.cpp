@@ -44,17 +44,13 @@ float head_inverse_rms(int64_t sum_q2, float in_scale, size_t head_dim, float ep
 void rmsnorm_heads_s8_portable(int8_t* x, size_t rows, size_t stride, size_t first, int heads, int head_dim,
                                const float* gamma, float eps, const float* in_scales, const float* out_scales) {
   const size_t d = static_cast<size_t>(head_dim);
-  for (size_t r = 0; r < rows; ++r)
-    for (int h = 0; h < heads; ++h) {
-      int8_t* v = x + r * stride + first + static_cast<size_t>(h) * d;
-      int64_t sum_q2 = 0;
-      for (size_t c = 0; c < d; ++c) sum_q2 += static_cast<int32_t>(v[c]) * v[c];
-      const float inv = head_inverse_rms(sum_q2, in_scales[h], d, eps);
-      const float in = in_scales[h], inv_out = 1.0f / out_scales[h];
-      for (size_t c = 0; c < d; ++c)
-        v[c] = detail::quantize_value_s8((((static_cast<float>(v[c]) * in) * inv) * gamma[c]) * inv_out, -128.0f,
-                                         127.0f, 0);
-    }
+  rmsnorm_for_each_head(x, rows, stride, first, heads, d, [&](int8_t* v, int h) {
+    int64_t sum_q2 = 0;
+    for (size_t c = 0; c < d; ++c) sum_q2 += static_cast<int32_t>(v[c]) * v[c];
+    const float inv = head_inverse_rms(sum_q2, in_scales[h], d, eps);
+    const float in = in_scales[h], inv_out = 1.0f / out_scales[h];
+    for (size_t c = 0; c < d; ++c) v[c] = rmsnorm_head_value(v[c], in, inv, gamma[c], inv_out);
+  });
 }
 
 void rmsnorm_heads_s8(int8_t* x, size_t rows, size_t stride, size_t first, int heads, int head_dim,

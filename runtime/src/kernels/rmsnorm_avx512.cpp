@@ -31,24 +31,22 @@ void rmsnorm_heads_s8_avx512(int8_t* x, size_t rows, size_t stride, size_t first
   const size_t d = static_cast<size_t>(head_dim);
   const __m512 lo = _mm512_set1_ps(-128.0f), hi = _mm512_set1_ps(127.0f);
   const __m512i zero = _mm512_setzero_si512();
-  for (size_t r = 0; r < rows; ++r)
-    for (int h = 0; h < heads; ++h) {
-      int8_t* v = x + r * stride + first + static_cast<size_t>(h) * d;
-      __m512i sq = _mm512_setzero_si512();  // at most 64 squares of 128^2 per lane: no overflow
-      for (size_t c = 0; c < d; c += 16) {
-        const __m512i q = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(avx512::tail_mask16(d - c), v + c));
-        sq = _mm512_add_epi32(sq, _mm512_mullo_epi32(q, q));
-      }
-      const float inv_rms = head_inverse_rms(_mm512_reduce_add_epi32(sq), in_scales[h], d, eps);
-      const __m512 in = _mm512_set1_ps(in_scales[h]), inv = _mm512_set1_ps(inv_rms);
-      const __m512 inv_out = _mm512_set1_ps(1.0f / out_scales[h]);
-      for (size_t c = 0; c < d; c += 16) {
-        const __mmask16 m = avx512::tail_mask16(d - c);
-        const __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, v + c)));
-        const __m512 y = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(q, in), inv), _mm512_maskz_loadu_ps(m, gamma + c));
-        _mm_mask_storeu_epi8(v + c, m, avx512::quantize16_ps(_mm512_mul_ps(y, inv_out), lo, hi, zero));
-      }
+  rmsnorm_for_each_head(x, rows, stride, first, heads, d, [&](int8_t* v, int h) {
+    __m512i sq = _mm512_setzero_si512();  // at most 64 squares of 128^2 per lane: no overflow
+    for (size_t c = 0; c < d; c += 16) {
+      const __m512i q = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(avx512::tail_mask16(d - c), v + c));
+      sq = _mm512_add_epi32(sq, _mm512_mullo_epi32(q, q));
     }
+    const float inv_rms = head_inverse_rms(_mm512_reduce_add_epi32(sq), in_scales[h], d, eps);
+    const __m512 in = _mm512_set1_ps(in_scales[h]), inv = _mm512_set1_ps(inv_rms);
+    const __m512 inv_out = _mm512_set1_ps(1.0f / out_scales[h]);
+    for (size_t c = 0; c < d; c += 16) {
+      const __mmask16 m = avx512::tail_mask16(d - c);
+      const __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, v + c)));
+      const __m512 y = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(q, in), inv), _mm512_maskz_loadu_ps(m, gamma + c));
+      _mm_mask_storeu_epi8(v + c, m, avx512::quantize16_ps(_mm512_mul_ps(y, inv_out), lo, hi, zero));
+    }
+  });
 }
 
 }  // namespace kernels

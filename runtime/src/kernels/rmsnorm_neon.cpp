@@ -27,44 +27,39 @@ double sum_squares_f64_neon(const float* x, size_t n) {
   }
   double lane[8];
   for (int k = 0; k < 4; ++k) vst1q_f64(lane + 2 * k, acc[k]);
-  for (; c < n; ++c) lane[c & 7] += static_cast<double>(x[c]) * x[c];
-  return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+  return sum_squares_finish(lane, x, c, n);
 }
 
 void rmsnorm_heads_s8_neon(int8_t* x, size_t rows, size_t stride, size_t first, int heads, int head_dim,
                            const float* gamma, float eps, const float* in_scales, const float* out_scales) {
   const size_t d = static_cast<size_t>(head_dim);
   const float32x4_t lo = vdupq_n_f32(-128.0f), hi = vdupq_n_f32(127.0f);
-  for (size_t r = 0; r < rows; ++r)
-    for (int h = 0; h < heads; ++h) {
-      int8_t* v = x + r * stride + first + static_cast<size_t>(h) * d;
-      int32x4_t sq = vdupq_n_s32(0);
-      size_t c = 0;
-      for (; c + 16 <= d; c += 16) {  // (-128)^2 fits int16; pairs summed into int32
-        const int8x16_t q = vld1q_s8(v + c);
-        sq = vpadalq_s16(sq, vmull_s8(vget_low_s8(q), vget_low_s8(q)));
-        sq = vpadalq_s16(sq, vmull_high_s8(q, q));
-      }
-      int64_t sum_q2 = vaddvq_s32(sq);
-      for (; c < d; ++c) sum_q2 += static_cast<int32_t>(v[c]) * v[c];
-      const float inv = head_inverse_rms(sum_q2, in_scales[h], d, eps);
-      const float in = in_scales[h], inv_out = 1.0f / out_scales[h];
-      const float32x4_t vin = vdupq_n_f32(in), vinv = vdupq_n_f32(inv), vout = vdupq_n_f32(inv_out);
-      c = 0;
-      for (; c + 8 <= d; c += 8) {
-        const int16x8_t w = vmovl_s8(vld1_s8(v + c));
-        int32x4_t q[2];
-        for (int k = 0; k < 2; ++k) {
-          const float32x4_t f = vcvtq_f32_s32(vmovl_s16(k == 0 ? vget_low_s16(w) : vget_high_s16(w)));
-          const float32x4_t y = vmulq_f32(vmulq_f32(vmulq_f32(f, vin), vinv), vld1q_f32(gamma + c + 4 * k));
-          q[k] = vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(y, vout), lo), hi));
-        }
-        vst1_s8(v + c, vmovn_s16(vcombine_s16(vmovn_s32(q[0]), vmovn_s32(q[1]))));
-      }
-      for (; c < d; ++c)
-        v[c] = detail::quantize_value_s8((((static_cast<float>(v[c]) * in) * inv) * gamma[c]) * inv_out, -128.0f,
-                                         127.0f, 0);
+  rmsnorm_for_each_head(x, rows, stride, first, heads, d, [&](int8_t* v, int h) {
+    int32x4_t sq = vdupq_n_s32(0);
+    size_t c = 0;
+    for (; c + 16 <= d; c += 16) {  // (-128)^2 fits int16; pairs summed into int32
+      const int8x16_t q = vld1q_s8(v + c);
+      sq = vpadalq_s16(sq, vmull_s8(vget_low_s8(q), vget_low_s8(q)));
+      sq = vpadalq_s16(sq, vmull_high_s8(q, q));
     }
+    int64_t sum_q2 = vaddvq_s32(sq);
+    for (; c < d; ++c) sum_q2 += static_cast<int32_t>(v[c]) * v[c];
+    const float inv = head_inverse_rms(sum_q2, in_scales[h], d, eps);
+    const float in = in_scales[h], inv_out = 1.0f / out_scales[h];
+    const float32x4_t vin = vdupq_n_f32(in), vinv = vdupq_n_f32(inv), vout = vdupq_n_f32(inv_out);
+    c = 0;
+    for (; c + 8 <= d; c += 8) {
+      const int16x8_t w = vmovl_s8(vld1_s8(v + c));
+      int32x4_t q[2];
+      for (int k = 0; k < 2; ++k) {
+        const float32x4_t f = vcvtq_f32_s32(vmovl_s16(k == 0 ? vget_low_s16(w) : vget_high_s16(w)));
+        const float32x4_t y = vmulq_f32(vmulq_f32(vmulq_f32(f, vin), vinv), vld1q_f32(gamma + c + 4 * k));
+        q[k] = vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(y, vout), lo), hi));
+      }
+      vst1_s8(v + c, vmovn_s16(vcombine_s16(vmovn_s32(q[0]), vmovn_s32(q[1]))));
+    }
+    for (; c < d; ++c) v[c] = rmsnorm_head_value(v[c], in, inv, gamma[c], inv_out);
+  });
 }
 
 }  // namespace kernels

@@ -47,17 +47,11 @@ void rope_s8_portable(const RopeArgs& a, float in_scale, float out_scale, int8_t
   const int half = a.rotary_dim / 2;
   const float inv = 1.0f / out_scale;
   rope_for_each_head(a, x, [&](int8_t* hx, const float* cs) {
-    for (int i = 0; i < half; ++i) {
-      const int ia = pair_a(a.form, i), ib = pair_b(a.form, i, half);
-      const float c = cs[2 * i], s = cs[2 * i + 1];
-      const float va = static_cast<float>(hx[ia]) * in_scale, vb = static_cast<float>(hx[ib]) * in_scale;
-      hx[ia] = detail::quantize_value_s8((va * c - vb * s) * inv, -128.0f, 127.0f, 0);
-      hx[ib] = detail::quantize_value_s8((vb * c + va * s) * inv, -128.0f, 127.0f, 0);
-    }
+    for (int i = 0; i < half; ++i)
+      rope_pair_s8(hx, pair_a(a.form, i), pair_b(a.form, i, half), cs[2 * i], cs[2 * i + 1], in_scale, inv);
     // channels past rotary_dim keep their value: requantize them when the scales differ
     if (in_scale != out_scale)
-      for (int d = a.rotary_dim; d < a.head_dim; ++d)
-        hx[d] = detail::quantize_value_s8((static_cast<float>(hx[d]) * in_scale) * inv, -128.0f, 127.0f, 0);
+      for (int d = a.rotary_dim; d < a.head_dim; ++d) hx[d] = rope_pass_s8(hx[d], in_scale, inv);
   });
 }
 

@@ -8,7 +8,7 @@
 // are computed in double and stored as float; the rotation is two float products and one add or
 // subtract per output, no fused multiply-add, so every variant gives the same bytes. On int8 the
 // input is dequantized (symmetric, scale in_scale), rotated in float and requantized to out_scale
-// (round half to even, clamped). int8 has AVX-512 and NEON variants: with heads of 256
+// (round half to even, clamped). int8 has AVX2, AVX-512 and NEON variants: with heads of 256
 // (EmbeddingGemma) the portable rotation took more time than the attention itself.
 #pragma once
 
@@ -49,6 +49,7 @@ void rope_f32_portable(const RopeArgs& args, float* x);
 void rope_s8(const RopeArgs& args, float in_scale, float out_scale, int8_t* x);
 void rope_s8_portable(const RopeArgs& args, float in_scale, float out_scale, int8_t* x);
 #if defined(__x86_64__) || defined(__i386__)
+void rope_s8_avx2(const RopeArgs& args, float in_scale, float out_scale, int8_t* x);
 void rope_s8_avx512(const RopeArgs& args, float in_scale, float out_scale, int8_t* x);
 #elif defined(__aarch64__)
 void rope_s8_neon(const RopeArgs& args, float in_scale, float out_scale, int8_t* x);

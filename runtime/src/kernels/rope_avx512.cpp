@@ -70,16 +70,9 @@ void pass_through(int8_t* hx, int from, int to, const Scales& s) {
 }  // namespace
 
 void rope_s8_avx512(const RopeArgs& a, float in_scale, float out_scale, int8_t* x) {
-  const int half = a.rotary_dim / 2;
   const Scales s{_mm512_set1_ps(in_scale), _mm512_set1_ps(1.0f / out_scale), _mm512_set1_ps(-128.0f),
                  _mm512_set1_ps(127.0f), _mm512_setzero_si512()};
-  rope_for_each_head(a, x, [&](int8_t* hx, const float* cs) {
-    if (a.form == RopeForm::kRotateHalf)
-      rotate_half(hx, cs, half, s);
-    else
-      interleaved(hx, cs, a.rotary_dim, s);
-    if (in_scale != out_scale) pass_through(hx, a.rotary_dim, a.head_dim, s);
-  });
+  rope_s8_heads(a, in_scale, out_scale, x, s, rotate_half, interleaved, pass_through);
 }
 
 }  // namespace kernels

@@ -39,7 +39,6 @@ inline void store_quant4(int8_t* p, float32x4_t v, const Scales& s) {
   const int32_t word = vget_lane_s32(vreinterpret_s32_s8(b), 0);
   std::memcpy(p, &word, 4);
 }
-inline int8_t quant1(float v, const Scales& s) { return detail::quantize_value_s8(v * s.inv, -128.0f, 127.0f, 0); }
 
 void rotate_half(int8_t* hx, const float* cs, int half, const Scales& s) {
   int i = 0;
@@ -49,12 +48,7 @@ void rotate_half(int8_t* hx, const float* cs, int half, const Scales& s) {
     store_quant4(hx + i, vsubq_f32(vmulq_f32(va, t.val[0]), vmulq_f32(vb, t.val[1])), s);
     store_quant4(hx + half + i, vaddq_f32(vmulq_f32(vb, t.val[0]), vmulq_f32(va, t.val[1])), s);
   }
-  for (; i < half; ++i) {
-    const float c = cs[2 * i], sn = cs[2 * i + 1];
-    const float va = static_cast<float>(hx[i]) * s.in, vb = static_cast<float>(hx[half + i]) * s.in;
-    hx[i] = quant1(va * c - vb * sn, s);
-    hx[half + i] = quant1(vb * c + va * sn, s);
-  }
+  for (; i < half; ++i) rope_pair_s8(hx, i, half + i, cs[2 * i], cs[2 * i + 1], s.in, s.inv);
 }
 
 void interleaved(int8_t* hx, const float* cs, int rotary_dim, const Scales& s) {
@@ -68,28 +62,20 @@ void interleaved(int8_t* hx, const float* cs, int rotary_dim, const Scales& s) {
     const float32x4_t q = vmulq_f32(vrev64q_f32(v), sn);   // b s, a s
     store_quant4(hx + d, vbslq_f32(odd, vaddq_f32(p, q), vsubq_f32(p, q)), s);
   }
-  for (; d < rotary_dim; d += 2) {
-    const float c = cs[d], sn = cs[d + 1];
-    const float va = static_cast<float>(hx[d]) * s.in, vb = static_cast<float>(hx[d + 1]) * s.in;
-    hx[d] = quant1(va * c - vb * sn, s);
-    hx[d + 1] = quant1(vb * c + va * sn, s);
-  }
+  for (; d < rotary_dim; d += 2) rope_pair_s8(hx, d, d + 1, cs[d], cs[d + 1], s.in, s.inv);
+}
+
+// Channels past rotary_dim keep their value, requantized when the scales differ.
+void pass_through(int8_t* hx, int from, int to, const Scales& s) {
+  for (int d = from; d < to; ++d) hx[d] = rope_pass_s8(hx[d], s.in, s.inv);
 }
 
 }  // namespace
 
 void rope_s8_neon(const RopeArgs& a, float in_scale, float out_scale, int8_t* x) {
-  const int half = a.rotary_dim / 2;
   const float inv = 1.0f / out_scale;
   const Scales s{in_scale, inv, vdupq_n_f32(in_scale), vdupq_n_f32(inv), vdupq_n_f32(-128.0f), vdupq_n_f32(127.0f)};
-  rope_for_each_head(a, x, [&](int8_t* hx, const float* cs) {
-    if (a.form == RopeForm::kRotateHalf)
-      rotate_half(hx, cs, half, s);
-    else
-      interleaved(hx, cs, a.rotary_dim, s);
-    if (in_scale != out_scale)  // channels past rotary_dim keep their value, requantized
-      for (int d = a.rotary_dim; d < a.head_dim; ++d) hx[d] = quant1(static_cast<float>(hx[d]) * in_scale, s);
-  });
+  rope_s8_heads(a, in_scale, out_scale, x, s, rotate_half, interleaved, pass_through);
 }
 
 }  // namespace kernels
