@@ -45,11 +45,8 @@ void rmsnorm_heads_s8_portable(int8_t* x, size_t rows, size_t stride, size_t fir
                                const float* gamma, float eps, const float* in_scales, const float* out_scales) {
   const size_t d = static_cast<size_t>(head_dim);
   rmsnorm_for_each_head(x, rows, stride, first, heads, d, [&](int8_t* v, int h) {
-    int64_t sum_q2 = 0;
-    for (size_t c = 0; c < d; ++c) sum_q2 += static_cast<int32_t>(v[c]) * v[c];
-    const float inv = head_inverse_rms(sum_q2, in_scales[h], d, eps);
-    const float in = in_scales[h], inv_out = 1.0f / out_scales[h];
-    for (size_t c = 0; c < d; ++c) v[c] = rmsnorm_head_value(v[c], in, inv, gamma[c], inv_out);
+    const HeadNorm hn = head_norm_of(v, 0, d, 0, in_scales[h], out_scales[h], eps);
+    for (size_t c = 0; c < d; ++c) v[c] = rmsnorm_head_value(v[c], hn.in, hn.inv_rms, gamma[c], hn.inv_out);
   });
 }
 

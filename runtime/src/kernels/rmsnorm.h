@@ -82,6 +82,17 @@ static inline void rmsnorm_for_each_head(int8_t* x, size_t rows, size_t stride, 
   for (size_t r = 0; r < rows; ++r)
     for (int h = 0; h < heads; ++h) f(x + r * stride + first + static_cast<size_t>(h) * head_dim, h);
 }
+// A head's constants: its int8 squares summed exactly (`partial` holds those of channels
+// [0, from), the rest are added here), the inverse RMS from that sum, the input scale and
+// 1 / out_scale.
+struct HeadNorm {
+  float in, inv_rms, inv_out;
+};
+static inline HeadNorm head_norm_of(const int8_t* v, size_t from, size_t head_dim, int64_t partial, float in_scale,
+                                    float out_scale, float eps) {
+  for (size_t c = from; c < head_dim; ++c) partial += static_cast<int32_t>(v[c]) * v[c];
+  return {in_scale, head_inverse_rms(partial, in_scale, head_dim, eps), 1.0f / out_scale};
+}
 // One channel of a head norm, the portable float steps: ((q * in) * inv_rms) * gamma, times 1 / out.
 static inline int8_t rmsnorm_head_value(int8_t q, float in, float inv_rms, float gamma, float inv_out) {
   return detail::quantize_value_s8((((static_cast<float>(q) * in) * inv_rms) * gamma) * inv_out, -128.0f, 127.0f, 0);

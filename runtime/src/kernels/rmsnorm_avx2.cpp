@@ -44,19 +44,17 @@ void rmsnorm_heads_s8_avx2(int8_t* x, size_t rows, size_t stride, size_t first, 
     }
     alignas(32) int32_t part[8];
     _mm256_store_si256(reinterpret_cast<__m256i*>(part), sq);
-    int64_t sum_q2 = 0;
-    for (int k = 0; k < 8; ++k) sum_q2 += part[k];
-    for (; c < d; ++c) sum_q2 += static_cast<int32_t>(v[c]) * v[c];
-    const float inv = head_inverse_rms(sum_q2, in_scales[h], d, eps);
-    const float in = in_scales[h], inv_out = 1.0f / out_scales[h];
-    const __m256 vin = _mm256_set1_ps(in), vinv = _mm256_set1_ps(inv), vout = _mm256_set1_ps(inv_out);
+    int64_t partial = 0;
+    for (int k = 0; k < 8; ++k) partial += part[k];
+    const HeadNorm hn = head_norm_of(v, c, d, partial, in_scales[h], out_scales[h], eps);
+    const __m256 vin = _mm256_set1_ps(hn.in), vinv = _mm256_set1_ps(hn.inv_rms), vout = _mm256_set1_ps(hn.inv_out);
     c = 0;
     for (; c + 8 <= d; c += 8) {
       const __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(v + c))));
       const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(q, vin), vinv), _mm256_loadu_ps(gamma + c));
       _mm_storel_epi64(reinterpret_cast<__m128i*>(v + c), avx2::quantize8_ps(_mm256_mul_ps(y, vout), lo, hi, zero));
     }
-    for (; c < d; ++c) v[c] = rmsnorm_head_value(v[c], in, inv, gamma[c], inv_out);
+    for (; c < d; ++c) v[c] = rmsnorm_head_value(v[c], hn.in, hn.inv_rms, gamma[c], hn.inv_out);
   });
 }
 

@@ -42,11 +42,8 @@ void rmsnorm_heads_s8_neon(int8_t* x, size_t rows, size_t stride, size_t first, 
       sq = vpadalq_s16(sq, vmull_s8(vget_low_s8(q), vget_low_s8(q)));
       sq = vpadalq_s16(sq, vmull_high_s8(q, q));
     }
-    int64_t sum_q2 = vaddvq_s32(sq);
-    for (; c < d; ++c) sum_q2 += static_cast<int32_t>(v[c]) * v[c];
-    const float inv = head_inverse_rms(sum_q2, in_scales[h], d, eps);
-    const float in = in_scales[h], inv_out = 1.0f / out_scales[h];
-    const float32x4_t vin = vdupq_n_f32(in), vinv = vdupq_n_f32(inv), vout = vdupq_n_f32(inv_out);
+    const HeadNorm hn = head_norm_of(v, c, d, vaddvq_s32(sq), in_scales[h], out_scales[h], eps);
+    const float32x4_t vin = vdupq_n_f32(hn.in), vinv = vdupq_n_f32(hn.inv_rms), vout = vdupq_n_f32(hn.inv_out);
     c = 0;
     for (; c + 8 <= d; c += 8) {
       const int16x8_t w = vmovl_s8(vld1_s8(v + c));
@@ -58,7 +55,7 @@ void rmsnorm_heads_s8_neon(int8_t* x, size_t rows, size_t stride, size_t first, 
       }
       vst1_s8(v + c, vmovn_s16(vcombine_s16(vmovn_s32(q[0]), vmovn_s32(q[1]))));
     }
-    for (; c < d; ++c) v[c] = rmsnorm_head_value(v[c], in, inv, gamma[c], inv_out);
+    for (; c < d; ++c) v[c] = rmsnorm_head_value(v[c], hn.in, hn.inv_rms, gamma[c], hn.inv_out);
   });
 }
 
