@@ -14,7 +14,7 @@ J=$(mktemp -d)
 trap 'rm -rf "$J"' EXIT
 rm -f "$C"
 "$B" --model "$M" --seq-len "$SEQ" --runs 1 --weight-cache "$C" --json "$J/cold.json" >/dev/null
-field() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["init_ms"], j["first_run_ms"] if "first_run_ms" in j else j["latency_ms"]["max"])' "$1"; }
+field() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["init_ms"], j["first_run_ms"])' "$1"; }
 for r in $(seq "$ROUNDS"); do
   "$B" --model "$M" --seq-len "$SEQ" --runs 1 --json "$J/none.json" >/dev/null
   echo "none $(field "$J/none.json")"

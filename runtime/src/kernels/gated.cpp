@@ -35,9 +35,7 @@ void gated_s8_rows_dynamic(const GatedArgs& a) {
     const int8_t* g = a.x + r * a.x_stride;
     const int8_t* u = g + a.inter;
     int8_t* y = a.y + r * a.y_stride;
-    auto product = [&](size_t c) {
-      return a.gate_table[static_cast<uint8_t>(g[c])] * (static_cast<float>(static_cast<int32_t>(u[c]) - a.up_zp) * a.up_scale);
-    };
+    auto product = [&](size_t c) { return gated_product(a, g, u, c); };
     float absmax = 0.f;  // (a comparison, not std::fmax: GCC 12's aarch64 vectorizer crashes on that reduction)
     for (size_t c = 0; c < a.inter; ++c) {
       const float v = std::fabs(product(c));
@@ -59,10 +57,7 @@ void gated_s8_portable(const GatedArgs& a) {
     const int8_t* g = a.x + r * a.x_stride;
     const int8_t* u = g + a.inter;
     int8_t* y = a.y + r * a.y_stride;
-    for (size_t c = 0; c < a.inter; ++c) {
-      const float up = static_cast<float>(static_cast<int32_t>(u[c]) - a.up_zp) * a.up_scale;
-      y[c] = detail::quantize_value_s8((a.gate_table[static_cast<uint8_t>(g[c])] * up) * inv, lo, hi, a.out_zp);
-    }
+    for (size_t c = 0; c < a.inter; ++c) y[c] = detail::quantize_value_s8(gated_product(a, g, u, c) * inv, lo, hi, a.out_zp);
   }
 }
 

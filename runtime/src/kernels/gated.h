@@ -45,6 +45,12 @@ struct GatedArgs {
   float* row_scales = nullptr;  // rows entries: dynamic per-row quantization (above); nullptr: static
 };
 
+// One column's product gate_table[g[c]] * ((u[c] - up_zp) * up_scale) in the portable order: the
+// portable kernel and every variant's tails. (Static: see attention.h on inline helpers in
+// headers that AVX2 / AVX-512 files include.)
+static inline float gated_product(const GatedArgs& a, const int8_t* g, const int8_t* u, size_t c) {
+  return a.gate_table[static_cast<uint8_t>(g[c])] * (static_cast<float>(static_cast<int32_t>(u[c]) - a.up_zp) * a.up_scale);
+}
 
 void gated_s8(const GatedArgs& args);
 void gated_s8_portable(const GatedArgs& args);

@@ -31,9 +31,7 @@ void gated_s8_avx2(const GatedArgs& a) {
       const __m256i uq = _mm256_sub_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(u + c))), up_zp);
       return _mm256_mul_ps(gate, _mm256_mul_ps(_mm256_cvtepi32_ps(uq), up_scale));
     };
-    auto product1 = [&](size_t c) {
-      return a.gate_table[static_cast<uint8_t>(g[c])] * (static_cast<float>(static_cast<int32_t>(u[c]) - a.up_zp) * a.up_scale);
-    };
+    auto product1 = [&](size_t c) { return gated_product(a, g, u, c); };
     const size_t full = a.inter & ~static_cast<size_t>(7);
     if (a.row_scales) {  // dynamic per-row scale (gated.h): the exact maximum, then the portable steps
       const __m256 sign = _mm256_set1_ps(-0.0f);
