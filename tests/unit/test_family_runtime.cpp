@@ -25,6 +25,7 @@
 #include "model.h"
 #include "program/program.h"
 #include "session.h"
+#include "xnn_gemm.h"
 #include "family_manifest.h"
 #include "test_support.h"
 
@@ -282,6 +283,65 @@ TEST_CASE("int8 gated FFNs with one of their GEMMs kept fp32 (--keep-fp32)", "[f
         check_int8_rows(data, read_f32(dir + "last_hidden_state.f32"), n, static_cast<size_t>(s.info.hidden_size), false);
       }
     }
+}
+
+TEST_CASE("int8 q/k-norm families: where int8 GEMMs write float, QKV does and one op makes its int8 heads",
+          "[families][int8]") {
+  if (manifest().empty()) return;
+  // Where XNNPACK's int8 GEMMs write float (2024+), the pre-norm quantizes each row with its own
+  // scale, the QKV GEMM reads those scales and writes float, and kQkvToInt8 normalizes, rotates
+  // and quantizes the heads into the rows the attention reads. Elsewhere the QKV GEMM writes int8
+  // and the head norm and rotary run in place on it. (Both builds run this: Debian 12 and 13.)
+  const bool float_output = edgebert::XnnGemm::int8_float_output_supported();
+  for (const char* model : {"gemma3_model", "qwen3_model"}) {
+    INFO(model << (float_output ? " (int8 GEMMs write float)" : " (int8 GEMMs write int8)"));
+    std::unique_ptr<edgebert::Model> m;
+    std::string err;
+    REQUIRE(edgebert::Model::load_file(converted(model, "int8").c_str()).move_to(&m, &err));
+    auto built = edgebert::Program::build(*m, float_output);
+    INFO(built.status().message());
+    REQUIRE(built.status().is_ok());
+    const std::shared_ptr<const edgebert::Program> p = built.take();
+    const std::vector<edgebert::Op>& ops = p->ops();
+    int qkv_gemms = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const edgebert::Op& g = ops[i];
+      if (g.profile != edgebert::OpKind::kQkvGemm) continue;
+      ++qkv_gemms;
+      INFO("layer " << g.layer);
+      REQUIRE(i > 0);
+      REQUIRE(i + 2 < ops.size());
+      const edgebert::Op& norm = ops[i - 1];  // the pre-norm RMSNorm that quantizes QKV's input
+      REQUIRE(norm.type == edgebert::OpType::kLayerNorm);
+      CHECK(g.float_output == float_output);
+      CHECK(g.row_scaled_input == float_output);
+      std::vector<edgebert::OpType> between;  // from the GEMM to the attention
+      size_t a = i + 1;
+      for (; a < ops.size() && ops[a].type != edgebert::OpType::kAttention; ++a) between.push_back(ops[a].type);
+      REQUIRE(a < ops.size());
+      if (float_output) {
+        REQUIRE(norm.outputs.size() == 3);  // normed rows, int8 rows, the rows' scales
+        REQUIRE(g.inputs.size() == 2);
+        CHECK(g.inputs[0] == norm.outputs[1]);
+        CHECK(g.inputs[1] == norm.outputs[2]);
+        CHECK(p->buffers()[static_cast<size_t>(g.inputs[1])].size.row_bytes == sizeof(float));
+        CHECK(between == std::vector<edgebert::OpType>{edgebert::OpType::kQkvToInt8});
+        const edgebert::Op& q = ops[i + 1];
+        CHECK(q.inputs == g.outputs);
+        CHECK(q.outputs[0] == ops[a].inputs[0]);
+        CHECK(q.q_norm != nullptr);
+        CHECK(q.k_norm != nullptr);
+        CHECK(q.rotary.dims > 0);
+        CHECK(q.rope_table != nullptr);
+      } else {
+        CHECK(norm.outputs.size() == 2);
+        CHECK(g.inputs.size() == 1);
+        CHECK(between == std::vector<edgebert::OpType>{edgebert::OpType::kHeadNorm, edgebert::OpType::kRotary});
+        CHECK(g.outputs[0] == ops[a].inputs[0]);
+      }
+    }
+    CHECK(qkv_gemms == m->config.layers);
+  }
 }
 
 TEST_CASE("family runs perform zero heap allocations", "[families][alloc]") {

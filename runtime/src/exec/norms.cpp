@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // norms.cpp: the residual stream's ops: post-norm add + LayerNorm, pre-norm LayerNorm and add, and
 // the quantize / convert ops that hand a float or int8 tensor to the next GEMM in its precision.
+#include <algorithm>
 #include <cmath>
 
 #include "exec/op_kernels.h"
 #include "exec/parallel.h"
+#include "exec/qkv_rows.h"
 #include "kernels/kernels.h"
 
 namespace edgebert::exec {
@@ -71,14 +73,25 @@ Status run_layer_norm(const BoundOp& b, const RunContext& ctx) {
   const size_t H = static_cast<size_t>(op.width);
   const float* x = reinterpret_cast<const float*>(b.in[0]);
   float* y = reinterpret_cast<float*>(b.out[0]);
+  float* row_scales = b.out_count > 2 ? reinterpret_cast<float*>(b.out[2]) : nullptr;
   auto norm = [&](size_t r0, size_t rows) {
     if (op.rms_norm)
       kernels::rmsnorm_f32(x + r0 * H, op.norm->gamma, op.eps, rows, H, y + r0 * H);
     else
       kernels::layernorm_f32(x + r0 * H, op.norm->gamma, op.norm->beta, op.eps, rows, H, y + r0 * H);
-    if (op.quant_for)
+    if (!op.quant_for) return;
+    int8_t* q = reinterpret_cast<int8_t*>(b.out[1]) + r0 * H;
+    if (row_scales) {  // each row at its own scale, for a GEMM that takes it (blocks::pre_norm)
+      for (size_t r = 0; r < rows; ++r) {
+        float* yr = y + (r0 + r) * H;
+        if (!op.inv_factors.empty())  // SmoothQuant: the row as the GEMM reads it (nothing else reads y)
+          for (size_t c = 0; c < H; ++c) yr[c] *= op.inv_factors[c];
+        row_scales[r0 + r] = kernels::quantize_s8_row_dynamic(yr, H, q + r * H);
+      }
+    } else {
       kernels::quantize_s8_per_channel(y + r0 * H, rows, H, op.inv_factors_or_null(), op.quant_for->input_scale,
-                                       op.quant_for->input_zero_point, reinterpret_cast<int8_t*>(b.out[1]) + r0 * H);
+                                       op.quant_for->input_zero_point, q);
+    }
   };
   parallel_rows(ctx.res.pool, op_rows(op, ctx), ctx.row_tile, norm);
   return Status::ok();
@@ -101,9 +114,8 @@ Status run_add(const BoundOp& b, const RunContext& ctx) {
 
 Status run_head_norm(const BoundOp& b, const RunContext& ctx) {
   const Op& op = *b.op;
-  const size_t d = static_cast<size_t>(op.head_dim), heads = static_cast<size_t>(op.heads);
-  const size_t kv = static_cast<size_t>(op.kv_heads > 0 ? op.kv_heads : op.heads);
-  const size_t stride = (heads + 2 * kv) * d;
+  const QkvRows layout = qkv_rows(op);
+  const size_t d = layout.head_dim, heads = layout.heads, kv = layout.kv_heads, stride = layout.stride;
   const LayerNormView* norms[2] = {op.q_norm, op.k_norm};
   const size_t first[2] = {0, heads * d}, count[2] = {heads, kv};
   auto norm = [&](size_t r0, size_t rows) {

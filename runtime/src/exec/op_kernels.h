@@ -26,6 +26,7 @@ Status run_gated_activation(const BoundOp& b, const RunContext& ctx);
 Status run_rotary(const BoundOp& b, const RunContext& ctx);
 Status run_sentence_pooling(const BoundOp& b, const RunContext& ctx);
 Status run_head_norm(const BoundOp& b, const RunContext& ctx);
+Status run_qkv_to_int8(const BoundOp& b, const RunContext& ctx);
 Status run_sparse_vocab(const BoundOp& b, const RunContext& ctx);
 Status run_l2_normalize(const BoundOp& b, const RunContext& ctx);
 Status run_sparse_token_weights(const BoundOp& b, const RunContext& ctx);

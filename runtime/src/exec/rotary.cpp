@@ -9,31 +9,38 @@
 
 #include "exec/op_kernels.h"
 #include "exec/parallel.h"
+#include "exec/qkv_rows.h"
 #include "kernels/kernels.h"
 
 namespace edgebert::exec {
 
+Result<const float*> rotary_table(const BoundOp& b, size_t n) {
+  const RotaryOp& r = b.op->rotary;
+  if (n > static_cast<size_t>(r.table_positions))
+    return Status(EB_ERROR_BACKEND, "rotary: a sequence of " + std::to_string(n) + " rows is longer than the table");
+  if (r.ntk_factor > 0 && n > static_cast<size_t>(r.ntk_max_trained)) {
+    const double f = r.ntk_factor, scale = f * static_cast<double>(n) / r.ntk_max_trained - (f - 1.0);
+    const double base = r.theta * std::pow(scale, static_cast<double>(r.dims) / (r.dims - 2));
+    float* scratch = reinterpret_cast<float*>(b.out[1]);
+    kernels::build_rope_table(base, r.dims, static_cast<int>(n), scratch);
+    return static_cast<const float*>(scratch);
+  }
+  return b.op->rope_table->data();
+}
+
 Status run_rotary(const BoundOp& b, const RunContext& ctx) {
   const Op& op = *b.op;
   const RotaryOp& r = op.rotary;
-  const size_t d = static_cast<size_t>(op.head_dim), heads = static_cast<size_t>(op.heads);
-  const size_t kv = static_cast<size_t>(op.kv_heads > 0 ? op.kv_heads : op.heads);
-  const size_t stride = (heads + 2 * kv) * d;  // Q of every head, then K and V of the KV heads
+  const QkvRows layout = qkv_rows(op);
+  const size_t d = layout.head_dim, heads = layout.heads, kv = layout.kv_heads, stride = layout.stride;
   const size_t first[2] = {0, heads * d}, count[2] = {heads, kv};
-  const kernels::RopeForm form = r.interleaved ? kernels::RopeForm::kInterleaved : kernels::RopeForm::kRotateHalf;
+  const kernels::RopeForm form = rope_form(r);
   for (size_t s = 0; s < ctx.sequence_count; ++s) {
     const SequenceRows& seq = ctx.sequences[s];
     const size_t n = seq.rows;
-    if (n > static_cast<size_t>(r.table_positions))
-      return Status(EB_ERROR_BACKEND, "rotary: a sequence of " + std::to_string(n) + " rows is longer than the table");
-    const float* table = op.rope_table->data();
-    if (r.ntk_factor > 0 && n > static_cast<size_t>(r.ntk_max_trained)) {
-      const double f = r.ntk_factor, scale = f * static_cast<double>(n) / r.ntk_max_trained - (f - 1.0);
-      const double base = r.theta * std::pow(scale, static_cast<double>(r.dims) / (r.dims - 2));
-      float* scratch = reinterpret_cast<float*>(b.out[1]);
-      kernels::build_rope_table(base, r.dims, static_cast<int>(n), scratch);
-      table = scratch;
-    }
+    Result<const float*> t = rotary_table(b, n);
+    if (!t.is_ok()) return t.status();
+    const float* table = t.value();
     if (op.linear && op.linear->int8) {  // int8 QKV: each head at its own (symmetric) scale, kept
       int8_t* qkv = reinterpret_cast<int8_t*>(b.in[0]) + seq.first_row * stride;
       const size_t table_row = static_cast<size_t>(r.dims / 2) * 2;  // floats per position

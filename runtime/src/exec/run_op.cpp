@@ -23,6 +23,7 @@ Status run_op(const BoundOp& b, const RunContext& ctx) {
     case OpType::kSparseVocab: return run_sparse_vocab(b, ctx);
     case OpType::kL2Normalize: return run_l2_normalize(b, ctx);
     case OpType::kSparseTokenWeights: return run_sparse_token_weights(b, ctx);
+    case OpType::kQkvToInt8: return run_qkv_to_int8(b, ctx);
     case OpType::kDropFirstRows: return run_drop_first_rows(b, ctx);
     case OpType::kCount: break;
   }

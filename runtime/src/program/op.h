@@ -38,8 +38,8 @@ enum class OpType : int {
   kAttention,       // attention core of one layer: every head over the QKV rows
   kConvertContext,  // attention context into the precision the output GEMM (`quant_for`) reads
   kAddNorm,         // post-norm: outputs[0] += dequant(inputs[1]); LayerNorm in place [+ quantize]
-  kLayerNorm,       // pre-norm: outputs[0] = LayerNorm(inputs[0]) (RMSNorm with `rms_norm`; the stream is unchanged)
-                    //   [+ outputs[1]: int8 of it for `quant_for`]
+  kLayerNorm,       // pre-norm: outputs[0] = LayerNorm(inputs[0]) (RMSNorm with `rms_norm`; the stream is unchanged);
+                    //   outputs[1] its int8 copy; outputs[2], when present, each row's scale (quantized per row)
   kAdd,             // pre-norm residual: outputs[0] += dequant(inputs[1]) (with `norm`: += RMSNorm of it)
   kActivation,      // FFN activation (GELU / ReLU / tanh-GELU), via a 256-entry table on int8
   kSpanLogits,      // QA: GEMM [n, 2] into outputs[0], split into start (outputs[1]), end (outputs[2])
@@ -60,6 +60,9 @@ enum class OpType : int {
   kSparseTokenWeights,  // per sequence: outputs[0] [width = vocab] = per token id the max over the
                         //   sequence's unmasked rows of inputs[0] of relu(`linear` . h + b) (a [1, hidden]
                         //   fp32 head), 0 for `skip_ids` and ids not in the sequence (bge-m3's sparse output)
+  kQkvToInt8,       // the float rows (inputs[0]) of an int8 QKV GEMM -> int8 (outputs[0]): Q's and K's
+                    //   head norms (`q_norm`, `k_norm`; none when null), the rotary (`rotary`, when
+                    //   its dims > 0), each head quantized at Op::qkv_scale [+ outputs[1]: as kRotary]
   kDropFirstRows,   // per run: the rows (`width` floats) of outputs[0] (= inputs[0]) rewritten in place as
                     //   each sequence's rows after its first, sequence after sequence; rows whose key
                     //   mask is 0 become zeros (bge-m3's ColBERT vectors leave out [CLS])
@@ -120,7 +123,7 @@ struct Op {
   int kv_heads = 0;   // kAttention / kRotary / kHeadNorm: K and V heads (0: heads); the QKV row is
                       //   Q of `heads` heads, then K and V of kv_heads heads, head_dim each
   bool rms_norm = false;  // kLayerNorm / kEmbeddings: the norm is an RMSNorm (no mean, no beta)
-  RotaryOp rotary;    // kRotary
+  RotaryOp rotary;    // kRotary, kQkvToInt8
 
   // Weights and quantization (views into the model; the Model outlives the Program).
   const LinearView* linear = nullptr;     // kGemm / kSpanLogits: the weights; kAddNorm / kAdd: the
@@ -145,7 +148,8 @@ struct Op {
                                           // added input is that float output
   bool row_scaled_input = false;          // kGemm with float_output: inputs[1] holds each input row's
                                           // scale (dynamic per-row quantization, xnn_gemm.h), written
-                                          // by the op that quantizes the input (kGatedActivation)
+                                          // by the op that quantizes the input (kGatedActivation,
+                                          // kLayerNorm)
   bool assign = false;                    // kAdd: the stream becomes the branch (its old value is
                                           // dropped: nomic-bert prenorm's last layer)
   PostOp post = PostOp::kNone;            // kGemm

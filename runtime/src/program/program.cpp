@@ -51,6 +51,7 @@ const char* op_type_name(OpType t) {
     case OpType::kSparseVocab: return "sparse_vocab";
     case OpType::kL2Normalize: return "l2_normalize";
     case OpType::kSparseTokenWeights: return "sparse_token_weights";
+    case OpType::kQkvToInt8: return "qkv_to_int8";
     case OpType::kDropFirstRows: return "drop_first_rows";
     case OpType::kCount: break;
   }
@@ -119,7 +120,7 @@ std::string Program::format(int max_seq_len, int threads) const {
               std::to_string(attention_row_tile(max_seq_len)) + " rows)";
     if (o.type == OpType::kAttention && o.window > 0) what += "(sliding window " + std::to_string(o.window) + ")";
     if (o.type == OpType::kAdd && o.assign) what += "(assign: the stream becomes the branch)";
-    if (o.type == OpType::kRotary)
+    if ((o.type == OpType::kRotary || o.type == OpType::kQkvToInt8) && o.rotary.dims > 0)
       what += "(" + std::to_string(o.rotary.dims) + " dims, theta " + std::to_string(static_cast<long long>(o.rotary.theta)) +
               (o.rotary.interleaved ? ", interleaved" : "") + (o.rotary.ntk_factor > 0 ? ", dynamic NTK)" : ")");
     std::snprintf(line, sizeof line, "%4zu  %-6s ", i, o.layer >= 0 ? ("L" + std::to_string(o.layer)).c_str() : "-");
@@ -142,7 +143,7 @@ void build_constants(Op& op, const std::vector<Op>& built) {
     kernels::build_gate_table_f32(kind, op.linear->output_scale, op.linear->output_zero_point, op.lut_f32.data());
     return;
   }
-  if (op.type == OpType::kRotary) {
+  if ((op.type == OpType::kRotary || op.type == OpType::kQkvToInt8) && op.rotary.dims > 0) {
     for (const Op& o : built)  // one table per base
       if (&o != &op && o.rope_table && o.rotary.theta == op.rotary.theta && o.rotary.dims == op.rotary.dims &&
           o.rotary.table_positions == op.rotary.table_positions) {

@@ -198,7 +198,12 @@ Stream embeddings(ProgramBuilder& b, const LayerNormView& norm, const LinearView
   return s;
 }
 
-Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const LinearView& output, int input) {
+bool float_qkv(const ProgramBuilder& b, const LayerView& stored, const LinearView& qkv) {
+  return qkv.int8 && stored.q_norm.gamma && b.float_output_gemms();
+}
+
+Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const LinearView& output, int input,
+                 int row_scales) {
   const Model& m = b.model();
   const ModelConfig& c = m.config;
   const size_t QW = static_cast<size_t>(c.q_width());  // the context row (= hidden unless head_dim is set)
@@ -206,36 +211,62 @@ Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const Line
   const int window = static_cast<size_t>(layer) < m.local_window.size() ? m.local_window[static_cast<size_t>(layer)] : 0;
   const LayerView& stored = m.layers[static_cast<size_t>(m.layer_map[static_cast<size_t>(layer)])];
   const float* qk_scales = qkv.int8 ? stored.qk_norm_scales : nullptr;
-  const int qkv_out = b.buffer(p + "qkv", BufferSize::rows(static_cast<size_t>(c.qkv_width()) * element_bytes(qkv)));
-  b.op(OpType::kGemm, OpKind::kQkvGemm, layer, {input}, {qkv_out}).linear = &qkv;
-  if (stored.q_norm.gamma) {  // per-head RMSNorm of Q and K (Qwen3, Gemma 3), in place
-    Op& n = b.op(OpType::kHeadNorm, OpKind::kAttention, layer, {qkv_out}, {qkv_out});
-    n.linear = &qkv;
-    n.q_norm = &stored.q_norm;
-    n.k_norm = &stored.k_norm;
-    n.qk_norm_scales = qk_scales;
-    n.eps = c.eps;
-    n.heads = c.heads;
-    n.kv_heads = c.kv_heads();
-    n.head_dim = c.head_dim();
-  }
-  if (m.rotary.dims > 0) {  // rotary Q and K in place (int8 QKV: at its per-head scales)
-    std::vector<int> outs{qkv_out};
-    if (m.rotary.ntk_factor > 0)
-      outs.push_back(b.buffer(p + "rope_ntk_table", BufferSize::rows(static_cast<size_t>(m.rotary.dims) * 4)));
-    Op& r = b.op(OpType::kRotary, OpKind::kAttention, layer, {qkv_out}, outs);
-    r.linear = &qkv;
-    r.qk_norm_scales = qk_scales;
-    r.width = c.q_width();
-    r.heads = c.heads;
-    r.kv_heads = c.kv_heads();
-    r.head_dim = c.head_dim();
-    r.rotary.dims = m.rotary.dims;
-    r.rotary.interleaved = m.rotary.interleaved;
-    r.rotary.theta = window > 0 ? m.rotary.local_theta : m.rotary.theta;
-    r.rotary.ntk_factor = m.rotary.ntk_factor;
-    r.rotary.ntk_max_trained = m.rotary.ntk_max_trained;
-    r.rotary.table_positions = c.max_position;
+  const size_t qkv_width = static_cast<size_t>(c.qkv_width());
+  const int qkv_out = b.buffer(p + "qkv", BufferSize::rows(qkv_width * element_bytes(qkv)));
+  // With q/k norms (Qwen3, Gemma 3) and int8 GEMMs that write float, the QKV GEMM writes float,
+  // and one op normalizes Q's and K's heads, rotates them and quantizes each head once, at its
+  // post-norm scale (kQkvToInt8): an int8 Q or K head before its norm has one calibrated scale, so
+  // a token whose head is small keeps few levels and the norm scales that error up; an int8 rotary
+  // rounds once more (docs/llm-encoders.md, "Q and K in float until the attention"). The GEMM's
+  // input then comes quantized per row when the caller has the rows' scales (pre_norm).
+  const bool to_float = float_qkv(b, stored, qkv);
+  const int rows_out = to_float ? b.buffer(p + "qkv_f32", BufferSize::rows(qkv_width * 4)) : qkv_out;
+  std::vector<int> gemm_in{input};
+  if (to_float && row_scales >= 0) gemm_in.push_back(row_scales);
+  Op& g = b.op(OpType::kGemm, OpKind::kQkvGemm, layer, gemm_in, {rows_out});
+  g.linear = &qkv;
+  g.float_output = to_float;
+  g.row_scaled_input = gemm_in.size() > 1;
+  auto heads_of = [&](Op& o) {
+    o.linear = &qkv;
+    o.qk_norm_scales = qk_scales;
+    o.heads = c.heads;
+    o.kv_heads = c.kv_heads();
+    o.head_dim = c.head_dim();
+  };
+  auto norms_of = [&](Op& o) {
+    o.q_norm = &stored.q_norm;
+    o.k_norm = &stored.k_norm;
+    o.eps = c.eps;
+  };
+  auto rotary_of = [&](Op& o) {
+    o.width = c.q_width();
+    o.rotary.dims = m.rotary.dims;
+    o.rotary.interleaved = m.rotary.interleaved;
+    o.rotary.theta = window > 0 ? m.rotary.local_theta : m.rotary.theta;
+    o.rotary.ntk_factor = m.rotary.ntk_factor;
+    o.rotary.ntk_max_trained = m.rotary.ntk_max_trained;
+    o.rotary.table_positions = c.max_position;
+  };
+  std::vector<int> rotary_outs{qkv_out};
+  if (m.rotary.dims > 0 && m.rotary.ntk_factor > 0)  // the table of a dynamic-NTK length
+    rotary_outs.push_back(b.buffer(p + "rope_ntk_table", BufferSize::rows(static_cast<size_t>(m.rotary.dims) * 4)));
+  if (to_float) {
+    Op& o = b.op(OpType::kQkvToInt8, OpKind::kAttention, layer, {rows_out}, rotary_outs);
+    heads_of(o);
+    norms_of(o);
+    if (m.rotary.dims > 0) rotary_of(o);
+  } else {
+    if (stored.q_norm.gamma) {  // per-head RMSNorm of Q and K (Qwen3, Gemma 3), in place
+      Op& n = b.op(OpType::kHeadNorm, OpKind::kAttention, layer, {qkv_out}, {qkv_out});
+      heads_of(n);
+      norms_of(n);
+    }
+    if (m.rotary.dims > 0) {  // rotary Q and K in place (int8 QKV: at its per-head scales)
+      Op& r = b.op(OpType::kRotary, OpKind::kAttention, layer, {qkv_out}, rotary_outs);
+      heads_of(r);
+      rotary_of(r);
+    }
   }
   // attention core: K and V of every head packed once (int8), then the heads' query rows in row
   // tiles shared among the session's workers, each with its own scratch
@@ -334,13 +365,18 @@ Stream residual_post_norm(ProgramBuilder& b, int layer, int stage, const Stream&
 }
 
 int pre_norm(ProgramBuilder& b, int layer, int stage, const Stream& x, const LayerNormView& norm,
-             const LinearView& next, const std::string& normed_name, const std::string& quantized_name) {
+             const LinearView& next, const std::string& normed_name, const std::string& quantized_name,
+             int* row_scales) {
   const ModelConfig& c = b.model().config;
   if (!norm.gamma) return gemm_input(x, next);  // no norm (ModernBERT layer 0's attention): the stream itself
   const int normed = b.buffer(normed_name, BufferSize::rows(static_cast<size_t>(c.hidden) * 4));
   const int q = quantized_buffer(b, &next, quantized_name);
   std::vector<int> outs{normed};
   if (q >= 0) outs.push_back(q);
+  if (q >= 0 && row_scales) {
+    *row_scales = b.buffer(quantized_name + "_row_scales", BufferSize::rows(sizeof(float)));
+    outs.push_back(*row_scales);
+  }
   Op& o = b.op(OpType::kLayerNorm, stage == 0 ? OpKind::kAddNorm1 : OpKind::kAddNorm2, layer, {x.hidden}, outs);
   o.norm = &norm;
   o.rms_norm = b.model().rms_norm;
@@ -385,8 +421,11 @@ Stream post_norm_encoder(ProgramBuilder& b, const Stream& in) {
 Stream pre_norm_layer(ProgramBuilder& b, int layer, const LayerView& L, Activation activation, const Stream& x,
                       bool ffn_output_only) {
   const std::string p = layer_prefix(layer);
-  const int att_in = pre_norm(b, layer, 0, x, L.attention_norm, L.qkv, p + "attention_input", p + "input_q");
-  residual_add(b, layer, 0, x, attention(b, layer, L.qkv, L.attention_output, att_in), false, &L.attention_post_norm);
+  int row_scales = -1;  // the float-QKV path's GEMM takes its input quantized per row
+  const int att_in = pre_norm(b, layer, 0, x, L.attention_norm, L.qkv, p + "attention_input", p + "input_q",
+                              float_qkv(b, L, L.qkv) ? &row_scales : nullptr);
+  residual_add(b, layer, 0, x, attention(b, layer, L.qkv, L.attention_output, att_in, row_scales), false,
+               &L.attention_post_norm);
   const int ffn_in = pre_norm(b, layer, 1, x, L.output_norm, L.intermediate, p + "ffn_input", p + "ffn_input_q");
   residual_add(b, layer, 1, x, ffn(b, layer, L.intermediate, L.output, activation, ffn_in), ffn_output_only,
                &L.ffn_post_norm);

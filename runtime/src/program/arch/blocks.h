@@ -34,8 +34,13 @@ inline int gemm_input(const Stream& s, const LinearView& g) { return g.int8 && s
 // quantized for `first_gemm` (into "layer0.input_q") when it is int8.
 Stream embeddings(ProgramBuilder& b, const LayerNormView& norm, const LinearView* first_gemm);
 
-// Fused QKV GEMM, the attention core over every head, and the output GEMM reading `input`.
-Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const LinearView& output, int input);
+// Whether the layer's int8 QKV GEMM writes float for its head norm to quantize (q/k norms, and
+// int8 GEMMs that can write float): its input may then be quantized per row.
+bool float_qkv(const ProgramBuilder& b, const LayerView& stored, const LinearView& qkv);
+// Fused QKV GEMM, the attention core over every head, and the output GEMM reading `input`
+// (row_scales >= 0: the buffer of the input rows' dynamic scales, for a float_qkv layer).
+Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const LinearView& output, int input,
+                 int row_scales = -1);
 // Up GEMM, activation, down GEMM reading `input`.
 Branch ffn(ProgramBuilder& b, int layer, const LinearView& up, const LinearView& down, Activation activation, int input);
 
@@ -45,9 +50,11 @@ Stream residual_post_norm(ProgramBuilder& b, int layer, int stage, const Stream&
                           const LayerNormView& norm, const LinearView* next, const std::string& quantized_name);
 // Pre-norm: the input of the next block, LayerNorm(hidden) into a new float buffer `normed_name`
 // (the stream stays as it is) and, for an int8 `next`, its quantized copy `quantized_name`.
-// Returns the buffer `next` reads.
+// Returns the buffer `next` reads. With `row_scales`, the copy is quantized per row, and the
+// buffer of the rows' scales is written there (unchanged when there is no int8 copy).
 int pre_norm(ProgramBuilder& b, int layer, int stage, const Stream& x, const LayerNormView& norm,
-             const LinearView& next, const std::string& normed_name, const std::string& quantized_name);
+             const LinearView& next, const std::string& normed_name, const std::string& quantized_name,
+             int* row_scales = nullptr);
 // Pre-norm residual: hidden += branch (announces the hidden states (layer, stage)); with `assign`,
 // hidden = branch (nomic-bert prenorm: the encoder returns its last FFN's output); with a
 // `branch_norm` (gamma set), hidden += RMSNorm(branch) (Gemma 3's post-attention / post-FFN norms).
