@@ -756,6 +756,40 @@ TEST_CASE("quantize_s8, quantize_s8_per_channel, residual_dequant_add_s8", "[ker
 }
 
 // =============================================================================================
+TEST_CASE("quantize_s8_row_dynamic: the row's absmax / 127, NaN skipped, the portable bytes", "[kernels][quantize]") {
+  // the per-row quantization of the QKV and gated down GEMMs' inputs (XNNPACK qd8), against its
+  // definition: scale = max |x| / 127 (std::fmax skips NaN; 1 for a zero or non-finite maximum),
+  // bytes = quantize_s8_portable at that scale, zero point 0
+  auto check_row = [](const std::vector<float>& x) {
+    float absmax = 0.f;
+    for (float v : x) absmax = std::fmax(absmax, std::fabs(v));
+    const float want_scale = absmax > 0.f && std::isfinite(absmax) ? absmax / 127.f : 1.f;
+    std::vector<int8_t> want(x.size()), got(x.size() + 16, 99);
+    kn::quantize_s8_portable(x.data(), x.size(), want_scale, 0, want.data());
+    const float scale = kn::quantize_s8_row_dynamic(x.data(), x.size(), got.data());
+    CHECK(scale == want_scale);
+    for (size_t i = x.size(); i < got.size(); ++i) CHECK(got[i] == 99);  // nothing past the row
+    got.resize(x.size());
+    CHECK(got == want);
+  };
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (size_t n : {size_t(1), size_t(7), size_t(8), size_t(9), size_t(63), size_t(768), size_t(1027)}) {
+    INFO("n=" << n);
+    std::vector<float> x(n);
+    for (auto& v : x) v = 3.0f * nd(rng);
+    check_row(x);
+    x[n / 2] = -40.0f;  // the maximum in any lane, negative
+    check_row(x);
+    x[n - 1] = std::nanf("");  // skipped, in the tail or a lane
+    check_row(x);
+    x[0] = std::numeric_limits<float>::infinity();  // no finite scale: 1, the row saturates
+    check_row(x);
+    std::fill(x.begin(), x.end(), 0.0f);
+    check_row(x);
+  }
+}
+
 TEST_CASE("GELU lookup table is exact and apply_lut_s8 matches", "[kernels][gelu]") {
   struct P {
     float in_scale;
