@@ -74,6 +74,13 @@ void print_act(const char* what, const fb::ActQuant* q) {
   }
 }
 
+// A LayerNorm / RMSNorm's tensors (gamma, beta when it has one); nothing when the file has no such norm.
+void print_norm(const fb::LayerNorm* n, size_t* bucket) {
+  if (!n) return;
+  print_tensor(n->gamma(), bucket);
+  print_tensor(n->beta(), bucket);
+}
+
 void print_linear(const fb::Linear* l, Totals* t) {
   if (!l) return;
   print_tensor(l->weight(), &t->weights);
@@ -179,37 +186,38 @@ int main(int argc, char** argv) {
                 c.query_prefix_id, c.document_prefix_id, c.query_length, c.document_length, c.expansion_id,
                 c.expansion_id < 0 ? "none" : c.attend_to_expansion ? "attended" : "unattended", c.skiplist_count);
   std::printf("\ntensors:\n  %-40s %-8s %-14s %12s  %s\n", "name", "dtype", "shape", "bytes", "scales");
+  // every optional part may be absent (no embedding norm in Qwen3, pre-norm layer 0 of ModernBERT,
+  // the LLM blocks' q/k and branch norms, the heads of other tasks)
   if (const auto* e = m->embeddings()) {
     print_tensor(e->word(), &t.embeddings);
     print_tensor(e->position(), &t.embeddings);
     print_tensor(e->token_type(), &t.embeddings);
-    print_tensor(e->norm()->gamma(), &t.embeddings);
-    print_tensor(e->norm()->beta(), &t.embeddings);
+    print_norm(e->norm(), &t.embeddings);
   }
   for (const auto* L : *m->layers()) {
     print_linear(L->qkv(), &t);
+    print_norm(L->q_norm(), &t.weights);
+    print_norm(L->k_norm(), &t.weights);
     print_linear(L->attention_output(), &t);
-    if (L->attention_norm()) {  // absent: pre-norm identity (ModernBERT layer 0)
-      print_tensor(L->attention_norm()->gamma(), &t.weights);
-      print_tensor(L->attention_norm()->beta(), &t.weights);
-    }
+    print_norm(L->attention_post_norm(), &t.weights);
+    print_norm(L->attention_norm(), &t.weights);
     print_linear(L->intermediate(), &t);
     print_linear(L->output(), &t);
-    print_tensor(L->output_norm()->gamma(), &t.weights);
-    print_tensor(L->output_norm()->beta(), &t.weights);
+    print_norm(L->ffn_post_norm(), &t.weights);
+    print_norm(L->output_norm(), &t.weights);
   }
-  if (m->final_norm()) {
-    print_tensor(m->final_norm()->gamma(), &t.weights);
-    print_tensor(m->final_norm()->beta(), &t.weights);
-  }
+  print_norm(m->final_norm(), &t.weights);
   print_linear(m->embedding_projection(), &t);
   print_linear(m->pooler(), &t);
   print_linear(m->pre_classifier(), &t);
-  if (m->head_norm()) {
-    print_tensor(m->head_norm()->gamma(), &t.weights);
-    print_tensor(m->head_norm()->beta(), &t.weights);
-  }
+  print_norm(m->head_norm(), &t.weights);
   print_linear(m->classifier(), &t);
+  print_linear(m->mlm_transform(), &t);
+  print_norm(m->mlm_norm(), &t.weights);
+  if (m->mlm_decoder() && m->mlm_decoder()->bias()) print_tensor(m->mlm_decoder()->bias(), &t.weights);  // weight: the word table
+  print_linear(m->sparse_linear(), &t);
+  if (const auto* sp = m->sentence_pooling(); sp && sp->dense())
+    for (const auto* d : *sp->dense()) print_linear(d->linear(), &t);
   if (m->vocab())
     for (const auto* s : *m->vocab()->tokens()) t.vocab += s->size() + 1;
   if (spec)  // the pipeline's vocabulary (and BPE merges: 3 ids each)

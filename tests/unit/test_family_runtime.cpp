@@ -428,6 +428,29 @@ TEST_CASE("edgebert-run --ids --types --dump on every family", "[families][cli]"
   }
 }
 
+TEST_CASE("edgebert-inspect describes every family model, its plan too", "[families][cli]") {
+  // (it dereferenced the embedding norm, which Qwen3 and Gemma 3 files do not have, and crashed)
+  const std::vector<ManifestLine> lines = manifest();
+  if (lines.empty()) return;
+  TempDir tmp;
+  std::set<std::string> models;
+  for (const ManifestLine& l : lines) models.insert(l.model);
+  for (const std::string& model : models)
+    for (const char* kind : {"fp32", "int8"}) {
+      INFO(model << " " << kind);
+      const std::string out = tmp.path + "/inspect.txt";
+      const std::string cmd =
+          bin_dir() + "/edgebert-inspect " + converted(model, kind) + " --plan --max-seq-len 16 > " + out + " 2>&1";
+      CHECK(std::system(cmd.c_str()) == 0);
+      std::ifstream f(out);
+      const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      CHECK(text.find("file size:") != std::string::npos);
+      CHECK(text.find("op schedule") != std::string::npos);
+      CHECK(text.find("memory plan") != std::string::npos);
+      if (model.rfind("gemma3", 0) == 0 || model.rfind("qwen3", 0) == 0) CHECK(text.find("k_norm") != std::string::npos);
+    }
+}
+
 namespace {
 
 // Loads `bytes` after `mutate` changed its FlatBuffer in place; returns the error ("" when it loads).
