@@ -112,6 +112,15 @@ Status run_add(const BoundOp& b, const RunContext& ctx) {
   return Status::ok();
 }
 
+void rmsnorm_qk_heads_f32(const Op& op, float* x, size_t rows) {
+  const QkvRows layout = qkv_rows(op);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t h = 0; h < layout.heads + layout.kv_heads; ++h) {  // Q's heads, then K's
+      float* v = x + r * layout.stride + h * layout.head_dim;
+      kernels::rmsnorm_f32(v, (h < layout.heads ? op.q_norm : op.k_norm)->gamma, op.eps, 1, layout.head_dim, v);
+    }
+}
+
 Status run_head_norm(const BoundOp& b, const RunContext& ctx) {
   const Op& op = *b.op;
   const QkvRows layout = qkv_rows(op);
@@ -119,26 +128,21 @@ Status run_head_norm(const BoundOp& b, const RunContext& ctx) {
   const LayerNormView* norms[2] = {op.q_norm, op.k_norm};
   const size_t first[2] = {0, heads * d}, count[2] = {heads, kv};
   auto norm = [&](size_t r0, size_t rows) {
+    if (!op.linear->int8) {  // fp32 QKV
+      rmsnorm_qk_heads_f32(op, reinterpret_cast<float*>(b.out[0]) + r0 * stride, rows);
+      return;
+    }
     for (size_t part = 0; part < 2; ++part) {  // Q, then K
-      if (op.linear->int8) {
-        // one scale per head on each side: the QKV GEMM's before, the calibrated post-norm after
-        float in_scales[1024], out_scales[1024];
-        for (size_t h = 0; h < count[part]; ++h) {
-          const int c = static_cast<int>(first[part] + h * d);
-          in_scales[h] = op.linear->output_channel_scale(c);
-          out_scales[h] = op.qkv_scale(c);
-        }
-        kernels::rmsnorm_heads_s8(reinterpret_cast<int8_t*>(b.out[0]) + r0 * stride, rows, stride, first[part],
-                                  static_cast<int>(count[part]), op.head_dim, norms[part]->gamma, op.eps, in_scales,
-                                  out_scales);
-      } else {
-        float* x = reinterpret_cast<float*>(b.out[0]) + r0 * stride;
-        for (size_t r = 0; r < rows; ++r)
-          for (size_t h = 0; h < count[part]; ++h) {
-            float* v = x + r * stride + first[part] + h * d;
-            kernels::rmsnorm_f32(v, norms[part]->gamma, op.eps, 1, d, v);
-          }
+      // one scale per head on each side: the QKV GEMM's before, the calibrated post-norm after
+      float in_scales[1024], out_scales[1024];
+      for (size_t h = 0; h < count[part]; ++h) {
+        const int c = static_cast<int>(first[part] + h * d);
+        in_scales[h] = op.linear->output_channel_scale(c);
+        out_scales[h] = op.qkv_scale(c);
       }
+      kernels::rmsnorm_heads_s8(reinterpret_cast<int8_t*>(b.out[0]) + r0 * stride, rows, stride, first[part],
+                                static_cast<int>(count[part]), op.head_dim, norms[part]->gamma, op.eps, in_scales,
+                                out_scales);
     }
   };
   parallel_rows(ctx.res.pool, ctx.rows, ctx.row_tile, norm);

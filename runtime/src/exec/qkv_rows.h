@@ -23,6 +23,13 @@ inline kernels::RopeForm rope_form(const RotaryOp& r) {
   return r.interleaved ? kernels::RopeForm::kInterleaved : kernels::RopeForm::kRotateHalf;
 }
 
+// Q's and K's heads of `rows` float QKV rows (from x) RMS-normalized in place with the op's
+// q_norm / k_norm (kHeadNorm of an fp32 QKV, kQkvToInt8).
+void rmsnorm_qk_heads_f32(const Op& op, float* x, size_t rows);
+// Q's and K's heads of `rows` float QKV rows (from x) rotated in place; `table` starts at the
+// first row's position (kRotary of an fp32 QKV, kQkvToInt8).
+void rope_qk_f32(const Op& op, float* x, size_t rows, const float* table);
+
 // The table for a sequence of n rows: the op's (Op::rope_table), or with dynamic NTK (nomic-bert)
 // beyond the trained length one built for this length into the op's scratch, outputs[1] (no
 // allocation). An error when n exceeds the table's positions.

@@ -24,7 +24,6 @@ Status run_qkv_to_int8(const BoundOp& b, const RunContext& ctx) {
   const QkvRows layout = qkv_rows(op);
   const size_t d = layout.head_dim, heads = layout.heads, kv = layout.kv_heads, stride = layout.stride;
   const size_t table_row = static_cast<size_t>(rot.dims / 2) * 2;  // floats per position
-  const kernels::RopeForm form = rope_form(rot);
   for (size_t s = 0; s < ctx.sequence_count; ++s) {
     const SequenceRows& seq = ctx.sequences[s];
     const float* table = nullptr;
@@ -39,21 +38,8 @@ Status run_qkv_to_int8(const BoundOp& b, const RunContext& ctx) {
       for (size_t p0 = r0; p0 < r0 + rows; p0 += kRowsPerStep) {
         const size_t n = std::min(kRowsPerStep, r0 + rows - p0);
         float* xs = x + p0 * stride;
-        if (op.q_norm)
-          for (size_t r = 0; r < n; ++r)
-            for (size_t h = 0; h < heads + kv; ++h) {  // Q's heads, then K's
-              float* v = xs + r * stride + h * d;
-              kernels::rmsnorm_f32(v, (h < heads ? op.q_norm : op.k_norm)->gamma, op.eps, 1, d, v);
-            }
-        if (table) {
-          kernels::RopeArgs q{n, stride, 0, static_cast<int>(heads), op.head_dim, rot.dims, form, nullptr,
-                              table + p0 * table_row};
-          kernels::rope_f32(q, xs);
-          kernels::RopeArgs k = q;
-          k.first = heads * d;
-          k.heads = static_cast<int>(kv);
-          kernels::rope_f32(k, xs);
-        }
+        if (op.q_norm) rmsnorm_qk_heads_f32(op, xs, n);
+        if (table) rope_qk_f32(op, xs, n, table + p0 * table_row);
         for (size_t r = 0; r < n; ++r)
           for (size_t h = 0; h < heads + 2 * kv; ++h)  // symmetric, one scale per head (model.cpp checks)
             kernels::quantize_s8(xs + r * stride + h * d, d, op.qkv_scale(static_cast<int>(h * d)), 0,

@@ -28,6 +28,16 @@ Result<const float*> rotary_table(const BoundOp& b, size_t n) {
   return b.op->rope_table->data();
 }
 
+void rope_qk_f32(const Op& op, float* x, size_t rows, const float* table) {
+  const QkvRows layout = qkv_rows(op);
+  kernels::RopeArgs a{rows, layout.stride, 0, static_cast<int>(layout.heads), op.head_dim, op.rotary.dims,
+                      rope_form(op.rotary), nullptr, table};
+  kernels::rope_f32(a, x);  // Q
+  a.first = layout.heads * layout.head_dim;
+  a.heads = static_cast<int>(layout.kv_heads);
+  kernels::rope_f32(a, x);  // K
+}
+
 Status run_rotary(const BoundOp& b, const RunContext& ctx) {
   const Op& op = *b.op;
   const RotaryOp& r = op.rotary;
@@ -57,11 +67,7 @@ Status run_rotary(const BoundOp& b, const RunContext& ctx) {
       continue;
     }
     float* qkv = reinterpret_cast<float*>(b.in[0]) + seq.first_row * stride;
-    for (size_t part = 0; part < 2; ++part) {  // Q, then K
-      kernels::RopeArgs a{n, stride, first[part], static_cast<int>(count[part]), op.head_dim, r.dims, form, nullptr,
-                          table};
-      kernels::rope_f32(a, qkv);
-    }
+    rope_qk_f32(op, qkv, n, table);
   }
   return Status::ok();
 }
