@@ -46,11 +46,13 @@ DEPS_FLAGS=()
 "$ROOT/scripts/install_deps.sh" "${DEPS_FLAGS[@]}"
 # The curated emulated subsets (docs/cross-compiling.md#ci-time): every kernel's exactness test
 # (both emulated CPUs) in each; Debian 12 (2022 XNNPACK): loader, planner, program, tokenizers,
-# bad input, C API tasks, heads, words and QA; Debian 13 (2024 XNNPACK: dotprod / i8mm GEMMs):
-# kernel tables through whole models, reference outputs, no allocation, bad input, weight cache.
+# bad input, C API tasks, heads, words and QA, the LLM families' goldens; Debian 13 (2024 XNNPACK:
+# dotprod / i8mm GEMMs, the float-QKV path phones run): kernel tables through whole models,
+# reference outputs, no allocation, bad input, weight cache, the LLM families' goldens and their
+# packed-against-single composition matrix.
 ARM_KERNEL_TESTS='test_kernels|test_kernels_cortex_a53|test_kernels_families'
-ARM_SUBSET_D12="^($ARM_KERNEL_TESTS|test_family_runtime_llm|test_composition_llm|test_bad_input|test_c_api_tasks|test_words_answer|test_runtime_heads|test_xnn_gemm|test_session_plan|test_planner|test_tokenizer|test_text_tokenizer|test_checkpoint|test_program|test_call_order|shared_library_exports)\$"
-ARM_SUBSET_D13="^($ARM_KERNEL_TESTS|test_kernel_tables_model|test_runtime_reference|test_no_alloc|test_bad_input|test_xnn_gemm|test_weight_cache|test_c_api_tasks)\$"
+ARM_SUBSET_D12="^($ARM_KERNEL_TESTS|test_family_runtime_llm|test_bad_input|test_c_api_tasks|test_words_answer|test_runtime_heads|test_xnn_gemm|test_session_plan|test_planner|test_tokenizer|test_text_tokenizer|test_checkpoint|test_program|test_call_order|shared_library_exports)\$"
+ARM_SUBSET_D13="^($ARM_KERNEL_TESTS|test_kernel_tables_model|test_runtime_reference|test_no_alloc|test_bad_input|test_xnn_gemm|test_weight_cache|test_c_api_tasks|test_family_runtime_llm|test_composition_llm)\$"
 
 # Each stage's wall time goes to the log as it ends, and all of them at the end (CI budget).
 TIMES="== stage times:" STAGE="" STAGE_T0=$SECONDS

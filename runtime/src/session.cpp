@@ -126,6 +126,7 @@ Status Session::build(const SessionOptions& o) {
   resources_.pool = pool_;
   resources_.workers = static_cast<size_t>(threads_);
   resources_.max_seq_len = static_cast<size_t>(max_n_);
+  resources_.max_rows = max_rows_;
   resources_.max_tile = attention_row_tile(max_n_);
   if (posix_memalign(reinterpret_cast<void**>(&arena_raw_), kAlignment, std::max<size_t>(plan_.arena_bytes, 64)) != 0) {
     arena_raw_ = nullptr;

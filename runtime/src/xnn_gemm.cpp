@@ -256,7 +256,8 @@ Status XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows,
   return Status::ok();
 }
 
-bool XnnGemm::setup(size_t rows, const void* input, void* output, pthreadpool_t pool) {
+bool XnnGemm::setup(size_t requested_rows, const void* input, void* output, pthreadpool_t pool, size_t room_rows) {
+  const size_t rows = kind_ == Kind::kF32 && requested_rows == 1 && room_rows >= 2 ? 2 : requested_rows;
   if (rows == rows_ && input == input_ && output == output_ && pool == pool_) return true;
   xnn_status s = xnn_status_success;
 #if EDGEBERT_XNN_API >= 2024

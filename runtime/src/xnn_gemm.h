@@ -80,7 +80,12 @@ class XnnGemm {
   Status create(const LinearView& linear, bool float_output, size_t max_rows, PackedWeights* store = nullptr,
                 size_t gemm_key = 0, bool block_int4_native = EDGEBERT_XNN_USE_QB4W);
   // Binds input/output pointers and the row count. Cheap to call when nothing changed.
-  bool setup(size_t rows, const void* input, void* output, pthreadpool_t pool);
+  // room_rows: rows the input and output buffers hold (0: just `rows`). An fp32 GEMM of one row
+  // runs as two rows when there is room, the second row's output being scratch: for a batch of 1
+  // XNNPACK picks a one-row micro-kernel, which on arm64 (2024-11) sums in another order than the
+  // several-row kernel, so a 1-token sequence alone would differ from the same sequence in a packed
+  // run (tests/unit/test_xnn_gemm.cpp, "one row as several").
+  bool setup(size_t rows, const void* input, void* output, pthreadpool_t pool, size_t room_rows = 0);
   // float_output only: the next runs' input rows are quantized per row, row r with scale
   // scales[r] and zero point 0 (dynamic quantization: kernels::dynamic_row_scale), instead of the
   // static scale. XNNPACK reads the parameters when the operator runs, so this is called before

@@ -33,9 +33,17 @@ class OpTimer {
   int64_t t0_ = 0;
 };
 
-Status setup_gemm(const BoundOp& b, size_t rows, pthreadpool_t pool) {
+// Rows the GEMM's input and output buffers hold: a per-token GEMM over the whole run reads and
+// writes per-token buffers (room for a packed run); 0 (no room past `rows`) for every other GEMM.
+size_t gemm_room_rows(const BoundOp& b, const ExecResources& res) {
+  const Op& op = *b.op;
+  if (op.type != OpType::kGemm || op.per_sequence || b.in_step[0].row_bytes == 0 || b.out_step[0].row_bytes == 0) return 0;
+  return res.max_rows;
+}
+
+Status setup_gemm(const BoundOp& b, size_t rows, const ExecResources& res) {
   if (!b.gemm) return Status::ok();  // (ops sharing an operator bind their own buffers: cheap when equal)
-  if (!b.gemm->setup(rows, b.in[0], b.out[0], pool))
+  if (!b.gemm->setup(rows, b.in[0], b.out[0], res.pool, gemm_room_rows(b, res)))
     return Status(EB_ERROR_BACKEND, "XNNPACK setup failed for " + std::to_string(rows) + " rows (" + b.op->linear->name + ")");
   return Status::ok();
 }
@@ -44,11 +52,11 @@ Status run_one(const BoundOp& b, const RunContext& ctx, const ExecObserver& obse
   OpTimer t(observer, *b.op);
   if (observer.profile_ns && observer.setup_ns && b.gemm) {
     const int64_t t0 = now_ns();
-    const Status s = setup_gemm(b, op_rows(*b.op, ctx), ctx.res.pool);
+    const Status s = setup_gemm(b, op_rows(*b.op, ctx), ctx.res);
     *observer.setup_ns += now_ns() - t0;
     EB_RETURN_IF_ERROR(s);
   } else {
-    EB_RETURN_IF_ERROR(setup_gemm(b, op_rows(*b.op, ctx), ctx.res.pool));
+    EB_RETURN_IF_ERROR(setup_gemm(b, op_rows(*b.op, ctx), ctx.res));
   }
   return run_op(b, ctx);
 }

@@ -27,6 +27,7 @@ struct ExecResources {
   size_t workers = 1;            // threads of the pool (1 without one)
   size_t max_seq_len = 1;        // longest sequence the attention scratch is sized for
   size_t max_tile = 1;           // query rows per attention scratch tile
+  size_t max_rows = 1;           // rows a per-token buffer holds (a packed run's capacity)
 };
 
 struct RunContext {
