@@ -285,13 +285,15 @@ TEST_CASE("int8 gated FFNs with one of their GEMMs kept fp32 (--keep-fp32)", "[f
     }
 }
 
-TEST_CASE("int8 q/k-norm families: where int8 GEMMs write float, QKV does and one op makes its int8 heads",
+TEST_CASE("int8 q/k-norm families: where int8 GEMMs write float, QKV does and one op makes its int8 heads; the context is quantized per row",
           "[families][int8]") {
   if (manifest().empty()) return;
   // Where XNNPACK's int8 GEMMs write float (2024+), the pre-norm quantizes each row with its own
   // scale, the QKV GEMM reads those scales and writes float, and kQkvToInt8 normalizes, rotates
   // and quantizes the heads into the rows the attention reads. Elsewhere the QKV GEMM writes int8
-  // and the head norm and rotary run in place on it. (Both builds run this: Debian 12 and 13.)
+  // and the head norm and rotary run in place on it. Likewise the attention's context: float rows,
+  // each quantized with its own scale for the output GEMM, or int8 at one calibrated scale. (Both
+  // builds run this: Debian 12 and 13.)
   const bool float_output = edgebert::XnnGemm::int8_float_output_supported();
   for (const char* model : {"gemma3_model", "qwen3_model"}) {
     INFO(model << (float_output ? " (int8 GEMMs write float)" : " (int8 GEMMs write int8)"));
@@ -338,6 +340,30 @@ TEST_CASE("int8 q/k-norm families: where int8 GEMMs write float, QKV does and on
         CHECK(g.inputs.size() == 1);
         CHECK(between == std::vector<edgebert::OpType>{edgebert::OpType::kHeadNorm, edgebert::OpType::kRotary});
         CHECK(g.outputs[0] == ops[a].inputs[0]);
+      }
+      // After the attention: with float output its context rows are float, quantized per row
+      // (kConvertContext: int8 rows and their scales) for the output GEMM, which reads both;
+      // else the int8 context goes to the output GEMM as it is.
+      const edgebert::Op& att = ops[a];
+      REQUIRE(a + 2 < ops.size());
+      const edgebert::Op& conv = ops[a + 1];
+      const edgebert::Op& out = float_output ? ops[a + 2] : conv;
+      CHECK(att.float_output == float_output);
+      CHECK(out.type == edgebert::OpType::kGemm);
+      CHECK(out.profile == edgebert::OpKind::kAttentionOutputGemm);
+      CHECK(p->buffers()[static_cast<size_t>(att.outputs[0])].size.row_bytes ==
+            static_cast<size_t>(att.width) * (float_output ? sizeof(float) : 1));
+      if (float_output) {
+        REQUIRE(conv.type == edgebert::OpType::kConvertContext);
+        CHECK(conv.float_output);
+        CHECK(conv.inputs[0] == att.outputs[0]);
+        REQUIRE(conv.outputs.size() == 2);
+        CHECK(out.inputs == conv.outputs);
+        CHECK(out.row_scaled_input);
+        CHECK(p->buffers()[static_cast<size_t>(conv.outputs[1])].size.row_bytes == sizeof(float));
+      } else {
+        CHECK(out.inputs[0] == att.outputs[0]);
+        CHECK_FALSE(out.row_scaled_input);
       }
     }
     CHECK(qkv_gemms == m->config.layers);

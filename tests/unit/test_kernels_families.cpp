@@ -30,6 +30,26 @@ std::vector<const kn::KernelTable*> tables_here() {
   return std::vector<const kn::KernelTable*>(t, t + kn::supported_kernel_tables(t));
 }
 
+// The scratch of one int8 head of n tokens: scores, probabilities and 64-byte aligned packed K/V.
+struct HeadScratch {
+  std::vector<float> scores;
+  std::vector<uint8_t> probs;
+  std::vector<int8_t> packed_kv;
+  int8_t* packed;
+  HeadScratch(size_t n, size_t hd) : scores(n * n), probs(n * n), packed_kv(kn::attention_s8_packed_bytes(n, hd) + 64) {
+    packed = packed_kv.data() + (64 - reinterpret_cast<uintptr_t>(packed_kv.data()) % 64) % 64;
+  }
+  // Case c's head, its int8 context at `out` (head_dim per row) from the portable window kernel;
+  // the arguments returned use this scratch.
+  kn::AttentionHeadS8 run_portable_window(const S8Case& c, kn::KeyWindow window, int8_t* out) {
+    kn::AttentionHeadS8 a = s8_args(c, packed, out, size_t(c.hd));
+    a.scores = scores.data();
+    a.probs = probs.data();
+    kn::attention_s8_rows_window_portable(a, window, 0, c.n);
+    return a;
+  }
+};
+
 // Pair i of a head: the two channels (see rope.h).
 std::pair<int, int> rope_pair(kn::RopeForm form, int i, int rotary_dim) {
   return form == kn::RopeForm::kRotateHalf ? std::make_pair(i, i + rotary_dim / 2) : std::make_pair(2 * i, 2 * i + 1);
@@ -272,20 +292,16 @@ TEST_CASE("int8 attention with a key window (sliding, causal): reference, full-w
     for (const char* mk : {"none", "random", "trailing", "one_valid"}) {
       const S8Case c = make_s8_case(rng, sh.n, sh.hd, mk, 6.0f, -3);
       const size_t n = size_t(c.n), hd = size_t(c.hd);
-      std::vector<float> scores(n * n);
-      std::vector<uint8_t> probs(n * n);
-      std::vector<int8_t> packed_kv(kn::attention_s8_packed_bytes(n, hd) + 64);
-      int8_t* packed = packed_kv.data() + (64 - reinterpret_cast<uintptr_t>(packed_kv.data()) % 64) % 64;
+      HeadScratch scratch(n, hd);
+      std::vector<float>& scores = scratch.scores;
+      std::vector<uint8_t>& probs = scratch.probs;
       // symmetric windows, causal (before n, after 0), causal with a window, and lopsided ones
       const kn::KeyWindow windows[] = {{0, 0},  {1, 1},    {5, 5}, {16, 16}, {37, 37}, {sh.n, sh.n},
                                        {sh.n, 0}, {5, 0}, {0, 3}, {2, 9},   {sh.n + 7, 0}};
       for (const kn::KeyWindow window : windows) {
         INFO("n=" << sh.n << " hd=" << sh.hd << " mask=" << mk << " window=" << window.before << "," << window.after);
         std::vector<int8_t> out(n * hd, 0x5A);
-        kn::AttentionHeadS8 a = s8_args(c, packed, out.data(), hd);
-        a.scores = scores.data();
-        a.probs = probs.data();
-        kn::attention_s8_rows_window_portable(a, window, 0, c.n);
+        kn::AttentionHeadS8 a = scratch.run_portable_window(c, window, out.data());
         const std::vector<int8_t> ref = ref_attention_s8(c, window.before, window.after);
         for (const kn::KernelTable* t : tables_here()) {  // every variant: the portable bytes
           INFO(t->name);
@@ -487,4 +503,78 @@ TEST_CASE("rmsnorm: double reference, int8 heads in place", "[kernels][rmsnorm]"
       const double ref = double(q[i]) * in_s[h] / std::sqrt(ss / hd + 1e-6) * g[(c - first) % hd] / out_s[h];
       CHECK(std::abs(int(y[i]) - int(ref_quant(std::max(-128.0, std::min(127.0, ref)), 0))) <= 1);
     }
+}
+
+// The int8 attention with a float context (AttentionHeadS8::context_f32, the q/k-norm families'
+// per-row quantized output GEMM input): every kernel table, full and windowed heads, whole and in
+// row blocks that start anywhere, gives the portable floats bit for bit, writes nothing outside
+// its rows' channels and no int8 context; and the int8 context is exactly the rounding of those
+// floats at its scale (where not clipped, within 1e-3 of a level for the order of the products).
+TEST_CASE("int8 attention with a float context: every table's bytes, and the int8 context its rounding",
+          "[kernels][attention]") {
+  std::mt19937 rng(23);
+  struct Shape {
+    int n, hd;
+  };
+  for (const Shape sh : {Shape{1, 16}, Shape{9, 24}, Shape{40, 64}, Shape{77, 33}, Shape{130, 64}, Shape{21, 256}}) {
+    for (const char* mk : {"none", "random", "trailing", "all_masked"}) {
+      const S8Case c = make_s8_case(rng, sh.n, sh.hd, mk, 6.0f, -3);
+      const size_t n = size_t(c.n), hd = size_t(c.hd), stride = hd + 5;  // 5 channels of other heads
+      HeadScratch scratch(n, hd);
+      for (const kn::KeyWindow window : {kn::KeyWindow{sh.n, sh.n}, kn::KeyWindow{5, 5}, kn::KeyWindow{sh.n, 0}}) {
+        const bool full = window.before >= sh.n && window.after >= sh.n;
+        INFO("n=" << sh.n << " hd=" << sh.hd << " mask=" << mk << " window=" << window.before << "," << window.after);
+        // the int8 context, portable
+        std::vector<int8_t> q8(n * hd, 0x5A);
+        kn::AttentionHeadS8 a = scratch.run_portable_window(c, window, q8.data());
+        // the float context, portable: context_scale 1 and zero point 0 (the value itself)
+        std::vector<float> ref(n * stride, 777.f);
+        a.context = nullptr;
+        a.context_f32 = ref.data();
+        a.context_stride = stride;
+        a.context_scale = 1.f;
+        a.context_zero_point = 0;
+        kn::attention_s8_rows_window_portable(a, window, 0, c.n);
+        double worst = 0;
+        for (size_t i = 0; i < n; ++i)
+          for (size_t d = 0; d < stride; ++d) {
+            const float x = ref[i * stride + d];
+            if (d >= hd) {
+              CHECK(x == 777.f);  // another head's channel
+              continue;
+            }
+            const double level = double(x) / c.ctx_scale + c.ctx_zp;
+            const int got = q8[i * hd + d];
+            if (level >= 127.5 || level <= -128.5)
+              CHECK(got == (level > 0 ? 127 : -128));
+            else
+              worst = std::max(worst, std::fabs(level - got));
+          }
+        CHECK(worst <= 0.5 + 1e-3);
+        for (const kn::KernelTable* t : tables_here()) {
+          INFO(t->name);
+          for (const int block : {c.n, 3}) {  // whole, and row blocks starting anywhere
+            std::vector<float> v(n * stride, 777.f);
+            a.context_f32 = v.data();
+            if (full)
+              t->attention_s8->pack(a);
+            else
+              t->attention_s8_pack_window(a);
+            for (int r0 = 0; r0 < c.n; r0 += block) {
+              const int r1 = std::min(c.n, r0 + block);
+              std::vector<float> ts(size_t(r1 - r0) * n, 1e30f);
+              std::vector<uint8_t> tp(size_t(r1 - r0) * n, uint8_t{0xEE});
+              a.scores = ts.data();
+              a.probs = tp.data();
+              if (full)
+                t->attention_s8->rows(a, r0, r1);
+              else
+                t->attention_s8_rows_window(a, window, r0, r1);
+            }
+            CHECK(std::memcmp(v.data(), ref.data(), v.size() * sizeof(float)) == 0);
+          }
+        }
+      }
+    }
+  }
 }

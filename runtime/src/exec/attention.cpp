@@ -16,6 +16,8 @@ namespace edgebert::exec {
 namespace {
 
 size_t element_bytes(const Op& op) { return op.linear->int8 ? 1 : 4; }
+// Bytes of one context element: int8, or float (fp32 attention, or an int8 one that writes float).
+size_t context_bytes(const Op& op) { return op.linear->int8 && !op.float_output ? 1 : 4; }
 
 // The QKV row layout of an attention op: Q of `heads` heads, then K and V of `kv_heads` heads
 // each (grouped-query attention: query head h reads KV head h / (heads / kv_heads)), head_dim
@@ -67,15 +69,20 @@ kernels::AttentionHeadS8 head_args_s8(const Op& op, const uint8_t* qkv_buf, uint
   const QkvLayout l(op);
   const size_t d = static_cast<size_t>(op.head_dim);
   kernels::AttentionHeadS8 a;
+  a.context_f32 = nullptr;
   point_at_head(a, reinterpret_cast<const int8_t*>(qkv_buf), reinterpret_cast<int8_t*>(context), op, h, n, mask);
+  if (op.float_output) {  // the float context rows, each quantized later with its own scale
+    a.context_f32 = reinterpret_cast<float*>(context) + h * d;
+    a.context = nullptr;
+  }
   a.q_scale = op.qkv_scale(static_cast<int>(l.q(h, d)));
   a.k_scale = op.qkv_scale(static_cast<int>(l.k(h, d)));
   a.v_scale = op.qkv_scale(static_cast<int>(l.v(h, d)));
   a.scores = nullptr;
   a.probs = nullptr;
   a.packed = reinterpret_cast<int8_t*>(packed);
-  a.context_scale = op.quant_for->input_scale;
-  a.context_zero_point = op.quant_for->input_zero_point;
+  a.context_scale = op.float_output ? 1.f : op.quant_for->input_scale;  // float: the value itself
+  a.context_zero_point = op.float_output ? 0 : op.quant_for->input_zero_point;
   return a;
 }
 
@@ -102,7 +109,8 @@ struct AttentionJob {
     const QkvLayout l(op());
     const size_t e = element_bytes(op());
     const kernels::AttentionHeadS8 a = head_args_s8(op(), b.in[0] + first * l.stride * e,
-                                                    b.out[0] + first * l.q_width * e, dst, h, rows, mask(first));
+                                                    b.out[0] + first * l.q_width * context_bytes(op()), dst, h, rows,
+                                                    mask(first));
     if (windowed(op()))
       kernels::attention_s8_pack_window(a);  // a no-op where the window kernel reads keys in place
     else
@@ -116,7 +124,7 @@ struct AttentionJob {
     const QkvLayout l(op());
     const size_t e = element_bytes(op());
     const uint8_t* qkv = b.in[0] + first * l.stride * e;
-    uint8_t* context = b.out[0] + first * l.q_width * e;
+    uint8_t* context = b.out[0] + first * l.q_width * context_bytes(op());
     const kernels::KeyWindow keys = key_window(op(), rows);
     if (int8()) {
       kernels::AttentionHeadS8 a = head_args_s8(op(), qkv, context, packed, h, rows, mask(first));

@@ -161,7 +161,16 @@ Status run_convert_context(const BoundOp& b, const RunContext& ctx) {
   const Op& op = *b.op;
   const LinearView& g = *op.quant_for;  // the GEMM that reads the converted context
   const size_t count = ctx.rows * static_cast<size_t>(op.width);
-  if (g.int8) {
+  if (op.float_output) {  // float rows -> int8, each row with its own scale (outputs[1])
+    const size_t width = static_cast<size_t>(op.width);
+    const float* x = reinterpret_cast<const float*>(b.in[0]);
+    int8_t* q = reinterpret_cast<int8_t*>(b.out[0]);
+    float* scales = reinterpret_cast<float*>(b.out[1]);
+    auto rows = [&](size_t r0, size_t n) {
+      for (size_t r = r0; r < r0 + n; ++r) scales[r] = kernels::quantize_s8_row_dynamic(x + r * width, width, q + r * width);
+    };
+    parallel_rows(ctx.res.pool, ctx.rows, ctx.row_tile, rows);
+  } else if (g.int8) {
     kernels::quantize_s8(reinterpret_cast<const float*>(b.in[0]), count, g.input_scale, g.input_zero_point,
                          reinterpret_cast<int8_t*>(b.out[0]));
   } else {

@@ -135,7 +135,8 @@ static void attention_s8_rows_portable(const AttentionHeadS8& a, int row_begin, 
     }
     const float out_mult = detail::attention_context_multiplier(a.v_scale, a.context_scale, prob_sum);
 
-    int8_t* ctx = a.context + static_cast<size_t>(i) * a.context_stride;
+    int8_t* ctx = attention_context_row(a, i);
+    float* ctx_f32 = attention_context_row_f32(a, i);
     constexpr int kChunk = 256;
     int32_t acc[kChunk];
     for (int d0 = 0; d0 < hd; d0 += kChunk) {
@@ -147,8 +148,11 @@ static void attention_s8_rows_portable(const AttentionHeadS8& a, int row_begin, 
         const int8_t* vj = a.v + static_cast<size_t>(j) * stride + d0;
         for (int d = 0; d < cnt; ++d) acc[d] += pj * static_cast<int32_t>(vj[d]);
       }
-      for (int d = 0; d < cnt; ++d)
-        ctx[d0 + d] = detail::quantize_value_s8(static_cast<float>(acc[d]) * out_mult, lo, hi, zp);
+      if (ctx_f32)
+        for (int d = 0; d < cnt; ++d) ctx_f32[d0 + d] = static_cast<float>(acc[d]) * out_mult;
+      else
+        for (int d = 0; d < cnt; ++d)
+          ctx[d0 + d] = detail::quantize_value_s8(static_cast<float>(acc[d]) * out_mult, lo, hi, zp);
     }
   }
 }

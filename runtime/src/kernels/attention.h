@@ -18,6 +18,8 @@ namespace kernels {
 //   pq[i,j]    = round_half_even(e[i,j] * 127)        (uint8; 127 at the row maximum, see numerics.h)
 //   acc[i,d]   = sum_j pq[i,j] * v[j,d]                                  (exact, int32)
 //   context    = clamp(round_half_even(acc * v_scale / (sum_j pq[i,j] * context_scale)) + zp, -128, 127)
+//                or, with context_f32, the float float(acc) * (v_scale / (sum_j pq[i,j] * context_scale))
+//                unrounded (the caller sets context_scale 1: the context's value itself)
 // A row with no attended key (every key masked, or every key of its window) gets what HF's eager /
 // SDPA attention gives it: its scores are all finfo.min, so the softmax is uniform over all n keys
 // (masked ones too) and the context is the mean of every value row (attention_s8_fill_unattended).
@@ -52,7 +54,19 @@ struct AttentionHeadS8 {
   size_t context_stride;  // row i of the output at context + i*context_stride (head_dim entries)
   float context_scale;
   int32_t context_zero_point;  // q = clamp(round(x / scale) + zp, -128, 127)
+  // When set, the context rows are written here as floats (row i at context_f32 + i*context_stride)
+  // and `context` is not written: a caller that quantizes each whole row (every head) with its own
+  // scale afterwards (the q/k-norm families' per-row output GEMM input, docs/llm-encoders.md).
+  float* context_f32;
 };
+
+// Row i of the context: its int8 row, or null when the context is float; and its float row, or null.
+static inline int8_t* attention_context_row(const AttentionHeadS8& a, int i) {
+  return a.context_f32 ? nullptr : a.context + static_cast<size_t>(i) * a.context_stride;
+}
+static inline float* attention_context_row_f32(const AttentionHeadS8& a, int i) {
+  return a.context_f32 ? a.context_f32 + static_cast<size_t>(i) * a.context_stride : nullptr;
+}
 
 constexpr int kAttentionMaxHeadDimAvx2 = 1024;
 constexpr int kAttentionMaxHeadDimNeon = 1024;
@@ -88,8 +102,14 @@ static inline void attention_s8_fill_unattended(const AttentionHeadS8& a, int ro
   for (int d = 0; d < a.head_dim; ++d) {
     int32_t sum = 0;
     for (int j = 0; j < a.n; ++j) sum += a.v[static_cast<size_t>(j) * a.qkv_stride + d];
-    const int8_t q = detail::quantize_value_s8(static_cast<float>(sum) * mult, lo, hi, zp);
-    for (int i = row_begin; i < row_end; ++i) a.context[static_cast<size_t>(i) * a.context_stride + d] = q;
+    const float x = static_cast<float>(sum) * mult;
+    const int8_t q = detail::quantize_value_s8(x, lo, hi, zp);
+    for (int i = row_begin; i < row_end; ++i) {
+      if (float* f = attention_context_row_f32(a, i))
+        f[d] = x;
+      else
+        attention_context_row(a, i)[d] = q;
+    }
   }
 }
 

@@ -228,6 +228,15 @@ static inline __m128i requant16(__m256i a, __m256i b, __m256 mult, __m256 lo, __
   return _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
 }
 
+// 16 int32 accumulators -> the first cnt of the 16 floats acc * mult (a float context's channels).
+static inline void store_context16_f32(float* out, __m256i a, __m256i b, __m256 mult, int cnt) {
+  alignas(32) float tmp[16];
+  float* dst = cnt == 16 ? out : tmp;
+  _mm256_storeu_ps(dst, _mm256_mul_ps(_mm256_cvtepi32_ps(a), mult));
+  _mm256_storeu_ps(dst + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(b), mult));
+  if (cnt < 16) std::memcpy(out, tmp, static_cast<size_t>(cnt) * sizeof(float));
+}
+
 #define EB_PV_STEP(r, pword)                                                              \
   {                                                                                       \
     const __m256i p = _mm256_set1_epi32(pword);                                           \
@@ -265,6 +274,7 @@ struct PvArgs {
   const uint8_t* prow[4];  // probabilities of the block's rows (row 0 repeated for missing rows)
   int32_t tail_word[4];    // probabilities of the partial key group, zero-padded
   int8_t* out[4];
+  float* out_f32[4];  // the float context's rows (AttentionHeadS8::context_f32), else null
   int rows;
   const int8_t* vpack;  // full groups, 4*hd bytes each
   int ngroups;
@@ -293,6 +303,10 @@ static void pv_block(const PvArgs& a, const float mult_rows[4], int32_t zp_i) {
     }
     const int cnt = a.hd - d0 < 16 ? a.hd - d0 : 16;
     for (int r = 0; r < a.rows; ++r) {
+      if (a.out_f32[r] != nullptr) {
+        store_context16_f32(a.out_f32[r] + d0, acc[r][0], acc[r][1], _mm256_set1_ps(mult_rows[r]), cnt);
+        continue;
+      }
       const __m128i q = requant16(acc[r][0], acc[r][1], _mm256_set1_ps(mult_rows[r]), lo, hi, zp);
       if (cnt == 16) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(a.out[r] + d0), q);
@@ -575,7 +589,8 @@ static void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
         out_mult[r] = detail::attention_context_multiplier(a.v_scale, a.context_scale, prob_sum);
       }
       pv.prow[r] = prow;
-      pv.out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
+      pv.out[r] = attention_context_row(a, i0 + rr);
+      pv.out_f32[r] = attention_context_row_f32(a, i0 + rr);
     }
     for (int r = 0; r < 4; ++r) {
       uint32_t w = 0;

@@ -228,6 +228,7 @@ struct PvArgs {
   const uint8_t* prow[4];  // probabilities of the block's rows (row 0 repeated for missing rows)
   int32_t tail_word[4];    // probabilities of the partial key group, zero-padded
   int8_t* out[4];
+  float* out_f32[4];  // the float context's rows (AttentionHeadS8::context_f32), else null
   int rows;
   const int8_t* vpack;  // full groups, 4*hd bytes each
   int ngroups;
@@ -259,6 +260,11 @@ void pv_block(const PvArgs& a, const float mult_rows[4], int32_t zp_i) {
     const __mmask16 m1 = avx512::tail_mask16(static_cast<size_t>(cnt > 16 ? cnt - 16 : 0));
     for (int r = 0; r < a.rows; ++r) {
       const __m512 mult = _mm512_set1_ps(mult_rows[r]);
+      if (a.out_f32[r] != nullptr) {  // a float context: acc * mult, unrounded
+        _mm512_mask_storeu_ps(a.out_f32[r] + d0, m0, _mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][0]), mult));
+        if (cnt > 16) _mm512_mask_storeu_ps(a.out_f32[r] + d0 + 16, m1, _mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][1]), mult));
+        continue;
+      }
       _mm_mask_storeu_epi8(a.out[r] + d0, m0,
                            avx512::quantize16_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][0]), mult), lo, hi, zp));
       if (cnt > 16)
@@ -346,7 +352,8 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
         out_mult[r] = detail::attention_context_multiplier(a.v_scale, a.context_scale, prob_sum);
       }
       pv.prow[r] = prow;
-      pv.out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
+      pv.out[r] = attention_context_row(a, i0 + rr);
+      pv.out_f32[r] = attention_context_row_f32(a, i0 + rr);
     }
     for (int r = 0; r < 4; ++r) {
       uint32_t w = 0;

@@ -297,10 +297,12 @@ static void scores_4x4(const int8_t* const qr[4], const int8_t* kp[4], int kc, i
 
 // The P.V step of a block of 4 query rows: ngroups packed groups from vpack with the rows'
 // probabilities pr[r] (4 per group), plus the partial group vtail (nullptr: none) with tail_p[r],
-// requantized into out[r] (rows of them) with out_mult[r].
+// requantized into out[r] (rows of them) with out_mult[r], or for a float context (out_f32[r]) the
+// floats acc * out_mult[r].
 template <bool kDot>
 static void pv_rows(const uint8_t* const pr[4], const uint8_t* const tail_p[4], const int8_t* vpack, const int8_t* vtail,
-                    int ngroups, int hd, int rows, const float out_mult[4], int32_t zp, int8_t* const out[4]) {
+                    int ngroups, int hd, int rows, const float out_mult[4], int32_t zp, int8_t* const out[4],
+                    float* const out_f32[4]) {
   const size_t gstride = 4 * static_cast<size_t>(hd);
   const float32x4_t lo = vdupq_n_f32(-128.0f - static_cast<float>(zp));
   const float32x4_t hi = vdupq_n_f32(127.0f - static_cast<float>(zp));
@@ -320,6 +322,13 @@ static void pv_rows(const uint8_t* const pr[4], const uint8_t* const tail_p[4], 
     const int cnt = hd - d0 < kTile ? hd - d0 : kTile;
     for (int r = 0; r < rows; ++r) {
       const float32x4_t mult = vdupq_n_f32(out_mult[r]);
+      if (out_f32[r] != nullptr) {
+        alignas(16) float tmp[16];
+        float* dst = cnt == kTile ? out_f32[r] + d0 : tmp;
+        for (int k = 0; k < kTile / 4; ++k) vst1q_f32(dst + 4 * k, vmulq_f32(vcvtq_f32_s32(acc[r][k]), mult));
+        if (cnt < kTile) std::memcpy(out_f32[r] + d0, tmp, static_cast<size_t>(cnt) * sizeof(float));
+        continue;
+      }
       int16x8_t w0 = vcombine_s16(vqmovn_s32(requant4(acc[r][0], mult, lo, hi, vzp)),
                                   vqmovn_s32(requant4(acc[r][1], mult, lo, hi, vzp)));
       int16x8_t w1 = w0;
@@ -343,13 +352,14 @@ static void pv_rows(const uint8_t* const pr[4], const uint8_t* const tail_p[4], 
 // Row pointers of the query block [i0, i0 + rows): query, scores, probabilities, context (missing
 // rows repeat row 0 and are never stored).
 static void block_rows(const AttentionHeadS8& a, int i0, int rows, int row_begin, const int8_t* qr[4], float* srow[4],
-                       uint8_t* prow[4], int8_t* out[4]) {
+                       uint8_t* prow[4], int8_t* out[4], float* out_f32[4]) {
   for (int r = 0; r < 4; ++r) {
     const int rr = r < rows ? r : 0;
     qr[r] = a.q + static_cast<size_t>(i0 + rr) * a.qkv_stride;
     srow[r] = a.scores + static_cast<size_t>(i0 - row_begin + rr) * a.n;
     prow[r] = a.probs + static_cast<size_t>(i0 - row_begin + rr) * a.n;
-    out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
+    out[r] = attention_context_row(a, i0 + rr);
+    out_f32[r] = attention_context_row_f32(a, i0 + rr);
   }
 }
 
@@ -383,7 +393,8 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
     float* srow[4];
     uint8_t* prow[4];
     int8_t* out[4];
-    block_rows(a, i0, rows, row_begin, qr, srow, prow, out);
+    float* out_f32[4];
+    block_rows(a, i0, rows, row_begin, qr, srow, prow, out, out_f32);
 
     // ---- scores of the valid keys, 4 at a time, compacted
     int jn = 0;  // next key to look at
@@ -414,7 +425,7 @@ void rows_s8(const AttentionHeadS8& a, int row_begin, int row_end) {
     const uint8_t* const pr[4] = {prow[0], prow[1], prow[2], prow[3]};
 
     // ---- context = P.V, requantized
-    pv_rows<kDot>(pr, tail_ptr, vpack, vrem > 0 ? vtail : nullptr, ngroups, hd, rows, out_mult, zp, out);
+    pv_rows<kDot>(pr, tail_ptr, vpack, vrem > 0 ? vtail : nullptr, ngroups, hd, rows, out_mult, zp, out, out_f32);
   }
 }
 
@@ -438,7 +449,8 @@ void rows_window_s8(const AttentionHeadS8& a, KeyWindow window, int row_begin, i
     float* srow[4];
     uint8_t* prow[4];
     int8_t* out[4];
-    block_rows(a, i0, rows, row_begin, qr, srow, prow, out);
+    float* out_f32[4];
+    block_rows(a, i0, rows, row_begin, qr, srow, prow, out, out_f32);
     for (int j0 = band.base; j0 < band.hi; j0 += 4) {  // scores at their key index
       const int kc = band.hi - j0 < 4 ? band.hi - j0 : 4;
       const int8_t* kp[4] = {nullptr, nullptr, nullptr, nullptr};
@@ -462,7 +474,7 @@ void rows_window_s8(const AttentionHeadS8& a, KeyWindow window, int row_begin, i
       tail_ptr[r] = tail_p[r];
     }
     pv_rows<kDot>(pr, tail_ptr, vpack, vtail, ngroups,
-                  hd, rows, out_mult, a.context_zero_point, out);
+                  hd, rows, out_mult, a.context_zero_point, out, out_f32);
     for (int r = 0; r < rows; ++r)
       if (empty[r]) attention_s8_fill_unattended(a, i0 + r, i0 + r + 1);
   });

@@ -22,7 +22,8 @@ void attention_s8_rows_window_portable(const AttentionHeadS8& a, KeyWindow windo
   for (int i = row_begin; i < row_end; ++i) {
     float* s = a.scores + static_cast<size_t>(i - row_begin) * n;
     uint8_t* p = a.probs + static_cast<size_t>(i - row_begin) * n;
-    int8_t* ctx = a.context + static_cast<size_t>(i) * a.context_stride;
+    int8_t* ctx = attention_context_row(a, i);
+    float* ctx_f32 = attention_context_row_f32(a, i);
     const int j0 = window_first_key(window, i), j1 = window_end_key(window, i, n);  // keys [j0, j1)
     const int8_t* qi = a.q + static_cast<size_t>(i) * stride;
     float m = -__builtin_inff();
@@ -62,8 +63,11 @@ void attention_s8_rows_window_portable(const AttentionHeadS8& a, KeyWindow windo
         const int8_t* vj = a.v + static_cast<size_t>(j) * stride + d0;
         for (int d = 0; d < cnt; ++d) acc[d] += pj * static_cast<int32_t>(vj[d]);
       }
-      for (int d = 0; d < cnt; ++d)
-        ctx[d0 + d] = detail::quantize_value_s8(static_cast<float>(acc[d]) * out_mult, lo, hi, zp);
+      if (ctx_f32)
+        for (int d = 0; d < cnt; ++d) ctx_f32[d0 + d] = static_cast<float>(acc[d]) * out_mult;
+      else
+        for (int d = 0; d < cnt; ++d)
+          ctx[d0 + d] = detail::quantize_value_s8(static_cast<float>(acc[d]) * out_mult, lo, hi, zp);
     }
   }
 }

@@ -103,7 +103,7 @@ static inline bool window_band_row(const AttentionHeadS8& a, KeyWindow window, i
 }
 
 // The x86 variants' whole block after its scores (Pv: the variant's P.V arguments, with prow,
-// out, vpack, ngroups, vtail, tail_word and rows; pv_block(pv, out_mult, zp) its P.V step): each
+// out, out_f32, vpack, ngroups, vtail, tail_word and rows; pv_block(pv, out_mult, zp) its P.V step): each
 // row's window softmax, P.V over the band's groups, the unattended mean for rows without a valid key.
 template <class Pv, class RowMax, class Softmax, class PvBlock>
 static inline void window_band_block(const AttentionHeadS8& a, KeyWindow window, int i0, int rows, int row_begin,
@@ -115,7 +115,8 @@ static inline void window_band_block(const AttentionHeadS8& a, KeyWindow window,
     const int rr = r < rows ? r : 0;  // missing rows repeat row 0 and are never stored
     uint8_t* prow = a.probs + static_cast<size_t>(i0 - row_begin + rr) * a.n;
     pv.prow[r] = prow;
-    pv.out[r] = a.context + static_cast<size_t>(i0 + rr) * a.context_stride;
+    pv.out[r] = attention_context_row(a, i0 + rr);
+    pv.out_f32[r] = attention_context_row_f32(a, i0 + rr);
     if (r < rows) empty[r] = !window_band_row(a, window, i0 + r, band, srow[r], prow, row_max, softmax, &out_mult[r]);
   }
   window_band_pv(band, v, a.n, a.head_dim, pv.prow, &pv.vpack, &pv.ngroups, &pv.vtail, pv.tail_word);

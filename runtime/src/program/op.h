@@ -145,7 +145,9 @@ struct Op {
                                           // sequence): one row (h[CLS], a head's one-row buffers) for
                                           // GEMMs and kLayerNorm, the sequence's rows for kSentencePooling
   bool float_output = false;              // kGemm: int8 GEMM writing float; kAddNorm / kAdd: the
-                                          // added input is that float output
+                                          // added input is that float output; kAttention (int8):
+                                          // the context rows are written as floats; kConvertContext:
+                                          // they are quantized per row (outputs[1]: each row's scale)
   bool row_scaled_input = false;          // kGemm with float_output: inputs[1] holds each input row's
                                           // scale (dynamic per-row quantization, xnn_gemm.h), written
                                           // by the op that quantizes the input (kGatedActivation,

@@ -270,7 +270,13 @@ Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const Line
   }
   // attention core: K and V of every head packed once (int8), then the heads' query rows in row
   // tiles shared among the session's workers, each with its own scratch
-  const int context = b.buffer(p + "context", BufferSize::rows(QW * element_bytes(qkv)));
+  // With the float QKV, the int8 attention writes its context in float too, and each row (all its
+  // heads) is quantized with its own scale for the output GEMM, which takes per-row input scales:
+  // one calibrated context scale either clips short inputs (a context near one value row) or
+  // wastes levels on long ones, whose contexts average many rows (docs/llm-encoders.md, "The
+  // attention context per row").
+  const bool float_context = to_float && output.int8;
+  const int context = b.buffer(p + "context", BufferSize::rows(QW * (float_context ? 4 : element_bytes(qkv))));
   {
     std::vector<int> outs{context};
     if (qkv.int8) {
@@ -294,8 +300,18 @@ Branch attention(ProgramBuilder& b, int layer, const LinearView& qkv, const Line
     a.head_dim = c.head_dim();
     a.window = window;
     a.causal = m.causal;
+    a.float_output = float_context;
   }
   int ao_in = context;
+  if (float_context) {
+    ao_in = b.buffer(p + "context_converted", BufferSize::rows(QW));
+    const int scales = b.buffer(p + "context_row_scales", BufferSize::rows(sizeof(float)));
+    Op& cv = b.op(OpType::kConvertContext, OpKind::kAttentionOutputGemm, layer, {context}, {ao_in, scales});
+    cv.quant_for = &output;
+    cv.width = c.q_width();
+    cv.float_output = true;
+    return residual_gemm(b, layer, p + "attention_output", OpKind::kAttentionOutputGemm, output, ao_in, scales);
+  }
   if (element_bytes(qkv) != element_bytes(output)) {  // attention and its output GEMM disagree on precision
     ao_in = b.buffer(p + "context_converted", BufferSize::rows(QW * element_bytes(output)));
     Op& cv = b.op(OpType::kConvertContext, OpKind::kAttentionOutputGemm, layer, {context}, {ao_in});
