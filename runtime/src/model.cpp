@@ -978,8 +978,40 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
     std::copy(id->begin(), id->end(), m->content_id.begin());
     m->has_content_id = true;
   }
+  if (m->mapping_) m->pin_run_time_arrays();
   *out = std::move(m);
   return EB_OK;
+}
+
+const float* Model::pin(const float* p, size_t count) {
+  if (!p || count == 0) return p;
+  pinned_.emplace_back(p, p + count);
+  return pinned_.back().data();
+}
+
+void Model::pin_run_time_arrays() {
+  const size_t hidden = static_cast<size_t>(config.hidden), head_dim = static_cast<size_t>(config.head_dim());
+  auto pin_linear = [&](LinearView& l) {
+    const size_t in = static_cast<size_t>(l.in), out = static_cast<size_t>(l.out);
+    l.bias = pin(l.bias, out);
+    l.weight_scales = pin(l.weight_scales, out);
+    l.output_scales = pin(l.output_scales, out);
+    l.input_factors = pin(l.input_factors, in);
+  };
+  auto pin_norm = [&](LayerNormView& n, size_t width) {
+    n.gamma = pin(n.gamma, width);
+    n.beta = pin(n.beta, width);
+  };
+  for (LayerView& L : layers) {
+    for (LinearView* l : {&L.qkv, &L.attention_output, &L.intermediate, &L.output}) pin_linear(*l);
+    for (LayerNormView* n : {&L.attention_norm, &L.output_norm, &L.attention_post_norm, &L.ffn_post_norm})
+      pin_norm(*n, hidden);
+    pin_norm(L.q_norm, head_dim);
+    pin_norm(L.k_norm, head_dim);
+    L.qk_norm_scales = pin(L.qk_norm_scales, static_cast<size_t>(config.q_width() + config.kv_width()));
+  }
+  pin_norm(final_norm, hidden);
+  word_scales = pin(word_scales, static_cast<size_t>(config.vocab));
 }
 
 void Model::release_weight_pages(const LinearView& g) const {

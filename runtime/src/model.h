@@ -234,8 +234,17 @@ class Model {
                                   std::unique_ptr<Model>* out, std::string* error);
   static eb_status load_file_checked(const char* path, std::unique_ptr<Model>* out, std::string* error);
   Model() = default;
+  // A mapped file: copies the small arrays every run reads (each layer's norms, per-channel
+  // scales, biases and factors, the final norm, the word table's row scales) into memory the model
+  // owns, and points the views at the copies. The page cache may hold the file in large folios
+  // (2 MB), and a read of a few bytes maps the whole folio: a scale array next to a GEMM's
+  // weights brought megabytes of those released weights back into the process (Qwen3-0.6B: 168
+  // MB, docs/llm-encoders.md). Values are unchanged.
+  void pin_run_time_arrays();
+  const float* pin(const float* p, size_t count);
   void* mapping_ = nullptr;
   size_t mapping_size_ = 0;
+  std::vector<std::vector<float>> pinned_;  // pin_run_time_arrays' copies
 };
 
 }  // namespace edgebert
