@@ -660,7 +660,7 @@ ConvertResult convert_model(const FloatBert& m, const Vocab* vocab_in, const Con
     }
   }
 
-  result.buffer = build_model_buffer(cm);
+  result.buffer = build_model_buffer(cm, o.inline_payload_limit);
   if (!o.output_path.empty()) write_file_atomically(o.output_path, result.buffer.data(), result.buffer.size());
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;

@@ -14,6 +14,7 @@
 #include "converter/checkpoint/hf_checkpoint.h"
 #include "converter/float_bert.h"
 #include "converter/int4_policy.h"
+#include "converter/model_writer.h"
 
 namespace edgebert::convert {
 
@@ -24,6 +25,10 @@ struct ConvertOptions {
   std::string calibration_file;             // empty: built-in calibration (see calibration.h)
   int max_seq_len = 0;                      // 0: config's max_position_embeddings
   std::vector<std::string> keep_fp32;       // GEMM name patterns kept float32
+  // Tensor payload bytes kept inside the FlatBuffer before every payload of 4 KiB or more goes
+  // after it (schema_version 7). 0: FlatBuffers' 2 GiB less 256 MiB. Tests set it low to make
+  // such files from small models.
+  uint64_t inline_payload_limit = 0;
   bool quiet = false;                       // no progress/report on stderr
   bool error_report = true;                 // run the per-GEMM error pass (int8)
   bool quick_calibration = false;           // ~100 calibration tokens (synthetic benchmark models)
@@ -46,7 +51,7 @@ struct GemmReportRow {
 };
 
 struct ConvertResult {
-  flatbuffers::DetachedBuffer buffer;
+  ModelBytes buffer;  // the .ebm file's bytes (converter/model_writer.h)
   Task task = Task::kEncoder;
   std::vector<std::string> notes;  // "note: ignoring training-only tensor X", one per tensor
   std::vector<GemmReportRow> report;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -25,6 +26,56 @@ using flatbuffers::FlatBufferBuilder;
 using flatbuffers::Offset;
 
 constexpr size_t kPayloadAlignment = 64;
+// FlatBuffers' limit (32-bit offsets), rounded down to the payload alignment.
+constexpr size_t kMaxFlatBuffer = (static_cast<size_t>(FLATBUFFERS_MAX_BUFFER_SIZE) - 1) / kPayloadAlignment * kPayloadAlignment;
+// Payload bytes kept inline before a file switches to external payloads (schema_version 7): the
+// limit less room for everything else (vocabulary, tokenizer, scales: tens of MB at most).
+constexpr uint64_t kInlinePayloadLimit = kMaxFlatBuffer - (uint64_t{256} << 20);
+// Payloads this small stay inline even in a file with external payloads (norms, biases).
+constexpr size_t kExternalMinBytes = 4096;
+
+uint64_t round_up_payload(uint64_t n) { return (n + kPayloadAlignment - 1) / kPayloadAlignment * kPayloadAlignment; }
+
+// Thrown by the first pass when the payloads would not fit inline; the second pass writes them
+// after the FlatBuffer.
+struct TooBigForInline {};
+
+// The FlatBuffer under construction and where its tensor payloads go: inline (every file that
+// fits), or, with `external`, every payload of kExternalMinBytes or more after the FlatBuffer,
+// at 64-byte aligned offsets from its end (the bytes stay the caller's until the file is made).
+struct Builder : FlatBufferBuilder {
+  Builder(bool external_payloads, uint64_t inline_limit)
+      : FlatBufferBuilder(1 << 20), external(external_payloads), inline_limit(inline_limit) {}
+  struct Blob {
+    const uint8_t* data;
+    size_t size;
+    uint64_t offset;
+  };
+  const bool external;
+  const uint64_t inline_limit;
+  uint64_t inline_bytes = 0;
+  uint64_t external_bytes = 0;
+  std::vector<Blob> blobs;
+  // True (and the payload's offset) when it goes after the FlatBuffer.
+  bool place(const void* data, size_t n, uint64_t* offset) {
+    if (external && n >= kExternalMinBytes) {
+      *offset = external_bytes;
+      blobs.push_back({static_cast<const uint8_t*>(data), n, external_bytes});
+      external_bytes += round_up_payload(n);
+      return true;
+    }
+    inline_bytes += n;
+    if (!external && inline_bytes > inline_limit) throw TooBigForInline{};
+    return false;
+  }
+  // The payload vector of a tensor: its bytes, or empty when placed after the FlatBuffer.
+  Offset<flatbuffers::Vector<uint8_t>> payload(const void* data, size_t n, uint64_t* external_offset, bool* is_external) {
+    *is_external = place(data, n, external_offset);
+    if (*is_external) return CreateVector(static_cast<const uint8_t*>(nullptr), size_t{0});
+    ForceVectorAlignment(n, 1, kPayloadAlignment);
+    return CreateVector(static_cast<const uint8_t*>(data), n);
+  }
+};
 
 // The converter's enums are written by value.
 static_assert(static_cast<int>(fb::Task::SENTENCE_EMBEDDING) == static_cast<int>(Task::kSentenceEmbedding) &&
@@ -37,32 +88,38 @@ static_assert(static_cast<int>(fb::Pooling::MAX_TOKENS) == static_cast<int>(Pool
 static_assert(static_cast<int>(fb::Activation::RELU) == static_cast<int>(HiddenAct::kRelu) &&
               static_cast<int>(fb::Activation::GELU_TANH) == static_cast<int>(HiddenAct::kGeluTanh));
 
-Offset<fb::Tensor> tensor(FlatBufferBuilder& b, const std::string& name, fb::DType dtype,
+Offset<fb::Tensor> tensor(Builder& b, const std::string& name, fb::DType dtype,
                           std::vector<int64_t> shape, const void* data, size_t nbytes,
                           const std::vector<float>* scales = nullptr) {
   auto n = b.CreateString(name);
   auto s = b.CreateVector(shape);
   Offset<flatbuffers::Vector<float>> sc;
   if (scales) sc = b.CreateVector(*scales);
-  b.ForceVectorAlignment(nbytes, 1, kPayloadAlignment);
-  auto d = b.CreateVector(static_cast<const uint8_t*>(data), nbytes);
+  uint64_t external_offset = 0;
+  bool external = false;
+  auto d = b.payload(data, nbytes, &external_offset, &external);
   fb::TensorBuilder tb(b);
   tb.add_name(n);
   tb.add_dtype(dtype);
   tb.add_shape(s);
   tb.add_data(d);
   if (scales) tb.add_scales(sc);
+  if (external) {
+    tb.add_external_offset(external_offset);
+    tb.add_external_size(nbytes);
+  }
   return tb.Finish();
 }
 
 // An I4 tensor [rows, cols]: packed nibbles and bf16 block scales (backend/int4_weights.h).
-Offset<fb::Tensor> int4_tensor(FlatBufferBuilder& b, const std::string& name, int64_t rows, int64_t cols,
+Offset<fb::Tensor> int4_tensor(Builder& b, const std::string& name, int64_t rows, int64_t cols,
                                const int4::Quantized& q) {
   auto n = b.CreateString(name);
   auto s = b.CreateVector(std::vector<int64_t>{rows, cols});
   auto sc = b.CreateVector(q.scales);
-  b.ForceVectorAlignment(q.packed.size(), 1, kPayloadAlignment);
-  auto d = b.CreateVector(q.packed.data(), q.packed.size());
+  uint64_t external_offset = 0;
+  bool external = false;
+  auto d = b.payload(q.packed.data(), q.packed.size(), &external_offset, &external);
   fb::TensorBuilder tb(b);
   tb.add_name(n);
   tb.add_dtype(fb::DType::I4);
@@ -70,15 +127,19 @@ Offset<fb::Tensor> int4_tensor(FlatBufferBuilder& b, const std::string& name, in
   tb.add_data(d);
   tb.add_block_size(q.block);
   tb.add_block_scales(sc);
+  if (external) {
+    tb.add_external_offset(external_offset);
+    tb.add_external_size(q.packed.size());
+  }
   return tb.Finish();
 }
 
-Offset<fb::Tensor> f32_tensor(FlatBufferBuilder& b, const std::string& name, const std::vector<float>& v,
+Offset<fb::Tensor> f32_tensor(Builder& b, const std::string& name, const std::vector<float>& v,
                               std::vector<int64_t> shape) {
   return tensor(b, name, fb::DType::F32, std::move(shape), v.data(), v.size() * sizeof(float));
 }
 
-Offset<fb::ActQuant> act_quant(FlatBufferBuilder& b, const ActivationQuant& q) {
+Offset<fb::ActQuant> act_quant(Builder& b, const ActivationQuant& q) {
   Offset<flatbuffers::Vector<float>> sc;
   if (!q.channel_scales.empty()) sc = b.CreateVector(q.channel_scales);
   fb::ActQuantBuilder ab(b);
@@ -91,7 +152,7 @@ Offset<fb::ActQuant> act_quant(FlatBufferBuilder& b, const ActivationQuant& q) {
   return ab.Finish();
 }
 
-Offset<fb::Linear> linear(FlatBufferBuilder& b, const FloatLinear& f, const ConvertedLinear* c, bool int8_model) {
+Offset<fb::Linear> linear(Builder& b, const FloatLinear& f, const ConvertedLinear* c, bool int8_model) {
   Offset<fb::Tensor> w;
   if (c && c->int8 && c->int4) {
     w = int4_tensor(b, f.name + ".weight", f.out, f.in, c->weight4);
@@ -132,7 +193,7 @@ Offset<fb::Linear> linear(FlatBufferBuilder& b, const FloatLinear& f, const Conv
 // The masked-LM decoder [vocab, E]: its weight is the word table `word` itself (one tensor, two
 // references), int8 with per-row scales in int8 models (= per output channel), whose input and
 // per-channel output quantization `q` the converter chose.
-Offset<fb::Linear> tied_decoder(FlatBufferBuilder& b, const FloatBert& m, Offset<fb::Tensor> word,
+Offset<fb::Linear> tied_decoder(Builder& b, const FloatBert& m, Offset<fb::Tensor> word,
                                 const ConvertedLinear* q) {
   Offset<fb::Tensor> bias;
   const int V = m.config.vocab_size, E = m.embedding_size > 0 ? m.embedding_size : m.config.hidden_size;
@@ -157,7 +218,7 @@ Offset<fb::Linear> tied_decoder(FlatBufferBuilder& b, const FloatBert& m, Offset
   return lb.Finish();
 }
 
-Offset<fb::LayerNorm> layer_norm(FlatBufferBuilder& b, const std::string& name, const FloatLayerNorm& n) {
+Offset<fb::LayerNorm> layer_norm(Builder& b, const std::string& name, const FloatLayerNorm& n) {
   const int64_t H = static_cast<int64_t>(n.gamma.size());
   auto g = f32_tensor(b, name + ".gamma", n.gamma, {H});
   Offset<fb::Tensor> be;
@@ -174,11 +235,13 @@ int64_t position_rows(const FloatBert& m, int max_sequence) {
   return std::min<int64_t>(rows, m.config.max_position_embeddings);
 }
 
-flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
+namespace {
+
+ModelBytes build(const ConvertedModel& cm, bool external_payloads, uint64_t inline_limit) {
   const FloatBert& m = *cm.model;
   const BertConfig& c = m.config;
   const int64_t H = c.hidden_size;
-  FlatBufferBuilder b(1 << 20);
+  Builder b(external_payloads, inline_limit);
 
   Offset<fb::Vocabulary> vocab;
   if (cm.vocab && !cm.vocab->empty()) {
@@ -383,8 +446,9 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   b.ForceDefaults(true);  // always store schema_version, so readers (and tests) see it explicitly
   fb::ModelBuilder mb(b);
   const bool regex_split = cm.tokenizer && cm.tokenizer->uses_regex;  // a version-4 reader would run it as a literal
-  mb.add_schema_version(gemma_fields ? kGemmaSchemaVersion : llm_fields || any_int4 || regex_split ? kLlmSchemaVersion : family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
+  mb.add_schema_version(b.external ? kExternalDataSchemaVersion : gemma_fields ? kGemmaSchemaVersion : llm_fields || any_int4 || regex_split ? kLlmSchemaVersion : family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
   mb.add_content_id(content_id);
+  if (b.external) mb.add_external_data_start(1);  // set once the FlatBuffer's size is known
   mb.add_producer(producer);
   mb.add_config(config);
   mb.add_precision(cm.int8 ? fb::Precision::INT8 : fb::Precision::FP32);
@@ -424,18 +488,46 @@ flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& cm) {
   }
   if (!colbert_inputs.IsNull()) mb.add_colbert_inputs(colbert_inputs);
   fb::FinishModelBuffer(b, mb.Finish());
-  // The runtime reads model files of up to FlatBuffers' 2 GiB (32-bit signed offsets); refuse a
-  // bigger one here instead of writing a file no runtime loads (Qwen3-Embedding-0.6B in fp32).
-  if (b.GetSize() > static_cast<size_t>(FLATBUFFERS_MAX_BUFFER_SIZE))
-    throw std::runtime_error("the model would be " + std::to_string(b.GetSize()) +
-                             " bytes, over the format's limit of " + std::to_string(FLATBUFFERS_MAX_BUFFER_SIZE) +
-                             " (FlatBuffers' 2 GiB): convert it to int8 (the default) or --weights int4");
-  // The content id names what was written: a hash of the whole buffer (id bytes zero), so the
+  // FlatBuffers holds at most 2 GiB (32-bit offsets); the payloads went after it if they would not
+  // fit, so only a model whose other parts are that large is refused.
+  if (b.GetSize() > kMaxFlatBuffer)
+    throw std::runtime_error("the model's FlatBuffer would be " + std::to_string(b.GetSize()) +
+                             " bytes, over the format's limit of " + std::to_string(kMaxFlatBuffer) +
+                             " (FlatBuffers' 2 GiB) even with its weights stored after it");
+  // The content id names what was written: a hash of the whole file (id bytes zero), so the
   // runtime's weight cache file can be keyed by it without hashing the model at every load.
-  const ContentId id = content_hash128(b.GetBufferPointer(), b.GetSize());
-  flatbuffers::Vector<uint8_t>* stored = fb::GetMutableModel(b.GetBufferPointer())->mutable_content_id();
-  for (size_t i = 0; i < id.size(); ++i) stored->Mutate(static_cast<flatbuffers::uoffset_t>(i), id[i]);
-  return b.Release();
+  auto stamp_content_id = [](uint8_t* file, size_t size) {
+    const ContentId id = content_hash128(file, size);
+    flatbuffers::Vector<uint8_t>* stored = fb::GetMutableModel(file)->mutable_content_id();
+    for (size_t i = 0; i < id.size(); ++i) stored->Mutate(static_cast<flatbuffers::uoffset_t>(i), id[i]);
+  };
+  if (!b.external) {
+    stamp_content_id(b.GetBufferPointer(), b.GetSize());
+    return ModelBytes(b.Release());
+  }
+  // schema_version 7: the FlatBuffer, zeros to a 64-byte boundary, then the payloads in order.
+  const uint64_t start = round_up_payload(b.GetSize());
+  if (b.external_bytes > static_cast<uint64_t>(SIZE_MAX) - start)
+    throw std::runtime_error("the model would be " + std::to_string(start + b.external_bytes) +
+                             " bytes, more than this converter's address space holds");
+  std::vector<uint8_t> file(static_cast<size_t>(start + b.external_bytes), 0);
+  std::memcpy(file.data(), b.GetBufferPointer(), b.GetSize());
+  for (const Builder::Blob& blob : b.blobs) std::memcpy(file.data() + start + blob.offset, blob.data, blob.size);
+  if (!fb::GetMutableModel(file.data())->mutate_external_data_start(start))
+    throw std::logic_error("model writer: external_data_start was not stored");
+  stamp_content_id(file.data(), file.size());
+  return ModelBytes(std::move(file));
+}
+
+}  // namespace
+
+ModelBytes build_model_buffer(const ConvertedModel& cm, uint64_t inline_payload_limit) {
+  const uint64_t limit = inline_payload_limit != 0 ? inline_payload_limit : kInlinePayloadLimit;
+  try {
+    return build(cm, false, limit);
+  } catch (const TooBigForInline&) {
+    return build(cm, true, limit);  // the payloads would pass 2 GiB: write them after the FlatBuffer
+  }
 }
 
 void write_file_atomically(const std::string& path, const uint8_t* bytes, size_t size) {

@@ -62,12 +62,34 @@ constexpr uint32_t kLlmSchemaVersion = 5;
 constexpr uint32_t kInt4SchemaVersion = kLlmSchemaVersion;
 // ... and of the Gemma 3 files (family GEMMA3, the branch post-norms).
 constexpr uint32_t kGemmaSchemaVersion = 6;
+// ... and of files whose tensor payloads follow the FlatBuffer (Tensor.external_offset): only those
+// whose payloads would not fit FlatBuffers' 2 GiB, e.g. Qwen3-Embedding-0.6B in fp32.
+constexpr uint32_t kExternalDataSchemaVersion = 7;
+
+// A written model's bytes: the FlatBuffer itself, or (schema_version 7) the whole file made of the
+// FlatBuffer and the payloads after it.
+class ModelBytes {
+ public:
+  ModelBytes() = default;
+  explicit ModelBytes(flatbuffers::DetachedBuffer b) : flat_(std::move(b)) {}
+  explicit ModelBytes(std::vector<uint8_t> file) : file_(std::move(file)), whole_file_(true) {}
+  const uint8_t* data() const { return whole_file_ ? file_.data() : flat_.data(); }
+  size_t size() const { return whole_file_ ? file_.size() : flat_.size(); }
+
+ private:
+  flatbuffers::DetachedBuffer flat_;
+  std::vector<uint8_t> file_;
+  bool whole_file_ = false;
+};
 
 // Rows of the position table kept for sequences of up to max_sequence tokens: max_sequence
 // (PADDING_OFFSET: + padding_idx + 1), at most max_position_embeddings; 0 without a table.
 int64_t position_rows(const FloatBert& m, int max_sequence);
 
-flatbuffers::DetachedBuffer build_model_buffer(const ConvertedModel& model);
+// The model file's bytes. Payloads go inline unless they would pass FlatBuffers' 2 GiB, then after
+// the FlatBuffer (schema_version 7); inline_payload_limit (0: FlatBuffers' 2 GiB less 256 MiB)
+// says how many payload bytes fit inline. Throws std::runtime_error when even that cannot hold it.
+ModelBytes build_model_buffer(const ConvertedModel& model, uint64_t inline_payload_limit = 0);
 
 // Writes `bytes` to `path` via a temporary file in the same directory and rename(2).
 // Throws std::runtime_error naming the path; on failure the temporary file is removed.

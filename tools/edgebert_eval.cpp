@@ -84,7 +84,7 @@ struct EvalModel {
   }
 };
 
-bool from_buffer(const flatbuffers::DetachedBuffer& b, EvalModel* m, std::string* err) {
+bool from_buffer(const convert::ModelBytes& b, EvalModel* m, std::string* err) {
   const size_t size = (b.size() + 63) / 64 * 64;
   m->memory = std::aligned_alloc(64, size);
   std::memcpy(m->memory, b.data(), b.size());

@@ -45,9 +45,11 @@ void print_tensor(const fb::Tensor* t, size_t* bucket) {
     std::snprintf(b, sizeof b, "%u per-row scales in [%.3g, %.3g]", t->scales()->size(), lo, hi);
     scales = b;
   }
-  std::printf("  %-40s %-8s %-14s %12u  %s\n", t->name()->c_str(), dt, shape_of(t).c_str(), t->data()->size(),
-              scales.c_str());
-  *bucket += t->data()->size() + (t->scales() ? t->scales()->size() * 4 : 0) +
+  // schema_version 7: a payload after the FlatBuffer (the loader has checked its bounds)
+  const uint64_t payload = t->external_size() != 0 ? t->external_size() : t->data()->size();
+  std::printf("  %-40s %-8s %-14s %12llu  %s%s\n", t->name()->c_str(), dt, shape_of(t).c_str(),
+              static_cast<unsigned long long>(payload), scales.c_str(), t->external_size() != 0 ? " (external)" : "");
+  *bucket += payload + (t->scales() ? t->scales()->size() * 4 : 0) +
              (t->block_scales() ? t->block_scales()->size() * 2 : 0);
 }
 

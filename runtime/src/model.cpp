@@ -27,6 +27,10 @@ struct Checker {
   bool optional_bias = false;  // schema_version 4: biases and LayerNorm betas may be absent
   bool rms_norm = false;       // schema_version 5 RMS_NORM: norms have a gamma only
   uint32_t schema_version = 1;
+  // The file (schema_version 7 external payloads): its bytes, size and where external payloads start.
+  const uint8_t* base = nullptr;
+  uint64_t file_size = 0;
+  uint64_t external_start = 0;
   bool fail(const std::string& msg, eb_status s = EB_ERROR_INVALID_MODEL) {
     if (status == EB_OK) {
       status = s;
@@ -64,6 +68,28 @@ std::string shape_str(const std::vector<int64_t>& s) {
 
 bool finite_positive(float v) { return std::isfinite(v) && v > 0.f; }
 
+// A tensor's payload: its `data` vector, or (schema_version 7) the bytes after the FlatBuffer that
+// external_offset / external_size name, checked to lie inside the file without overflow.
+bool tensor_payload(Checker& c, const fb::Tensor* t, const std::string& what, const uint8_t** data, uint64_t* size) {
+  if (t->external_offset() == 0 && t->external_size() == 0) {
+    *data = t->data()->data();
+    *size = t->data()->size();
+    return true;
+  }
+  const uint64_t offset = t->external_offset(), bytes = t->external_size();
+  if (c.schema_version < 7 || c.external_start == 0)
+    return c.fail(what + ": external payload in a file without external data (schema_version 7)");
+  if (t->data()->size() != 0) return c.fail(what + ": both an inline and an external payload");
+  if (offset % 64 != 0) return c.fail(what + ": external payload offset " + std::to_string(offset) + " is not 64-byte aligned");
+  const uint64_t region = c.file_size - c.external_start;  // external_start <= file_size was checked
+  if (offset > region || bytes > region - offset)
+    return c.fail(what + ": external payload [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
+                  ") lies beyond the end of the file (truncated or corrupt)");
+  *data = c.base + c.external_start + offset;
+  *size = bytes;
+  return true;
+}
+
 // Checks dtype, exact shape, payload size and alignment; returns the payload pointer.
 const void* check_tensor(Checker& c, const fb::Tensor* t, const std::string& what, fb::DType dtype,
                          const std::vector<int64_t>& shape) {
@@ -81,11 +107,13 @@ const void* check_tensor(Checker& c, const fb::Tensor* t, const std::string& wha
     return c.fail(what + " ('" + name + "'): shape " + shape_str(got) + ", expected " + shape_str(shape)), nullptr;
   uint64_t count = 1;
   for (int64_t d : shape) count *= static_cast<uint64_t>(d);  // dims already bounded by config checks
-  if (t->data()->size() != count * dtype_size(dtype))
-    return c.fail(what + " ('" + name + "'): payload has " + std::to_string(t->data()->size()) + " bytes, expected " +
+  const uint8_t* p = nullptr;
+  uint64_t payload = 0;
+  if (!tensor_payload(c, t, what + " ('" + name + "')", &p, &payload)) return nullptr;
+  if (payload != count * dtype_size(dtype))
+    return c.fail(what + " ('" + name + "'): payload has " + std::to_string(payload) + " bytes, expected " +
                   std::to_string(count * dtype_size(dtype))),
            nullptr;
-  const uint8_t* p = t->data()->data();
   if (reinterpret_cast<uintptr_t>(p) % 4 != 0)
     return c.fail(what + " ('" + name + "'): payload is not aligned"), nullptr;
   if (dtype == fb::DType::I8) {
@@ -111,8 +139,11 @@ const uint8_t* check_int4_tensor(Checker& c, const fb::Tensor* t, const std::str
   if (got != std::vector<int64_t>{rows, cols})
     return c.fail(name + ": shape " + shape_str(got) + ", expected " + shape_str({rows, cols})), nullptr;
   const size_t bytes = static_cast<size_t>(rows) * int4::row_bytes(cols);
-  if (t->data()->size() != bytes)
-    return c.fail(name + ": int4 payload has " + std::to_string(t->data()->size()) + " bytes, expected " +
+  const uint8_t* p = nullptr;
+  uint64_t payload = 0;
+  if (!tensor_payload(c, t, name, &p, &payload)) return nullptr;
+  if (payload != bytes)
+    return c.fail(name + ": int4 payload has " + std::to_string(payload) + " bytes, expected " +
                   std::to_string(bytes) + " (truncated or corrupt)"),
            nullptr;
   const int block = t->block_size();
@@ -131,7 +162,7 @@ const uint8_t* check_int4_tensor(Checker& c, const fb::Tensor* t, const std::str
     if (!finite_positive(int4::float_from_bf16(v)))
       return c.fail(name + ": int4 block scale is not a positive finite number"), nullptr;
   if (t->scales()) return c.fail(name + ": int4 tensor has per-row float scales (block_scales only)"), nullptr;
-  return t->data()->data();
+  return p;
 }
 
 bool check_act(Checker& c, const fb::ActQuant* q, const std::string& what, int channels, bool symmetric_required) {
@@ -709,8 +740,11 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
       return c.status;
     }
   }
-  if (size < 8 || size > static_cast<size_t>(FLATBUFFERS_MAX_BUFFER_SIZE)) {
-    c.fail("not an edgebert model: " + std::to_string(size) + " bytes is too small or too large");
+  // FlatBuffers verifies buffers below 2 GiB (32-bit offsets). A file can be bigger only with
+  // external payloads (schema_version 7): the FlatBuffer is its first external_data_start bytes.
+  constexpr size_t kMaxFlatBuffer = (static_cast<size_t>(FLATBUFFERS_MAX_BUFFER_SIZE) - 1) / 64 * 64;
+  if (size < 8) {
+    c.fail("not an edgebert model: " + std::to_string(size) + " bytes is too small");
     return c.status;
   }
   if (size % 64 != 0) {
@@ -723,11 +757,14 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
     c.fail("not an edgebert model (file identifier is not 'EBM1')");
     return c.status;
   }
-  // Check the version before the full verification, so a newer file gets a clear message.
+  // Check the version before the full verification, so a newer file gets a clear message, and
+  // read where external payloads start (which bounds the FlatBuffer).
+  uint64_t external_start = 0;
   {
-    flatbuffers::Verifier pre(bytes, size, 64, 1000000);
+    const size_t head = std::min(size, kMaxFlatBuffer);
+    flatbuffers::Verifier pre(bytes, head, 64, 1000000);
     const auto root_off = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(bytes);
-    if (root_off < size && pre.VerifyTableStart(bytes + root_off)) {
+    if (root_off < head && pre.VerifyTableStart(bytes + root_off)) {
       const auto* table = reinterpret_cast<const flatbuffers::Table*>(bytes + root_off);
       // Verify the field before reading it (fuzz_model found the read past the end when the
       // vtable's field offset points outside the buffer: tests/fuzz/regressions/fuzz_model).
@@ -740,9 +777,25 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
                EB_ERROR_UNSUPPORTED);
         return c.status;
       }
+      if (table->VerifyField<uint64_t>(pre, fb::Model::VT_EXTERNAL_DATA_START, 8))
+        external_start = table->GetField<uint64_t>(fb::Model::VT_EXTERNAL_DATA_START, 0);
     }
   }
-  flatbuffers::Verifier verifier(bytes, size, 64, 1000000);
+  if (external_start != 0 &&
+      (external_start % 64 != 0 || external_start > size || external_start > kMaxFlatBuffer)) {
+    c.fail("corrupt or truncated model: external payloads start at byte " + std::to_string(external_start) +
+           " of a " + std::to_string(size) + "-byte file");
+    return c.status;
+  }
+  if (external_start == 0 && size > kMaxFlatBuffer) {
+    c.fail("not an edgebert model: " + std::to_string(size) +
+           " bytes is too large for a file without external payloads (FlatBuffers' 2 GiB)");
+    return c.status;
+  }
+  c.base = bytes;
+  c.file_size = size;
+  c.external_start = external_start;
+  flatbuffers::Verifier verifier(bytes, external_start != 0 ? external_start : size, 64, 1000000);
   if (!fb::VerifyModelBuffer(verifier)) {
     c.fail("corrupt or truncated model: FlatBuffer verification failed");
     return c.status;
@@ -764,6 +817,11 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
   if (!check_config_limits(c, k)) return c.status;
   m->schema_version = fm->schema_version();
   if (m->schema_version < 1) return c.fail("model schema_version 0 is invalid"), c.status;
+  c.schema_version = m->schema_version;  // before any tensor is read (tensor_payload needs it)
+  if (m->schema_version < 7 && external_start != 0)
+    return c.fail("model schema_version " + std::to_string(m->schema_version) +
+                  " has external payloads (schema_version 7); the file is inconsistent"),
+           c.status;
   if (m->schema_version < 6 && has_gemma_fields(fm))
     return c.fail("model schema_version " + std::to_string(m->schema_version) +
                   " carries Gemma 3 fields (schema_version 6); the file is inconsistent"),

@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
     }
     std::printf("%s: %zu bytes\n", path.c_str(), bytes.size());
   }
+  // schema_version 7: the fp32 model's payloads of 4 KiB or more after the FlatBuffer
+  if (!write(std::string(argv[1]) + "/tiny_external_fp32.ebm", edgebert::fuzz::make_tiny_model(false, {}, 1))) return 1;
   const std::string dir = argv[1];
   const char* const kinds[] = {"wordpiece", "bpe", "unigram"};
   // texts for check_encodings(): byte 0 = mode (max_length, pair)

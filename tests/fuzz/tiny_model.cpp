@@ -23,7 +23,7 @@ const std::vector<const char*>& tiny_vocabulary() {
   return v;
 }
 
-std::vector<uint8_t> make_tiny_model(bool int8, const TinyShape& shape) {
+std::vector<uint8_t> make_tiny_model(bool int8, const TinyShape& shape, uint64_t inline_payload_limit) {
   convert::SyntheticSpec spec;
   spec.hidden = shape.hidden;
   spec.heads = shape.heads;
@@ -42,6 +42,7 @@ std::vector<uint8_t> make_tiny_model(bool int8, const TinyShape& shape) {
   options.quiet = true;
   options.error_report = false;
   options.quick_calibration = true;
+  options.inline_payload_limit = inline_payload_limit;
   const convert::ConvertResult r = convert::convert_model(model, &vocab, options);
   return std::vector<uint8_t>(r.buffer.data(), r.buffer.data() + r.buffer.size());
 }

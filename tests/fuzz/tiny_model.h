@@ -15,8 +15,9 @@ struct TinyShape {
 };
 
 // The .ebm bytes of a model of that shape (pooler, 2 labels) with the vocabulary below.
-// int8 = false gives the fp32 reference model. Deterministic.
-std::vector<uint8_t> make_tiny_model(bool int8, const TinyShape& shape = TinyShape());
+// int8 = false gives the fp32 reference model. Deterministic. inline_payload_limit: the
+// converter's (ConvertOptions; a small value writes payloads after the FlatBuffer, schema_version 7).
+std::vector<uint8_t> make_tiny_model(bool int8, const TinyShape& shape = TinyShape(), uint64_t inline_payload_limit = 0);
 
 // The vocabulary of the tiny model: [PAD] [UNK] [CLS] [SEP] [MASK], letters, a few words,
 // "##" continuations, punctuation and some non-ASCII tokens.

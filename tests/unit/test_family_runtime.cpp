@@ -518,8 +518,8 @@ TEST_CASE("family fields out of range are one-line load errors", "[families]") {
             .find("layer.0.attention.norm: missing") != std::string::npos);  // post-norm needs every norm
   CHECK(load_mutated(mb, [](fb::Model* m) { m->mutate_schema_version(2); })
             .find("carries family fields") != std::string::npos);
-  CHECK(load_mutated(mb, [](fb::Model* m) { m->mutate_schema_version(7); })
-            .find("newer than this runtime supports (6)") != std::string::npos);
+  CHECK(load_mutated(mb, [](fb::Model* m) { m->mutate_schema_version(8); })
+            .find("newer than this runtime supports (7)") != std::string::npos);
   // Gemma 3 (schema_version 6): branch post-norms and Dense modules are refused in older versions
   const std::vector<uint8_t> gm = read_bytes(converted("gemma3_st_dense"));
   CHECK(load_mutated(gm, [](fb::Model*) {}).empty());
