@@ -852,7 +852,6 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
   }
   c.optional_bias = m->schema_version >= 4;
   c.rms_norm = m->rms_norm;
-  c.schema_version = m->schema_version;
   const int act = static_cast<int>(cfg->hidden_act());
   const int max_act = m->gated_ffn ? 4 : 2;
   if (!in_range(act, 0, max_act))
