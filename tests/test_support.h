@@ -19,6 +19,11 @@
 
 namespace edgebert::test {
 
+// Under qemu (scripts/arm/test_arm.sh sets EDGEBERT_EMULATED; CI time) tests that repeat a case
+// per thread count or precision run a documented part of it: the x86-64 stages of both XNNPACK
+// generations run everything.
+inline bool emulated() { return std::getenv("EDGEBERT_EMULATED") != nullptr; }
+
 inline std::string testdata_dir() {
   const char* d = std::getenv("EDGEBERT_TESTDATA");
   return d ? d : "build/testdata";

@@ -5,12 +5,27 @@
 # as int8, into TESTDATA/ebm/MODEL.{fp32,int8}.ebm, and a few also with int4 weights
 # (--weights int4: MODEL.int4.ebm; block-wise mixed with int8, channel-wise, DistilBERT, sentence
 # embedding). Models are converted once
-# per build (skipped when the .ebm is newer than the converter and the checkpoint).
-# usage: convert_all.sh EDGEBERT_CONVERT TESTDATA
+# per build (skipped when the .ebm is newer than the converter and the checkpoint), JOBS at a
+# time (default: the number of cores; each conversion is single-threaded, and this fixture gates
+# most of the suite: CI time, docs/cross-compiling.md#ci-time).
+# usage: convert_all.sh EDGEBERT_CONVERT TESTDATA [JOBS]
 set -euo pipefail
 CONVERT=$1
 DATA=$2
+JOBS=${3:-$(nproc)}
 mkdir -p "$DATA/ebm"
+# convert ARGS...: runs the converter in the background, at most JOBS at once; a failure is
+# reported (with the converter's message on stderr) and fails the script at the end
+failed=0
+running=0
+convert() {
+  if [ "$running" -ge "$JOBS" ]; then
+    wait -n || failed=1
+    running=$((running - 1))
+  fi
+  "$CONVERT" "$@" > /dev/null || { echo "convert_all: edgebert-convert $* failed" >&2; exit 1; } &
+  running=$((running + 1))
+}
 for dir in "$DATA"/*/; do
   model=$(basename "$dir")
   [ -f "$dir/config.json" ] || [ -f "$dir/modules.json" ] || continue
@@ -32,7 +47,7 @@ for dir in "$DATA"/*/; do
     esac
     # half the int8 models calibrate on the text file, the rest on the built-in set
     case "$model" in base2_h12|h128_4x32|tiny_f16|task_bert_qa|task_st_mean_norm|task_distil_seqcls_relu|task_bert_rerank) [ $kind != fp32 ] && args+=(--calibration "$DATA/calib.txt") ;; esac
-    "$CONVERT" "${args[@]}" > /dev/null
+    convert "${args[@]}"
   done
 done
 # the family model the bindings' prompt / dims tests read (EmbeddingGemma's folder layout: Dense,
@@ -45,7 +60,12 @@ for model in gemma3_st_dense; do
     if [ -f "$out" ] && [ "$out" -nt "$CONVERT" ] && [ "$out" -nt "$dir/modules.json" ]; then continue; fi
     args=(--input "$dir" --output "$out" --quiet)
     [ $kind = fp32 ] && args+=(--fp32)
-    "$CONVERT" "${args[@]}" > /dev/null
+    convert "${args[@]}"
   done
 done
+while [ "$running" -gt 0 ]; do
+  wait -n || failed=1
+  running=$((running - 1))
+done
+[ "$failed" -eq 0 ] || { echo "convert_all: some conversions failed (above)" >&2; exit 1; }
 echo "converted: $(ls "$DATA/ebm" | wc -l) models"

@@ -217,7 +217,9 @@ TEST_CASE("int8 family models: per-token cosine >= 0.99 and the same clear decis
     INFO(l.model << " int8 " << l.name);
     Loaded& s = sessions[l.model];
     if (!s.s.s) {
-      open(l.model, 2, &s, "int8");
+      // 2 threads; under qemu (CI time: emulated 2-thread sessions spin on the shared cores) the
+      // count the fp32 test does not run each model with
+      open(l.model, emulated() ? (l.model.size() % 2 ? 2 : 1) : 2, &s, "int8");
       REQUIRE(s.info.is_int8 == 1);
     }
     const std::string dir = families_dir() + "/" + l.model + "/cases/" + l.name + "/";

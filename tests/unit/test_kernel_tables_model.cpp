@@ -42,7 +42,9 @@ TEST_CASE("every kernel table gives the portable table's bytes through int8 and 
           o.threads = 1;
           std::unique_ptr<Session> s;
           REQUIRE(Session::create(*m, o).move_to(&s, &err));
-          const size_t n = std::min<size_t>(37, static_cast<size_t>(s->max_seq_len()));
+          // 37 tokens: tails after blocks of 32, 16, 4 and 1 rows; 21 under qemu (CI time): after
+          // 16, 4 and 1
+          const size_t n = std::min<size_t>(emulated() ? 21 : 37, static_cast<size_t>(s->max_seq_len()));
           std::mt19937 ids_rng(seed);
           std::uniform_int_distribution<int32_t> tok(std::min(1000, m->config.vocab / 2), m->config.vocab - 1);
           std::vector<int32_t> ids(n), mask(n, 1);

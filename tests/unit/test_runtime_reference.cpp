@@ -46,8 +46,8 @@ RunResult run_case(eb_session* s, const eb_model_info& info, const Case& c) {
 
 }  // namespace
 
-// Runs every reference model of `kind` at 1 and 2 threads over every case and hands the
-// result to `check`.
+// Runs every reference model of `kind` at 1 and 2 threads (1 under qemu: CI time) over every
+// case and hands the result to `check`.
 template <class Check>
 void for_each_reference_run(const char* kind, Check check) {
   for (const char* model : kModels) {
@@ -58,6 +58,7 @@ void for_each_reference_run(const char* kind, Check check) {
     REQUIRE(eb_model_get_info(m.m, &info) == EB_OK);
     CHECK(info.is_int8 == (std::string(kind) == "int8"));
     for (int threads : {1, 2}) {
+      if (threads == 2 && emulated()) continue;  // (qemu: "1 and 2 threads give the same int8 result" below)
       SessionHandle s;
       open_session(m.m, threads, s);
       for (const char* cname : kCases) {
