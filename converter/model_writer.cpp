@@ -17,6 +17,7 @@
 #include "content_hash.h"
 #include "converter/tokenizer/tokenizer_json.h"
 #include "edgebert_generated.h"
+#include "model_file_layout.h"
 
 namespace edgebert::convert {
 namespace {
@@ -25,9 +26,6 @@ namespace fb = edgebert::fb;
 using flatbuffers::FlatBufferBuilder;
 using flatbuffers::Offset;
 
-constexpr size_t kPayloadAlignment = 64;
-// FlatBuffers' limit (32-bit offsets), rounded down to the payload alignment.
-constexpr size_t kMaxFlatBuffer = (static_cast<size_t>(FLATBUFFERS_MAX_BUFFER_SIZE) - 1) / kPayloadAlignment * kPayloadAlignment;
 // Payload bytes kept inline before a file switches to external payloads (schema_version 7): the
 // limit less room for everything else (vocabulary, tokenizer, scales: tens of MB at most).
 constexpr uint64_t kInlinePayloadLimit = kMaxFlatBuffer - (uint64_t{256} << 20);
@@ -36,23 +34,22 @@ constexpr size_t kExternalMinBytes = 4096;
 
 uint64_t round_up_payload(uint64_t n) { return (n + kPayloadAlignment - 1) / kPayloadAlignment * kPayloadAlignment; }
 
-// Thrown by the first pass when the payloads would not fit inline; the second pass writes them
-// after the FlatBuffer.
-struct TooBigForInline {};
+// Where a build puts the tensor payloads: nowhere (kCount: a first pass that only adds up their
+// bytes, so the real pass knows whether they fit inline without copying them twice), inline
+// (every file that fits), or every payload of kExternalMinBytes or more after the FlatBuffer.
+enum class Payloads { kCount, kInline, kExternal };
 
-// The FlatBuffer under construction and where its tensor payloads go: inline (every file that
-// fits), or, with `external`, every payload of kExternalMinBytes or more after the FlatBuffer,
-// at 64-byte aligned offsets from its end (the bytes stay the caller's until the file is made).
+// The FlatBuffer under construction and where its tensor payloads go; external ones at 64-byte
+// aligned offsets from the FlatBuffer's end (the bytes stay the caller's until the file is made).
 struct Builder : FlatBufferBuilder {
-  Builder(bool external_payloads, uint64_t inline_limit)
-      : FlatBufferBuilder(1 << 20), external(external_payloads), inline_limit(inline_limit) {}
+  explicit Builder(Payloads where) : FlatBufferBuilder(1 << 20), payloads(where), external(where == Payloads::kExternal) {}
   struct Blob {
     const uint8_t* data;
     size_t size;
     uint64_t offset;
   };
+  const Payloads payloads;
   const bool external;
-  const uint64_t inline_limit;
   uint64_t inline_bytes = 0;
   uint64_t external_bytes = 0;
   std::vector<Blob> blobs;
@@ -65,13 +62,13 @@ struct Builder : FlatBufferBuilder {
       return true;
     }
     inline_bytes += n;
-    if (!external && inline_bytes > inline_limit) throw TooBigForInline{};
     return false;
   }
-  // The payload vector of a tensor: its bytes, or empty when placed after the FlatBuffer.
+  // The payload vector of a tensor: its bytes, or empty when placed after the FlatBuffer (or
+  // only counted).
   Offset<flatbuffers::Vector<uint8_t>> payload(const void* data, size_t n, uint64_t* external_offset, bool* is_external) {
     *is_external = place(data, n, external_offset);
-    if (*is_external) return CreateVector(static_cast<const uint8_t*>(nullptr), size_t{0});
+    if (*is_external || payloads == Payloads::kCount) return CreateVector(static_cast<const uint8_t*>(nullptr), size_t{0});
     ForceVectorAlignment(n, 1, kPayloadAlignment);
     return CreateVector(static_cast<const uint8_t*>(data), n);
   }
@@ -237,11 +234,13 @@ int64_t position_rows(const FloatBert& m, int max_sequence) {
 
 namespace {
 
-ModelBytes build(const ConvertedModel& cm, bool external_payloads, uint64_t inline_limit) {
+// The model file's bytes, its payloads placed as `where` says; with Payloads::kCount nothing is
+// made and *payload_bytes gets the bytes the payloads would take inline.
+ModelBytes build(const ConvertedModel& cm, Payloads where, uint64_t* payload_bytes = nullptr) {
   const FloatBert& m = *cm.model;
   const BertConfig& c = m.config;
   const int64_t H = c.hidden_size;
-  Builder b(external_payloads, inline_limit);
+  Builder b(where);
 
   Offset<fb::Vocabulary> vocab;
   if (cm.vocab && !cm.vocab->empty()) {
@@ -488,6 +487,10 @@ ModelBytes build(const ConvertedModel& cm, bool external_payloads, uint64_t inli
   }
   if (!colbert_inputs.IsNull()) mb.add_colbert_inputs(colbert_inputs);
   fb::FinishModelBuffer(b, mb.Finish());
+  if (where == Payloads::kCount) {
+    *payload_bytes = b.inline_bytes;
+    return ModelBytes();
+  }
   // FlatBuffers holds at most 2 GiB (32-bit offsets); the payloads went after it if they would not
   // fit, so only a model whose other parts are that large is refused.
   if (b.GetSize() > kMaxFlatBuffer)
@@ -523,11 +526,10 @@ ModelBytes build(const ConvertedModel& cm, bool external_payloads, uint64_t inli
 
 ModelBytes build_model_buffer(const ConvertedModel& cm, uint64_t inline_payload_limit) {
   const uint64_t limit = inline_payload_limit != 0 ? inline_payload_limit : kInlinePayloadLimit;
-  try {
-    return build(cm, false, limit);
-  } catch (const TooBigForInline&) {
-    return build(cm, true, limit);  // the payloads would pass 2 GiB: write them after the FlatBuffer
-  }
+  uint64_t payload_bytes = 0;
+  build(cm, Payloads::kCount, &payload_bytes);
+  // payloads that would pass 2 GiB go after the FlatBuffer
+  return build(cm, payload_bytes > limit ? Payloads::kExternal : Payloads::kInline);
 }
 
 void write_file_atomically(const std::string& path, const uint8_t* bytes, size_t size) {

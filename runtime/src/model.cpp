@@ -15,6 +15,7 @@
 
 #include "backend/int4_weights.h"
 #include "edgebert_generated.h"
+#include "model_file_layout.h"
 
 namespace edgebert {
 namespace {
@@ -742,7 +743,6 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
   }
   // FlatBuffers verifies buffers below 2 GiB (32-bit offsets). A file can be bigger only with
   // external payloads (schema_version 7): the FlatBuffer is its first external_data_start bytes.
-  constexpr size_t kMaxFlatBuffer = (static_cast<size_t>(FLATBUFFERS_MAX_BUFFER_SIZE) - 1) / 64 * 64;
   if (size < 8) {
     c.fail("not an edgebert model: " + std::to_string(size) + " bytes is too small");
     return c.status;
