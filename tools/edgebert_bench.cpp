@@ -319,6 +319,9 @@ int bench_one(const Options& o) {
   std::string features, err;
   const std::string cpu = cpu_description(&features);
   const auto t0 = Clock::now();
+  // As eb_model_load_file_with_options does: the weight cache file is read ahead while the model loads.
+  WeightCacheOptions cache_options;
+  cache_options.prefetch = prefetch_weight_cache(o.cache_path, cache_options);
   LoadedModel lm;
   if (!load_model(o, o.synthetic, &lm, &err)) {
     std::fprintf(stderr, "edgebert-bench: error: %s\n", err.c_str());
@@ -329,7 +332,7 @@ int bench_one(const Options& o) {
   // or an empty store the first session fills.
   const auto tw = Clock::now();
   Result<std::shared_ptr<const Program>> built =
-      Program::build(*lm.model, XnnGemm::int8_float_output_supported(), o.cache_path);
+      Program::build(*lm.model, XnnGemm::int8_float_output_supported(), o.cache_path, cache_options);
   if (!built) {
     std::fprintf(stderr, "edgebert-bench: error: %s\n", built.status().message().c_str());
     return 1;

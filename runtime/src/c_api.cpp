@@ -12,6 +12,7 @@
 #include <string>
 #include <type_traits>
 
+#include "backend/weight_cache.h"
 #include "edgebert/edgebert.h"
 #include "model.h"
 #include "program/program.h"
@@ -180,7 +181,20 @@ bool options_valid(const eb_load_options* o, char* error, size_t error_size) {
 
 // Builds the model's program (with its shared packed weights: mapped from or written to the
 // weight cache file when the options name one) and wraps both (the model load's last step).
-eb_status make_model(std::unique_ptr<edgebert::Model> m, const eb_load_options* o, eb_model** out_model, char* error,
+edgebert::WeightCacheOptions cache_options_of(const eb_load_options* o) {
+  edgebert::WeightCacheOptions cache_options;
+  cache_options.verify_payload = !(o && o->skip_weight_cache_payload_check == 1);
+  return cache_options;
+}
+std::string cache_path_of(const eb_load_options* o) { return o && o->weight_cache_path ? o->weight_cache_path : ""; }
+
+// The weight cache file named by the options, read ahead while the model loads.
+std::shared_ptr<edgebert::weight_cache_file::Prefetch> read_cache_ahead(const eb_load_options* o) {
+  return edgebert::prefetch_weight_cache(cache_path_of(o), cache_options_of(o));
+}
+
+eb_status make_model(std::unique_ptr<edgebert::Model> m, const eb_load_options* o,
+                     std::shared_ptr<edgebert::weight_cache_file::Prefetch> prefetch, eb_model** out_model, char* error,
                      size_t error_size) {
   std::string msg;
   if (const edgebert::Status ready = edgebert::xnn_ready(); !ready) {
@@ -188,10 +202,10 @@ eb_status make_model(std::unique_ptr<edgebert::Model> m, const eb_load_options* 
     write_error(error, error_size, msg);
     return EB_ERROR_BACKEND;
   }
-  const std::string cache_path = o && o->weight_cache_path ? o->weight_cache_path : "";
+  const std::string cache_path = cache_path_of(o);
   std::shared_ptr<const edgebert::Model> model(std::move(m));
-  edgebert::WeightCacheOptions cache_options;
-  cache_options.verify_payload = !(o && o->skip_weight_cache_payload_check == 1);
+  edgebert::WeightCacheOptions cache_options = cache_options_of(o);
+  cache_options.prefetch = std::move(prefetch);
   edgebert::Result<std::shared_ptr<const edgebert::Program>> program =
       edgebert::Program::build(model, edgebert::XnnGemm::int8_float_output_supported(), cache_path, cache_options);
   if (!program.is_ok()) {
@@ -248,12 +262,13 @@ eb_status eb_model_load_file_with_options(const char* path, const eb_load_option
       return EB_ERROR_INVALID_ARGUMENT;
     }
     if (!options_valid(options, error, error_size)) return EB_ERROR_INVALID_ARGUMENT;
+    auto prefetch = read_cache_ahead(options);
     edgebert::Result<std::unique_ptr<edgebert::Model>> m = edgebert::Model::load_file(path);
     if (!m) {
       write_error(error, error_size, m.status().message());
       return m.status().code();
     }
-    return make_model(m.take(), options, out_model, error, error_size);
+    return make_model(m.take(), options, std::move(prefetch), out_model, error, error_size);
   });
 }
 
@@ -274,12 +289,13 @@ eb_status eb_model_load_memory_with_options(const void* data, size_t size, const
       write_error(error, error_size, "model memory must be 64-byte aligned");
       return EB_ERROR_INVALID_ARGUMENT;
     }
+    auto prefetch = read_cache_ahead(options);
     edgebert::Result<std::unique_ptr<edgebert::Model>> m = edgebert::Model::create(data, size, nullptr, 0);
     if (!m) {
       write_error(error, error_size, m.status().message());
       return m.status().code();
     }
-    return make_model(m.take(), options, out_model, error, error_size);
+    return make_model(m.take(), options, std::move(prefetch), out_model, error, error_size);
   });
 }
 

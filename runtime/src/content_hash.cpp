@@ -174,10 +174,23 @@ uint32_t crc_shift_bytes(uint64_t n) {
 }
 
 // Three streams of kLane bytes per block; their registers are joined by multiplication with
-// x^(8 kLane) and x^(16 kLane).
-constexpr size_t kLane = 4096;
+// x^(8 kLane) and x^(16 kLane), through tables: the product is linear in the register, so it is
+// the XOR of one entry per register byte. 16 KiB lanes: 4 KiB ones checked 88 MB of mapped page
+// cache at 11.5 GB/s, 16 KiB ones at 15.8 (on an AVX2 EPYC; each lane restarts the hardware
+// prefetcher, which stops at page boundaries).
+constexpr size_t kLane = 16384;
+struct ShiftTable {
+  uint32_t t[4][256];
+  explicit ShiftTable(uint32_t factor) {
+    for (uint32_t k = 0; k < 4; ++k)
+      for (uint32_t v = 0; v < 256; ++v) t[k][v] = crc_mul(v << (8 * k), factor);
+  }
+  uint32_t operator()(uint32_t c) const {
+    return t[0][c & 0xff] ^ t[1][(c >> 8) & 0xff] ^ t[2][(c >> 16) & 0xff] ^ t[3][c >> 24];
+  }
+};
 struct LaneShifts {
-  uint32_t one = crc_shift_bytes(kLane), two = crc_shift_bytes(2 * kLane);
+  ShiftTable one{crc_shift_bytes(kLane)}, two{crc_shift_bytes(2 * kLane)};
 };
 const LaneShifts& lane_shifts() {
   static const LaneShifts s;
@@ -212,7 +225,7 @@ EB_CRC_TARGET uint32_t crc_raw_hardware(uint32_t c, const uint8_t* p, size_t n) 
       c1 = EB_CRC64(c1, load64(p + kLane + i));
       c2 = EB_CRC64(c2, load64(p + 2 * kLane + i));
     }
-    c = crc_mul(c, s.two) ^ crc_mul(c1, s.one) ^ c2;
+    c = s.two(c) ^ s.one(c1) ^ c2;
   }
   for (; n >= 8; p += 8, n -= 8) c = EB_CRC64(c, load64(p));
   for (; n > 0; --n) c = EB_CRC8(c, *p++);

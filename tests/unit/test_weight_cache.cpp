@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -459,6 +460,14 @@ TEST_CASE("damaged or foreign cache files are refused with a reason, then rebuil
   for (const Damage& d : cases) {
     INFO(d.what);
     write_file(path, d.file);
+    {  // read ahead (as the C API does): the same outcome and message, nothing adopted
+      auto store = new_store();
+      wcf::Prefetch ahead(path, true);
+      const wcf::LoadResult r = wcf::load(ahead, id, layout(), store.get(), wcf::FileId());
+      CHECK(r.outcome == d.outcome);
+      CHECK(r.message == wcf::load(path, id, layout(), new_store().get()).message);
+      CHECK(store->entry_count() == 0);
+    }
     auto store = new_store();
     const wcf::LoadResult r = wcf::load(path, id, layout(), store.get());
     INFO(r.message);
@@ -490,6 +499,53 @@ TEST_CASE("damaged or foreign cache files are refused with a reason, then rebuil
   CHECK(wcf::verify_payload(good).is_ok());
   auto store = new_store();
   CHECK(wcf::load(path, id, layout(), store.get()).outcome == wcf::LoadOutcome::kCorrupt);
+}
+
+TEST_CASE("a file read ahead: used once, or dropped at any point without harm", "[weight_cache]") {
+  const ContentId id = fixture().model->content_id_or_hash();
+  const std::string path = temp_dir() + "/ahead.ebwc";
+  create_cache_file(path, id);
+  for (bool verify : {true, false}) {
+    INFO("verify " << verify);
+    auto store = new_store();
+    wcf::Prefetch ahead(path, verify);
+    CHECK(ahead.path() == path);
+    CHECK(ahead.verify() == verify);
+    REQUIRE(wcf::load(ahead, id, layout(), store.get(), wcf::FileId()).outcome == wcf::LoadOutcome::kLoaded);
+    auto set = make_set(store.get());
+    CHECK(store->packs() == 0);
+    CHECK(run_set(*set) == own_copy_outputs());
+  }
+  // dropped unused: at once, after a while, after cancel() (the threads stop; nothing is changed)
+  const std::vector<uint8_t> before = read_file(path);
+  for (int wait_us : {0, 200, 2000}) {
+    wcf::Prefetch ahead(path, true);
+    if (wait_us) std::this_thread::sleep_for(std::chrono::microseconds(wait_us));
+    if (wait_us == 2000) ahead.cancel();
+  }
+  CHECK(read_file(path) == before);
+  {  // the model file named as its own cache is recognised (st_dev / st_ino), not just its magic
+    const std::string model = edgebert::test::ebm_path("h192_3x64", "int8");
+    struct stat st;
+    REQUIRE(stat(model.c_str(), &st) == 0);
+    wcf::Prefetch ahead(model, true);
+    auto store = new_store();
+    const wcf::LoadResult r = wcf::load(ahead, id, layout(), store.get(), wcf::FileId{true, uint64_t(st.st_dev), uint64_t(st.st_ino)});
+    CHECK(r.outcome == wcf::LoadOutcome::kForeign);
+    CHECK(r.message.find("model file itself") != std::string::npos);
+  }
+  {  // a model that fails to load drops the read-ahead it started (ASan / TSan see the threads end)
+    const std::string bad = temp_dir() + "/ahead_bad.ebm";
+    write_file(bad, std::vector<uint8_t>(300, 0x5a));
+    eb_load_options o;
+    eb_load_options_init(&o);
+    o.weight_cache_path = path.c_str();
+    eb_model* m = nullptr;
+    char err[256];
+    CHECK(eb_model_load_file_with_options(bad.c_str(), &o, &m, err, sizeof err) != EB_OK);
+    CHECK(m == nullptr);
+    CHECK(read_file(path) == before);
+  }
 }
 
 TEST_CASE("an unwritable cache path leaves the store working from memory", "[weight_cache]") {
@@ -587,9 +643,22 @@ uint64_t get64_at(const std::vector<uint8_t>& b, size_t at) {
 }
 size_t entry_at(size_t k) { return wcf::kHeaderBytes + k * wcf::kEntryBytes; }
 
+// Whether prepare() reads the file ahead, as the C API does (weight_cache_file::Prefetch, started
+// before the layout is known); the tests of damaged, crafted and foreign files run both ways.
+bool g_read_ahead = false;
+struct ReadAhead {
+  explicit ReadAhead(bool on) { g_read_ahead = on; }
+  ~ReadAhead() { g_read_ahead = false; }
+};
+
 edgebert::ModelWeights prepare(const std::string& path, const std::vector<GemmSpec>& specs,
                                const edgebert::WeightCacheOptions& o = edgebert::WeightCacheOptions()) {
-  auto r = edgebert::prepare_model_weights(*fixture().model, to_pack(specs), path, o);
+  edgebert::WeightCacheOptions options = o;
+  if (g_read_ahead) {
+    options.prefetch = edgebert::prefetch_weight_cache(path, options);
+    REQUIRE(options.prefetch);
+  }
+  auto r = edgebert::prepare_model_weights(*fixture().model, to_pack(specs), path, options);
   INFO(r.status().message());
   REQUIRE(r.is_ok());
   return r.take();
@@ -677,6 +746,9 @@ TEST_CASE("the layout: one entry per GEMM with XNNPACK's exact packed size, dige
 }
 
 TEST_CASE("a cache of another program layout or runtime version is rebuilt, never used", "[weight_cache]") {
+  const bool ahead = GENERATE(false, true);
+  INFO("read ahead: " << ahead);
+  const ReadAhead read_ahead(ahead);
   const Fixture& f = fixture();
   const std::string path = temp_dir() + "/layout.ebwc";
   // written for a program whose first GEMM requantizes differently (its output scale)
@@ -706,6 +778,9 @@ TEST_CASE("a cache of another program layout or runtime version is rebuilt, neve
 }
 
 TEST_CASE("crafted offsets and sizes are refused without overflow, then rebuilt", "[weight_cache]") {
+  const bool ahead = GENERATE(false, true);
+  INFO("read ahead: " << ahead);
+  const ReadAhead read_ahead(ahead);
   const std::string path = temp_dir() + "/crafted.ebwc";
   const std::vector<uint8_t> bytes = fresh_cache(path);
   const size_t n = fixture().gemms.size();
@@ -746,6 +821,9 @@ TEST_CASE("crafted offsets and sizes are refused without overflow, then rebuilt"
 }
 
 TEST_CASE("flipped payload bytes are caught by the CRC32C at load, then rebuilt", "[weight_cache]") {
+  const bool ahead = GENERATE(false, true);
+  INFO("read ahead: " << ahead);
+  const ReadAhead read_ahead(ahead);
   const std::string path = temp_dir() + "/payload.ebwc";
   const std::vector<uint8_t> bytes = fresh_cache(path);
   const size_t n = fixture().gemms.size();
@@ -773,6 +851,9 @@ TEST_CASE("flipped payload bytes are caught by the CRC32C at load, then rebuilt"
 }
 
 TEST_CASE("a cache path that cannot hurt: FIFO, foreign file, symlink, the model file", "[weight_cache]") {
+  const bool ahead = GENERATE(false, true);
+  INFO("read ahead: " << ahead);
+  const ReadAhead read_ahead(ahead);
   const std::string dir = temp_dir();
   {  // a FIFO: no blocking open, never replaced
     const std::string path = dir + "/fifo.ebwc";
@@ -847,6 +928,9 @@ TEST_CASE("a cache path that cannot hurt: FIFO, foreign file, symlink, the model
 }
 
 TEST_CASE("temporary files: none left by a write, stale ones of dead writers removed at load", "[weight_cache]") {
+  const bool ahead = GENERATE(false, true);
+  INFO("read ahead: " << ahead);
+  const ReadAhead read_ahead(ahead);
   const std::string path = temp_dir() + "/stale.ebwc";
   fresh_cache(path);
   CHECK(temporaries_of(path) == 0);  // O_TMPFILE (or a renamed temporary): nothing left
@@ -1058,7 +1142,7 @@ TEST_CASE("CRC32C: known values, continuation, hardware and table agree", "[weig
   CHECK(edgebert::crc32c("123456789", 9) == 0xE3069283u);
   const std::vector<uint8_t> zeros(32, 0);
   CHECK(edgebert::crc32c(zeros.data(), zeros.size()) == 0x8A9136AAu);
-  std::vector<uint8_t> b(3 * 4096 * 5 + 77);
+  std::vector<uint8_t> b(3 * 16384 * 3 + 77);  // three blocks of three 16 KiB lanes, and a tail
   std::mt19937 rng(3);
   for (auto& x : b) x = static_cast<uint8_t>(rng());
   // a bit-at-a-time reference

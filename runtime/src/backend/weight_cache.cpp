@@ -43,11 +43,26 @@ void hash_f32(ContentHasher& h, float v) {
   std::memcpy(&bits, &v, sizeof bits);
   hash_u64(h, bits);
 }
-// An optional per-channel array: its presence, then its values (little-endian float bits).
+// An optional per-channel array: its presence, then its values (each float's bits as hash_f32
+// gives them), a block at a time (one update per value made this hash most of a warm start).
 void hash_floats(ContentHasher& h, const float* v, int n) {
   hash_u64(h, v ? static_cast<uint64_t>(n) : ~uint64_t(0));
-  if (v)
-    for (int i = 0; i < n; ++i) hash_f32(h, v[i]);
+  if (!v) return;
+  constexpr int kBlock = 256;
+  uint8_t bytes[kBlock * 8];
+  for (int i = 0; i < n; i += kBlock) {
+    const int m = n - i < kBlock ? n - i : kBlock;
+    for (int j = 0; j < m; ++j) {
+      uint32_t bits;
+      std::memcpy(&bits, v + i + j, sizeof bits);
+      uint64_t wide = bits;  // little-endian bytes
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+      wide = __builtin_bswap64(wide);
+#endif
+      std::memcpy(bytes + 8 * j, &wide, sizeof wide);
+    }
+    h.update(bytes, static_cast<size_t>(m) * 8);
+  }
 }
 
 // Where a GEMM's weights are: their offset in the model's bytes, or ~0 for weights the program
@@ -143,10 +158,36 @@ weight_cache_file::FileId model_file_id(const Model& model) {
   return id;
 }
 
+bool weight_cache_verify(const WeightCacheOptions& options) {
+  const char* env = std::getenv("EDGEBERT_WEIGHT_CACHE_VERIFY");
+  return options.verify_payload && !(env && std::strcmp(env, "0") == 0);
+}
+
+std::shared_ptr<weight_cache_file::Prefetch> prefetch_weight_cache(const std::string& cache_path,
+                                                                   const WeightCacheOptions& options) {
+  if (cache_path.empty() || !PackedWeights::supported()) return nullptr;
+  try {
+    return std::make_shared<weight_cache_file::Prefetch>(cache_path, weight_cache_verify(options));
+  } catch (...) {  // out of memory: the load reads the file itself
+    return nullptr;
+  }
+}
+
 Result<ModelWeights> prepare_model_weights(const Model& model, const std::vector<GemmToPack>& gemms,
                                            const std::string& cache_path, const WeightCacheOptions& options) {
   ModelWeights w;
   const bool want_file = !cache_path.empty();
+  const bool verify = weight_cache_verify(options);
+  weight_cache_file::Prefetch* prefetch =
+      options.prefetch && options.prefetch->path() == cache_path && options.prefetch->verify() == verify
+          ? options.prefetch.get()
+          : nullptr;
+  struct StopReading {  // whatever the way out, a file read ahead is not read any further
+    weight_cache_file::Prefetch* p;
+    ~StopReading() {
+      if (p) p->cancel();
+    }
+  } stop_reading{options.prefetch.get()};
   if (!PackedWeights::supported()) {
     if (want_file) {
       w.state = EB_WEIGHT_CACHE_UNAVAILABLE;
@@ -182,11 +223,11 @@ Result<ModelWeights> prepare_model_weights(const Model& model, const std::vector
   if (!layout) return packed_in_memory(cache_path + ": cannot describe the program layout: " + layout.status().message());
   const ContentId id = model.content_id_or_hash();
   weight_cache_file::LoadOptions load_options;
-  const char* env = std::getenv("EDGEBERT_WEIGHT_CACHE_VERIFY");
-  load_options.verify_payload = options.verify_payload && !(env && std::strcmp(env, "0") == 0);
+  load_options.verify_payload = verify;
   load_options.protect = model_file_id(model);
   const weight_cache_file::LoadResult loaded =
-      weight_cache_file::load(cache_path, id, layout.value(), w.store.get(), load_options);
+      prefetch ? weight_cache_file::load(*prefetch, id, layout.value(), w.store.get(), load_options.protect)
+               : weight_cache_file::load(cache_path, id, layout.value(), w.store.get(), load_options);
   if (loaded.outcome == weight_cache_file::LoadOutcome::kForeign) return packed_in_memory(loaded.message);
   if (loaded.outcome == weight_cache_file::LoadOutcome::kLoaded) {
     // The file holds exactly the layout's entries (key, seed, fingerprint, size: what the probes

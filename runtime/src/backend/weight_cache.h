@@ -35,9 +35,18 @@ struct ModelWeights {
 // file's bytes are used (the default). Turned off by `verify_payload = false` or by the environment
 // variable EDGEBERT_WEIGHT_CACHE_VERIFY=0, for callers that verify the file themselves
 // (docs/weight-cache.md); everything else (header, table, sizes, layout) is always checked.
+// prefetch: the file read ahead (prefetch_weight_cache, started before the model was loaded so
+// that the reading overlaps it); used when it names the same path and payload check.
 struct WeightCacheOptions {
   bool verify_payload = true;
+  std::shared_ptr<weight_cache_file::Prefetch> prefetch;
 };
+// Whether the payload is checked: options.verify_payload, unless EDGEBERT_WEIGHT_CACHE_VERIFY=0.
+bool weight_cache_verify(const WeightCacheOptions& options);
+// Starts reading `cache_path` ahead with `options`' payload check; null where this XNNPACK has no
+// weight cache or nothing is named.
+std::shared_ptr<weight_cache_file::Prefetch> prefetch_weight_cache(const std::string& cache_path,
+                                                                   const WeightCacheOptions& options);
 
 // The program layout a cache file must match (weight_cache_file.h): for every GEMM key, what
 // XNNPACK would pack (its packing seed and exact byte count, learnt by a creation that stops

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -208,7 +209,8 @@ const LoadResult kOk{LoadOutcome::kLoaded, ""};
 // and says whether it may be read as, and replaced by, a weight cache: kLoaded (a regular file
 // with the magic), kMissing, kCorrupt (empty, or unopenable for another reason), kForeign (not
 // ours: leave it alone). `f` is open only for kLoaded.
-LoadResult open_checked(const std::string& path, const FileId& protect, Fd* f, uint64_t* size) {
+// `seen` (optional) gets the file's st_dev / st_ino once it is known to be a regular file.
+LoadResult open_checked(const std::string& path, const FileId& protect, Fd* f, uint64_t* size, FileId* seen = nullptr) {
   f->fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (f->fd < 0) {
     const int e = errno;
@@ -221,6 +223,7 @@ LoadResult open_checked(const std::string& path, const FileId& protect, Fd* f, u
   struct stat st;
   if (fstat(f->fd, &st) != 0) return fail(LoadOutcome::kForeign, path, "cannot fstat, not overwriting");
   if (!S_ISREG(st.st_mode)) return fail(LoadOutcome::kForeign, path, "not a regular file, not a weight cache, not overwriting");
+  if (seen) *seen = FileId{true, uint64_t(st.st_dev), uint64_t(st.st_ino)};
   if (protect.known && uint64_t(st.st_dev) == protect.dev && uint64_t(st.st_ino) == protect.ino)
     return fail(LoadOutcome::kForeign, path, "is the model file itself: not a weight cache, not overwriting");
   *size = static_cast<uint64_t>(st.st_size);
@@ -306,75 +309,133 @@ LoadResult map_file(const std::string& path, int fd, uint64_t size, std::shared_
   return kOk;
 }
 
-// MADV_POPULATE_READ (Linux 5.14+) maps a range's pages in one call, as MAP_POPULATE does for a
-// whole mapping, but on the calling thread's share only, so the parts below map their pages in
-// parallel (MAP_POPULATE mapped all 88 MB of BERT-base on one thread: about as long as the CRC
-// itself). On older kernels (EINVAL) and elsewhere the pages fault in as they are read.
-#if defined(__linux__) && !defined(MADV_POPULATE_READ)
-#define MADV_POPULATE_READ 22
-#endif
+// Maps a range's pages by reading a byte of each, so that the first run does not fault them in.
+// Measured on Linux 6.18 over the 88 MB of BERT-base's cache: 1.3 ms by reading (a fault maps a
+// whole large folio of the page cache, or 16 pages around it), 5.0 ms with MAP_POPULATE, and
+// MADV_POPULATE_READ as slow, also holding the memory-map lock against the loading thread's
+// mmap and munmap calls.
 void populate(const uint8_t* from, const uint8_t* to) {
-#if defined(MADV_POPULATE_READ)
-  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096);
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(from) & ~(page - 1);
-  if (to > from) (void)madvise(reinterpret_cast<void*>(begin), reinterpret_cast<uintptr_t>(to) - begin, MADV_POPULATE_READ);
-#else
-  (void)from;
-  (void)to;
-#endif
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096);
+  if (to <= from) return;
+  const size_t n = static_cast<size_t>(to - from);
+  unsigned sum = 0;
+  for (size_t i = 0; i < n; i += page) sum += static_cast<const volatile uint8_t*>(from)[i];
+  sum += static_cast<const volatile uint8_t*>(from)[n - 1];
+  (void)sum;
 }
 
-// Maps the payload's pages and, with `verify`, checks every entry's CRC32C. A large payload is
-// split over up to kLoadThreads threads (by entries, about equal bytes each), each mapping and
-// then checking its own share: both are bound by page-table work and memory bandwidth, which
-// more cores share out. Where a thread cannot be started its share runs on the caller's.
+// What this process's runtime, XNNPACK build and CPU require of a header (the model and its
+// program are compared in load()).
+LoadResult check_identity(const std::string& path, const uint8_t* h) {
+  const Identity& me = identity();
+  char version[kRuntimeVersionBytes + 1] = {};
+  std::memcpy(version, h + kRuntimeVersionOffset, kRuntimeVersionBytes);
+  if (std::strcmp(version, runtime_version()) != 0)
+    return fail(LoadOutcome::kMismatch, path, std::string("made by edgebert ") + version + ", this is " + runtime_version());
+  const uint32_t build_size = get32(h + kBuildIdSizeOffset);
+  if (get32(h + kApiOffset) != me.xnn_api || build_size != me.build_id.size() ||
+      std::memcmp(h + kBuildIdOffset, me.build_id.data(), me.build_id.size()) != 0)
+    return fail(LoadOutcome::kMismatch, path, "made by another XNNPACK build");
+  if (get32(h + kCpuArchOffset) != me.cpu_arch || get64(h + kCpuFeaturesOffset) != me.cpu_features)
+    return fail(LoadOutcome::kMismatch, path, "made on a CPU with other instruction-set features");
+  return kOk;
+}
+
+// The payload's pages are mapped, and with `verify` every entry's CRC32C checked, one entry at a
+// time by whichever thread takes it next: up to kLoadThreads threads (one per core), fewer for a
+// small payload (kLoadBytesPerThread each).
 constexpr unsigned kLoadThreads = 4;
 constexpr uint64_t kLoadBytesPerThread = 16u << 20;
 
-LoadResult load_payload(const std::string& path, const Parsed& p, const uint8_t* base, bool verify) {
-  const size_t n = p.entries.size();
-  std::vector<uint8_t> bad(n, 0);
-  auto load = [&](size_t from, size_t to) {
-    if (from >= to) return;
-    populate(base + p.offsets[from], base + p.offsets[to - 1] + p.entries[to - 1].size);
-    if (!verify) return;
-    for (size_t k = from; k < to; ++k)
-      bad[k] = crc32c(base + p.offsets[k], static_cast<size_t>(p.entries[k].size)) != p.crcs[k];
-  };
-  uint64_t total = 0;
-  for (const auto& e : p.entries) total += e.size;
-  unsigned parts = std::thread::hardware_concurrency();
-  if (parts > kLoadThreads) parts = kLoadThreads;
-  if (parts > total / kLoadBytesPerThread) parts = static_cast<unsigned>(total / kLoadBytesPerThread);
-  if (parts > n) parts = static_cast<unsigned>(n);
-  if (parts <= 1) {
-    load(0, n);
-  } else {
-    std::vector<size_t> cut(parts + 1, n);  // part i loads entries [cut[i], cut[i+1])
-    cut[0] = 0;
-    uint64_t seen = 0;
-    size_t part = 1;
-    for (size_t k = 0; k < n && part < parts; ++k) {
-      seen += p.entries[k].size;
-      if (seen >= total / parts * part) cut[part++] = k + 1;
+}  // namespace
+
+struct Prefetch::State {
+  std::string path;
+  bool verify = true;
+  // the structure, set once by whoever runs structure() (then `structured` under `mutex`)
+  Fd f;
+  uint64_t size = 0;
+  FileId seen;
+  Parsed p;
+  std::shared_ptr<Mapping> mapping;
+  LoadResult structure_result;
+  bool opened = false;  // a regular file with the magic
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool structured = false;
+  // the entries
+  std::vector<uint8_t> bad;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> cancel{false};
+  std::thread worker;  // the background thread (joinable only when one was started)
+
+  void structure() {
+    LoadResult r;
+    try {
+      r = open_checked(path, FileId(), &f, &size, &seen);
+      opened = r.outcome == LoadOutcome::kLoaded;
+      if (r.outcome == LoadOutcome::kLoaded) r = parse(path, f.fd, size, &p);
+      if (r.outcome == LoadOutcome::kLoaded) r = map_file(path, f.fd, size, &mapping);
+      if (r.outcome == LoadOutcome::kLoaded) bad.assign(p.entries.size(), 0);
+    } catch (...) {  // std::bad_alloc: nothing is used from the file, which is rebuilt
+      r = fail(LoadOutcome::kCorrupt, path, "out of memory while reading the file");
     }
+    std::lock_guard<std::mutex> lock(mutex);
+    structure_result = std::move(r);
+    structured = true;
+    cv.notify_all();
+  }
+  bool usable() const { return structure_result.outcome == LoadOutcome::kLoaded; }
+
+  void work() {
+    const auto* base = static_cast<const uint8_t*>(mapping->base);
+    for (size_t k; !cancel.load(std::memory_order_relaxed) && (k = next.fetch_add(1)) < p.entries.size();) {
+      const uint8_t* e = base + p.offsets[k];
+      const size_t bytes = static_cast<size_t>(p.entries[k].size);
+      if (verify)  // its reads map the pages
+        bad[k] = crc32c(e, bytes) != p.crcs[k];
+      else
+        populate(e, e + bytes);
+    }
+  }
+  // How many threads besides the calling one share the entries (std::thread cannot say how many
+  // cores are free; `reserved` are taken elsewhere).
+  unsigned extra_threads(unsigned reserved) const {
+    uint64_t total = 0;
+    for (const auto& e : p.entries) total += e.size;
+    uint64_t parts = std::thread::hardware_concurrency();
+    if (parts > kLoadThreads) parts = kLoadThreads;
+    if (parts > total / kLoadBytesPerThread) parts = total / kLoadBytesPerThread;
+    if (parts > p.entries.size()) parts = p.entries.size();
+    return parts > 1 + reserved ? static_cast<unsigned>(parts - 1 - reserved) : 0;
+  }
+  // Works on the entries with `extra` more threads (where they can be started) until none is left.
+  void share(unsigned extra) {
     std::vector<std::thread> threads;
-    for (unsigned i = 1; i < parts; ++i) {
+    for (unsigned i = 0; i < extra; ++i) {
       try {
-        threads.emplace_back(load, cut[i], cut[i + 1]);
+        threads.emplace_back([this] { work(); });
       } catch (...) {
-        load(cut[i], cut[i + 1]);
+        break;  // the others take its share
       }
     }
-    load(cut[0], cut[1]);
+    work();
     for (auto& t : threads) t.join();
   }
-  for (size_t k = 0; k < n; ++k)
-    if (bad[k])
-      return fail(LoadOutcome::kCorrupt, path, "the packed weights of entry " + std::to_string(k) + " (GEMM " +
-                                                   std::to_string(p.entries[k].gemm) + ") are corrupt (CRC32C mismatch)");
-  return kOk;
-}
+  void wait_structured() {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [this] { return structured; });
+  }
+  void join() {
+    if (worker.joinable()) worker.join();
+  }
+  void stop() {
+    cancel = true;
+    join();
+  }
+};
+
+namespace {
 
 std::string temp_prefix(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()) + "."; }
 
@@ -470,62 +531,93 @@ size_t remove_stale_temporaries(const std::string& path) {
   return removed;
 }
 
-LoadResult load(const std::string& path, const ContentId& content_id, const Layout& layout, PackedWeights* store,
-                const LoadOptions& options) {
+Prefetch::Prefetch(const std::string& path, bool verify, bool background) : state_(new State) {
+  state_->path = path;
+  state_->verify = verify;
+  if (!background || !PackedWeights::supported()) return;
+  try {
+    state_->worker = std::thread([s = state_.get()] {
+      s->structure();  // then the payload's check, unless the file cannot be this process's
+      if (s->verify && s->usable() && check_identity(s->path, s->p.h).outcome == LoadOutcome::kLoaded)
+        s->share(s->extra_threads(1));  // one core is the loading thread's
+    });
+  } catch (...) {  // no thread: load() does it all
+  }
+}
+
+Prefetch::~Prefetch() { state_->stop(); }
+void Prefetch::cancel() { state_->stop(); }
+const std::string& Prefetch::path() const { return state_->path; }
+bool Prefetch::verify() const { return state_->verify; }
+
+LoadResult load(Prefetch& prefetch, const ContentId& content_id, const Layout& layout, PackedWeights* store,
+                const FileId& protect) {
+  Prefetch::State& s = *prefetch.state_;
+  const std::string& path = s.path;
   if (!PackedWeights::supported()) return fail(LoadOutcome::kMismatch, path, PackedWeights::unsupported_reason());
   remove_stale_temporaries(path);
-  Fd f;
-  uint64_t size = 0;
-  const LoadResult opened = open_checked(path, options.protect, &f, &size);
-  if (opened.outcome != LoadOutcome::kLoaded) return opened;
-  Parsed p;
-  const LoadResult parsed = parse(path, f.fd, size, &p);
-  if (parsed.outcome != LoadOutcome::kLoaded) return parsed;
+  const bool background = s.worker.joinable();
+  if (background)
+    s.wait_structured();
+  else
+    s.structure();
+  auto stop_with = [&](LoadResult r) {
+    s.stop();
+    return r;
+  };
+  if (protect.known && s.seen.known && s.seen.dev == protect.dev && s.seen.ino == protect.ino)
+    return stop_with(fail(LoadOutcome::kForeign, path, "is the model file itself: not a weight cache, not overwriting"));
+  if (!s.usable()) return stop_with(s.structure_result);
+  const Parsed& p = s.p;
   const uint8_t* h = p.h;
 
-  // identity: the model, the runtime and its program layout, XNNPACK, the CPU
-  const Identity& me = identity();
+  // identity: the runtime, XNNPACK build and CPU, the model and its program layout
+  if (const LoadResult r = check_identity(path, h); r.outcome != LoadOutcome::kLoaded) return stop_with(r);
   if (std::memcmp(h + kContentIdOffset, content_id.data(), content_id.size()) != 0)
-    return fail(LoadOutcome::kMismatch, path, "made for another model (content id differs)");
-  char version[kRuntimeVersionBytes + 1] = {};
-  std::memcpy(version, h + kRuntimeVersionOffset, kRuntimeVersionBytes);
-  if (std::strcmp(version, runtime_version()) != 0)
-    return fail(LoadOutcome::kMismatch, path, std::string("made by edgebert ") + version + ", this is " + runtime_version());
-  const uint32_t build_size = get32(h + kBuildIdSizeOffset);
-  if (get32(h + kApiOffset) != me.xnn_api || build_size != me.build_id.size() ||
-      std::memcmp(h + kBuildIdOffset, me.build_id.data(), me.build_id.size()) != 0)
-    return fail(LoadOutcome::kMismatch, path, "made by another XNNPACK build");
-  if (get32(h + kCpuArchOffset) != me.cpu_arch || get64(h + kCpuFeaturesOffset) != me.cpu_features)
-    return fail(LoadOutcome::kMismatch, path, "made on a CPU with other instruction-set features");
+    return stop_with(fail(LoadOutcome::kMismatch, path, "made for another model (content id differs)"));
   if (get32(h + kGemmCountOffset) != store->gemm_count())
-    return fail(LoadOutcome::kMismatch, path, "made for " + std::to_string(get32(h + kGemmCountOffset)) + " GEMMs, the model has " +
-                                                  std::to_string(store->gemm_count()));
+    return stop_with(fail(LoadOutcome::kMismatch, path, "made for " + std::to_string(get32(h + kGemmCountOffset)) +
+                                                            " GEMMs, the model has " + std::to_string(store->gemm_count())));
   if (std::memcmp(h + kLayoutDigestOffset, layout.digest.data(), layout.digest.size()) != 0)
-    return fail(LoadOutcome::kMismatch, path,
-                "made for another program layout (GEMM kinds, shapes, quantization or packing differ)");
+    return stop_with(fail(LoadOutcome::kMismatch, path,
+                          "made for another program layout (GEMM kinds, shapes, quantization or packing differ)"));
   // every entry exactly the packing its GEMM needs, byte count included
   if (p.entries.size() != layout.entries.size())
-    return fail(LoadOutcome::kCorrupt, path, std::to_string(p.entries.size()) + " entries, the program needs " +
-                                                 std::to_string(layout.entries.size()));
+    return stop_with(fail(LoadOutcome::kCorrupt, path, std::to_string(p.entries.size()) + " entries, the program needs " +
+                                                           std::to_string(layout.entries.size())));
   for (size_t k = 0; k < p.entries.size(); ++k) {
     const PackedWeights::Entry& e = p.entries[k];
     const ExpectedEntry& x = layout.entries[k];
     if (e.gemm != x.gemm || e.seed != x.seed || e.fingerprint != x.fingerprint || e.size != x.size)
-      return fail(LoadOutcome::kCorrupt, path, "entry " + std::to_string(k) + " (GEMM " + std::to_string(e.gemm) + ", " +
-                                                   std::to_string(e.size) + " bytes) is not the packing GEMM " +
-                                                   std::to_string(x.gemm) + " needs (" + std::to_string(x.size) + " bytes)");
+      return stop_with(fail(LoadOutcome::kCorrupt, path,
+                            "entry " + std::to_string(k) + " (GEMM " + std::to_string(e.gemm) + ", " +
+                                std::to_string(e.size) + " bytes) is not the packing GEMM " + std::to_string(x.gemm) +
+                                " needs (" + std::to_string(x.size) + " bytes)"));
   }
 
-  std::shared_ptr<Mapping> mapping;
-  const LoadResult mapped = map_file(path, f.fd, size, &mapping);
-  if (mapped.outcome != LoadOutcome::kLoaded) return mapped;
-  const auto* base = static_cast<const uint8_t*>(mapping->base);
-  const LoadResult checked = load_payload(path, p, base, options.verify_payload);
-  if (checked.outcome != LoadOutcome::kLoaded) return checked;
-  for (size_t k = 0; k < p.entries.size(); ++k) p.entries[k].data = base + p.offsets[k];
-  const Status s = store->adopt(p.entries, mapping);
-  if (!s) return fail(LoadOutcome::kCorrupt, path, s.message());
+  // the payload: what the background threads have not checked yet, on this thread; without them
+  // (or without a check: mapping the pages beside the loading thread slowed it down), on as many
+  // threads as the payload and the cores call for
+  const bool checking = background && s.verify;
+  if (!checking) s.join();  // the structure is done: the thread ends
+  s.share(checking ? 0 : s.extra_threads(0));
+  s.join();  // all entries taken: waits for the last ones
+  for (size_t k = 0; k < p.entries.size(); ++k)
+    if (s.bad[k])
+      return fail(LoadOutcome::kCorrupt, path, "the packed weights of entry " + std::to_string(k) + " (GEMM " +
+                                                   std::to_string(p.entries[k].gemm) + ") are corrupt (CRC32C mismatch)");
+  std::vector<PackedWeights::Entry> entries = p.entries;
+  const auto* base = static_cast<const uint8_t*>(s.mapping->base);
+  for (size_t k = 0; k < entries.size(); ++k) entries[k].data = base + p.offsets[k];
+  const Status adopted = store->adopt(entries, s.mapping);
+  if (!adopted) return fail(LoadOutcome::kCorrupt, path, adopted.message());
   return kOk;
+}
+
+LoadResult load(const std::string& path, const ContentId& content_id, const Layout& layout, PackedWeights* store,
+                const LoadOptions& options) {
+  Prefetch prefetch(path, options.verify_payload, false);
+  return load(prefetch, content_id, layout, store, options.protect);
 }
 
 Status write(const std::string& path, const ContentId& content_id, const Layout& layout, PackedWeights* store,
@@ -657,18 +749,18 @@ Status write(const std::string& path, const ContentId& content_id, const Layout&
 }
 
 Status verify_payload(const std::string& path) {
-  Fd f;
-  uint64_t size = 0;
-  const LoadResult opened = open_checked(path, FileId(), &f, &size);
-  if (opened.outcome != LoadOutcome::kLoaded) return Status(EB_ERROR_IO, opened.message);
-  Parsed p;
-  LoadResult r = parse(path, f.fd, size, &p);
-  if (r.outcome != LoadOutcome::kLoaded) return Status(EB_ERROR_INVALID_MODEL, r.message);
-  std::shared_ptr<Mapping> mapping;
-  r = map_file(path, f.fd, size, &mapping);
-  if (r.outcome == LoadOutcome::kLoaded) r = load_payload(path, p, static_cast<const uint8_t*>(mapping->base), true);
-  if (r.outcome != LoadOutcome::kLoaded) return Status(EB_ERROR_INVALID_MODEL, r.message);
-  return Status::ok();
+  Prefetch prefetch(path, true, false);
+  Prefetch::State& s = *prefetch.state_;
+  s.structure();
+  if (s.usable()) {
+    s.share(s.extra_threads(0));
+    for (size_t k = 0; k < s.bad.size(); ++k)
+      if (s.bad[k])
+        return Status(EB_ERROR_INVALID_MODEL, path + ": the packed weights of entry " + std::to_string(k) + " (GEMM " +
+                                                  std::to_string(s.p.entries[k].gemm) + ") are corrupt (CRC32C mismatch)");
+    return Status::ok();
+  }
+  return Status(s.opened ? EB_ERROR_INVALID_MODEL : EB_ERROR_IO, s.structure_result.message);
 }
 
 }  // namespace weight_cache_file

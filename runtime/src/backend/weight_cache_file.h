@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,32 @@ struct LoadOptions {
   FileId protect;              // the model's file, where known
 };
 
+// A cache file read ahead: started as soon as the path is known (before the model file is
+// loaded), it opens the file, checks its structure (what parse checks), maps it and maps and, with
+// `verify`, checks every entry's CRC32C on background threads (one core is left to the caller),
+// so that this work overlaps the model's loading and the program's layout probes. load() then
+// compares the identity and the entries with the program's, helps with what is left and waits.
+// Nothing is adopted, replaced or deleted before load(); destroying it stops the threads after
+// their current entry and waits for them. Where no thread can be started, load() does it all.
+class Prefetch {
+ public:
+  Prefetch(const std::string& path, bool verify, bool background = true);
+  ~Prefetch();
+  Prefetch(const Prefetch&) = delete;
+  Prefetch& operator=(const Prefetch&) = delete;
+  const std::string& path() const;
+  bool verify() const;
+  // Stops the background threads after their current entry and waits (load() is then no faster).
+  void cancel();
+  struct State;
+
+ private:
+  friend Status verify_payload(const std::string& path);
+  friend LoadResult load(Prefetch& prefetch, const ContentId& content_id, const Layout& layout,
+                         PackedWeights* store, const FileId& protect);
+  std::unique_ptr<State> state_;
+};
+
 // Removes stale temporary files of `path` (PATH.tmp.<pid>.*, regular files whose writer process
 // no longer exists); returns how many were removed. load() calls it first.
 size_t remove_stale_temporaries(const std::string& path);
@@ -110,6 +137,9 @@ size_t remove_stale_temporaries(const std::string& path);
 // untouched.
 LoadResult load(const std::string& path, const ContentId& content_id, const Layout& layout, PackedWeights* store,
                 const LoadOptions& options = LoadOptions());
+// The same for a file read ahead (its path; its verify setting replaces LoadOptions'). Call once.
+LoadResult load(Prefetch& prefetch, const ContentId& content_id, const Layout& layout, PackedWeights* store,
+                const FileId& protect);
 
 // Writes every entry of `store` (which must be `layout`'s) to `path` atomically. With `remap`, the
 // store's heap copies are then replaced by the new file's read-only mapping (only possible while no
