@@ -57,6 +57,30 @@ std::pair<int, int> rope_pair(kn::RopeForm form, int i, int rotary_dim) {
 
 }  // namespace
 
+TEST_CASE("rope table: cos and sin of the library, to a float ulp, at every position", "[kernels][rope]") {
+  // build_rope_table rotates between library values every 32 positions (kernels/rope.cpp)
+  for (double base : {10000.0, 1000000.0, 160000.0})
+    for (int dims : {256, 128, 34, 10}) {
+      const int positions = 2100;  // past 64 seeds, and not a multiple of 32
+      std::vector<float> table(kn::rope_table_floats(positions, dims));
+      kn::build_rope_table(base, dims, positions, table.data());
+      size_t differ = 0, beyond_ulp = 0;
+      for (int p = 0; p < positions; ++p)
+        for (int i = 0; i < dims / 2; ++i) {
+          const double t = double(p) * std::pow(base, -2.0 * i / dims);
+          const float want[2] = {float(std::cos(t)), float(std::sin(t))};
+          for (int k = 0; k < 2; ++k) {
+            const float got = table[size_t(p) * dims + 2 * i + k];
+            differ += got != want[k];
+            beyond_ulp += std::abs(got - want[k]) > std::nextafter(std::abs(want[k]), 2.f) - std::abs(want[k]);
+          }
+        }
+      INFO("base " << base << " dims " << dims << ": " << differ << " entries one ulp off");
+      CHECK(beyond_ulp == 0);
+      CHECK(differ * 100000 <= size_t(positions) * dims);  // at most 1e-5 of them
+    }
+}
+
 TEST_CASE("rope: both pairings, float and int8, against a double reference", "[kernels][rope]") {
   std::mt19937 rng(18);
   std::normal_distribution<float> nd(0.0f, 1.0f);

@@ -15,9 +15,8 @@ void TokenIndex::reserve(size_t expected) {
   count_ = 0;
 }
 
-bool TokenIndex::insert(std::string_view key, int32_t id, bool overwrite) {
+bool TokenIndex::insert(std::string_view key, uint64_t h, int32_t id, bool overwrite) {
   if (slots_.empty() || 2 * (count_ + 1) > slots_.size()) return false;
-  const uint64_t h = hash(key);
   const uint32_t h32 = static_cast<uint32_t>(h);
   for (size_t i = static_cast<size_t>(h >> 32) & mask_;; i = (i + 1) & mask_) {
     Slot& s = slots_[i];
@@ -31,6 +30,35 @@ bool TokenIndex::insert(std::string_view key, int32_t id, bool overwrite) {
       return true;
     }
   }
+}
+
+bool TokenIndex::insert_ids(const std::vector<std::string_view>& keys, std::string_view prefix) {
+  constexpr size_t kAhead = 8;  // keys hashed, their slots prefetched, not yet inserted
+  struct Pending {
+    std::string_view key;
+    uint64_t hash;
+    int32_t id;
+  } ring[kAhead];
+  size_t first = 0, pending = 0;
+  for (size_t id = 0; id < keys.size() || pending > 0;) {
+    if (pending == kAhead || id == keys.size()) {
+      const Pending& p = ring[first];
+      if (!insert(p.key, p.hash, p.id, true)) return false;
+      first = (first + 1) % kAhead;
+      --pending;
+      continue;
+    }
+    const std::string_view t = keys[id];
+    if (t.size() > prefix.size() && t.compare(0, prefix.size(), prefix) == 0) {
+      const std::string_view key = t.substr(prefix.size());
+      const uint64_t h = hash(key);
+      if (!slots_.empty()) __builtin_prefetch(&slots_[static_cast<size_t>(h >> 32) & mask_]);
+      ring[(first + pending) % kAhead] = Pending{key, h, static_cast<int32_t>(id)};
+      ++pending;
+    }
+    ++id;
+  }
+  return true;
 }
 
 int32_t TokenIndex::find(std::string_view key, uint64_t h) const {

@@ -26,13 +26,20 @@ class TokenIndex {
   void reserve(size_t expected);
   // Inserts key -> id; an existing key gets the new id when overwrite (a later duplicate wins),
   // a prefix-only entry (-1) always does. Returns false when the table is full.
-  bool insert(std::string_view key, int32_t id, bool overwrite = true);
+  bool insert(std::string_view key, int32_t id, bool overwrite = true) { return insert(key, hash(key), id, overwrite); }
+  // Inserts keys[i] -> i for every key longer than `prefix` that starts with it, without the
+  // prefix (an empty prefix: every non-empty key), in order (a later duplicate wins). Hashes a few
+  // keys ahead and prefetches their slots: a table larger than the L2 cache (1.5 MB for BERT's
+  // 30,522 tokens, 12 MB for Gemma's 262,144) otherwise waits on memory at every insert. Returns
+  // false when the table is full.
+  bool insert_ids(const std::vector<std::string_view>& keys, std::string_view prefix = {});
   // The entry for key: its id (>= 0), -1 for a prefix-only entry, -2 when absent.
   int32_t find(std::string_view key) const { return find(key, hash(key)); }
   int32_t find(std::string_view key, uint64_t h) const;
   size_t size() const { return count_; }
 
  private:
+  bool insert(std::string_view key, uint64_t h, int32_t id, bool overwrite);
   struct Slot {
     const char* key;
     uint32_t length;

@@ -17,16 +17,14 @@ Status WordPieceModel::init(const std::vector<std::string_view>& vocab, int32_t 
   for (std::string_view t : vocab)
     if (!prefix.empty() && t.size() > prefix.size() && t.substr(0, prefix.size()) == prefix) ++conts;
   continuations_.reserve(conts);
-  for (size_t id = 0; id < vocab.size(); ++id) {
-    const std::string_view t = vocab[id];
-    if (t.empty()) continue;
-    words_.insert(t, static_cast<int32_t>(id));
+  for (std::string_view t : vocab) {
     if (t.size() > max_word_) max_word_ = t.size();
-    if (!prefix.empty() && t.size() > prefix.size() && t.substr(0, prefix.size()) == prefix) {
-      continuations_.insert(t.substr(prefix.size()), static_cast<int32_t>(id));
-      if (t.size() - prefix.size() > max_cont_) max_cont_ = t.size() - prefix.size();
-    }
+    if (!prefix.empty() && t.size() > prefix.size() && t.substr(0, prefix.size()) == prefix &&
+        t.size() - prefix.size() > max_cont_)
+      max_cont_ = t.size() - prefix.size();
   }
+  words_.insert_ids(vocab);  // sized above: never full
+  if (!prefix.empty()) continuations_.insert_ids(vocab, prefix);
   unk_id_ = unk_id;
   max_chars_ = max_input_chars_per_word;
   return Status::ok();
