@@ -102,10 +102,12 @@ struct LoadOptions {
 };
 
 // A cache file read ahead: started as soon as the path is known (before the model file is
-// loaded), it opens the file, checks its structure (what parse checks), maps it and maps and, with
-// `verify`, checks every entry's CRC32C on background threads (one core is left to the caller),
-// so that this work overlaps the model's loading and the program's layout probes. load() then
-// compares the identity and the entries with the program's, helps with what is left and waits.
+// loaded), it opens the file, checks its header and table (as a plain load does), maps it and,
+// with `verify` and a file this runtime, XNNPACK build and CPU could use, checks every entry's
+// CRC32C (reading, and so mapping, every payload page) on background threads (one core is left to
+// the caller), so that this work overlaps the model's loading and the program's layout probes.
+// load() then compares the model, layout and entries with the program's, checks (or, without
+// `verify`, maps) what is left on the caller's thread as well, and waits.
 // Nothing is adopted, replaced or deleted before load(); destroying it stops the threads after
 // their current entry and waits for them. Where no thread can be started, load() does it all.
 class Prefetch {
