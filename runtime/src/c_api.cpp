@@ -179,8 +179,6 @@ bool options_valid(const eb_load_options* o, char* error, size_t error_size) {
   return true;
 }
 
-// Builds the model's program (with its shared packed weights: mapped from or written to the
-// weight cache file when the options name one) and wraps both (the model load's last step).
 edgebert::WeightCacheOptions cache_options_of(const eb_load_options* o) {
   edgebert::WeightCacheOptions cache_options;
   cache_options.verify_payload = !(o && o->skip_weight_cache_payload_check == 1);
@@ -193,6 +191,9 @@ std::shared_ptr<edgebert::weight_cache_file::Prefetch> read_cache_ahead(const eb
   return edgebert::prefetch_weight_cache(cache_path_of(o), cache_options_of(o));
 }
 
+// Builds the model's program (with its shared packed weights: mapped from or written to the
+// weight cache file when the options name one, read ahead by `prefetch` where it was started) and
+// wraps both (the model load's last step).
 eb_status make_model(std::unique_ptr<edgebert::Model> m, const eb_load_options* o,
                      std::shared_ptr<edgebert::weight_cache_file::Prefetch> prefetch, eb_model** out_model, char* error,
                      size_t error_size) {
