@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // test_threads.cpp: the multi-threaded uses of the runtime, checked for correctness here and for
 // data races when built with -DEDGEBERT_TSAN=ON (scripts/reliability/tsan.sh): several sessions on
-// several threads sharing one model, sessions with 2- and 3-thread pools, and pooled sessions
-// running concurrently. The oracle is a single-threaded session of the same model run first in the
+// several threads sharing one model, sessions with 2- and 3-thread pools, pooled sessions running
+// concurrently, and the weight cache read ahead while models load. The oracle is a single-threaded session of the same model run first in the
 // same process: int8 GEMMs and per-row kernels do not depend on the thread split, so every output
 // must match it (to 1e-5, as test_runtime_reference's "1 and 2 threads" case).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -146,4 +151,91 @@ TEST_CASE("2- and 3-thread pools give the single-threaded result", "[threads]") 
 TEST_CASE("pooled sessions run concurrently on one model", "[threads]") {
   const Fixture& f = fixture(true);
   CHECK(concurrently(f, {2, 3, 1}, 3) == 0);
+}
+
+// The weight cache file read ahead on a second thread while the model loads (XNNPACK 2024+:
+// weight_cache_file::Prefetch; Debian 12's 2022 XNNPACK has no weight cache, so there the loads
+// only report UNAVAILABLE): two threads loading the model with the same cache at once, a payload
+// flipped between loads (rebuilt), and a model that fails to load while its cache is being read.
+TEST_CASE("weight cache read ahead: concurrent loads, a flipped payload, a failing model", "[threads]") {
+  const Fixture& f = fixture(true);
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  const std::string tag = "/eb_threads_" + std::to_string(::getpid());
+  const std::string model = dir + tag + ".ebm", cache = dir + tag + ".ebwc", bad = dir + tag + "_bad.ebm";
+  auto write = [](const std::string& path, const std::vector<uint8_t>& b) {
+    FILE* out = std::fopen(path.c_str(), "wb");
+    REQUIRE(out);
+    REQUIRE(std::fwrite(b.data(), 1, b.size(), out) == b.size());
+    REQUIRE(std::fclose(out) == 0);
+  };
+  write(model, f.bytes);
+  write(bad, std::vector<uint8_t>(300, 0x5a));
+  std::remove(cache.c_str());
+  // loads `path` with the cache; its state, or -1 when the load fails; checks one output
+  auto load = [&](const std::string& path, int* bad_outputs) -> int {
+    eb_load_options o;
+    eb_load_options_init(&o);
+    o.weight_cache_path = cache.c_str();
+    eb_model* m = nullptr;
+    char err[256];
+    if (eb_model_load_file_with_options(path.c_str(), &o, &m, err, sizeof err) != EB_OK) return -1;
+    eb_weight_cache_state state = EB_WEIGHT_CACHE_NONE;
+    const char* message = nullptr;
+    if (eb_model_get_weight_cache(m, &state, &message) != EB_OK) state = EB_WEIGHT_CACHE_NONE;
+    eb_session* s = nullptr;
+    const std::vector<int32_t>& ids = f.inputs[2];
+    const float* p = nullptr;
+    if (eb_session_create(m, nullptr, &s, err, sizeof err) != EB_OK ||
+        eb_session_run_ids(s, ids.data(), nullptr, nullptr, ids.size()) != EB_OK ||
+        eb_session_get_output(s, EB_OUTPUT_LAST_HIDDEN_STATE, &p, nullptr, nullptr) != EB_OK)
+      ++*bad_outputs;
+    else
+      for (size_t i = 0; i < ids.size() * 96; ++i)
+        if (!(std::fabs(p[i] - f.expected[2][i]) <= 1e-5f)) {
+          ++*bad_outputs;
+          break;
+        }
+    eb_session_destroy(s);
+    eb_model_free(m);
+    return static_cast<int>(state);
+  };
+  int wrong = 0;
+  const int first = load(model, &wrong);
+  REQUIRE(first >= 0);
+  const bool cached = first == EB_WEIGHT_CACHE_CREATED;  // else UNAVAILABLE: no weight cache here
+  std::atomic<int> unexpected{0}, wrong_outputs{0};
+  std::vector<std::thread> loaders;
+  for (int t = 0; t < 2; ++t)
+    loaders.emplace_back([&] {
+      for (int i = 0; i < 4; ++i) {
+        int w = 0;
+        const int state = load(model, &w);
+        wrong_outputs += w;
+        unexpected += state != (cached ? EB_WEIGHT_CACHE_LOADED : first);
+      }
+    });
+  for (auto& t : loaders) t.join();
+  CHECK(unexpected == 0);
+  CHECK(wrong_outputs == 0);
+  if (cached) {
+    FILE* io = std::fopen(cache.c_str(), "r+b");
+    REQUIRE(io);
+    uint8_t field[8];  // entry 0's offset: the table follows the 256-byte header (weight_cache_file.h)
+    REQUIRE(std::fseek(io, 256 + 8, SEEK_SET) == 0);
+    REQUIRE(std::fread(field, 1, 8, io) == 8);
+    uint64_t offset = 0;
+    for (int i = 0; i < 8; ++i) offset |= uint64_t(field[i]) << (8 * i);
+    REQUIRE(std::fseek(io, static_cast<long>(offset + 10), SEEK_SET) == 0);
+    const int c = std::fgetc(io);
+    REQUIRE(c != EOF);
+    REQUIRE(std::fseek(io, static_cast<long>(offset + 10), SEEK_SET) == 0);
+    REQUIRE(std::fputc(c ^ 0x10, io) != EOF);
+    REQUIRE(std::fclose(io) == 0);
+    CHECK(load(model, &wrong) == EB_WEIGHT_CACHE_CREATED);  // the CRC32C saw it: rebuilt
+  }
+  for (int i = 0; i < 3; ++i) CHECK(load(bad, &wrong) == -1);  // its read-ahead is dropped
+  CHECK(wrong == 0);
+  std::remove(model.c_str());
+  std::remove(bad.c_str());
+  std::remove(cache.c_str());
 }
