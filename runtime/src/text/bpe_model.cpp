@@ -97,13 +97,13 @@ void BpeModel::tokenize(const char* s, size_t n, std::vector<ModelToken>& out, M
     const bool first = i == 0, last = i + len == n;
     char* k = sc.key.data();
     size_t kl = 0;
-    if (!first) {
+    if (!first && !pre.empty()) {  // (an empty view's data() may be null: no memcpy from it)
       std::memcpy(k, pre.data(), pre.size());
       kl = pre.size();
     }
     std::memcpy(k + kl, s + i, len);
     kl += len;
-    if (last) {
+    if (last && !suf.empty()) {
       std::memcpy(k + kl, suf.data(), suf.size());
       kl += suf.size();
     }
