@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #include "backend/int4_weights.h"
 #include "edgebert_generated.h"
@@ -1002,8 +1003,6 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
       return c.fail("vocabulary has " + std::to_string(voc->tokens()->size()) + " tokens, config says " +
                     std::to_string(k.vocab)),
              c.status;
-    m->vocab.reserve(voc->tokens()->size());
-    for (const auto* s : *voc->tokens()) m->vocab.emplace_back(s->c_str(), s->size());
     m->has_vocab = true;
   }
   if (fm->tokenizer() != nullptr || m->has_vocab) {
@@ -1022,7 +1021,10 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
       opt.sep_id = voc->sep_id();
       opt.pad_id = voc->pad_id();
       opt.max_input_chars_per_word = voc->max_chars_per_word();
-      st = tok->init_bert_vocab(m->vocab, opt);
+      std::vector<std::string_view> tokens;  // views into the file (moved into the tokenizer)
+      tokens.reserve(voc->tokens()->size());
+      for (const auto* s : *voc->tokens()) tokens.emplace_back(s->c_str(), s->size());
+      st = tok->init_bert_vocab(std::move(tokens), opt);
       if (!st.is_ok() && st.code() == EB_ERROR_INVALID_MODEL) st = Status(st.code(), "vocabulary: " + st.message());
     }
     if (!st.is_ok()) return c.fail(st.message(), st.code()), c.status;

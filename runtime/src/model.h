@@ -213,7 +213,6 @@ class Model {
     size_t skiplist_count = 0;
   } colbert;
   uint32_t schema_version = 1;
-  std::vector<std::string_view> vocab;  // the `vocab` table's tokens (files without a TokenizerSpec)
   // The model's own tokenizer for every kind: the TokenizerSpec pipeline when the file has one,
   // else the BERT pipeline of the `vocab` table (text::Tokenizer::init_bert_vocab); null when the
   // model has neither (allocated after the config checks).

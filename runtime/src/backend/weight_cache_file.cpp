@@ -386,6 +386,14 @@ struct Prefetch::State {
     cv.notify_all();
   }
   bool usable() const { return structure_result.outcome == LoadOutcome::kLoaded; }
+  // After the entries were checked: "" when every CRC matched, else which entry did not.
+  std::string bad_entry() const {
+    for (size_t k = 0; k < bad.size(); ++k)
+      if (bad[k])
+        return "the packed weights of entry " + std::to_string(k) + " (GEMM " + std::to_string(p.entries[k].gemm) +
+               ") are corrupt (CRC32C mismatch)";
+    return std::string();
+  }
 
   void work() {
     const auto* base = static_cast<const uint8_t*>(mapping->base);
@@ -602,10 +610,7 @@ LoadResult load(Prefetch& prefetch, const ContentId& content_id, const Layout& l
   if (!checking) s.join();  // the structure is done: the thread ends
   s.share(checking ? 0 : s.extra_threads(0));
   s.join();  // all entries taken: waits for the last ones
-  for (size_t k = 0; k < p.entries.size(); ++k)
-    if (s.bad[k])
-      return fail(LoadOutcome::kCorrupt, path, "the packed weights of entry " + std::to_string(k) + " (GEMM " +
-                                                   std::to_string(p.entries[k].gemm) + ") are corrupt (CRC32C mismatch)");
+  if (const std::string bad = s.bad_entry(); !bad.empty()) return fail(LoadOutcome::kCorrupt, path, bad);
   std::vector<PackedWeights::Entry> entries = p.entries;
   const auto* base = static_cast<const uint8_t*>(s.mapping->base);
   for (size_t k = 0; k < entries.size(); ++k) entries[k].data = base + p.offsets[k];
@@ -754,11 +759,8 @@ Status verify_payload(const std::string& path) {
   s.structure();
   if (s.usable()) {
     s.share(s.extra_threads(0));
-    for (size_t k = 0; k < s.bad.size(); ++k)
-      if (s.bad[k])
-        return Status(EB_ERROR_INVALID_MODEL, path + ": the packed weights of entry " + std::to_string(k) + " (GEMM " +
-                                                  std::to_string(s.p.entries[k].gemm) + ") are corrupt (CRC32C mismatch)");
-    return Status::ok();
+    const std::string bad = s.bad_entry();
+    return bad.empty() ? Status::ok() : Status(EB_ERROR_INVALID_MODEL, path + ": " + bad);
   }
   return Status(s.opened ? EB_ERROR_INVALID_MODEL : EB_ERROR_IO, s.structure_result.message);
 }

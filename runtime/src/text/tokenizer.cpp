@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <limits>
 #include <new>
+#include <utility>
 
 #include "edgebert_generated.h"
 
@@ -86,7 +87,7 @@ Status Tokenizer::init_from_buffer(std::vector<uint8_t> buffer) {
   return init(flatbuffers::GetRoot<fb::TokenizerSpec>(owned_.data()), 0);
 }
 
-Status Tokenizer::init_bert_vocab(const std::vector<std::string_view>& vocab, const BertVocabOptions& o) {
+Status Tokenizer::init_bert_vocab(std::vector<std::string_view> vocab, const BertVocabOptions& o) {
   reset();
   try {
     if (vocab.empty()) return invalid("empty vocabulary");
@@ -98,7 +99,7 @@ Status Tokenizer::init_bert_vocab(const std::vector<std::string_view>& vocab, co
     const int64_t n = static_cast<int64_t>(vocab.size());
     for (int32_t id : {o.unk_id, o.cls_id, o.sep_id, o.pad_id})
       if (id < -1 || id >= n) return invalid("special token id " + std::to_string(id) + " outside the vocabulary");
-    vocab_ = vocab;
+    vocab_ = std::move(vocab);
     auto lookup = [&](int32_t given, std::string_view name) {
       if (given >= 0) return given;
       for (size_t i = vocab_.size(); i-- > 0;)  // a later duplicate wins

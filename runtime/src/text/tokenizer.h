@@ -91,8 +91,9 @@ class Tokenizer {
   // The BERT tokenizer of a vocabulary alone (BertVocabOptions). `vocab[i]` is the token with id
   // i (a later duplicate wins, as in HF's vocabulary map); the strings must outlive the tokenizer.
   // Refused: an empty vocabulary, ids out of range, no [UNK] / [CLS] / [SEP] (by id or name).
-  // A vocabulary without [PAD] pads with id 0.
-  Status init_bert_vocab(const std::vector<std::string_view>& vocab, const BertVocabOptions& options);
+  // A vocabulary without [PAD] pads with id 0. The views are kept (moved in: no copy of a 30,000-
+  // token array when the caller passes an rvalue).
+  Status init_bert_vocab(std::vector<std::string_view> vocab, const BertVocabOptions& options);
 
   // Encodes `a` (and `b` when non-null), truncated with longest_first to max_length tokens in all
   // (0: no limit) and with the template's special tokens. Writes the first min(count, capacity)
