@@ -9,7 +9,8 @@
 # A clang build of every target, as Android/iOS compile it (scripts/check_clang_build.sh): the
 # sanitizer build is that build (a plain one with --no-sanitize).
 # Reliability stages (scripts/reliability/, docs/reliability.md): each libFuzzer target for 30 s,
-# the ThreadSanitizer build of the multi-threaded tests, and a short soak.
+# the ThreadSanitizer build of the multi-threaded tests (clang on Debian 12, and GCC in the Debian
+# 13 root, where the weight cache is read ahead on a second thread), and a short soak.
 # The two emulated aarch64 stages run a curated subset by default (every kernel's exactness test on
 # both emulated CPUs, the model-level kernel tables, the reference outputs, no allocation, bad
 # input, the C API tasks, the weight cache, the tokenizers, the planner and loader): under qemu the
@@ -175,6 +176,12 @@ if [ $DEBIAN13 -eq 1 ]; then
   else
     "$ROOT/scripts/debian13/test_debian13.sh"
   fi
+fi
+if [ $DEBIAN13 -eq 1 ] && [ $TSAN -eq 1 ]; then
+  # On Debian 13's XNNPACK the sessions of a model share one packed copy of its weights and the
+  # weight cache file is read ahead on a second thread: the same tests under GCC's TSan there.
+  stage "ThreadSanitizer build of the multi-threaded tests in the Debian 13 root (GCC; shared packed weights, cache read-ahead)"
+  "$ROOT/scripts/debian13/root.sh" --src "$ROOT" -- env TSAN_CC=gcc TSAN_CXX=g++ scripts/reliability/tsan.sh /src/build/debian13-tsan
 fi
 stage "all tests passed"
 echo "$TIMES"
