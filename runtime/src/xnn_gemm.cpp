@@ -110,6 +110,75 @@ bool XnnGemm::int8_float_output_supported() { return EDGEBERT_XNN_FLOAT_OUTPUT !
 bool XnnGemm::int4_supported() { return EDGEBERT_XNN_INT4 != 0; }
 
 namespace {
+thread_local bool t_checking_int4 = false;  // int4_gives_exact_result's own GEMM runs natively
+}  // namespace
+
+bool XnnGemm::int4_native(bool block_wise) {
+  if (!int4_supported()) return false;
+  if (t_checking_int4) return true;
+  static std::once_flag once[2];
+  static bool exact[2] = {false, false};
+  const int i = block_wise ? 1 : 0;
+  std::call_once(once[i], [&] {
+    t_checking_int4 = true;
+    exact[i] = int4_gives_exact_result(block_wise);
+    t_checking_int4 = false;
+  });
+  return exact[i];
+}
+
+// One int4 GEMM of 80 outputs x 128 inputs (block 32 or channel-wise) on 1 and 37 rows (the one-row
+// kernel, full tiles and a short one, a full and a partial 64-column tile), against a float64 sum
+// of the same int8 inputs and dequantized int4 weights. XNNPACK's result is exact up to float
+// rounding (relative error about 1e-7; the broken kernels give about 1).
+bool XnnGemm::int4_gives_exact_result(bool block_wise) {
+  try {
+    constexpr int K = 128, N = 80;
+    std::vector<float> w(static_cast<size_t>(N) * K), bias(N);
+    uint32_t seed = 0x1234567u;
+    auto next = [&seed] {
+      seed = seed * 1664525u + 1013904223u;
+      return static_cast<int>(seed >> 8);
+    };
+    for (float& v : w) v = static_cast<float>(next() % 2001 - 1000) / 1000.f;
+    for (float& b : bias) b = static_cast<float>(next() % 201 - 100) / 100.f;
+    const int4::Quantized q = int4::quantize(w.data(), N, K, block_wise ? 32 : 0);
+    std::vector<float> deq(w.size());
+    int4::dequantize(q.packed.data(), q.scales.data(), N, K, q.block, deq.data());
+    LinearView l;  // int8 inputs (scale 0.05, zero point -5), int4 weights, float output
+    l.name = block_wise ? "int4 check (block-wise)" : "int4 check (channel-wise)";
+    l.int8 = l.int4 = l.has_quant = true;
+    l.in = K, l.out = N, l.block_size = q.block, l.input_scale = 0.05f, l.input_zero_point = -5;
+    l.weight_s4 = q.packed.data(), l.weight_block_scales = q.scales.data(), l.bias = bias.data();
+    for (size_t rows : {size_t{1}, size_t{37}}) {
+      XnnGemm g;
+      if (!g.create(l, true, rows, nullptr, 0, true)) return false;
+      if (g.kind() != (block_wise ? Kind::kQd8F32Qb4w : Kind::kQd8F32Qc4w)) return false;
+      std::vector<int8_t> x((rows + 16) * K + 256);  // kernels may read whole tiles past the last row
+      for (int8_t& v : x) v = static_cast<int8_t>(next() % 256 - 128);
+      std::vector<float> y(rows * N, 0.f);
+      if (!g.setup(rows, x.data(), y.data(), nullptr) || !g.run(nullptr)) return false;
+      for (size_t r = 0; r < rows; ++r) {
+        double err = 0, norm = 0;
+        for (int n = 0; n < N; ++n) {
+          double acc = bias[static_cast<size_t>(n)];
+          for (int k = 0; k < K; ++k)
+            acc += (static_cast<double>(x[r * K + static_cast<size_t>(k)]) - l.input_zero_point) * l.input_scale *
+                   deq[static_cast<size_t>(n) * K + static_cast<size_t>(k)];
+          const double d = y[r * N + static_cast<size_t>(n)] - acc;
+          err += d * d;
+          norm += acc * acc;
+        }
+        if (!(err <= 1e-10 * norm)) return false;  // relative error over 1e-5 (NaN included)
+      }
+    }
+    return true;
+  } catch (...) {  // out of memory: the int8 route, which needs no check
+    return false;
+  }
+}
+
+namespace {
 // std::nearbyint(x) clamped to +-2147483520 as std::fmax(std::fmin(., hi), lo) does (NaN gives the
 // upper bound), the same int32 for every x, without two libm calls per channel (nearbyint saves
 // and restores the floating-point environment; they were a tenth of a warm start's main thread).
@@ -157,7 +226,8 @@ Status XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows,
   }
   int8_ = l.int8;
   float_output_ = l.int8 && float_output;
-  if (l.int4 && !(EDGEBERT_XNN_INT4 && float_output_ && (l.block_size == 0 || block_int4_native)))
+  if (l.int4 && !(EDGEBERT_XNN_INT4 && float_output_ && (l.block_size == 0 || block_int4_native) &&
+                  int4_native(l.block_size != 0)))
     return create_int8_from_int4(l, max_rows, store, gemm_key);
   // The shared store: creation of one GEMM key is serialized, so concurrent sessions pack it once.
   std::unique_lock<std::mutex> key_lock;

@@ -60,6 +60,13 @@ class XnnGemm {
   // True when this XNNPACK runs the int4 weights (channel-wise or block-wise) of float-output GEMMs as int4; else
   // they are requantized to int8 at creation.
   static bool int4_supported();
+  // True when int4 weights (block-wise or channel-wise) of float-output GEMMs run as int4 on this
+  // machine: int4_supported(), and XNNPACK's int4 GEMM of that kind gave the exact result of one
+  // small GEMM (checked once per process, at the first int4 GEMM created). Else they are
+  // requantized to int8 at creation, as without int4 GEMMs: Debian 13's XNNPACK (2024-11) picks
+  // AVX512-AMX kernels for qd8_f32_qc4w on CPUs with AMX-INT8, and their outputs are wrong
+  // (docs/int4.md).
+  static bool int4_native(bool block_wise);
   // The operator kind create() chose.
   enum class Kind { kNone, kF32, kQs8, kQd8F32Qc8w, kQd8F32Qc4w, kQd8F32Qb4w };
   Kind kind() const { return kind_; }
@@ -97,6 +104,7 @@ class XnnGemm {
 
  private:
   Status create_int8_from_int4(const LinearView& linear, size_t max_rows, PackedWeights* store, size_t gemm_key);
+  static bool int4_gives_exact_result(bool block_wise);
   xnn_operator_t op_ = nullptr;
   Kind kind_ = Kind::kNone;
   PackedWeights* store_ = nullptr;  // attached while op_ reads the store's packed weights

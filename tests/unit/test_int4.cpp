@@ -85,8 +85,9 @@ TEST_CASE("int4 block sizes: valid ones and the converter's fit", "[int4]") {
 }
 
 TEST_CASE("int4 models stay close to the numpy float32 reference, the same on 1 and 2 threads", "[int4][reference]") {
-  INFO("int4 GEMMs on this XNNPACK: " << (edgebert::XnnGemm::int4_supported() ? "qd8_f32_qb4w / qc4w (float-output GEMMs)"
-                                                                               : "requantized to int8 at load"));
+  INFO("int4 GEMMs on this XNNPACK and CPU: channel-wise "
+       << (edgebert::XnnGemm::int4_native(false) ? "qd8_f32_qc4w" : "requantized to int8 at load") << ", block-wise "
+       << (edgebert::XnnGemm::int4_native(true) ? "qd8_f32_qb4w where chosen" : "requantized to int8 at load"));
   int checked = 0;
   for (const char* model : kInt4Models) {
     const std::string cases_dir = testdata_dir() + "/" + model + "/cases";
@@ -202,7 +203,9 @@ TEST_CASE("the verifier refuses corrupt or truncated int4 tensors with a clear m
 // whole 14-row tile, past the XNN_EXTRA_QUANTIZATION_PARAMS XNNPACK asks for, and got the last row
 // wrong at rows % 14 in 1..3 (xnn_gemm.cpp pads more). Block-wise (qb4w, forced native) and
 // channel-wise (qc4w) against a float64 sum of the same int8 inputs and int4 weights; where this
-// XNNPACK has no int4 GEMM they are requantized to int8 and the bound is int8's.
+// XNNPACK has no int4 GEMM of the kind, or its kernel failed the runtime's own check on this CPU
+// (XnnGemm::int4_native: the AVX512-AMX qc4w kernels of Debian 13's XNNPACK), they are
+// requantized to int8 and the bound is int8's.
 TEST_CASE("int4 GEMMs are right at every row count, each with room for exactly its rows", "[int4][xnnpack]") {
   REQUIRE(edgebert::xnn_ready().is_ok());
   if (!edgebert::XnnGemm::int8_float_output_supported()) {
@@ -239,7 +242,8 @@ TEST_CASE("int4 GEMMs are right at every row count, each with room for exactly i
       edgebert::XnnGemm g;
       REQUIRE(g.create(l, true, rows, nullptr, 0, true).is_ok());
       const bool native = g.kind() == edgebert::XnnGemm::Kind::kQd8F32Qb4w || g.kind() == edgebert::XnnGemm::Kind::kQd8F32Qc4w;
-      CHECK(native == edgebert::XnnGemm::int4_supported());
+      // native where this XNNPACK has the kind and its check on this CPU passed (int4_native)
+      CHECK(native == edgebert::XnnGemm::int4_native(block != 0));
       std::vector<int8_t> x(rows * K + 64);  // XNNPACK may read past the last row
       for (int8_t& v : x) v = static_cast<int8_t>(next() % 256 - 128);
       std::vector<float> y(rows * N, 0.f);
