@@ -495,10 +495,15 @@ TEST_CASE("damaged or foreign cache files are refused with a reason, then rebuil
   std::vector<uint8_t> payload_flip = bytes;
   payload_flip[bytes.size() - 5000] ^= 1;
   write_file(path, payload_flip);
-  CHECK(!wcf::verify_payload(path).is_ok());
+  const edgebert::Status flipped = wcf::verify_payload(path);
+  CHECK(!flipped.is_ok());
+  CHECK(flipped.code() == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(flipped.message(), Catch::Contains("are corrupt (CRC32C mismatch)"));
   CHECK(wcf::verify_payload(good).is_ok());
   auto store = new_store();
-  CHECK(wcf::load(path, id, layout(), store.get()).outcome == wcf::LoadOutcome::kCorrupt);
+  const wcf::LoadResult loaded = wcf::load(path, id, layout(), store.get());
+  CHECK(loaded.outcome == wcf::LoadOutcome::kCorrupt);
+  CHECK(loaded.message == flipped.message());  // one message for both (Prefetch::State::bad_entry)
 }
 
 TEST_CASE("a file read ahead: used once, or dropped at any point without harm", "[weight_cache]") {
