@@ -57,8 +57,9 @@ class XnnGemm {
 
   // True when this XNNPACK can run an int8 GEMM with a float output (see create).
   static bool int8_float_output_supported();
-  // True when this XNNPACK runs the int4 weights (channel-wise or block-wise) of float-output GEMMs as int4; else
-  // they are requantized to int8 at creation.
+  // True when this XNNPACK has int4 GEMMs with float output (known at build time); whether a kind
+  // really runs as int4 on this CPU is int4_native's answer. Without them, int4 weights are
+  // requantized to int8 at creation.
   static bool int4_supported();
   // True when int4 weights (block-wise or channel-wise) of float-output GEMMs run as int4 on this
   // machine: int4_supported(), and XNNPACK's int4 GEMM of that kind gave the exact result of one
