@@ -27,6 +27,7 @@
 #include "test_support.h"
 #include "text/pre_tokenizers.h"
 #include "text/regex.h"
+#include "text/token_index.h"
 #include "text/tokenizer.h"
 #include "text/unicode.h"
 #include "text_encoder.h"
@@ -249,6 +250,62 @@ bool emulated() { return std::getenv("QEMU_LD_PREFIX") != nullptr; }
 
 
 }  // namespace
+
+TEST_CASE("TokenIndex: keys are vocabulary entries less a prefix, prefix-only entries, later duplicates win", "[text]") {
+  using edgebert::text::TokenIndex;
+  const std::vector<std::string_view> vocab = {"[UNK]", "un", "##aff", "able", "##able", "un", "", "##", "unable"};
+  TokenIndex words;
+  words.reserve(vocab.size(), vocab);
+  REQUIRE(words.insert_ids());
+  CHECK(words.size() == 7);          // the empty key skipped, "un" once
+  CHECK(words.find("un") == 5);      // the later duplicate
+  CHECK(words.find("able") == 3);
+  CHECK(words.find("##aff") == 2);
+  CHECK(words.find("unable") == 8);
+  CHECK(words.find("") == -2);
+  CHECK(words.find("una") == -2);
+  CHECK(words.insert(6));            // an empty token by id (BPE's way)
+  CHECK(words.find("") == 6);
+
+  TokenIndex continuations;
+  continuations.reserve(3, vocab, "##");
+  REQUIRE(continuations.insert_ids());
+  CHECK(continuations.size() == 2);  // "##" alone is no continuation
+  CHECK(continuations.find("aff") == 2);
+  CHECK(continuations.find("able") == 4);
+  CHECK(continuations.find("##able") == -2);
+  CHECK(continuations.find("un") == -2);
+  CHECK_FALSE(continuations.insert(3));  // "able" lacks the prefix: refused, not entered
+  CHECK_FALSE(continuations.insert(-1));
+  CHECK_FALSE(continuations.insert(static_cast<int32_t>(vocab.size())));
+
+  // the Unigram trie: every prefix of "unable" (prefix only), then pieces, which replace them
+  TokenIndex trie;
+  trie.reserve(16, vocab);
+  for (size_t l = 1; l < vocab[8].size(); ++l) REQUIRE(trie.insert_prefix(8, l));
+  CHECK(trie.find("u") == -1);
+  CHECK(trie.find("unabl") == -1);
+  CHECK(trie.find("unable") == -2);  // not entered as a piece yet
+  REQUIRE(trie.insert(8));
+  REQUIRE(trie.insert(1));
+  CHECK(trie.find("unable") == 8);
+  CHECK(trie.find("un") == 1);       // the piece replaced the prefix-only entry
+  REQUIRE(trie.insert_prefix(8, 2)); // and a prefix-only entry never replaces a piece
+  CHECK(trie.find("un") == 1);
+  CHECK(trie.find("una") == -1);
+  CHECK(trie.find("una", TokenIndex::extend(TokenIndex::hash("un"), 'a')) == -1);  // Unigram's extended hash
+  CHECK_FALSE(trie.insert_prefix(8, 7));  // longer than the entry
+  CHECK(trie.size() == 6);           // u un una unab unabl unable
+
+  // a full table refuses more keys instead of looping
+  TokenIndex tiny;
+  tiny.reserve(1, vocab);  // 16 slots, at most 8 keys
+  size_t taken = 0;
+  for (int32_t id = 0; id < static_cast<int32_t>(vocab.size()); ++id) taken += tiny.insert(id) ? 1 : 0;
+  CHECK(tiny.size() <= 8);
+  CHECK(taken == vocab.size());      // 8 distinct keys fit (a duplicate is an update)
+  CHECK(tiny.find("unable") == 8);
+}
 
 TEST_CASE("WordPiece pipeline from tokenizer.json", "[text]") {
   text::Tokenizer t;

@@ -29,10 +29,10 @@ Status BpeModel::init(const std::vector<std::string_view>& vocab, const Merge* m
   if (o.unk_id < -1 || o.unk_id >= n) return fail("unk id out of range");
   if (o.continuing_subword_prefix.size() > kMaxAffixBytes || o.end_of_word_suffix.size() > kMaxAffixBytes)
     return fail("continuing_subword_prefix / end_of_word_suffix longer than 64 bytes");
-  vocab_.reserve(vocab.size());
-  vocab_.insert_ids(vocab);  // the non-empty ones; an empty token never collides with them:
-  for (size_t id = 0; id < vocab.size(); ++id)
-    if (vocab[id].empty()) vocab_.insert(vocab[id], static_cast<int32_t>(id));
+  vocab_.reserve(vocab.size(), vocab);
+  if (!vocab_.insert_ids()) return fail("vocabulary too large");  // the non-empty ones; an empty
+  for (size_t id = 0; id < vocab.size(); ++id)                    // token never collides with them:
+    if (vocab[id].empty()) vocab_.insert(static_cast<int32_t>(id));
   size_t capacity = 16;
   while (capacity < 2 * num_merges + 2) capacity *= 2;
   pairs_.assign(capacity, PairSlot{kNone, 0});

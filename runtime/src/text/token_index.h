@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// token_index.h: string -> token id, an open-addressing hash table over strings that live
-// elsewhere (the model file's vocabulary). Keys may also be entered as "prefix only" (id -1), which
-// turns the table into a trie for common-prefix searches (Unigram). The hash is FNV-1a, so a
-// caller can extend it byte by byte.
+// token_index.h: string -> token id, an open-addressing hash table over a vocabulary that lives
+// elsewhere (the model file's token views). A slot holds no string: only the hash, the length and
+// which vocabulary entry the key is in, so BERT's 30,522 tokens take 768 KB (not 1.5 MB with a
+// pointer per slot) and the table is filled in half the fresh memory at load. Every key is the
+// vocabulary entry `ref` without the index's fixed prefix (WordPiece's "##" for continuations), or
+// the first bytes of it, entered as "prefix only" (id -1), which turns the table into a trie for
+// common-prefix searches (Unigram). The hash is FNV-1a, so a caller can extend it byte by byte.
 #pragma once
 
 #include <cstddef>
@@ -22,31 +25,39 @@ class TokenIndex {
     return h;
   }
 
-  // Sizes the table for `expected` keys (allocates; done at init).
-  void reserve(size_t expected);
-  // Inserts key -> id; an existing key gets the new id when overwrite (a later duplicate wins),
-  // a prefix-only entry (-1) always does. Returns false when the table is full.
-  bool insert(std::string_view key, int32_t id, bool overwrite = true) { return insert(key, hash(key), id, overwrite); }
-  // Inserts keys[i] -> i for every key longer than `prefix` that starts with it, without the
-  // prefix (an empty prefix: every non-empty key), in order (a later duplicate wins). Hashes a few
-  // keys ahead and prefetches their slots: a table larger than the L2 cache (1.5 MB for BERT's
-  // 30,522 tokens, 12 MB for Gemma's 262,144) otherwise waits on memory at every insert. Returns
-  // false when the table is full.
-  bool insert_ids(const std::vector<std::string_view>& keys, std::string_view prefix = {});
+  // Sizes the table for `expected` keys taken from `keys` less `prefix` (allocates; done at init).
+  // `keys`' elements must stay where they are while the index is used (a moved vector keeps them).
+  void reserve(size_t expected, const std::vector<std::string_view>& keys, std::string_view prefix = {});
+  // keys[id] (less the prefix, which it must start with) -> id; an existing key gets the new id
+  // when overwrite (a later duplicate wins), a prefix-only entry always does. Returns false when
+  // the table is full.
+  bool insert(int32_t id, bool overwrite = true);
+  // The first `length` bytes of keys[source] (less the prefix) as a prefix-only entry (-1), unless
+  // the key is already there. Returns false when the table is full.
+  bool insert_prefix(int32_t source, size_t length);
+  // Inserts keys[i] -> i for every key longer than the prefix that starts with it, in order (a
+  // later duplicate wins). Hashes a few keys ahead and prefetches their slots: a table larger than
+  // the L2 cache otherwise waits on memory at every insert. Returns false when the table is full.
+  bool insert_ids();
   // The entry for key: its id (>= 0), -1 for a prefix-only entry, -2 when absent.
   int32_t find(std::string_view key) const { return find(key, hash(key)); }
   int32_t find(std::string_view key, uint64_t h) const;
   size_t size() const { return count_; }
 
  private:
-  bool insert(std::string_view key, uint64_t h, int32_t id, bool overwrite);
+  static constexpr uint32_t kEmpty = 0xFFFFFFFFu, kPrefixOnly = 0x80000000u;
   struct Slot {
-    const char* key;
-    uint32_t length;
-    uint32_t hash;
-    int32_t id;  // -2: empty
+    uint32_t hash;    // the low 32 bits of the key's hash (the high ones chose the slot)
+    uint32_t ref;     // the key's vocabulary entry, | kPrefixOnly for a prefix-only entry; kEmpty
+    uint32_t length;  // the key's bytes
   };
+  const char* key_of(const Slot& s) const { return keys_[s.ref & ~kPrefixOnly].data() + skip_; }
+  bool insert(std::string_view key, uint64_t h, uint32_t ref, bool overwrite);
+
   std::vector<Slot> slots_;
+  const std::string_view* keys_ = nullptr;
+  size_t key_count_ = 0, skip_ = 0;
+  std::string_view prefix_;
   size_t mask_ = 0;
   size_t count_ = 0;
 };

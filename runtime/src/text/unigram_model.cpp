@@ -26,12 +26,12 @@ Status UnigramModel::init(const std::vector<std::string_view>& vocab, const doub
     if (!std::isfinite(scores[i])) return fail("score of piece " + std::to_string(i) + " is not finite");
     if (scores[i] < min_score) min_score = scores[i];
   }
-  trie_.reserve(prefixes);
+  trie_.reserve(prefixes, vocab);
   for (size_t id = 0; id < vocab.size(); ++id) {
     const std::string_view t = vocab[id];
     if (t.empty()) continue;
-    for (size_t l = 1; l < t.size(); ++l) trie_.insert(t.substr(0, l), -1, false);
-    trie_.insert(t, static_cast<int32_t>(id));  // a later duplicate wins, as in the reference
+    for (size_t l = 1; l < t.size(); ++l) trie_.insert_prefix(static_cast<int32_t>(id), l);
+    trie_.insert(static_cast<int32_t>(id));  // a later duplicate wins, as in the reference
   }
   scores_ = scores;
   unk_score_ = min_score - 10.0;

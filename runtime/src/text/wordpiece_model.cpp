@@ -12,19 +12,19 @@ Status WordPieceModel::init(const std::vector<std::string_view>& vocab, int32_t 
   if (unk_id < 0 || static_cast<size_t>(unk_id) >= vocab.size()) {
     return Status(EB_ERROR_INVALID_MODEL, "WordPiece: unk token missing from the vocabulary");
   }
-  words_.reserve(vocab.size());
+  words_.reserve(vocab.size(), vocab);
   size_t conts = 0;
   for (std::string_view t : vocab)
     if (!prefix.empty() && t.size() > prefix.size() && t.substr(0, prefix.size()) == prefix) ++conts;
-  continuations_.reserve(conts);
+  continuations_.reserve(conts, vocab, prefix);
   for (std::string_view t : vocab) {
     if (t.size() > max_word_) max_word_ = t.size();
     if (!prefix.empty() && t.size() > prefix.size() && t.substr(0, prefix.size()) == prefix &&
         t.size() - prefix.size() > max_cont_)
       max_cont_ = t.size() - prefix.size();
   }
-  words_.insert_ids(vocab);  // sized above: never full
-  if (!prefix.empty()) continuations_.insert_ids(vocab, prefix);
+  if (!words_.insert_ids() || (!prefix.empty() && !continuations_.insert_ids()))
+    return Status(EB_ERROR_INVALID_MODEL, "WordPiece: vocabulary too large");
   unk_id_ = unk_id;
   max_chars_ = max_input_chars_per_word;
   return Status::ok();
