@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backend/int4_weights.h"
+#include "qs8_params.h"
 
 namespace edgebert {
 
@@ -178,25 +179,6 @@ bool XnnGemm::int4_gives_exact_result(bool block_wise) {
   }
 }
 
-namespace {
-// std::nearbyint(x) clamped to +-2147483520 as std::fmax(std::fmin(., hi), lo) does (NaN gives the
-// upper bound), the same int32 for every x, without two libm calls per channel (nearbyint saves
-// and restores the floating-point environment; they were a tenth of a warm start's main thread).
-// Adding and subtracting 2^52 rounds in the current rounding mode, as nearbyint does, for
-// |x| < 2^52; larger magnitudes are integers already.
-int32_t int32_bias(double x) {
-  constexpr double kTwo52 = 4503599627370496.0, kHi = 2147483520.0, kLo = -2147483520.0;
-  double r = x;
-  if (std::fabs(x) < kTwo52) {
-    const double t = std::copysign(kTwo52, x);
-    r = (x + t) - t;
-  }
-  if (!(r <= kHi)) r = kHi;
-  if (r < kLo) r = kLo;
-  return static_cast<int32_t>(r);
-}
-}  // namespace
-
 Status XnnGemm::create_int8_from_int4(const LinearView& l, size_t max_rows, PackedWeights* store,
                                     size_t gemm_key) {
   // A temporary per-channel int8 copy that XNNPACK packs (and then no longer reads).
@@ -297,14 +279,8 @@ Status XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows,
     // output scale costs nothing. The int32 bias lives in accumulator units (input x weight scale).
     std::vector<float> kernel_scale(l.out);
     std::vector<int32_t> bias(l.out);
-    for (int c = 0; c < l.out; ++c) {
-      const float out_scale = l.output_channel_scale(c);
-      kernel_scale[c] = l.weight_scales[c] / out_scale;
-      bias[c] = int32_bias(static_cast<double>(l.bias ? l.bias[c] : 0.f) / (double(l.input_scale) * l.weight_scales[c]));
-      if (!(l.input_scale * kernel_scale[c] < 256.f) || !(kernel_scale[c] >= 1e-30f)) {
-        return Status(EB_ERROR_BACKEND, std::string(l.name) + ": requantization scale out of XNNPACK's range");
-      }
-    }
+    if (!qs8_channel_params(l, kernel_scale.data(), bias.data()))
+      return Status(EB_ERROR_BACKEND, std::string(l.name) + ": requantization scale out of XNNPACK's range");
     kind_ = Kind::kQs8;
 #if EDGEBERT_XNN_API >= 2024
     s = xnn_create_fully_connected_nc_qs8_qc8w(l.in, l.out, l.in, l.out, static_cast<int8_t>(l.input_zero_point),

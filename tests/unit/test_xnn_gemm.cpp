@@ -10,12 +10,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "alloc_counter.h"
+#include "qs8_params.h"
 #include "xnn_gemm.h"
 
 using edgebert::LinearView;
@@ -292,4 +294,50 @@ TEST_CASE("XnnGemm rejects requantization scales XNNPACK cannot represent", "[xn
   const std::string err = refused.message();
   CHECK_FALSE(refused.is_ok());
   CHECK(err.find("test_int8") != std::string::npos);
+}
+
+// The vectorized channel loops (qs8_params.cpp, built with -fno-trapping-math) give exactly what
+// one scalar loop with std::nearbyint and fmin / fmax gives, edge values included.
+TEST_CASE("qs8 channel parameters equal the scalar nearbyint reference, edge values included", "[xnn]") {
+  auto reference_bias = [](double x) {
+    const double r = std::fmax(std::fmin(std::nearbyint(x), 2147483520.0), -2147483520.0);
+    return static_cast<int32_t>(std::isnan(x) ? 2147483520.0 : r);
+  };
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (double x : {0.0, -0.0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, 1e-300, -1e-300, 2147483519.5,
+                   2147483520.0, 2147483521.0, -2147483521.0, 3e9, -3e9, 4503599627370495.5, 4503599627370496.0,
+                   9007199254740993.0, -4503599627370497.0, 1e300, -1e300, inf, -inf, nan})
+    CHECK(edgebert::int32_bias(x) == reference_bias(x));
+
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> scale(1e-4f, 0.05f), value(-3.f, 3.f);
+  for (int out : {1, 3, 16, 17, 768, 2305}) {
+    std::vector<float> ws(out), os(out), bias(out), ks(out);
+    std::vector<int32_t> qb(out);
+    for (int c = 0; c < out; ++c) {
+      ws[c] = scale(rng);
+      os[c] = 0.5f + scale(rng) * 10.f;
+      bias[c] = value(rng) * (c % 7 == 0 ? 1e6f : 1.f);  // some biases far beyond int32 after scaling
+    }
+    edgebert::LinearView l{};
+    l.out = out;
+    l.input_scale = 0.0123f;
+    l.weight_scales = ws.data();
+    for (int variant = 0; variant < 3; ++variant) {
+      l.output_scales = variant == 0 ? os.data() : nullptr;
+      l.output_scale = 1.25f;
+      l.bias = variant == 2 ? nullptr : bias.data();
+      REQUIRE(edgebert::qs8_channel_params(l, ks.data(), qb.data()));
+      for (int c = 0; c < out; ++c) {
+        const float k = ws[c] / (variant == 0 ? os[c] : 1.25f);
+        const double b = variant == 2 ? 0.0 : static_cast<double>(bias[c]);
+        INFO("out " << out << " variant " << variant << " channel " << c);
+        CHECK(ks[c] == k);
+        CHECK(qb[c] == reference_bias(b / (double(l.input_scale) * ws[c])));
+      }
+    }
+    ws[out / 2] = 0.f;  // a zero weight scale: out of range, refused
+    l.output_scales = nullptr;
+    CHECK_FALSE(edgebert::qs8_channel_params(l, ks.data(), qb.data()));
+  }
 }
