@@ -417,6 +417,11 @@ int bench_one(const Options& o) {
               weights.store ? (weights.store->mapped_bytes() ? "mapped from the weight cache file" : "shared by the sessions")
                             : "this session's own copy",
               lm.file_bytes, r.rss_kib, r.rss_anon_kib, peak_rss_kib());
+  size_t int4_requantized = 0;
+  const size_t int4_gemms = program->int4_gemms(&int4_requantized);
+  if (int4_gemms > 0)
+    std::printf("int4 GEMMs: %zu, %zu of them requantized to int8 by this build on this machine%s\n", int4_gemms,
+                int4_requantized, int4_requantized ? " (docs/int4.md says when)" : "");
   std::printf("heap allocations during timed runs: %ld\n", r.allocations);
   if (o.sessions > 1) {
     std::printf("sessions: %ld on %ld threads each: %.0f tokens/s together (%zu runs in %.1f ms); medians", o.sessions,
@@ -493,6 +498,8 @@ int bench_one(const Options& o) {
         .value("packed_weight_bytes", packed_bytes())
         .value("packed_weight_bytes_mapped", weights.store ? weights.store->mapped_bytes() : size_t(0))
         .value("model_file_bytes", lm.file_bytes)
+        .value("int4_gemms", int4_gemms)
+        .value("int4_gemms_requantized", int4_requantized)
         .value("rss_bytes", static_cast<long long>(r.rss_kib) * 1024)
         .value("rss_anon_bytes", static_cast<long long>(r.rss_anon_kib) * 1024)
         .value("peak_rss_bytes", static_cast<long long>(peak_rss_kib()) * 1024)

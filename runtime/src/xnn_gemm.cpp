@@ -179,6 +179,11 @@ bool XnnGemm::int4_gives_exact_result(bool block_wise) {
   }
 }
 
+bool XnnGemm::runs_as_int4(const LinearView& l, bool float_output, bool block_int4_native) {
+  return l.int4 && EDGEBERT_XNN_INT4 && l.int8 && float_output && (l.block_size == 0 || block_int4_native) &&
+         int4_native(l.block_size != 0);
+}
+
 Status XnnGemm::create_int8_from_int4(const LinearView& l, size_t max_rows, PackedWeights* store,
                                     size_t gemm_key) {
   // A temporary per-channel int8 copy that XNNPACK packs (and then no longer reads).
@@ -208,8 +213,7 @@ Status XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows,
   }
   int8_ = l.int8;
   float_output_ = l.int8 && float_output;
-  if (l.int4 && !(EDGEBERT_XNN_INT4 && float_output_ && (l.block_size == 0 || block_int4_native) &&
-                  int4_native(l.block_size != 0)))
+  if (l.int4 && !runs_as_int4(l, float_output, block_int4_native))
     return create_int8_from_int4(l, max_rows, store, gemm_key);
   // The shared store: creation of one GEMM key is serialized, so concurrent sessions pack it once.
   std::unique_lock<std::mutex> key_lock;

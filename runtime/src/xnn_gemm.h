@@ -68,6 +68,11 @@ class XnnGemm {
   // AVX512-AMX kernels for qd8_f32_qc4w on CPUs with AMX-INT8, and their outputs are wrong
   // (docs/int4.md).
   static bool int4_native(bool block_wise);
+  // True when create() runs int4 weights (linear.int4) on XNNPACK's int4 kernels; false when it
+  // requantizes them to int8 (no int4 GEMMs in this XNNPACK, not a float-output GEMM, block-wise
+  // weights without block_int4_native, or the kind failed int4_native's check on this CPU).
+  static bool runs_as_int4(const LinearView& linear, bool float_output,
+                           bool block_int4_native = EDGEBERT_XNN_USE_QB4W);
   // The operator kind create() chose.
   enum class Kind { kNone, kF32, kQs8, kQd8F32Qc8w, kQd8F32Qc4w, kQd8F32Qb4w };
   Kind kind() const { return kind_; }

@@ -16,6 +16,7 @@
 #include "converter/synthetic_model.h"
 #include "json_writer.h"
 #include "test_support.h"
+#include "xnn_gemm.h"
 
 using namespace edgebert;
 using namespace edgebert::tools;
@@ -93,9 +94,29 @@ TEST_CASE("edgebert-bench --json has the documented schema", "[bench][cli]") {
   CHECK(M.at("packed_weight_bytes").as_int64() > 0);
   CHECK(M.at("model_file_bytes").as_int64() > 0);
   CHECK(M.at("peak_rss_bytes").as_int64() > 0);
+  CHECK(M.at("int4_gemms").as_int64() == 0);
+  CHECK(M.at("int4_gemms_requantized").as_int64() == 0);
   CHECK(v.at("allocations_during_runs").as_int64() == 0);
   CHECK(v.at("op_profile_ms").at("qkv_gemm").as_double() > 0);
   CHECK(v.at("op_profile_ms").at("attention_core").as_double() > 0);
+}
+
+TEST_CASE("edgebert-bench reports the int4 GEMMs and how many run as int8 here", "[bench][cli][int4]") {
+  const char* bin = std::getenv("EDGEBERT_BIN");
+  REQUIRE(bin);
+  const std::string model = edgebert::test::ebm_path("h128_4x32", "int4");
+  const std::string json = "/tmp/eb_bench_int4_" + std::to_string(::getpid()) + ".json";
+  const std::string cmd = std::string(bin) + "/edgebert-bench --model " + model +
+                          " --seq-len 8 --runs 2 --warmup 0 --json " + json + " > /dev/null 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const auto bytes = edgebert::test::read_bytes(json);
+  std::remove(json.c_str());
+  const convert::JsonValue M = convert::parse_json(std::string(bytes.begin(), bytes.end()), json).at("memory");
+  const int64_t total = M.at("int4_gemms").as_int64(), requantized = M.at("int4_gemms_requantized").as_int64();
+  CHECK(total > 0);
+  CHECK(requantized >= 0);
+  CHECK(requantized <= total);
+  if (!edgebert::XnnGemm::int4_supported()) CHECK(requantized == total);  // no int4 GEMMs in this XNNPACK
 }
 
 TEST_CASE("synthetic models are deterministic and shaped as specified", "[bench][synthetic]") {

@@ -334,6 +334,18 @@ size_t Program::session_packed_bytes_estimate() const {
   return bytes;
 }
 
+size_t Program::int4_gemms(size_t* requantized) const {
+  size_t total = 0, int8 = 0;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const Op& op = ops_[i];
+    if (!op.is_gemm() || op.operator_of != static_cast<int>(i) || !op.linear->int4) continue;
+    ++total;
+    if (!XnnGemm::runs_as_int4(*op.linear, op.float_output)) ++int8;
+  }
+  if (requantized) *requantized = int8;
+  return total;
+}
+
 Result<std::shared_ptr<const Program>> Program::build(const Model& model, bool float_output_gemms,
                                                       const std::string& weight_cache_path,
                                                       const WeightCacheOptions& cache_options) {

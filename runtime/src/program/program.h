@@ -92,6 +92,10 @@ class Program {
   // Bytes a session's GEMM operators pack for themselves: 0 when the weights are shared (packed
   // once, with the program); on the 2022 API an estimate of every operator's own copy.
   size_t session_packed_bytes_estimate() const;
+  // The GEMMs (one per operator) whose weights are int4 in the file, and how many of them run as
+  // int8 on this machine (XnnGemm::runs_as_int4): edgebert-bench reports both, since the outputs
+  // do not show it (only the larger packed weights do).
+  size_t int4_gemms(size_t* requantized) const;
   const std::vector<Op>& ops() const { return ops_; }
   const std::vector<ProgramBuffer>& buffers() const { return buffers_; }
   const char* architecture() const { return architecture_; }
