@@ -21,6 +21,11 @@
 #include <new>
 #include <vector>
 
+#include <cpuinfo.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "backend/int4_weights.h"
 #include "qs8_params.h"
 
@@ -103,8 +108,9 @@ size_t xnn_bytes_allocated() { return g_xnn_bytes.load(); }
 long long xnn_bytes_allocated_by_this_thread() { return t_xnn_bytes; }
 
 XnnGemm::~XnnGemm() {
-  if (op_) xnn_delete_operator(op_);
-  if (store_) store_->detach();
+  for (Part& p : parts_)
+    if (p.op) xnn_delete_operator(p.op);
+  for (size_t i = 0; i < attached_; ++i) store_->detach();
 }
 
 bool XnnGemm::int8_float_output_supported() { return EDGEBERT_XNN_FLOAT_OUTPUT != 0; }
@@ -179,13 +185,80 @@ bool XnnGemm::int4_gives_exact_result(bool block_wise) {
   }
 }
 
+namespace {
+// True on an x86 CPU with AMX-INT8 (CPUID leaf 7, EDX bit 25), where XNNPACK's int8 GEMMs run on
+// AMX tiles and column slabs were measured to help (docs/xnnpack.md); false elsewhere.
+bool cpu_has_amx_int8() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (d >> 25) & 1u;
+#else
+  return false;
+#endif
+}
+
+// Bytes of packed weights per column slab: on CPUs with AMX-INT8 half this core's L2 cache (the
+// other half holds the activation rows and the output tile); 0 (never cut) elsewhere, where it was
+// not measured to help (2-5 % on AVX512-VNNI, and each slab is one more operator to run: 5-15 %
+// slower at 8-16 rows on the AMX Xeon). EDGEBERT_GEMM_SLAB_BYTES overrides (0: never cut).
+size_t slab_budget_bytes() {
+  static const size_t budget = [] {
+    if (const char* e = std::getenv("EDGEBERT_GEMM_SLAB_BYTES")) {
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(e, &end, 10);
+      if (end != e && *end == '\0') return static_cast<size_t>(v);
+    }
+    if (EDGEBERT_XNN_API < 2024 || !cpu_has_amx_int8()) return size_t(0);  // 2022's kernels: no AMX
+    size_t l2 = 0;
+    if (cpuinfo_initialize())
+      if (const cpuinfo_cache* c = cpuinfo_get_l2_cache(0)) l2 = c->size;
+    if (l2 == 0) l2 = 2u << 20;  // unknown: what the AMX Xeons have
+    return l2 / 2;
+  }();
+  return budget;
+}
+}  // namespace
+
+size_t XnnGemm::column_slab_width(const LinearView& l, bool float_output) {
+  (void)float_output;
+  const size_t budget = slab_budget_bytes();
+  const size_t out = l.out > 0 ? static_cast<size_t>(l.out) : 0, in = l.in > 0 ? static_cast<size_t>(l.in) : 0;
+  // int8 bytes per output channel (int4 weights too: requantized, or half that when native, which
+  // the cut then leaves with room to spare), four times that for fp32
+  const size_t per_column = (l.int8 ? in : 4 * in) + 16;  // + bias and scales
+  constexpr size_t kChannels = 64;  // XNNPACK's widest column tile (AMX, AVX-512: 16..64)
+  if (budget == 0 || out < 2 * kChannels || per_column * out <= budget) return out;
+  size_t width = budget / per_column / kChannels * kChannels;
+  if (width < kChannels) width = kChannels;
+  // as even as multiples of 64 allow: ceil(out / width) slabs, each that share rounded up
+  const size_t slabs = (out + width - 1) / width;
+  width = ((out + slabs - 1) / slabs + kChannels - 1) / kChannels * kChannels;
+  return width < out ? width : out;
+}
+
+LinearView linear_columns(const LinearView& l, int col0, int width) {
+  LinearView v = l;
+  const size_t c = static_cast<size_t>(col0), in = static_cast<size_t>(l.in);
+  v.out = width;
+  if (l.weight_s8) v.weight_s8 = l.weight_s8 + c * in;
+  if (l.weight_f32) v.weight_f32 = l.weight_f32 + c * in;
+  if (l.weight_s4) v.weight_s4 = l.weight_s4 + c * int4::row_bytes(l.in);
+  if (l.weight_block_scales)
+    v.weight_block_scales = l.weight_block_scales + c * static_cast<size_t>(int4::blocks_per_row(l.in, l.block_size));
+  if (l.weight_scales) v.weight_scales = l.weight_scales + c;
+  if (l.bias) v.bias = l.bias + c;
+  if (l.output_scales) v.output_scales = l.output_scales + c;
+  return v;
+}
+
 bool XnnGemm::runs_as_int4(const LinearView& l, bool float_output, bool block_int4_native) {
   return l.int4 && EDGEBERT_XNN_INT4 && l.int8 && float_output && (l.block_size == 0 || block_int4_native) &&
          int4_native(l.block_size != 0);
 }
 
-Status XnnGemm::create_int8_from_int4(const LinearView& l, size_t max_rows, PackedWeights* store,
-                                    size_t gemm_key) {
+Status XnnGemm::create_int8_from_int4(const LinearView& l, size_t out_stride, size_t col0, size_t max_rows,
+                                    PackedWeights* store, size_t gemm_key) {
   // A temporary per-channel int8 copy that XNNPACK packs (and then no longer reads).
   std::vector<int8_t> q8;
   std::vector<float> scales;
@@ -203,18 +276,41 @@ Status XnnGemm::create_int8_from_int4(const LinearView& l, size_t max_rows, Pack
   v.weight_block_scales = nullptr;
   v.weight_s8 = q8.data();
   v.weight_scales = scales.data();
-  return create(v, float_output_, max_rows, store, gemm_key);
+  return create_part(v, out_stride, col0, max_rows, store, gemm_key, false);
 }
 
 Status XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows,
                      PackedWeights* store, size_t gemm_key, bool block_int4_native) {
-  if (op_) {
-    return Status(EB_ERROR_BACKEND, std::string(l.name) + ": XnnGemm created twice");
+  return create_slabs(&l, 1, float_output, max_rows, store, gemm_key, block_int4_native);
+}
+
+Status XnnGemm::create_slabs(const LinearView* slabs, size_t count, bool float_output, size_t max_rows,
+                           PackedWeights* store, size_t first_key, bool block_int4_native) {
+  if (!parts_.empty()) return Status(EB_ERROR_BACKEND, std::string(slabs[0].name) + ": XnnGemm created twice");
+  if (count == 0) return Status(EB_ERROR_BACKEND, "XnnGemm: no slabs");
+  int8_ = slabs[0].int8;
+  float_output_ = slabs[0].int8 && float_output;
+  size_t out_stride = 0;
+  for (size_t i = 0; i < count; ++i) out_stride += static_cast<size_t>(slabs[i].out);
+  parts_.reserve(count);
+  size_t col0 = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const LinearView& l = slabs[i];
+    if (l.int8 != slabs[0].int8 || l.in != slabs[0].in)
+      return Status(EB_ERROR_BACKEND, std::string(l.name) + ": column slabs of different kinds");
+    const Status made = l.int4 && !runs_as_int4(l, float_output, block_int4_native)
+                            ? create_int8_from_int4(l, out_stride, col0, max_rows, store, first_key + i)
+                            : create_part(l, out_stride, col0, max_rows, store, first_key + i, block_int4_native);
+    if (!made.is_ok()) return made;  // the parts made so far go with this object
+    col0 += static_cast<size_t>(l.out);
   }
-  int8_ = l.int8;
-  float_output_ = l.int8 && float_output;
-  if (l.int4 && !runs_as_int4(l, float_output, block_int4_native))
-    return create_int8_from_int4(l, max_rows, store, gemm_key);
+  return Status::ok();
+}
+
+Status XnnGemm::create_part(const LinearView& l, size_t out_stride, size_t col0, size_t max_rows,
+                          PackedWeights* store, size_t gemm_key, bool block_int4_native) {
+  (void)block_int4_native;  // decided by the caller (runs_as_int4)
+  xnn_operator_t op = nullptr;
   // The shared store: creation of one GEMM key is serialized, so concurrent sessions pack it once.
   std::unique_lock<std::mutex> key_lock;
 #if EDGEBERT_XNN_SHARED_WEIGHTS
@@ -254,24 +350,24 @@ Status XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows,
     if (l.int4 && l.block_size > 0) {
       // bf16 block scales and nibbles (q + 8, even column low) as the file stores them
       kind_ = Kind::kQd8F32Qb4w;
-      s = xnn_create_fully_connected_nc_qd8_f32_qb4w(l.in, l.out, l.in, l.out, static_cast<size_t>(l.block_size),
+      s = xnn_create_fully_connected_nc_qd8_f32_qb4w(l.in, l.out, l.in, out_stride, static_cast<size_t>(l.block_size),
                                                      int4::kZeroNibble, l.weight_block_scales, l.weight_s4, l.bias,
                                                      -std::numeric_limits<float>::infinity(),
-                                                     std::numeric_limits<float>::infinity(), 0, nullptr, cache, &op_);
+                                                     std::numeric_limits<float>::infinity(), 0, nullptr, cache, &op);
     } else if (l.int4) {
       std::vector<float> scales(static_cast<size_t>(l.out));
       for (int c = 0; c < l.out; ++c) scales[c] = int4::float_from_bf16(l.weight_block_scales[c]);
       kind_ = Kind::kQd8F32Qc4w;
-      s = xnn_create_fully_connected_nc_qd8_f32_qc4w(l.in, l.out, l.in, l.out, int4::kZeroNibble, scales.data(),
+      s = xnn_create_fully_connected_nc_qd8_f32_qc4w(l.in, l.out, l.in, out_stride, int4::kZeroNibble, scales.data(),
                                                      l.weight_s4, l.bias, -std::numeric_limits<float>::infinity(),
-                                                     std::numeric_limits<float>::infinity(), 0, nullptr, cache, &op_);
+                                                     std::numeric_limits<float>::infinity(), 0, nullptr, cache, &op);
     } else
 #endif
     {
     kind_ = Kind::kQd8F32Qc8w;
-    s = xnn_create_fully_connected_nc_qd8_f32_qc8w(l.in, l.out, l.in, l.out, l.weight_scales, l.weight_s8, l.bias,
+    s = xnn_create_fully_connected_nc_qd8_f32_qc8w(l.in, l.out, l.in, out_stride, l.weight_scales, l.weight_s8, l.bias,
                                                    -std::numeric_limits<float>::infinity(),
-                                                   std::numeric_limits<float>::infinity(), 0, nullptr, cache, &op_);
+                                                   std::numeric_limits<float>::infinity(), 0, nullptr, cache, &op);
     }
 #else
     (void)max_rows;
@@ -287,92 +383,101 @@ Status XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows,
       return Status(EB_ERROR_BACKEND, std::string(l.name) + ": requantization scale out of XNNPACK's range");
     kind_ = Kind::kQs8;
 #if EDGEBERT_XNN_API >= 2024
-    s = xnn_create_fully_connected_nc_qs8_qc8w(l.in, l.out, l.in, l.out, static_cast<int8_t>(l.input_zero_point),
+    s = xnn_create_fully_connected_nc_qs8_qc8w(l.in, l.out, l.in, out_stride, static_cast<int8_t>(l.input_zero_point),
                                                l.input_scale, kernel_scale.data(), l.weight_s8, bias.data(),
                                                static_cast<int8_t>(l.output_zero_point), 1.0f, -128, 127, 0, nullptr,
-                                               cache, &op_);
+                                               cache, &op);
 #else
-    s = xnn_create_convolution2d_nhwc_qc8(0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, l.in, l.out, l.in, l.out,
+    s = xnn_create_convolution2d_nhwc_qc8(0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, l.in, l.out, l.in, out_stride,
                                           static_cast<int8_t>(l.input_zero_point), l.input_scale, kernel_scale.data(),
                                           l.weight_s8, bias.data(), static_cast<int8_t>(l.output_zero_point), 1.0f,
-                                          -128, 127, 0, &op_);
+                                          -128, 127, 0, &op);
 #endif
   } else {
     kind_ = Kind::kF32;
-    s = xnn_create_fully_connected_nc_f32(l.in, l.out, l.in, l.out, l.weight_f32, l.bias,
+    s = xnn_create_fully_connected_nc_f32(l.in, l.out, l.in, out_stride, l.weight_f32, l.bias,
                                           -std::numeric_limits<float>::infinity(),
                                           std::numeric_limits<float>::infinity(), 0,
 #if EDGEBERT_XNN_API >= 2024
                                           nullptr, cache,
 #endif
-                                          &op_);
+                                          &op);
   }
   if (s != xnn_status_success) {
-    op_ = nullptr;
     kind_ = Kind::kNone;
     return Status(EB_ERROR_BACKEND, std::string(l.name) + ": XNNPACK operator creation failed: " + xnn_status_name(s));
   }
+  if (store && !store->last_creation_ok(gemm_key)) {
+    xnn_delete_operator(op);
+    return Status(EB_ERROR_BACKEND, std::string(l.name) + ": no room for its packed weights in the shared store");
+  }
+  parts_.push_back(Part{op, col0});  // reserved by create_slabs: does not throw
   if (store) {
-    if (!store->last_creation_ok(gemm_key)) {
-      xnn_delete_operator(op_);
-      op_ = nullptr;
-      return Status(EB_ERROR_BACKEND, std::string(l.name) + ": no room for its packed weights in the shared store");
-    }
     store->attach();
     store_ = store;
+    ++attached_;
   }
   return Status::ok();
 }
 
 bool XnnGemm::setup(size_t requested_rows, const void* input, void* output, pthreadpool_t pool, size_t room_rows) {
   const size_t rows = kind_ == Kind::kF32 && requested_rows == 1 && room_rows >= 2 ? 2 : requested_rows;
+  if (parts_.empty()) return false;
   if (rows == rows_ && input == input_ && output == output_ && pool == pool_) return true;
-  xnn_status s = xnn_status_success;
-#if EDGEBERT_XNN_API >= 2024
-  if (rows != rows_ || pool != pool_) {  // the reshape tiles the work for the pool's threads
 #if EDGEBERT_XNN_FLOAT_OUTPUT
-    if (float_output_) {
-      if (rows + kRowParamsPadding > row_params_.size()) return false;  // params made for fewer rows
+  if (float_output_ && rows + kRowParamsPadding > row_params_.size()) return false;  // params made for fewer rows
+#endif
+  // the parts write their channels of each output row: byte offset col0 x the element size
+  const size_t elem = float_output_ || kind_ == Kind::kF32 ? sizeof(float) : 1;
+  xnn_status s = xnn_status_success;
+  for (const Part& p : parts_) {
+    void* out = static_cast<uint8_t*>(output) + p.col0 * elem;
+#if EDGEBERT_XNN_API >= 2024
+    if (rows != rows_ || pool != pool_) {  // the reshape tiles the work for the pool's threads
+#if EDGEBERT_XNN_FLOAT_OUTPUT
+      if (float_output_) {
+#if EDGEBERT_XNN_INT4
+        if (kind_ == Kind::kQd8F32Qb4w)
+          s = xnn_reshape_fully_connected_nc_qd8_f32_qb4w(p.op, rows, pool);
+        else if (kind_ == Kind::kQd8F32Qc4w)
+          s = xnn_reshape_fully_connected_nc_qd8_f32_qc4w(p.op, rows, pool);
+        else
+#endif
+          s = xnn_reshape_fully_connected_nc_qd8_f32_qc8w(p.op, rows, pool);
+      } else
+#endif
+        s = int8_ ? xnn_reshape_fully_connected_nc_qs8_qc8w(p.op, rows, pool)
+                  : xnn_reshape_fully_connected_nc_f32(p.op, rows, pool);
+    }
+    if (s == xnn_status_success) {
 #if EDGEBERT_XNN_INT4
       if (kind_ == Kind::kQd8F32Qb4w)
-        s = xnn_reshape_fully_connected_nc_qd8_f32_qb4w(op_, rows, pool);
+        s = xnn_setup_fully_connected_nc_qd8_f32_qb4w(p.op, static_cast<const int8_t*>(input), static_cast<float*>(out),
+                                                      row_params_.data());
       else if (kind_ == Kind::kQd8F32Qc4w)
-        s = xnn_reshape_fully_connected_nc_qd8_f32_qc4w(op_, rows, pool);
+        s = xnn_setup_fully_connected_nc_qd8_f32_qc4w(p.op, static_cast<const int8_t*>(input), static_cast<float*>(out),
+                                                      row_params_.data());
       else
 #endif
-        s = xnn_reshape_fully_connected_nc_qd8_f32_qc8w(op_, rows, pool);
-    } else
-#endif
-      s = int8_ ? xnn_reshape_fully_connected_nc_qs8_qc8w(op_, rows, pool)
-                : xnn_reshape_fully_connected_nc_f32(op_, rows, pool);
-  }
-  if (s == xnn_status_success) {
-#if EDGEBERT_XNN_INT4
-    if (kind_ == Kind::kQd8F32Qb4w)
-      s = xnn_setup_fully_connected_nc_qd8_f32_qb4w(op_, static_cast<const int8_t*>(input), static_cast<float*>(output),
-                                                    row_params_.data());
-    else if (kind_ == Kind::kQd8F32Qc4w)
-      s = xnn_setup_fully_connected_nc_qd8_f32_qc4w(op_, static_cast<const int8_t*>(input), static_cast<float*>(output),
-                                                    row_params_.data());
-    else
-#endif
 #if EDGEBERT_XNN_FLOAT_OUTPUT
-    if (float_output_)
-      s = xnn_setup_fully_connected_nc_qd8_f32_qc8w(op_, static_cast<const int8_t*>(input), static_cast<float*>(output),
-                                                    row_params_.data());
-    else
+      if (float_output_)
+        s = xnn_setup_fully_connected_nc_qd8_f32_qc8w(p.op, static_cast<const int8_t*>(input), static_cast<float*>(out),
+                                                      row_params_.data());
+      else
 #endif
-      s = int8_ ? xnn_setup_fully_connected_nc_qs8_qc8w(op_, static_cast<const int8_t*>(input), static_cast<int8_t*>(output))
-                : xnn_setup_fully_connected_nc_f32(op_, static_cast<const float*>(input), static_cast<float*>(output));
-  }
+        s = int8_ ? xnn_setup_fully_connected_nc_qs8_qc8w(p.op, static_cast<const int8_t*>(input), static_cast<int8_t*>(out))
+                  : xnn_setup_fully_connected_nc_f32(p.op, static_cast<const float*>(input), static_cast<float*>(out));
+    }
 #else
-  if (int8_) {
-    s = xnn_setup_convolution2d_nhwc_qc8(op_, rows, 1, 1, static_cast<const int8_t*>(input), static_cast<int8_t*>(output),
-                                         pool);
-  } else {
-    s = xnn_setup_fully_connected_nc_f32(op_, rows, static_cast<const float*>(input), static_cast<float*>(output), pool);
-  }
+    if (int8_) {
+      s = xnn_setup_convolution2d_nhwc_qc8(p.op, rows, 1, 1, static_cast<const int8_t*>(input), static_cast<int8_t*>(out),
+                                           pool);
+    } else {
+      s = xnn_setup_fully_connected_nc_f32(p.op, rows, static_cast<const float*>(input), static_cast<float*>(out), pool);
+    }
 #endif
+    if (s != xnn_status_success) break;
+  }
   if (s != xnn_status_success) {
     rows_ = 0;
     input_ = nullptr;
@@ -409,6 +514,10 @@ bool XnnGemm::set_row_scales(const float* scales, size_t rows) {
 #endif
 }
 
-bool XnnGemm::run(pthreadpool_t pool) { return xnn_run_operator(op_, pool) == xnn_status_success; }
+bool XnnGemm::run(pthreadpool_t pool) {
+  for (const Part& p : parts_)
+    if (xnn_run_operator(p.op, pool) != xnn_status_success) return false;
+  return !parts_.empty();
+}
 
 }  // namespace edgebert

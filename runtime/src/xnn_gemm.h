@@ -48,6 +48,10 @@ size_t xnn_bytes_allocated();
 // own operators' packed copies with it while other sessions are created concurrently).
 long long xnn_bytes_allocated_by_this_thread();
 
+// Output channels [col0, col0 + width) of a linear layer: its weights, scales and bias rows from
+// col0 (every other field as `linear`'s). A column slab of XnnGemm::create_slabs.
+LinearView linear_columns(const LinearView& linear, int col0, int width);
+
 class XnnGemm {
  public:
   XnnGemm() = default;
@@ -92,6 +96,23 @@ class XnnGemm {
   // as qc4w there.
   Status create(const LinearView& linear, bool float_output, size_t max_rows, PackedWeights* store = nullptr,
                 size_t gemm_key = 0, bool block_int4_native = EDGEBERT_XNN_USE_QB4W);
+  // The same GEMM as `count` column slabs (views of consecutive output channels of one linear
+  // layer, as column_slab_width() cuts them): one XNNPACK operator each, all writing into the one
+  // output (row stride: the slabs' total width), slab i under GEMM key first_key + i. Same results
+  // as one operator; each slab's weights stay in the L2 cache while all rows pass over them.
+  Status create_slabs(const LinearView* slabs, size_t count, bool float_output, size_t max_rows,
+                      PackedWeights* store = nullptr, size_t first_key = 0,
+                      bool block_int4_native = EDGEBERT_XNN_USE_QB4W);
+  // The width of the column slabs a GEMM's packed weights are cut into (linear.out: not cut): as
+  // even as multiples of 64 channels allow, each at most half this core's L2 cache. XNNPACK
+  // 2024-11 runs a GEMM row tile after row tile, each over all of the weights; on a Xeon with AMX
+  // (2 MB L2) a 1024 x 3072 GEMM at 128 rows took 0.96 ms whole and 0.55 ms in 1024-column slabs
+  // (edgebert-gemm-kinds --col-slab), BERT-base at 128 tokens 29 -> 21 ms. Only on CPUs with
+  // AMX-INT8 by default (elsewhere not measured to help, and each slab is one more operator to
+  // run); EDGEBERT_GEMM_SLAB_BYTES=N sets the bytes per slab anywhere (0: never cut). The tests
+  // run with 4096 (tests/CMakeLists.txt). docs/xnnpack.md, "Column slabs".
+  static size_t column_slab_width(const LinearView& linear, bool float_output);
+  size_t parts() const { return parts_.size(); }
   // Binds input/output pointers and the row count. Cheap to call when nothing changed.
   // room_rows: rows the input and output buffers hold (0: just `rows`). An fp32 GEMM of one row
   // runs as two rows when there is room, the second row's output being scratch: for a batch of 1
@@ -109,9 +130,18 @@ class XnnGemm {
   bool float_output() const { return float_output_; }
 
  private:
-  Status create_int8_from_int4(const LinearView& linear, size_t max_rows, PackedWeights* store, size_t gemm_key);
+  // One operator writing output channels [col0, col0 + linear.out) of rows out_stride wide.
+  Status create_part(const LinearView& linear, size_t out_stride, size_t col0, size_t max_rows, PackedWeights* store,
+                     size_t gemm_key, bool block_int4_native);
+  Status create_int8_from_int4(const LinearView& linear, size_t out_stride, size_t col0, size_t max_rows,
+                               PackedWeights* store, size_t gemm_key);
   static bool int4_gives_exact_result(bool block_wise);
-  xnn_operator_t op_ = nullptr;
+  struct Part {
+    xnn_operator_t op = nullptr;
+    size_t col0 = 0;  // its first output channel
+  };
+  std::vector<Part> parts_;  // one per column slab (one for a GEMM that is not cut)
+  size_t attached_ = 0;      // parts counted in store_'s users
   Kind kind_ = Kind::kNone;
   PackedWeights* store_ = nullptr;  // attached while op_ reads the store's packed weights
   bool int8_ = false;

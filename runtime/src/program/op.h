@@ -174,6 +174,9 @@ struct Op {
   std::vector<int> inputs, outputs;   // indices into Program::buffers()
   int gemm_key = -1;                  // GEMM ops: its weights' entry in the program's packed-weight
                                       // store (ops with the same weights and float output share one)
+  int gemm_slabs = 1;                 // GEMM ops: column slabs (XnnGemm::column_slab_width), keys
+                                      // gemm_key .. gemm_key + gemm_slabs - 1
+  const LinearView* slabs = nullptr;  // their views (the program's), when gemm_slabs > 1
   int operator_of = -1;               // GEMM ops: the op whose XNNPACK operator this op uses: itself,
                                       // or the first op with the same gemm_key, type and per_sequence
                                       // (ALBERT's shared layers; the executor sets the operator up

@@ -112,6 +112,7 @@ std::string Program::format(int max_seq_len, int threads) const {
     std::string what = op_type_name(o.type);
     if (o.linear && o.is_gemm())
       what += std::string("(") + o.linear->name + (o.float_output ? ", int8 -> float" : "") +
+              (o.gemm_slabs > 1 ? ", " + std::to_string(o.gemm_slabs) + " column slabs" : std::string()) +
               (o.post == PostOp::kTanh ? ", tanh)" : o.post == PostOp::kRelu ? ", relu)"
                : o.post == PostOp::kL2Normalize ? ", l2 normalize)" : ")");
     if (o.detail) what += std::string("(") + o.detail + ")";
@@ -268,13 +269,42 @@ Result<std::shared_ptr<const Program>> ProgramBuilder::finish(const std::string&
   EB_RETURN_IF_ERROR(program_->finish());
   // One store entry per distinct weights (ALBERT's shared layers reuse theirs): its index is the
   // op's gemm_key, which every session passes when it creates the op's operator.
+  // A GEMM cut into column slabs (XnnGemm::column_slab_width) has one entry per slab, with
+  // consecutive keys; its slab views live in the program.
   std::vector<GemmToPack> gemms;
+  struct Distinct {
+    GemmToPack gemm;
+    int first_key, slabs;
+    const LinearView* views;
+  };
+  std::vector<Distinct> distinct;
   for (Op& op : program_->ops_) {
     if (!op.is_gemm()) continue;
     size_t k = 0;
-    while (k < gemms.size() && !(gemms[k].linear == op.linear && gemms[k].float_output == op.float_output)) ++k;
-    if (k == gemms.size()) gemms.push_back({op.linear, op.float_output});
-    op.gemm_key = static_cast<int>(k);
+    while (k < distinct.size() && !(distinct[k].gemm.linear == op.linear && distinct[k].gemm.float_output == op.float_output)) ++k;
+    if (k == distinct.size()) {
+      const LinearView& l = *op.linear;
+      const int width = static_cast<int>(XnnGemm::column_slab_width(l, op.float_output));
+      const int count = width > 0 && width < l.out ? (l.out + width - 1) / width : 1;
+      const LinearView* views = nullptr;
+      const int first = static_cast<int>(gemms.size());
+      if (count > 1) {
+        std::unique_ptr<LinearView[]> v(new LinearView[static_cast<size_t>(count)]);
+        for (int i = 0; i < count; ++i) {
+          const int col0 = i * width;
+          v[i] = linear_columns(l, col0, std::min(width, l.out - col0));
+          gemms.push_back({&v[i], op.float_output});
+        }
+        views = v.get();
+        program_->slab_views_.push_back(std::move(v));
+      } else {
+        gemms.push_back({op.linear, op.float_output});
+      }
+      distinct.push_back({{op.linear, op.float_output}, first, count, views});
+    }
+    op.gemm_key = distinct[k].first_key;
+    op.gemm_slabs = distinct[k].slabs;
+    op.slabs = distinct[k].views;
   }
   // One XNNPACK operator per (weights, op type, once-per-sequence or not): the rule every session
   // follows when it makes its operators.
@@ -317,6 +347,9 @@ Result<std::shared_ptr<const Program>> build_program(const Model& model, std::sh
 
 Status Program::create_gemm(const Op& op, size_t max_rows, XnnGemm* gemm) const {
   if (!op.is_gemm() || op.gemm_key < 0) return Status(EB_ERROR_BACKEND, "create_gemm: not a GEMM op of the program");
+  if (op.gemm_slabs > 1 && op.slabs)
+    return gemm->create_slabs(op.slabs, static_cast<size_t>(op.gemm_slabs), op.float_output, max_rows, weights_.store.get(),
+                              static_cast<size_t>(op.gemm_key));
   return gemm->create(*op.linear, op.float_output, max_rows, weights_.store.get(), static_cast<size_t>(op.gemm_key));
 }
 

@@ -124,6 +124,7 @@ class Program {
   std::vector<Op> ops_;
   std::vector<ProgramBuffer> buffers_;
   int embeddings_op_ = -1;
+  std::vector<std::unique_ptr<LinearView[]>> slab_views_;  // GEMMs cut into column slabs (Op::slabs)
   ModelWeights weights_;
 };
 
