@@ -1037,7 +1037,10 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
     std::copy(id->begin(), id->end(), m->content_id.begin());
     m->has_content_id = true;
   }
-  if (m->mapping_) m->pin_run_time_arrays();
+  if (m->mapping_) {
+    m->pin_run_time_arrays();
+    m->advise_word_table_random();
+  }
   *out = std::move(m);
   return EB_OK;
 }
@@ -1071,6 +1074,21 @@ void Model::pin_run_time_arrays() {
   }
   pin_norm(final_norm, hidden);
   word_scales = pin(word_scales, static_cast<size_t>(config.vocab));
+}
+
+void Model::advise_word_table_random() const {
+  if (!mapping_ || task == Task::kMaskedLm) return;
+  const size_t vocab = static_cast<size_t>(config.vocab);
+  const size_t width = static_cast<size_t>(embedding_size > 0 ? embedding_size : config.hidden);
+  const void* p = word_s4   ? static_cast<const void*>(word_s4)
+                  : word_s8 ? static_cast<const void*>(word_s8)
+                            : static_cast<const void*>(word_f32);
+  const size_t bytes = word_s4 ? vocab * ((width + 1) / 2) : word_s8 ? vocab * width : vocab * width * sizeof(float);
+  if (!p || bytes == 0) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(page - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_RANDOM);
 }
 
 void Model::release_weight_pages(const LinearView& g) const {
