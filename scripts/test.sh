@@ -53,7 +53,7 @@ DEPS_FLAGS=()
 # packed-against-single composition matrix.
 ARM_KERNEL_TESTS='test_kernels|test_kernels_cortex_a53|test_kernels_families'
 ARM_SUBSET_D12="^($ARM_KERNEL_TESTS|test_family_runtime_llm|test_bad_input|test_c_api_tasks|test_words_answer|test_runtime_heads|test_xnn_gemm|test_session_plan|test_planner|test_tokenizer|test_text_tokenizer|test_checkpoint|test_program|test_call_order|shared_library_exports)\$"
-ARM_SUBSET_D13="^($ARM_KERNEL_TESTS|test_kernel_tables_model|test_runtime_reference|test_no_alloc|test_bad_input|test_xnn_gemm|test_weight_cache|test_c_api_tasks|test_family_runtime_llm|test_composition_llm|test_runtime_reference_slabs|test_no_alloc_slabs|test_weight_cache_slabs)\$"
+ARM_SUBSET_D13="^($ARM_KERNEL_TESTS|test_kernel_tables_model|test_runtime_reference|test_no_alloc|test_bad_input|test_xnn_gemm|test_weight_cache|test_c_api_tasks|test_family_runtime_llm|test_composition_llm|test_runtime_reference_slabs|test_no_alloc_slabs|test_weight_cache_slabs|test_int4_slabs)\$"
 
 # Each stage's wall time goes to the log as it ends, and all of them at the end (CI budget).
 TIMES="== stage times:" STAGE="" STAGE_T0=$SECONDS
