@@ -1076,6 +1076,15 @@ void Model::pin_run_time_arrays() {
   word_scales = pin(word_scales, static_cast<size_t>(config.vocab));
 }
 
+// madvise(advice) over the whole pages strictly inside [p, p + bytes), so that neighbouring data
+// keeps its state.
+static void advise_inner_pages(const void* p, size_t bytes, int advice) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(page - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, advice);
+}
+
 void Model::advise_word_table_random() const {
   if (!mapping_ || task == Task::kMaskedLm) return;
   const size_t vocab = static_cast<size_t>(config.vocab);
@@ -1084,25 +1093,17 @@ void Model::advise_word_table_random() const {
                   : word_s8 ? static_cast<const void*>(word_s8)
                             : static_cast<const void*>(word_f32);
   const size_t bytes = word_s4 ? vocab * ((width + 1) / 2) : word_s8 ? vocab * width : vocab * width * sizeof(float);
-  if (!p || bytes == 0) return;
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(page - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_RANDOM);
+  if (p) advise_inner_pages(p, bytes, MADV_RANDOM);
 }
 
 void Model::release_weight_pages(const LinearView& g) const {
   if (!mapping_) return;
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const size_t count = static_cast<size_t>(g.in) * static_cast<size_t>(g.out);
   const void* p = g.int4   ? static_cast<const void*>(g.weight_s4)
                   : g.int8 ? static_cast<const void*>(g.weight_s8)
                            : static_cast<const void*>(g.weight_f32);
   const size_t bytes = g.int4 ? static_cast<size_t>(g.out) * int4::row_bytes(g.in) : g.int8 ? count : count * sizeof(float);
-  // only whole pages strictly inside the tensor, so neighbouring data stays resident
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(page - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  if (p) advise_inner_pages(p, bytes, MADV_DONTNEED);
 }
 
 eb_status Model::load_file_checked(const char* path, std::unique_ptr<Model>* out, std::string* error) {

@@ -220,8 +220,7 @@ size_t slab_budget_bytes() {
 }
 }  // namespace
 
-size_t XnnGemm::column_slab_width(const LinearView& l, bool float_output) {
-  (void)float_output;
+size_t XnnGemm::column_slab_width(const LinearView& l) {
   const size_t budget = slab_budget_bytes();
   const size_t out = l.out > 0 ? static_cast<size_t>(l.out) : 0, in = l.in > 0 ? static_cast<size_t>(l.in) : 0;
   // int8 bytes per output channel (int4 weights too: requantized, or half that when native, which
@@ -276,7 +275,7 @@ Status XnnGemm::create_int8_from_int4(const LinearView& l, size_t out_stride, si
   v.weight_block_scales = nullptr;
   v.weight_s8 = q8.data();
   v.weight_scales = scales.data();
-  return create_part(v, out_stride, col0, max_rows, store, gemm_key, false);
+  return create_part(v, out_stride, col0, max_rows, store, gemm_key);
 }
 
 Status XnnGemm::create(const LinearView& l, bool float_output, size_t max_rows,
@@ -300,7 +299,7 @@ Status XnnGemm::create_slabs(const LinearView* slabs, size_t count, bool float_o
       return Status(EB_ERROR_BACKEND, std::string(l.name) + ": column slabs of different kinds");
     const Status made = l.int4 && !runs_as_int4(l, float_output, block_int4_native)
                             ? create_int8_from_int4(l, out_stride, col0, max_rows, store, first_key + i)
-                            : create_part(l, out_stride, col0, max_rows, store, first_key + i, block_int4_native);
+                            : create_part(l, out_stride, col0, max_rows, store, first_key + i);
     if (!made.is_ok()) return made;  // the parts made so far go with this object
     col0 += static_cast<size_t>(l.out);
   }
@@ -308,8 +307,7 @@ Status XnnGemm::create_slabs(const LinearView* slabs, size_t count, bool float_o
 }
 
 Status XnnGemm::create_part(const LinearView& l, size_t out_stride, size_t col0, size_t max_rows,
-                          PackedWeights* store, size_t gemm_key, bool block_int4_native) {
-  (void)block_int4_native;  // decided by the caller (runs_as_int4)
+                          PackedWeights* store, size_t gemm_key) {
   xnn_operator_t op = nullptr;
   // The shared store: creation of one GEMM key is serialized, so concurrent sessions pack it once.
   std::unique_lock<std::mutex> key_lock;

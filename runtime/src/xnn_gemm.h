@@ -111,8 +111,7 @@ class XnnGemm {
   // AMX-INT8 by default (elsewhere not measured to help, and each slab is one more operator to
   // run); EDGEBERT_GEMM_SLAB_BYTES=N sets the bytes per slab anywhere (0: never cut). The tests
   // run with 4096 (tests/CMakeLists.txt). docs/xnnpack.md, "Column slabs".
-  static size_t column_slab_width(const LinearView& linear, bool float_output);
-  size_t parts() const { return parts_.size(); }
+  static size_t column_slab_width(const LinearView& linear);
   // Binds input/output pointers and the row count. Cheap to call when nothing changed.
   // room_rows: rows the input and output buffers hold (0: just `rows`). An fp32 GEMM of one row
   // runs as two rows when there is room, the second row's output being scratch: for a batch of 1
@@ -132,7 +131,7 @@ class XnnGemm {
  private:
   // One operator writing output channels [col0, col0 + linear.out) of rows out_stride wide.
   Status create_part(const LinearView& linear, size_t out_stride, size_t col0, size_t max_rows, PackedWeights* store,
-                     size_t gemm_key, bool block_int4_native);
+                     size_t gemm_key);
   Status create_int8_from_int4(const LinearView& linear, size_t out_stride, size_t col0, size_t max_rows,
                                PackedWeights* store, size_t gemm_key);
   static bool int4_gives_exact_result(bool block_wise);
@@ -143,7 +142,7 @@ class XnnGemm {
   std::vector<Part> parts_;  // one per column slab (one for a GEMM that is not cut)
   size_t attached_ = 0;      // parts counted in store_'s users
   Kind kind_ = Kind::kNone;
-  PackedWeights* store_ = nullptr;  // attached while op_ reads the store's packed weights
+  PackedWeights* store_ = nullptr;  // attached while the parts read the store's packed weights
   bool int8_ = false;
   bool float_output_ = false;
 #if EDGEBERT_XNN_FLOAT_OUTPUT

@@ -284,7 +284,7 @@ Result<std::shared_ptr<const Program>> ProgramBuilder::finish(const std::string&
     while (k < distinct.size() && !(distinct[k].gemm.linear == op.linear && distinct[k].gemm.float_output == op.float_output)) ++k;
     if (k == distinct.size()) {
       const LinearView& l = *op.linear;
-      const int width = static_cast<int>(XnnGemm::column_slab_width(l, op.float_output));
+      const int width = static_cast<int>(XnnGemm::column_slab_width(l));
       const int count = width > 0 && width < l.out ? (l.out + width - 1) / width : 1;
       const LinearView* views = nullptr;
       const int first = static_cast<int>(gemms.size());
