@@ -3,7 +3,9 @@
 # loaded_cores.sh: edgebert-bench latency with 1 and 2 threads while LOADERS busy loops compete
 # for the cores (a phone with background work; docs/batches.md, "Threads on loaded cores").
 # Each load level runs ROUNDS rounds of (1 thread, 2 threads), interleaved, and prints one line per
-# run: load, threads and edgebert-bench's latency line (min / median / mean / p90 / p99 / max).
+# run: load, threads and edgebert-bench's latency line (min / median / mean / p90 / p99 / max), and
+# for 2 threads how many runs the session sent to the caller alone (thread_governor.h; set
+# EDGEBERT_ADAPTIVE_THREADS=0 to measure without it).
 # Usage: bench/loaded_cores.sh MODEL.ebm [--loads "0 2 6"] [--rounds 3] [--seq-len 128] [--runs 30]
 #        [--bench build/release/edgebert-bench]
 set -euo pipefail
@@ -31,8 +33,10 @@ for load in $LOADS; do
   sleep 1
   for _ in $(seq "$ROUNDS"); do
     for threads in 1 2; do
-      line=$("$BENCH" --model "$MODEL" --seq-len "$SEQ" --threads "$threads" --runs "$RUNS" 2>&1 | grep '^latency')
-      echo "load $load, $threads thread(s): ${line#*: }"
+      out=$("$BENCH" --model "$MODEL" --seq-len "$SEQ" --threads "$threads" --runs "$RUNS" 2>&1)
+      line=$(grep '^latency' <<< "$out")
+      alone=$(sed -n 's/^runs on the caller alone (cores found contended \([0-9]*\) times): \([0-9]*\).*/; \2 runs on the caller alone/p' <<< "$out")
+      echo "load $load, $threads thread(s): ${line#*: }$alone"
     done
   done
   stop_loaders

@@ -247,9 +247,19 @@ eb_status Session::forward(size_t n, size_t first) {
   ctx.types = inputs_.types.data();
   ctx.key_mask = inputs_.key_mask.data();
   ctx.any_padding = any_padding_;
-  const size_t workers = resources_.workers;  // (eb_session_set_num_threads: 1 or threads_)
-  ctx.row_tile = std::max<size_t>(1, (n + 2 * workers - 1) / (2 * workers));
+  // On the pool (eb_session_set_num_threads: 1 or threads_) unless the governor finds the cores
+  // contended (thread_governor.h): then on the caller alone, with the same output bytes.
   ctx.res = resources_;
+  const int64_t start_ns = resources_.pool ? ThreadGovernor::now_ns() : 0;
+  const bool pooled = resources_.pool && governor_.use_pool(start_ns);
+  if (!pooled) {
+    ctx.res.pool = nullptr;
+    ctx.res.workers = 1;
+  }
+  run_pool_ = ctx.res.pool;
+  const int64_t preempted_before = pooled ? ThreadGovernor::process_preemptions() : 0;
+  const size_t workers = ctx.res.workers;
+  ctx.row_tile = std::max<size_t>(1, (n + 2 * workers - 1) / (2 * workers));
   const exec::ExecObserver observer = observer_for_run();
   cur_n_ = 0;
   if (profiling_) {
@@ -258,7 +268,11 @@ eb_status Session::forward(size_t n, size_t first) {
   }
   PhaseTimer timer(profiling_ ? &phases_.forward_ns : nullptr);
   const Status s = exec::run_ops(ops_, first, ctx, observer);
-  exec::yield_workers(resources_.pool);  // the workers sleep until the next run
+  if (pooled) {
+    exec::yield_workers(run_pool_);  // the workers sleep until the next run
+    const int64_t end_ns = ThreadGovernor::now_ns();
+    governor_.after_pool_run(end_ns, end_ns - start_ns, ThreadGovernor::process_preemptions() - preempted_before);
+  }
   if (!s.is_ok()) return fail(s.code(), "%s", s.message().c_str());
   cur_n_ = n;
   truncate_embeddings();
@@ -288,6 +302,7 @@ eb_status Session::set_num_threads(int n) {
   // The GEMMs reshape for the new pool at their next setup (XnnGemm::setup compares the pool).
   resources_.pool = n == 1 ? nullptr : pool_;
   resources_.workers = static_cast<size_t>(n);
+  governor_.reset();  // the app chose: the load seen so far is forgotten
   return EB_OK;
 }
 
@@ -343,7 +358,7 @@ void Session::one_sequence(size_t n) {
 eb_status Session::run_gemms_only() {
   if (cur_n_ == 0) return fail(EB_ERROR_BAD_STATE, "run_gemms_only needs a previous successful run");
   for (const exec::BoundOp& b : ops_)
-    if (b.gemm && b.op->layer >= 0 && !b.gemm->run(resources_.pool)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed");
+    if (b.gemm && b.op->layer >= 0 && !b.gemm->run(run_pool_)) return fail(EB_ERROR_BACKEND, "XNNPACK run failed");
   return EB_OK;
 }
 
@@ -523,8 +538,8 @@ eb_status Session::run_embeddings(const float* embeddings, const int32_t* mask, 
 eb_status Session::masked_lm_logits(size_t row, const float** logits) {
   if (vocab_op_ < 0) return fail(EB_ERROR_UNSUPPORTED, "this model has no masked-LM head");
   const exec::BoundOp& b = ops_[static_cast<size_t>(vocab_op_)];
-  const Status s = exec::vocab_logits_row(b, b.in[0] + row * exec::vocab_input_row_bytes(b), resources_.pool, logits);
-  exec::yield_workers(resources_.pool);  // as after a run
+  const Status s = exec::vocab_logits_row(b, b.in[0] + row * exec::vocab_input_row_bytes(b), run_pool_, logits);
+  exec::yield_workers(run_pool_);  // as after a run
   return s.is_ok() ? EB_OK : fail(s.code(), "%s", s.message().c_str());
 }
 

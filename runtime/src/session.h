@@ -28,6 +28,7 @@
 #include "tasks/question_answering.h"
 #include "tasks/run_inputs.h"
 #include "tasks/text_layout.h"
+#include "thread_governor.h"
 #include "text_encoder.h"
 #include "xnn_gemm.h"
 
@@ -124,6 +125,8 @@ class Session {
   // The runs after this call on 1 thread (the caller's: the pool stays, asleep) or on all threads_
   // (eb_session_set_num_threads); no allocation, the outputs of the last run stay.
   eb_status set_num_threads(int n);
+  // Pool-or-caller decisions of this session's runs (thread_governor.h); null pool: unused.
+  const ThreadGovernor& thread_governor() const { return governor_; }
   int max_seq_len() const { return max_n_; }
 
   // Memory facts.
@@ -254,6 +257,8 @@ class Session {
   std::vector<exec::BoundOp> ops_;
   std::vector<std::unique_ptr<XnnGemm>> gemms_;
   exec::ExecResources resources_;
+  ThreadGovernor governor_{ThreadGovernor::enabled_by_env()};
+  pthreadpool_t run_pool_ = nullptr;  // the pool the last run used (null: the caller alone)
   // Packed runs: the sequences (laid out in the inputs) and the rows of those that run.
   std::vector<SequenceInfo> sequences_;
   std::vector<exec::SequenceRows> run_sequences_;

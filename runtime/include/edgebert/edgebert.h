@@ -366,7 +366,10 @@ EB_API EB_NODISCARD eb_status eb_session_answer(eb_session* session, const char*
  * 1). For cores that other work keeps busy (a phone with background work, a busy server): there
  * every parallel loop waits for a descheduled worker and 2 threads can be several times slower
  * than 1 (docs/batches.md, "Threads on loaded cores"); an app that knows its load switches here
- * without making a new session. Outputs are the same on 1 and N threads. No allocation; the last
+ * without making a new session. A session on N threads also moves its runs to the caller alone
+ * by itself while it sees its threads preempted at such a rate, and tries N again after a hold
+ * (1 s, doubling to 16 s); this call resets that, and EDGEBERT_ADAPTIVE_THREADS=0 in the
+ * environment turns it off. Outputs are the same on 1 and N threads. No allocation; the last
  * run's outputs stay readable. EB_ERROR_INVALID_ARGUMENT for any other value. */
 EB_API EB_NODISCARD eb_status eb_session_set_num_threads(eb_session* session, int32_t num_threads);
 
