@@ -92,6 +92,7 @@ Result<std::unique_ptr<Session>> Session::create(const Model& model, const Sessi
 Status Session::build(const SessionOptions& o) {
   const ModelConfig& c = model_.config;
   threads_ = std::max(1, o.threads);
+  governor_ = ThreadGovernor(o.adaptive_threads);
   max_n_ = o.max_seq_len > 0 ? o.max_seq_len : c.max_position;
   if (o.max_batch_tokens != 0 && (o.max_batch_tokens < max_n_ || o.max_batch_tokens > kMaxBatchTokens))
     return Status(EB_ERROR_INVALID_ARGUMENT, "max_batch_tokens " + std::to_string(o.max_batch_tokens) +

@@ -40,6 +40,9 @@ struct SessionOptions {
   bool split_special_tokens = false;  // true: "[SEP]" etc. in the text are plain text
   uint64_t max_memory_bytes = 0;      // 0: no limit; else refuse (before allocating) above it
   int max_batch_tokens = 0;           // tokens of a packed run (>= max_seq_len); 0: max_seq_len
+  // A multi-threaded session's runs leave the pool while the cores are contended
+  // (thread_governor.h); tests of the thread split itself turn it off.
+  bool adaptive_threads = ThreadGovernor::enabled_by_env();
 };
 
 using tasks::SequenceInfo;  // one sequence of the last run (tasks/packing.h)
@@ -257,7 +260,7 @@ class Session {
   std::vector<exec::BoundOp> ops_;
   std::vector<std::unique_ptr<XnnGemm>> gemms_;
   exec::ExecResources resources_;
-  ThreadGovernor governor_{ThreadGovernor::enabled_by_env()};
+  ThreadGovernor governor_;
   pthreadpool_t run_pool_ = nullptr;  // the pool the last run used (null: the caller alone)
   // Packed runs: the sequences (laid out in the inputs) and the rows of those that run.
   std::vector<SequenceInfo> sequences_;

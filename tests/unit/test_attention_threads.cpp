@@ -42,6 +42,7 @@ TEST_CASE("attention split across threads by query rows gives the one-thread byt
       for (int threads : {1, 2, 3}) {  // 3 on a 2-core machine: uneven shares, preemption
         SessionOptions o;
         o.threads = threads;
+        o.adaptive_threads = false;  // the split itself, even where 3 threads contend for 2 cores
         std::unique_ptr<Session> s;
         REQUIRE(Session::create(*m, o).move_to(&s, &err));
         sessions.push_back(std::move(s));

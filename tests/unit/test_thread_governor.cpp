@@ -1,10 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // test_thread_governor.cpp: the pool-or-caller policy of multi-threaded sessions
 // (runtime/src/thread_governor.h) fed synthetic run times and preemption counts (no clock, no
-// load: the policy's decisions, not the machine's). That a session gives the same bytes on its
-// pool and on the caller alone is test_composition's thread switch and test_no_alloc's [threads].
+// load: the policy's decisions, not the machine's); then a 2-thread session beside busy threads
+// that this test starts on every core: it must see the contention and send runs to the caller
+// alone, with the one-thread session's bytes throughout (no time is asserted, only what it did).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "model.h"
+#include "session.h"
+#include "test_support.h"
 #include "thread_governor.h"
 
 using edgebert::ThreadGovernor;
@@ -99,4 +111,51 @@ TEST_CASE("thread governor: the hold stops doubling at its maximum; reset and di
   int64_t t = 0;
   CHECK(feed(off, &t, 100, 3, 50) == 100);
   CHECK(off.contended_verdicts() == 0);
+}
+
+TEST_CASE("thread governor: a 2-thread session beside busy threads leaves its pool, same bytes", "[governor][session]") {
+  using namespace edgebert;
+  std::unique_ptr<Model> m;
+  std::string err;
+  REQUIRE(Model::load_file(test::ebm_path("base2_h1", "int8").c_str()).move_to(&m, &err));
+  const size_t hidden = static_cast<size_t>(m->config.hidden), n = 32;
+  std::unique_ptr<Session> one, two;
+  SessionOptions o;
+  o.threads = 1;
+  REQUIRE(Session::create(*m, o).move_to(&one, &err));
+  o.threads = 2;
+  o.adaptive_threads = true;  // whatever EDGEBERT_ADAPTIVE_THREADS says
+  REQUIRE(Session::create(*m, o).move_to(&two, &err));
+  std::vector<int32_t> ids(n);
+  for (size_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>(1000 + 37 * i) % m->config.vocab;
+  REQUIRE(one->run_ids(ids.data(), nullptr, nullptr, n) == EB_OK);
+  const std::vector<float> want(one->last_hidden_state(), one->last_hidden_state() + n * hidden);
+
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> busy;
+  const unsigned cores = std::max(2u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < cores; ++i)
+    busy.emplace_back([&stop] {
+      volatile unsigned x = 0;
+      while (!stop.load(std::memory_order_relaxed)) x = x + 1;
+    });
+  // until a run went to the caller alone and a few more ran there (a generous deadline: no time
+  // is measured, it only bounds a failure)
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  size_t runs = 0, mismatches = 0;
+  while (two->thread_governor().serial_runs() < 5 && std::chrono::steady_clock::now() < deadline) {
+    if (two->run_ids(ids.data(), nullptr, nullptr, n) != EB_OK) break;
+    ++runs;
+    if (std::memcmp(two->last_hidden_state(), want.data(), want.size() * sizeof(float)) != 0) ++mismatches;
+  }
+  stop = true;
+  for (auto& t : busy) t.join();
+  INFO(runs << " runs, " << two->thread_governor().serial_runs() << " on the caller alone");
+  CHECK(two->thread_governor().contended_verdicts() >= 1);
+  CHECK(two->thread_governor().serial_runs() >= 5);
+  CHECK(mismatches == 0);
+  // the app's choice resets it: the next run is on the pool again, same bytes
+  REQUIRE(two->set_num_threads(2) == EB_OK);
+  REQUIRE(two->run_ids(ids.data(), nullptr, nullptr, n) == EB_OK);
+  CHECK(std::memcmp(two->last_hidden_state(), want.data(), want.size() * sizeof(float)) == 0);
 }

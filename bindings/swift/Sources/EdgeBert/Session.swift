@@ -297,7 +297,9 @@ public final class Session: @unchecked Sendable {
 
     /// Later runs on 1 thread (the caller's) or on all the threads the session was made with
     /// (eb_session_set_num_threads): for cores that other work keeps busy, where 2 threads can be
-    /// slower than 1. Outputs are the same; any other count throws `.invalidArgument`.
+    /// slower than 1. A session also leaves its pool by itself while its threads are preempted at
+    /// such a rate and tries it again after a hold (1 s, doubling to 16 s); this call resets that.
+    /// Outputs are the same; any other count throws `.invalidArgument`.
     public func setNumThreads(_ threads: Int) throws {
         let set = try TaskAPI.function("eb_session_set_num_threads", as: TaskAPI.SetNumThreads.self)
         guard let t = Int32(exactly: threads) else { throw EdgeBertError(.invalidArgument, "threads \(threads) is out of range") }

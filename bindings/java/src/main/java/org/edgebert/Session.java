@@ -613,7 +613,9 @@ public final class Session implements AutoCloseable {
   /**
    * Later runs on 1 thread (the caller's) or on all the threads the session was made with
    * (eb_session_set_num_threads): for cores that other work keeps busy, where 2 threads can be
-   * slower than 1. Outputs are the same; any other count: INVALID_ARGUMENT.
+   * slower than 1. A session also leaves its pool by itself while its threads are preempted at
+   * such a rate and tries it again after a hold (1 s, doubling to 16 s); this call resets that.
+   * Outputs are the same; any other count: INVALID_ARGUMENT.
    */
   public synchronized void setNumThreads(int threads) {
     nSetNumThreads(ptr(), threads);
