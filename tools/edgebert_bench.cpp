@@ -422,10 +422,14 @@ int bench_one(const Options& o) {
   if (int4_gemms > 0)
     std::printf("int4 GEMMs: %zu, %zu of them requantized to int8 by this build on this machine%s\n", int4_gemms,
                 int4_requantized, int4_requantized ? " (docs/int4.md says when)" : "");
-  const ThreadGovernor& governor = s->thread_governor();
-  if (o.threads > 1)  // runs the session sent to the caller alone: the cores were contended (thread_governor.h)
-    std::printf("runs on the caller alone (cores found contended %lld times): %lld%s\n",
-                static_cast<long long>(governor.contended_verdicts()), static_cast<long long>(governor.serial_runs()),
+  // runs the sessions sent to the caller alone: the cores were contended (thread_governor.h)
+  long long serial_runs = s->thread_governor().serial_runs(), verdicts = s->thread_governor().contended_verdicts();
+  for (const auto& m : more) {
+    serial_runs += m->thread_governor().serial_runs();
+    verdicts += m->thread_governor().contended_verdicts();
+  }
+  if (o.threads > 1)
+    std::printf("runs on the caller alone (cores found contended %lld times): %lld%s\n", verdicts, serial_runs,
                 ThreadGovernor::enabled_by_env() ? "" : " (EDGEBERT_ADAPTIVE_THREADS=0: always the pool)");
   std::printf("heap allocations during timed runs: %ld\n", r.allocations);
   if (o.sessions > 1) {
@@ -470,8 +474,8 @@ int bench_one(const Options& o) {
     j.begin_object("machine").value("cpu", cpu).value("features", features).value("threads", static_cast<int>(o.threads)).end_object();
     j.begin_object("thread_governor")
         .value("enabled", ThreadGovernor::enabled_by_env())
-        .value("serial_runs", static_cast<long long>(governor.serial_runs()))
-        .value("contended_verdicts", static_cast<long long>(governor.contended_verdicts()))
+        .value("serial_runs", serial_runs)
+        .value("contended_verdicts", verdicts)
         .end_object();
     j.value("seq_len", static_cast<int>(o.seq_len));
     j.value("init_ms", init_ms);

@@ -4,7 +4,6 @@
 #include "session.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -14,6 +13,7 @@
 
 #include "exec/executor.h"
 #include "exec/parallel.h"
+#include "monotonic_clock.h"
 #include "exec/vocab_logits.h"
 #include "tasks/question_answering.h"
 #include "tasks/text_layout.h"
@@ -212,16 +212,12 @@ void Session::reset_profile() {
 }
 
 namespace {
-int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 // Adds the time of its scope to *slot when slot is not null (the session's profiling phases).
 class PhaseTimer {
  public:
-  explicit PhaseTimer(int64_t* slot) : slot_(slot), t0_(slot ? steady_ns() : 0) {}
+  explicit PhaseTimer(int64_t* slot) : slot_(slot), t0_(slot ? monotonic_ns() : 0) {}
   ~PhaseTimer() {
-    if (slot_) *slot_ += steady_ns() - t0_;
+    if (slot_) *slot_ += monotonic_ns() - t0_;
   }
   PhaseTimer(const PhaseTimer&) = delete;
   PhaseTimer& operator=(const PhaseTimer&) = delete;
@@ -251,7 +247,7 @@ eb_status Session::forward(size_t n, size_t first) {
   // On the pool (eb_session_set_num_threads: 1 or threads_) unless the governor finds the cores
   // contended (thread_governor.h): then on the caller alone, with the same output bytes.
   ctx.res = resources_;
-  const int64_t start_ns = resources_.pool ? ThreadGovernor::now_ns() : 0;
+  const int64_t start_ns = resources_.pool ? monotonic_ns() : 0;
   const bool pooled = resources_.pool && governor_.use_pool(start_ns);
   if (!pooled) {
     ctx.res.pool = nullptr;
@@ -271,7 +267,7 @@ eb_status Session::forward(size_t n, size_t first) {
   const Status s = exec::run_ops(ops_, first, ctx, observer);
   if (pooled) {
     exec::yield_workers(run_pool_);  // the workers sleep until the next run
-    const int64_t end_ns = ThreadGovernor::now_ns();
+    const int64_t end_ns = monotonic_ns();
     governor_.after_pool_run(end_ns, end_ns - start_ns, ThreadGovernor::process_preemptions() - preempted_before);
   }
   if (!s.is_ok()) return fail(s.code(), "%s", s.message().c_str());

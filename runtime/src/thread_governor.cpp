@@ -3,7 +3,6 @@
 #include "thread_governor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -23,11 +22,6 @@ int64_t ThreadGovernor::process_preemptions() {
   struct rusage u;
   if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
   return static_cast<int64_t>(u.ru_nivcsw);
-}
-
-int64_t ThreadGovernor::now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 bool ThreadGovernor::use_pool(int64_t now_ns) {

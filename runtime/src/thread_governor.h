@@ -28,7 +28,7 @@ class ThreadGovernor {
   // Whether runs are governed in this process: EDGEBERT_ADAPTIVE_THREADS unset or not "0" (read once).
   static bool enabled_by_env();
 
-  // Whether the run starting at now_ns (a monotonic clock) goes to the pool.
+  // Whether the run starting at now_ns (monotonic_clock.h) goes to the pool.
   bool use_pool(int64_t now_ns);
   // After a run on the pool that ended at end_ns: its wall time and the process's preemptions
   // during it.
@@ -42,7 +42,6 @@ class ThreadGovernor {
 
   // The process's involuntary context switches so far (all its threads; 0 where unknown).
   static int64_t process_preemptions();
-  static int64_t now_ns();
 
  private:
   bool enabled_;

@@ -2,18 +2,14 @@
 // executor.cpp: the op loop of a run (see executor.h).
 #include "exec/executor.h"
 
-#include <chrono>
-
 #include "exec/op_kernels.h"
 #include "kernels/kernels.h"
+#include "monotonic_clock.h"
 
 namespace edgebert::exec {
 namespace {
 
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using edgebert::monotonic_ns;
 
 // Scoped timer for --op-profile (no allocation).
 class OpTimer {
@@ -22,10 +18,10 @@ class OpTimer {
     if (!o.profile_ns) return;
     const size_t layer = op.layer >= 0 ? static_cast<size_t>(op.layer) : o.layers;
     slot_ = &o.profile_ns[layer * static_cast<size_t>(OpKind::kCount) + static_cast<size_t>(op.profile)];
-    t0_ = now_ns();
+    t0_ = monotonic_ns();
   }
   ~OpTimer() {
-    if (slot_) *slot_ += now_ns() - t0_;
+    if (slot_) *slot_ += monotonic_ns() - t0_;
   }
 
  private:
@@ -51,9 +47,9 @@ Status setup_gemm(const BoundOp& b, size_t rows, const ExecResources& res) {
 Status run_one(const BoundOp& b, const RunContext& ctx, const ExecObserver& observer) {
   OpTimer t(observer, *b.op);
   if (observer.profile_ns && observer.setup_ns && b.gemm) {
-    const int64_t t0 = now_ns();
+    const int64_t t0 = monotonic_ns();
     const Status s = setup_gemm(b, op_rows(*b.op, ctx), ctx.res);
-    *observer.setup_ns += now_ns() - t0;
+    *observer.setup_ns += monotonic_ns() - t0;
     EB_RETURN_IF_ERROR(s);
   } else {
     EB_RETURN_IF_ERROR(setup_gemm(b, op_rows(*b.op, ctx), ctx.res));
