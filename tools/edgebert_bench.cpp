@@ -40,6 +40,7 @@
 #include "bench_stats.h"
 #include "converter/converter.h"
 #include "converter/synthetic_model.h"
+#include "crc32c.h"
 #include "json_writer.h"
 #include "model.h"
 #include "program/program.h"
@@ -340,9 +341,14 @@ int bench_one(const Options& o) {
   const std::shared_ptr<const Program> program = built.take();
   const ModelWeights& weights = program->weights();
   const double weights_ms = ms_since(tw);
+  // how the cache file's payload was checked: CRC32C on this CPU's fastest path, off, or no file
+  const bool cache_file = weights.state == EB_WEIGHT_CACHE_LOADED || weights.state == EB_WEIGHT_CACHE_CREATED;
+  const std::string payload_check = !cache_file                        ? std::string("none")
+                                    : weight_cache_verify(cache_options) ? std::string("CRC32C, ") + crc32c_path()
+                                                                         : std::string("off");
   if (!o.cache_path.empty())
-    std::fprintf(stderr, "weight cache: %s%s%s\n", cache_state_name(weights.state), weights.message.empty() ? "" : ": ",
-                 weights.message.c_str());
+    std::fprintf(stderr, "weight cache: %s%s%s%s%s\n", cache_state_name(weights.state), weights.message.empty() ? "" : ": ",
+                 weights.message.c_str(), cache_file ? "; payload check: " : "", cache_file ? payload_check.c_str() : "");
   const auto t1 = Clock::now();
   SessionOptions so;
   so.threads = static_cast<int>(o.threads);
@@ -489,6 +495,7 @@ int bench_one(const Options& o) {
         .value("weight_cache", cache_state_name(weights.state))
         .value("weight_cache_path", o.cache_path)
         .value("weight_cache_message", weights.message)
+        .value("weight_cache_payload_check", payload_check)
         .end_object();
     j.begin_object("latency_ms")
         .value("runs", L.count)

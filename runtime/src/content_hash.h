@@ -2,7 +2,8 @@
 // content_hash.h: a fast non-cryptographic 128-bit hash of a byte range (four 64-bit lanes of
 // multiply-rotate rounds, as in xxHash64, with a 128-bit finalization). It names content: the
 // model's content id (written by the converter, or computed from the whole file for models
-// without one) and the weight cache file's checksums. Not a defence against deliberate tampering.
+// without one) and the weight cache file's header and layout digests (its payload checksums are
+// CRC32C: crc32c.h). Not a defence against deliberate tampering.
 #pragma once
 
 #include <array>
@@ -33,15 +34,6 @@ class ContentHasher {
   uint64_t total_ = 0;
   uint64_t seed_;
 };
-
-// CRC32C (Castagnoli, reflected, as in iSCSI / ext4) of [data, data + size), continuing from
-// `crc` (0 for a new range; crc32c(b, crc32c(a)) is the CRC of a followed by b). Uses the CPU's
-// instruction where it has one (SSE4.2 on x86-64, checked at run time; the ARMv8 CRC extension
-// when compiled for it), three independent streams per block so the instruction's latency is
-// hidden; elsewhere a portable table (slicing by 8).
-uint32_t crc32c(const void* data, size_t size, uint32_t crc = 0);
-// Whether crc32c uses the CPU's instruction here (for messages and measurements).
-bool crc32c_hardware();
 
 // "0123...ef": 32 lowercase hex digits.
 void content_id_hex(const ContentId& id, char out[33]);

@@ -44,6 +44,7 @@
 #include "backend/packed_weights.h"
 #include "backend/weight_cache.h"
 #include "backend/weight_cache_file.h"
+#include "crc32c.h"
 #include "model.h"
 #include "test_support.h"
 #include "xnn_gemm.h"
@@ -1151,16 +1152,38 @@ TEST_CASE("CRC32C: known values, continuation, hardware and table agree", "[weig
   std::mt19937 rng(3);
   for (auto& x : b) x = static_cast<uint8_t>(rng());
   // a bit-at-a-time reference
-  uint32_t ref = ~0u;
-  for (uint8_t x : b) {
-    ref ^= x;
-    for (int k = 0; k < 8; ++k) ref = ref & 1 ? (ref >> 1) ^ 0x82F63B78u : ref >> 1;
-  }
-  ref = ~ref;
+  auto bitwise = [](const uint8_t* p, size_t n, uint32_t crc) {
+    uint32_t r = ~crc;
+    for (size_t i = 0; i < n; ++i) {
+      r ^= p[i];
+      for (int k = 0; k < 8; ++k) r = r & 1 ? (r >> 1) ^ 0x82F63B78u : r >> 1;
+    }
+    return ~r;
+  };
+  const uint32_t ref = bitwise(b.data(), b.size(), 0);
   for (size_t skew : {size_t(0), size_t(1), size_t(5)}) {
     const uint32_t head = edgebert::crc32c(b.data(), skew);
     CHECK(edgebert::crc32c(b.data() + skew, b.size() - skew, head) == ref);
   }
-  INFO("hardware: " << edgebert::crc32c_hardware());
+  INFO("hardware: " << edgebert::crc32c_hardware() << ", path: " << edgebert::crc32c_path());
   CHECK(edgebert::crc32c(b.data(), b.size()) == ref);
+
+  // Every path this CPU has, against the bitwise CRC: lengths around the instruction path's
+  // 3 x 16 KiB block, unaligned starts, continued registers.
+  using edgebert::Crc32cPath;
+  int paths = 0;
+  for (Crc32cPath path : {Crc32cPath::kTable, Crc32cPath::kInstruction}) {
+    uint32_t got = 0;
+    if (!edgebert::crc32c_with(path, b.data(), 1, 0, &got)) continue;
+    ++paths;
+    for (size_t n : {size_t(0), size_t(1), size_t(255), size_t(256), size_t(257), size_t(511), size_t(512), size_t(4095),
+                     size_t(65536 + 40), size_t(3 * 16384 + 255), b.size() - 63})
+      for (size_t offset : {size_t(0), size_t(1), size_t(7), size_t(63)})
+        for (uint32_t crc : {0u, ~0u, 0x12345678u}) {
+          INFO("path " << static_cast<int>(path) << ", " << n << " bytes at offset " << offset << ", register " << crc);
+          REQUIRE(edgebert::crc32c_with(path, b.data() + offset, n, crc, &got));
+          CHECK(got == bitwise(b.data() + offset, n, crc));
+        }
+  }
+  CHECK(paths >= 1);
 }

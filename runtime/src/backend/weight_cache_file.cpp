@@ -25,6 +25,8 @@
 #include <cpuinfo.h>
 #include <xnnpack.h>
 
+#include "crc32c.h"
+
 #ifndef EDGEBERT_VERSION_STRING
 #define EDGEBERT_VERSION_STRING "unknown"
 #endif
@@ -541,22 +543,49 @@ size_t remove_stale_temporaries(const std::string& path) {
   return removed;
 }
 
-// Keeps the background thread off the core the loading thread is on now. Linux sometimes places
-// a new thread on its creator's core; the two then shared it until the balancer moved one (the
-// read-ahead started up to 2 ms late, and half the verified starts took 12-13 ms instead of 8 on
-// a 2-core VM: docs/weight-cache.md). Only where glibc can set another thread's affinity, only
-// when another allowed core exists; the thread ends with the load, so nothing else is pinned.
-static void keep_off_this_core(std::thread& t) {
-#if defined(__linux__) && defined(__GLIBC__)
-  const int here = sched_getcpu();
+// Keeps the background thread off the core the loading thread is on. Linux places a new thread
+// on its creator's core and either runs it first (the creator then waits, runnable) or leaves it
+// waiting for the core; the two shared it until the balancer moved one, up to 4 ms later, beside
+// an idle core (scheduler traces of warm starts on a 2-core VM: docs/weight-cache.md). Either
+// thread alone acting came too late in one of the two cases, so both act: the creator notes its
+// core before starting the thread (loading_core), sets the new thread's affinity at once where
+// glibc can (keep_off_core), and the thread's first act is to move itself off that core
+// (move_off_core) in case it ran first. Only when another allowed core exists; the thread ends
+// with the load, so nothing else is pinned. (Failures leave the threads where they are.)
+static int loading_core() {
+#if defined(__linux__)
+  return sched_getcpu();
+#else
+  return -1;
+#endif
+}
+#if defined(__linux__)
+// The allowed cores of `set` without `core`; false when that would leave none or changes nothing.
+static bool without_core(cpu_set_t* set, int core) {
+  if (core < 0 || core >= CPU_SETSIZE || !CPU_ISSET(core, set) || CPU_COUNT(set) < 2) return false;
+  CPU_CLR(core, set);
+  return true;
+}
+#endif
+static void move_off_core(int core) {
+#if defined(__linux__)
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (here < 0 || here >= CPU_SETSIZE || pthread_getaffinity_np(t.native_handle(), sizeof set, &set) != 0) return;
-  if (!CPU_ISSET(here, &set) || CPU_COUNT(&set) < 2) return;
-  CPU_CLR(here, &set);
-  pthread_setaffinity_np(t.native_handle(), sizeof set, &set);  // a failure leaves it where it is
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && without_core(&set, core))  // 0: this thread
+    sched_setaffinity(0, sizeof set, &set);
+#else
+  (void)core;
+#endif
+}
+static void keep_off_core(std::thread& t, int core) {
+#if defined(__linux__) && defined(__GLIBC__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (pthread_getaffinity_np(t.native_handle(), sizeof set, &set) == 0 && without_core(&set, core))
+    pthread_setaffinity_np(t.native_handle(), sizeof set, &set);
 #else
   (void)t;
+  (void)core;
 #endif
 }
 
@@ -565,12 +594,14 @@ Prefetch::Prefetch(const std::string& path, bool verify, bool background) : stat
   state_->verify = verify;
   if (!background || !PackedWeights::supported()) return;
   try {
-    state_->worker = std::thread([s = state_.get()] {
+    const int core = loading_core();
+    state_->worker = std::thread([s = state_.get(), core] {
+      move_off_core(core);
       s->structure();  // then the payload's check, unless the file cannot be this process's
       if (s->verify && s->usable() && check_identity(s->path, s->p.h).outcome == LoadOutcome::kLoaded)
         s->share(s->extra_threads(1));  // one core is the loading thread's
     });
-    keep_off_this_core(state_->worker);
+    keep_off_core(state_->worker, core);
   } catch (...) {  // no thread: load() does it all
   }
 }
