@@ -1168,11 +1168,11 @@ TEST_CASE("CRC32C: known values, continuation, hardware and table agree", "[weig
   INFO("hardware: " << edgebert::crc32c_hardware() << ", path: " << edgebert::crc32c_path());
   CHECK(edgebert::crc32c(b.data(), b.size()) == ref);
 
-  // Every path this CPU has, against the bitwise CRC: lengths around the instruction path's
-  // 3 x 16 KiB block, unaligned starts, continued registers.
+  // Every path this CPU has, against the bitwise CRC: lengths around the folding path's 256-byte
+  // block and the instruction path's 3 x 16 KiB block, unaligned starts, continued registers.
   using edgebert::Crc32cPath;
   int paths = 0;
-  for (Crc32cPath path : {Crc32cPath::kTable, Crc32cPath::kInstruction}) {
+  for (Crc32cPath path : {Crc32cPath::kTable, Crc32cPath::kInstruction, Crc32cPath::kFold512}) {
     uint32_t got = 0;
     if (!edgebert::crc32c_with(path, b.data(), 1, 0, &got)) continue;
     ++paths;
