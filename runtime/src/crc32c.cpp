@@ -20,6 +20,8 @@
 
 #include <cstring>
 
+#include "kernels/cpu_features.h"
+
 #if defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
 #include <arm_acle.h>
 #endif
@@ -150,7 +152,6 @@ bool cpu_has_crc32c() {
 #endif
 }
 
-
 #if defined(__x86_64__)
 // One 128-bit lane's constants for folding it forward by `bytes`: its first 64 bits (the higher
 // powers) are multiplied by x^(8 bytes + 63), its second by x^(8 bytes - 1) (the -1 makes up for
@@ -219,14 +220,7 @@ EB_FOLD_TARGET uint32_t crc_raw_fold512(uint32_t c, const uint8_t* p, size_t n) 
   return r;
 }
 
-bool cpu_has_fold512() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq") &&
-           __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.2");
-  }();
-  return has;
-}
+bool cpu_has_fold512() { return kernels::cpu_has_avx512_vpclmulqdq(); }
 #endif  // __x86_64__
 
 }  // namespace

@@ -13,8 +13,8 @@
 
 #include "exec/executor.h"
 #include "exec/parallel.h"
-#include "monotonic_clock.h"
 #include "exec/vocab_logits.h"
+#include "monotonic_clock.h"
 #include "tasks/question_answering.h"
 #include "tasks/text_layout.h"
 #include "kernels/kernels.h"

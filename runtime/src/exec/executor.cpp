@@ -9,8 +9,6 @@
 namespace edgebert::exec {
 namespace {
 
-using edgebert::monotonic_ns;
-
 // Scoped timer for --op-profile (no allocation).
 class OpTimer {
  public:

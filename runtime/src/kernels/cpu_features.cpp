@@ -87,6 +87,19 @@ bool cpu_has_avx512vbmi() {
   return has;
 }
 
+bool cpu_has_avx512_vpclmulqdq() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq") &&
+           __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.2");
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
 bool cpu_has_neon_dot() {
   static const bool has = detect_neon_dot();
   return has;

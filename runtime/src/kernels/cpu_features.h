@@ -16,6 +16,9 @@ bool cpu_has_avxvnni();
 bool cpu_has_avx512();
 // cpu_has_avx512() plus AVX512-VBMI (vpermb / vpermi2b): the *_avx512vbmi kernels.
 bool cpu_has_avx512vbmi();
+// AVX512F with VPCLMULQDQ, PCLMULQDQ and SSE4.2 (OS state checked): CRC32C's folding path
+// (crc32c.cpp). Independent of the kernels' AVX2 / VNNI requirements.
+bool cpu_has_avx512_vpclmulqdq();
 
 // True on aarch64 cores with the dot-product instructions (sdot/udot, HWCAP_ASIMDDP), i.e. the
 // *_neon_dot kernels may run. Always false elsewhere. Thread-safe; computed once.
