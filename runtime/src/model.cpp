@@ -70,6 +70,21 @@ std::string shape_str(const std::vector<int64_t>& s) {
 
 bool finite_positive(float v) { return std::isfinite(v) && v > 0.f; }
 
+// finite_positive of every element, without a branch per element so that the compiler vectorizes
+// it: a float is positive, finite and not zero exactly when its bits, as an unsigned integer, lie
+// in [1, 0x7F7FFFFF] (sign clear, exponent not all ones). EmbeddingGemma's embedding table has
+// 262,144 row scales: the loop with a branch per scale took about 0.8 ms of every load.
+bool all_finite_positive(const flatbuffers::Vector<float>& v) {
+  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(v.data());
+  uint32_t outside = 0;
+  for (size_t i = 0, n = v.size(); i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, bytes + 4 * i, 4);
+    outside |= static_cast<uint32_t>(bits - 1u >= 0x7F7FFFFFu);
+  }
+  return outside == 0;
+}
+
 // A tensor's payload: its `data` vector, or (schema_version 7) the bytes after the FlatBuffer that
 // external_offset / external_size name, checked to lie inside the file without overflow.
 bool tensor_payload(Checker& c, const fb::Tensor* t, const std::string& what, const uint8_t** data, uint64_t* size) {
@@ -122,8 +137,8 @@ const void* check_tensor(Checker& c, const fb::Tensor* t, const std::string& wha
     const auto* s = t->scales();
     if (!s || s->size() != static_cast<size_t>(shape[0]))
       return c.fail(what + " ('" + name + "'): int8 tensor needs one scale per row"), nullptr;
-    for (float v : *s)
-      if (!finite_positive(v)) return c.fail(what + " ('" + name + "'): scale is not a positive finite number"), nullptr;
+    if (!all_finite_positive(*s))
+      return c.fail(what + " ('" + name + "'): scale is not a positive finite number"), nullptr;
   }
   return p;
 }
@@ -173,8 +188,7 @@ bool check_act(Checker& c, const fb::ActQuant* q, const std::string& what, int c
   if (q->zero_point() < -128 || q->zero_point() > 127) return c.fail(what + ": zero point outside int8");
   if (q->scales()) {
     if (q->scales()->size() != static_cast<size_t>(channels)) return c.fail(what + ": per-channel scales have wrong length");
-    for (float v : *q->scales())
-      if (!finite_positive(v)) return c.fail(what + ": per-channel scale is not a positive finite number");
+    if (!all_finite_positive(*q->scales())) return c.fail(what + ": per-channel scale is not a positive finite number");
     if (q->zero_point() != 0) return c.fail(what + ": per-channel scales need zero point 0");
   }
   if (symmetric_required && q->zero_point() != 0) return c.fail(what + ": must be symmetric (zero point 0)");

@@ -129,6 +129,7 @@ Status Session::build(const SessionOptions& o) {
   resources_.max_seq_len = static_cast<size_t>(max_n_);
   resources_.max_rows = max_rows_;
   resources_.max_tile = attention_row_tile(max_n_);
+  program_->prepare_positions(max_n_);  // the rotary tables' rows up to this session's length
   if (posix_memalign(reinterpret_cast<void**>(&arena_raw_), kAlignment, std::max<size_t>(plan_.arena_bytes, 64)) != 0) {
     arena_raw_ = nullptr;
     return Status(EB_ERROR_OUT_OF_MEMORY, "cannot allocate the " + std::to_string(plan_.arena_bytes) + "-byte arena");
@@ -199,7 +200,11 @@ Status Session::create_gemms() {
     gemms_.push_back(std::make_unique<XnnGemm>());
     b.gemm = gemms_.back().get();
     EB_RETURN_IF_ERROR(program_->create_gemm(*b.op, max_rows_, b.gemm));
-    model_.release_weight_pages(*b.op->linear);
+    // Only a session that packed its own copy (2022 API) read the model's weights; over the
+    // program's store (packed with the program, which released them then, or mapped from the
+    // weight cache, so never read) the madvise calls only cost time: 0.2 ms for BERT-base's 48
+    // GEMMs, on the warm start's critical path.
+    if (!program_->weights().store) model_.release_weight_pages(*b.op->linear);
   }
   // this session's own packed copies (2022 API; the shared weights were packed with the program)
   packed_bytes_ = static_cast<size_t>(std::max(0LL, xnn_bytes_allocated_by_this_thread() - xnn_before));

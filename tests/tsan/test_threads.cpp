@@ -12,12 +12,15 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "edgebert/edgebert.h"
+#include "kernels/rope.h"
+#include "program/rope_table.h"
 #include "tiny_model.h"
 
 using edgebert::fuzz::AlignedCopy;
@@ -238,4 +241,35 @@ TEST_CASE("weight cache read ahead: concurrent loads, a flipped payload, a faili
   std::remove(model.c_str());
   std::remove(bad.c_str());
   std::remove(cache.c_str());
+}
+
+TEST_CASE("a rotary table filled by sessions being created while runs read its rows", "[threads]") {
+  // program/rope_table.h: Session::build fills the rows up to its length (fill_to) while sessions
+  // created earlier read the rows below theirs. Readers check the rows they may read against a
+  // whole build; fillers extend the table concurrently, out of order.
+  const int dims = 64, positions = 1024;
+  std::vector<float> whole(edgebert::kernels::rope_table_floats(positions, dims));
+  edgebert::kernels::build_rope_table(10000.0, dims, positions, whole.data());
+  edgebert::RopeTable table(10000.0, dims, positions);
+  table.fill_to(40);
+  const int readable = table.filled();
+  REQUIRE(readable == edgebert::RopeTable::kBlock);
+  std::atomic<int> wrong{0};
+  std::atomic<bool> done{false};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&] {
+      const size_t floats = edgebert::kernels::rope_table_floats(static_cast<size_t>(readable), dims);
+      while (!done.load())
+        if (std::memcmp(table.data(), whole.data(), floats * sizeof(float)) != 0) ++wrong;
+    });
+  std::vector<std::thread> fillers;
+  for (int want : {700, 130, 1024, 65, 300})
+    fillers.emplace_back([&table, want] { table.fill_to(want); });
+  for (auto& t : fillers) t.join();
+  done = true;
+  for (auto& t : threads) t.join();
+  CHECK(wrong == 0);
+  REQUIRE(table.filled() == positions);
+  CHECK(std::memcmp(table.data(), whole.data(), whole.size() * sizeof(float)) == 0);
 }

@@ -11,17 +11,21 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <set>
+#include <thread>
 #include <unistd.h>
 
 #include "alloc_counter.h"
 #include "edgebert/edgebert.h"
 #include "edgebert_generated.h"
+#include "kernels/rope.h"
 #include "model.h"
 #include "program/program.h"
 #include "session.h"
@@ -398,6 +402,80 @@ TEST_CASE("family runs perform zero heap allocations", "[families][alloc]") {
       CHECK(allocations == 0);
     }
   }
+}
+
+TEST_CASE("rotary tables: filled as far as the sessions need, the same bytes as a whole table, beside runs",
+          "[families][rope]") {
+  if (manifest().empty()) return;
+  // program/rope_table.h: the program reserves each rotary base's table and every session fills
+  // it up to its own max_sequence_length, in blocks of 64 positions. A short session must not
+  // need the whole table; a longer session created while the short one runs fills the rest
+  // without changing a row the short one reads; both give what sessions over a program whose
+  // table was filled at once give.
+  for (const char* model : {"nomic_prenorm_ntk", "modernbert_seqcls_mean", "gemma3_model", "qwen3_model"})
+    for (const char* kind : {"fp32", "int8"}) {
+      INFO(model << " " << kind);
+      std::unique_ptr<edgebert::Model> m;
+      std::string err;
+      REQUIRE(edgebert::Model::load_file(converted(model, kind).c_str()).move_to(&m, &err));
+      const int max_position = m->config.max_position;
+      REQUIRE(max_position > edgebert::RopeTable::kBlock);  // so that the long session fills more
+      const bool float_output = edgebert::XnnGemm::int8_float_output_supported();
+      auto built = edgebert::Program::build(*m, float_output);
+      REQUIRE(built.status().is_ok());
+      const std::shared_ptr<const edgebert::Program> p = built.take();
+      std::set<const edgebert::RopeTable*> tables;
+      for (const edgebert::Op& op : p->ops())
+        if (op.rope_table) tables.insert(op.rope_table.get());
+      REQUIRE(!tables.empty());
+      for (const edgebert::RopeTable* t : tables) CHECK(t->filled() == 0);  // nothing before a session
+      const std::string dir = families_dir() + "/" + model + "/cases/";
+      const std::vector<int32_t> short_ids = read_ints(dir + "len7_pad/ids.txt"),
+                                 long_ids = read_ints(dir + "len20_pair/ids.txt");
+      edgebert::SessionOptions o;
+      o.threads = 2;
+      o.max_seq_len = 8;
+      auto short_s = edgebert::Session::create(p, o);
+      REQUIRE(short_s.status().is_ok());
+      std::unique_ptr<edgebert::Session> a = short_s.take();
+      for (const edgebert::RopeTable* t : tables) CHECK(t->filled() == edgebert::RopeTable::kBlock);
+      REQUIRE(a->run_ids(short_ids.data(), nullptr, nullptr, short_ids.size()) == EB_OK);
+      const size_t hidden = static_cast<size_t>(m->config.hidden);
+      const std::vector<float> a_first(a->last_hidden_state(), a->last_hidden_state() + short_ids.size() * hidden);
+      // the short session runs on while a session of the model's whole length is created and runs
+      std::atomic<int> differ{0}, failed{0};
+      std::thread runner([&] {
+        for (int i = 0; i < 40; ++i) {
+          if (a->run_ids(short_ids.data(), nullptr, nullptr, short_ids.size()) != EB_OK) ++failed;
+          else if (!std::equal(a_first.begin(), a_first.end(), a->last_hidden_state())) ++differ;
+        }
+      });
+      o.threads = 1;
+      o.max_seq_len = 0;  // the model's max_position
+      auto long_s = edgebert::Session::create(p, o);
+      runner.join();
+      CHECK(failed == 0);
+      CHECK(differ == 0);
+      REQUIRE(long_s.status().is_ok());
+      std::unique_ptr<edgebert::Session> b = long_s.take();
+      for (const edgebert::RopeTable* t : tables) {
+        REQUIRE(t->filled() == max_position);
+        std::vector<float> whole(edgebert::kernels::rope_table_floats(size_t(max_position), size_t(t->rotary_dim())));
+        edgebert::kernels::build_rope_table(t->base(), t->rotary_dim(), max_position, whole.data());
+        CHECK(std::memcmp(whole.data(), t->data(), whole.size() * sizeof(float)) == 0);
+      }
+      REQUIRE(b->run_ids(long_ids.data(), nullptr, nullptr, long_ids.size()) == EB_OK);
+      // a program whose tables one session of the whole length filled at once
+      auto again = edgebert::Program::build(*m, float_output);
+      REQUIRE(again.status().is_ok());
+      auto whole_s = edgebert::Session::create(again.take(), o);
+      REQUIRE(whole_s.status().is_ok());
+      std::unique_ptr<edgebert::Session> c = whole_s.take();
+      REQUIRE(c->run_ids(long_ids.data(), nullptr, nullptr, long_ids.size()) == EB_OK);
+      CHECK(std::equal(c->last_hidden_state(), c->last_hidden_state() + long_ids.size() * hidden, b->last_hidden_state()));
+      REQUIRE(c->run_ids(short_ids.data(), nullptr, nullptr, short_ids.size()) == EB_OK);
+      CHECK(std::equal(a_first.begin(), a_first.end(), c->last_hidden_state()));
+    }
 }
 
 TEST_CASE("ALBERT's shared layers are packed once per session", "[families]") {

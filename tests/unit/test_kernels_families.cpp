@@ -81,6 +81,23 @@ TEST_CASE("rope table: cos and sin of the library, to a float ulp, at every posi
     }
 }
 
+TEST_CASE("rope table: rows built from a seed position on are the bytes of a whole build", "[kernels][rope]") {
+  // program/rope_table.h fills a table block by block (first_position a multiple of kRopeSeed)
+  for (double base : {10000.0, 1000000.0})
+    for (int dims : {256, 34}) {
+      const int positions = 300;
+      std::vector<float> whole(kn::rope_table_floats(positions, dims)), parts(whole.size(), -7.f);
+      kn::build_rope_table(base, dims, positions, whole.data());
+      for (int first = 0, end = kn::kRopeSeed; first < positions; first = end, end = std::min(positions, end + 2 * kn::kRopeSeed)) {
+        kn::build_rope_table(base, dims, end, parts.data(), first);
+        // nothing beyond `end` written yet
+        if (end < positions) CHECK(parts[kn::rope_table_floats(end, dims)] == -7.f);
+      }
+      INFO("base " << base << " dims " << dims);
+      CHECK(std::memcmp(whole.data(), parts.data(), whole.size() * sizeof(float)) == 0);
+    }
+}
+
 TEST_CASE("rope: both pairings, float and int8, against a double reference", "[kernels][rope]") {
   std::mt19937 rng(18);
   std::normal_distribution<float> nd(0.0f, 1.0f);

@@ -25,7 +25,11 @@ Result<const float*> rotary_table(const BoundOp& b, size_t n) {
     kernels::build_rope_table(base, r.dims, static_cast<int>(n), scratch);
     return static_cast<const float*>(scratch);
   }
-  return b.op->rope_table->data();
+  const RopeTable& table = *b.op->rope_table;
+  if (n > static_cast<size_t>(table.filled()))  // Program::prepare_positions was not called for n
+    return Status(EB_ERROR_BACKEND, "rotary: a sequence of " + std::to_string(n) + " rows, the table has " +
+                                        std::to_string(table.filled()) + " positions ready");
+  return table.data();
 }
 
 void rope_qk_f32(const Op& op, float* x, size_t rows, const float* table) {

@@ -11,7 +11,7 @@
 namespace edgebert {
 namespace kernels {
 
-void build_rope_table(double base, int rotary_dim, int max_positions, float* table) {
+void build_rope_table(double base, int rotary_dim, int max_positions, float* table, int first_position) {
   // cos and sin of p * base^(-2i / rotary_dim) in double, rounded to float. Calling the library for
   // every entry took 15-20 ms of every EmbeddingGemma load (two tables of 2048 positions x 128
   // pairs) and runs inside runs for dynamic NTK; so the library gives every kSeed-th position and
@@ -20,7 +20,7 @@ void build_rope_table(double base, int rotary_dim, int max_positions, float* tab
   // float's half ulp (3e-8): the float table differs from the library's in an entry or so per
   // million, by one ulp (tests/unit/test_kernels_families.cpp checks it).
   const int half = rotary_dim / 2;
-  constexpr int kBlock = 64, kSeed = 32;
+  constexpr int kBlock = 64, kSeed = kRopeSeed;
   double freq[kBlock], step_c[kBlock], step_s[kBlock], c[kBlock], s[kBlock];
   for (int i0 = 0; i0 < half; i0 += kBlock) {
     const int n = half - i0 < kBlock ? half - i0 : kBlock;
@@ -29,8 +29,8 @@ void build_rope_table(double base, int rotary_dim, int max_positions, float* tab
       step_c[i] = std::cos(freq[i]);
       step_s[i] = std::sin(freq[i]);
     }
-    for (int p = 0; p < max_positions; ++p) {
-      if (p % kSeed == 0) {
+    for (int p = first_position; p < max_positions; ++p) {
+      if (p % kSeed == 0 || p == first_position) {
         for (int i = 0; i < n; ++i) {
           const double t = static_cast<double>(p) * freq[i];
           c[i] = std::cos(t);

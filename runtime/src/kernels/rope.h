@@ -22,11 +22,14 @@ enum class RopeForm : int { kRotateHalf = 0, kInterleaved = 1 };
 
 // cos/sin table for positions [0, max_positions): table[(p * (rotary_dim / 2) + i) * 2 + {0, 1}]
 // = {cos, sin}(p * base^(-2i / rotary_dim)); rotary_dim even. 2 * max_positions * (rotary_dim / 2)
-// floats.
+// floats. With first_position > 0 only the rows [first_position, max_positions) are written: the
+// same bytes as a whole build when first_position is a multiple of kRopeSeed (program/rope_table.h
+// fills a table that way, block by block).
 static constexpr size_t rope_table_floats(size_t max_positions, size_t rotary_dim) {
   return max_positions * (rotary_dim / 2) * 2;
 }
-void build_rope_table(double base, int rotary_dim, int max_positions, float* table);
+constexpr int kRopeSeed = 32;  // positions between two library cos/sin (rope.cpp)
+void build_rope_table(double base, int rotary_dim, int max_positions, float* table, int first_position = 0);
 
 // Where the heads are: rows of `stride` elements; in each row, `heads` heads of head_dim channels
 // at offsets first + h * head_dim (the query part of a QKV row: first = 0; the keys: hidden).

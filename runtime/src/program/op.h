@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model.h"
+#include "program/rope_table.h"
 
 namespace edgebert {
 
@@ -168,8 +169,9 @@ struct Op {
   std::vector<int8_t> lut_s8;         // kActivation int8 -> int8: 256 entries (index q + 128)
   std::vector<float> lut_f32;         // kActivation int8 -> float: 256 entries; kGatedActivation
                                       // int8: act of the gate (kernels::build_gate_table_f32)
-  // kRotary: cos/sin of rotary.table_positions positions (shared by the ops of one base)
-  std::shared_ptr<const std::vector<float>> rope_table;
+  // kRotary, kQkvToInt8: cos/sin of up to rotary.table_positions positions (shared by the ops of
+  // one base; filled as far as the longest session, Program::prepare_positions)
+  std::shared_ptr<const RopeTable> rope_table;
 
   std::vector<int> inputs, outputs;   // indices into Program::buffers()
   int gemm_key = -1;                  // GEMM ops: its weights' entry in the program's packed-weight

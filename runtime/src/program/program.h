@@ -105,6 +105,12 @@ class Program {
   // The op computing the embeddings (the producer of "hidden"): run_embeddings replaces it.
   int embeddings_op() const { return embeddings_op_; }
 
+  // Makes the constants that depend on position ready for sequences of up to max_seq_len tokens
+  // (the rotary tables' rows, program/rope_table.h): each session calls it when it is created,
+  // before any run. Safe from any thread and beside runs of other sessions; allocates nothing
+  // (the rows were reserved with the program).
+  void prepare_positions(int max_seq_len) const;
+
   // Concrete buffer requests (name, bytes, lifetime) for a session, for the memory planner.
   std::vector<BufferRequest> requests(int max_seq_len, int threads) const { return requests(max_seq_len, threads, max_seq_len); }
   // ... with per-token buffers of max_rows rows (packed runs of several sequences).
@@ -125,6 +131,7 @@ class Program {
   std::vector<ProgramBuffer> buffers_;
   int embeddings_op_ = -1;
   std::vector<std::unique_ptr<LinearView[]>> slab_views_;  // GEMMs cut into column slabs (Op::slabs)
+  std::vector<std::shared_ptr<RopeTable>> rope_tables_;     // one per rotary base (Op::rope_table)
   ModelWeights weights_;
 };
 
