@@ -10,7 +10,9 @@
 #   onnxruntime-node, the models (make_llm_onnx.py: HF sentence-transformers folder, fp32 ONNX, int8
 #   ONNX, inputs, torch fp32 references), the .ebm files and every result JSON.
 # Steps, per family:
-#   1. make_llm_onnx.py --family F --out WORK/models/F (skipped when model_int8.onnx exists);
+#   1. make_llm_onnx.py --family F --out WORK/models/F (skipped when model_int8.onnx exists), and
+#      make_llm_tokenizer.py (a synthetic tokenizer.json of the real size and shape; skipped when
+#      the folder has one);
 #   2. edgebert-convert (host build) to F.fp32.ebm (--fp32) and
 #      F.int8.ebm, --max-seq-len the longest of LLM_SEQS;
 #   3. check: edgebert-run --ids (fp32 and int8; the timed build's) and ONNX Runtime (fp32 and int8, 1 thread) dump
@@ -94,12 +96,18 @@ for F in $FAMILIES; do
     log "$F: writing the model (make_llm_onnx.py)"
     $SETUP_NICE $PY "$P/make_llm_onnx.py" --family "$F" --out "$M" --seqs "$SEQS" ${LLM_LAYERS:+--layers $LLM_LAYERS} >&2
   fi
+  # a tokenizer of the real size and shape (make_llm_tokenizer.py), so that the .ebm files load
+  # what the real ones load (the timings feed ids; the warm start includes building its tables)
+  if [ ! -f "$M/tokenizer.json" ]; then
+    log "$F: writing a full-size tokenizer (make_llm_tokenizer.py)"
+    $PY "$HERE/make_llm_tokenizer.py" --family "$F" --out "$M" >&2
+  fi
   # Qwen3-0.6B in fp32 (2.38 GB) is over FlatBuffers' 2 GiB: its payloads follow the FlatBuffer
   # (schema_version 7, docs/format.md)
   eb_vs="fp32 int8"
   for v in fp32 int8; do
     ebm=$E/$F.$v.ebm
-    if [ ! -f "$ebm" ] || [ "$ebm" -ot "$M/model.safetensors" ]; then
+    if [ ! -f "$ebm" ] || [ "$ebm" -ot "$M/model.safetensors" ] || [ "$ebm" -ot "$M/tokenizer.json" ]; then
       log "$F: edgebert-convert $v"
       if ! $SETUP_NICE "$BUILD/edgebert-convert" --input "$M" --output "$ebm" --max-seq-len "$MAXLEN" \
         $([ $v = fp32 ] && echo --fp32) >"$O/convert_$v.log" 2>&1; then

@@ -130,6 +130,22 @@ TEST_CASE("semantic corruptions are caught by the verifier", "[bad-model]") {
   CHECK(mutate("int8", [](fb::Model* m) {
           m->mutable_layers()->GetMutableObject(1)->mutable_output()->mutable_weight()->mutable_scales()->Mutate(3, -1.f);
         }) == EB_ERROR_INVALID_MODEL);
+  // every value that is not a positive finite number, first and last of a row-scale vector (the
+  // check is one branch-free pass: model.cpp, all_finite_positive)
+  for (float bad : {NAN, -NAN, 0.f, -0.f, INFINITY, -INFINITY, -1e-30f})
+    for (bool last : {false, true}) {
+      INFO("scale " << bad << (last ? " last" : " first"));
+      CHECK(mutate("int8", [&](fb::Model* m) {
+              auto* s = m->mutable_layers()->GetMutableObject(0)->mutable_intermediate()->mutable_weight()->mutable_scales();
+              s->Mutate(last ? s->size() - 1 : 0, bad);
+            }) == EB_ERROR_INVALID_MODEL);
+      CHECK(msg.find("positive finite") != std::string::npos);
+      CHECK(mutate("int8", [&](fb::Model* m) {
+              auto* s = m->mutable_layers()->GetMutableObject(0)->mutable_qkv()->mutable_output_quant()->mutable_scales();
+              if (s) s->Mutate(last ? s->size() - 1 : 0, bad);
+              else m->mutable_layers()->GetMutableObject(0)->mutable_qkv()->mutable_output_quant()->mutate_scale(bad);
+            }) == EB_ERROR_INVALID_MODEL);
+    }
   CHECK(mutate("int8", [](fb::Model* m) {
           m->mutable_layers()->GetMutableObject(0)->mutable_qkv()->mutable_input_quant()->mutate_scale(INFINITY);
         }) == EB_ERROR_INVALID_MODEL);

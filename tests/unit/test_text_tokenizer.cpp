@@ -22,6 +22,7 @@
 #include "converter/converter.h"
 #include "converter/synthetic_model.h"
 #include "edgebert/edgebert.h"
+#include "page_alloc.h"
 #include "converter/tokenizer/tokenizer_json.h"
 #include "edgebert_generated.h"
 #include "test_support.h"
@@ -305,6 +306,53 @@ TEST_CASE("TokenIndex: keys are vocabulary entries less a prefix, prefix-only en
   CHECK(tiny.size() <= 8);
   CHECK(taken == vocab.size());      // 8 distinct keys fit (a duplicate is an update)
   CHECK(tiny.find("unable") == 8);
+}
+
+TEST_CASE("TokenIndex at the size of EmbeddingGemma's vocabulary: exactly half full, in huge pages", "[text]") {
+  // 2^18 keys: the table has exactly twice as many slots (page_alloc.h: 6 MB, 2 MiB pages where
+  // the system gives them), every key found, absent ones end at an empty slot
+  using edgebert::text::TokenIndex;
+  std::vector<std::string> keys(size_t{1} << 18);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = "t" + std::to_string(i * 2654435761u % 1000003) + "_" + std::to_string(i);
+  const std::vector<std::string_view> vocab(keys.begin(), keys.end());
+  TokenIndex index;
+  index.reserve(vocab.size(), vocab);
+  REQUIRE(index.insert_ids());
+  CHECK(index.size() == vocab.size());
+  size_t wrong = 0;
+  for (size_t i = 0; i < vocab.size(); ++i) wrong += index.find(vocab[i]) != static_cast<int32_t>(i);
+  CHECK(wrong == 0);
+  CHECK(index.find("absent") == -2);
+  CHECK(index.find("t0_") == -2);
+  CHECK_FALSE(index.insert(0));  // exactly half full: refuses any more, as it says
+  CHECK(index.size() == vocab.size());
+}
+
+TEST_CASE("PageArray: zero-filled pages, a fill value, moves, reallocation", "[text]") {
+  struct Pair {
+    uint64_t key, value;
+  };
+  edgebert::PageArray<Pair> a;
+  CHECK(a.empty());
+  a.assign(3, Pair{0, 0});
+  REQUIRE(a.size() == 3);
+  CHECK((a[0].key == 0 && a[2].value == 0));
+  const size_t large = (size_t{3} << 20) / sizeof(Pair);  // 3 MiB: the huge-page path
+  a.assign(large, Pair{~0ull, 7});
+  REQUIRE(a.size() == large);
+  size_t off = 0;
+  for (size_t i = 0; i < large; ++i) off += a[i].key != ~0ull || a[i].value != 7;
+  CHECK(off == 0);
+  a[large - 1] = Pair{1, 2};
+  edgebert::PageArray<Pair> b(std::move(a));
+  CHECK(a.empty());
+  REQUIRE(b.size() == large);
+  CHECK(b[large - 1].value == 2);
+  a = std::move(b);
+  CHECK(b.empty());
+  CHECK(a[large - 1].key == 1);
+  a.assign(0, Pair{});
+  CHECK(a.empty());
 }
 
 TEST_CASE("WordPiece pipeline from tokenizer.json", "[text]") {

@@ -6,8 +6,8 @@
 // with offset_to_addr at every reshape and check is_finalized at every setup.
 #include "backend/packed_weights.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
+#include "page_alloc.h"
+
 
 #include <cstdint>
 #include <cstdlib>
@@ -47,48 +47,13 @@ namespace {
 [[maybe_unused]] constexpr size_t kNotFound = SIZE_MAX;  // XNNPACK's XNN_CACHE_NOT_FOUND
 
 // Packed weights get pages of their own (not malloc's heap), so that freeing them after the cache
-// file replaced them really returns the memory; page-aligned, so also kAlignment-aligned.
-// MAP_POPULATE (Linux) maps all of a reservation's pages in one call: XNNPACK writes every byte of
-// it right away, and one call costs less than a page fault per 4 KiB (BERT-base's start without a
-// cache: about 400 -> 320 ms on a 2-core VM, docs/weight-cache.md).
-#ifndef MAP_POPULATE
-#define MAP_POPULATE 0
-#endif
-size_t mapped_length(size_t n) {
-  const long p = sysconf(_SC_PAGESIZE);
-  const size_t page = p > 0 ? static_cast<size_t>(p) : 4096;
-  return (n + page - 1) / page * page;
-}
-// Reservations of at least 2 MiB are 2 MiB-aligned and asked for transparent huge pages (Linux,
-// where THP is "madvise"): a GEMM streams all its weights on every run, and with 4 KiB pages a
-// model of hundreds of MB misses the TLB on every page; in a VM each miss is a two-level walk.
-// MADV_POPULATE_WRITE then maps them in one call, as MAP_POPULATE does for the small ones.
-constexpr size_t kHugePage = size_t{2} << 20;
-[[maybe_unused]] void* allocate_packed(size_t n) {
-  if (n == 0 || n > SIZE_MAX / 2) return nullptr;
-  const size_t len = mapped_length(n);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (len >= kHugePage) {
-    void* raw = mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == MAP_FAILED) return nullptr;
-    const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
-    const uintptr_t aligned = (start + kHugePage - 1) & ~(uintptr_t{kHugePage} - 1);
-    if (aligned > start) munmap(raw, aligned - start);  // the unaligned head and the tail past len
-    if (aligned + len < start + len + kHugePage) munmap(reinterpret_cast<void*>(aligned + len), start + kHugePage - aligned);
-    void* p = reinterpret_cast<void*>(aligned);
-    madvise(p, len, MADV_HUGEPAGE);  // a hint: refused or unavailable, the pages stay 4 KiB
-#ifdef MADV_POPULATE_WRITE
-    madvise(p, len, MADV_POPULATE_WRITE);
-#endif
-    return p;
-  }
-#endif
-  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
-}
-void free_packed(void* p, size_t n) {
-  if (p) munmap(p, mapped_length(n));
-}
+// file replaced them really returns the memory; page-aligned, so also kAlignment-aligned. The pages
+// are mapped in one call: XNNPACK writes every byte of a reservation right away, and one call
+// costs less than a page fault per 4 KiB (BERT-base's start without a cache: about 400 -> 320 ms
+// on a 2-core VM, docs/weight-cache.md); from 2 MiB on, transparent huge pages (page_alloc.h): a
+// GEMM streams all its weights on every run.
+[[maybe_unused]] void* allocate_packed(size_t n) { return allocate_pages(n); }
+void free_packed(void* p, size_t n) { free_pages(p, n); }
 }  // namespace
 
 #if EDGEBERT_XNN_SHARED_WEIGHTS

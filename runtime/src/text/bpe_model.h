@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "page_alloc.h"
 #include "status.h"
 
 #include "text/model_token.h"
@@ -37,13 +38,17 @@ class BpeModel {
  private:
   // (rank << 32 | merged id) of the pair (left, right), or UINT64_MAX.
   uint64_t find_merge(int32_t left, int32_t right) const;
+  // Checks every merge (ids in range, the merged token the concatenation of its parts, less the
+  // right part's continuation prefix `pre`) and fills pairs_. May throw std::bad_alloc.
+  Status build_pairs(const std::vector<std::string_view>& vocab, const Merge* merges, size_t num_merges,
+                     std::string_view pre);
 
   TokenIndex vocab_;
   struct PairSlot {
     uint64_t key;    // left << 32 | right; UINT64_MAX: empty
     uint64_t value;  // rank << 32 | merged
   };
-  std::vector<PairSlot> pairs_;
+  PageArray<PairSlot> pairs_;  // whole pages, huge pages when large (page_alloc.h)
   size_t pair_mask_ = 0;
   BpeOptions options_;
   int32_t byte_ids_[256];  // <0xXX> tokens (-1: absent)

@@ -8,8 +8,8 @@ namespace edgebert {
 namespace text {
 
 void TokenIndex::reserve(size_t expected, const std::vector<std::string_view>& keys, std::string_view prefix) {
-  size_t capacity = 16;
-  while (capacity < 2 * expected + 2) capacity *= 2;
+  size_t capacity = 16;  // at least twice the keys: insert() keeps the table at most half full
+  while (capacity < 2 * expected) capacity *= 2;
   slots_.assign(capacity, Slot{0, kEmpty, 0});
   keys_ = keys.data();
   key_count_ = keys.size();

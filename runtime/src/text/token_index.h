@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "page_alloc.h"
+
 namespace edgebert {
 namespace text {
 
@@ -54,7 +56,7 @@ class TokenIndex {
   const char* key_of(const Slot& s) const { return keys_[s.ref & ~kPrefixOnly].data() + skip_; }
   bool insert(std::string_view key, uint64_t h, uint32_t ref, bool overwrite);
 
-  std::vector<Slot> slots_;
+  PageArray<Slot> slots_;  // whole pages, huge pages when large (page_alloc.h)
   const std::string_view* keys_ = nullptr;
   size_t key_count_ = 0, skip_ = 0;
   std::string_view prefix_;
