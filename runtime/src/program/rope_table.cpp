@@ -8,6 +8,9 @@
 
 namespace edgebert {
 
+// blocks start at seed positions, so that a table filled block by block has a whole build's bytes
+static_assert(RopeTable::kBlock % kernels::kRopeSeed == 0, "rotary blocks must start at seed positions");
+
 RopeTable::RopeTable(double base, int rotary_dim, int max_positions)
     : base_(base),
       dims_(rotary_dim),

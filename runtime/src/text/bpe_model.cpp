@@ -18,13 +18,11 @@ uint64_t pair_hash(uint64_t k) {
   return k;
 }
 constexpr uint64_t kNone = ~0ull;
+Status fail(const std::string& m) { return Status(EB_ERROR_INVALID_MODEL, "BPE: " + m); }
 }  // namespace
 
 Status BpeModel::init(const std::vector<std::string_view>& vocab, const Merge* merges, size_t num_merges,
                     const BpeOptions& o) {
-  auto fail = [&](const std::string& m) {
-    return Status(EB_ERROR_INVALID_MODEL, "BPE: " + m);
-  };
   const int64_t n = static_cast<int64_t>(vocab.size());
   if (o.unk_id < -1 || o.unk_id >= n) return fail("unk id out of range");
   if (o.continuing_subword_prefix.size() > kMaxAffixBytes || o.end_of_word_suffix.size() > kMaxAffixBytes)
@@ -46,9 +44,6 @@ Status BpeModel::init(const std::vector<std::string_view>& vocab, const Merge* m
 
 Status BpeModel::build_pairs(const std::vector<std::string_view>& vocab, const Merge* merges, size_t num_merges,
                              std::string_view pre) {
-  auto fail = [&](const std::string& m) {
-    return Status(EB_ERROR_INVALID_MODEL, "BPE: " + m);
-  };
   const int64_t n = static_cast<int64_t>(vocab.size());
   size_t capacity = 16;
   while (capacity < 2 * num_merges) capacity *= 2;  // at most half full (one merge per slot at most)
