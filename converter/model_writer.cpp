@@ -355,7 +355,8 @@ ModelBytes build(const ConvertedModel& cm, Payloads where, uint64_t* payload_byt
   any_int4 = any_int4 || (cm.int8 && cm.word_int4);
   // (masked-LM and token-vector files are version 5, whose readers take the family from the family field)
   const bool new_task = m.task == Task::kMaskedLm || m.task == Task::kTokenVectors || m.task == Task::kBgeM3;
-  const bool family_fields = !c.is_bert_or_distilbert() || any_int4 || new_task;
+  // (so are files with a tokenizer: version 8, for its tables)
+  const bool family_fields = !c.is_bert_or_distilbert() || any_int4 || new_task || cm.tokenizer != nullptr;
   const bool gemma_fields = m.family() == Family::kGemma3 || !m.dense.empty() || !m.prompts.empty() || m.colbert.present;
   Offset<fb::ColbertInputs> colbert_inputs;
   if (m.colbert.present) {
@@ -445,7 +446,7 @@ ModelBytes build(const ConvertedModel& cm, Payloads where, uint64_t* payload_byt
   b.ForceDefaults(true);  // always store schema_version, so readers (and tests) see it explicitly
   fb::ModelBuilder mb(b);
   const bool regex_split = cm.tokenizer && cm.tokenizer->uses_regex;  // a version-4 reader would run it as a literal
-  mb.add_schema_version(b.external ? kExternalDataSchemaVersion : gemma_fields ? kGemmaSchemaVersion : llm_fields || any_int4 || regex_split ? kLlmSchemaVersion : family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
+  mb.add_schema_version(cm.tokenizer ? kTokenTablesSchemaVersion : b.external ? kExternalDataSchemaVersion : gemma_fields ? kGemmaSchemaVersion : llm_fields || any_int4 || regex_split ? kLlmSchemaVersion : family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
   mb.add_content_id(content_id);
   if (b.external) mb.add_external_data_start(1);  // set once the FlatBuffer's size is known
   mb.add_producer(producer);

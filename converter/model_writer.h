@@ -65,6 +65,10 @@ constexpr uint32_t kGemmaSchemaVersion = 6;
 // ... and of files whose tensor payloads follow the FlatBuffer (Tensor.external_offset): only those
 // whose payloads would not fit FlatBuffers' 2 GiB, e.g. Qwen3-Embedding-0.6B in fp32.
 constexpr uint32_t kExternalDataSchemaVersion = 7;
+// ... and of every file with a tokenizer (issue 23): its vocabulary as one text (TokenModelSpec
+// vocab_text / vocab_ends, `vocab` left empty, which a reader of 7 would refuse as empty) and the
+// lookup tables the runtime would otherwise build at every load.
+constexpr uint32_t kTokenTablesSchemaVersion = 8;
 
 // A written model's bytes: the FlatBuffer itself, or (schema_version 7) the whole file made of the
 // FlatBuffer and the payloads after it.

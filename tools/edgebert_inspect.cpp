@@ -18,7 +18,7 @@ namespace {
 namespace fb = edgebert::fb;
 
 struct Totals {
-  size_t weights = 0, embeddings = 0, vocab = 0;
+  size_t weights = 0, embeddings = 0, vocab = 0, tokenizer_tables = 0;
 };
 
 std::string shape_of(const fb::Tensor* t) {
@@ -222,13 +222,22 @@ int main(int argc, char** argv) {
     for (const auto* d : *sp->dense()) print_linear(d->linear(), &t);
   if (m->vocab())
     for (const auto* s : *m->vocab()->tokens()) t.vocab += s->size() + 1;
-  if (spec)  // the pipeline's vocabulary (and BPE merges: 3 ids each)
-    for (const auto* s : *spec->model()->vocab()) t.vocab += s->size() + 1;
-  if (spec && spec->model()->merges()) t.vocab += spec->model()->merges()->size() * 12;
-  const size_t other = model->file_size - std::min(model->file_size, t.weights + t.embeddings + t.vocab);
+  if (spec) {  // the pipeline's vocabulary (as strings, or as one text and its ends), BPE merges (3 ids each)
+    const fb::TokenModelSpec* tm = spec->model();
+    for (const auto* s : *tm->vocab()) t.vocab += s->size() + 1;
+    if (tm->vocab_text() && tm->vocab_ends()) t.vocab += tm->vocab_text()->size() + 4 * tm->vocab_ends()->size();
+    if (tm->merges()) t.vocab += tm->merges()->size() * 12;
+    if (const fb::TokenizerTables* tables = tm->tables()) {  // (schema_version 8) the lookup tables
+      for (const auto* x : *tables->indexes()) t.tokenizer_tables += x->slots()->size() * sizeof(fb::TokenIndexSlot);
+      if (tables->bpe_pairs()) t.tokenizer_tables += tables->bpe_pairs()->size() * sizeof(fb::BpePairSlot);
+      if (tables->byte_ids()) t.tokenizer_tables += tables->byte_ids()->size() * 4;
+    }
+  }
+  const size_t other =
+      model->file_size - std::min(model->file_size, t.weights + t.embeddings + t.vocab + t.tokenizer_tables);
   std::printf("\nfile size: %zu bytes\n  encoder/pooler/classifier weights: %zu\n  embeddings: %zu\n  vocabulary: %zu\n"
-              "  FlatBuffer metadata, labels, alignment padding: %zu\n",
-              model->file_size, t.weights, t.embeddings, t.vocab, other);
+              "  tokenizer lookup tables: %zu\n  FlatBuffer metadata, labels, alignment padding: %zu\n",
+              model->file_size, t.weights, t.embeddings, t.vocab, t.tokenizer_tables, other);
 
   if (plan) {
     edgebert::SessionOptions so;

@@ -53,8 +53,9 @@ std::vector<uint8_t> base64_decode(const std::string& s, const std::string& sour
 
 class Writer {
  public:
-  Writer(flatbuffers::FlatBufferBuilder& b, const TokenizerJson& t, std::vector<std::string>* warnings = nullptr)
-      : b_(b), t_(t), src_(t.source), warnings_(warnings) {}
+  Writer(flatbuffers::FlatBufferBuilder& b, const TokenizerJson& t, std::vector<std::string>* warnings = nullptr,
+         const TokenizerTableBytes* tables = nullptr)
+      : b_(b), t_(t), src_(t.source), warnings_(warnings), tables_(tables) {}
 
   // Whether a Split regex was written (the model file is then schema_version 5).
   bool uses_regex() const { return uses_regex_; }
@@ -312,10 +313,20 @@ class Writer {
     } else {
       fail(src_, "model type \"" + type + "\" is not supported (WordPiece, BPE and Unigram are)");
     }
-    std::vector<flatbuffers::Offset<flatbuffers::String>> strs;
-    strs.reserve(vocab_.size());
-    for (const std::string& s : vocab_) strs.push_back(b_.CreateString(s));
-    auto vocab_off = b_.CreateVector(strs);
+    // schema_version 8: the vocabulary as one text and each token's end (runtime/src/text/vocab_view.h)
+    std::vector<uint8_t> text;
+    std::vector<uint32_t> ends;
+    ends.reserve(vocab_.size());
+    for (const std::string& s : vocab_) {
+      text.insert(text.end(), s.begin(), s.end());
+      if (text.size() > UINT32_MAX) fail(src_, what + ": the vocabulary's text is larger than 4 GiB");
+      ends.push_back(static_cast<uint32_t>(text.size()));
+    }
+    auto vocab_off = b_.CreateVector(std::vector<flatbuffers::Offset<flatbuffers::String>>{});
+    auto text_off = b_.CreateVector(text);
+    auto ends_off = b_.CreateVector(ends);
+    flatbuffers::Offset<fb::TokenizerTables> tables_off;
+    if (tables_ && !tables_->indexes.empty()) tables_off = write_tokenizer_tables(b_, *tables_);
     auto scores_off = scores.empty() ? 0 : b_.CreateVector(scores);
     auto merges_off = merges.empty() ? 0 : b_.CreateVectorOfStructs(merges);
     auto prefix_off = b_.CreateString(prefix);
@@ -332,8 +343,12 @@ class Writer {
     mb.add_byte_fallback(byte_fallback);
     mb.add_fuse_unk(fuse_unk);
     mb.add_ignore_merges(ignore_merges);
+    mb.add_vocab_text(text_off);
+    mb.add_vocab_ends(ends_off);
+    if (!tables_off.IsNull()) mb.add_tables(tables_off);
     return mb.Finish();
   }
+
 
   // A literal string pattern ({"String": s}) or a regex we can run; else a one-line error.
   struct Pattern {
@@ -659,6 +674,7 @@ class Writer {
   const TokenizerJson& t_;
   const std::string& src_;
   std::vector<std::string>* warnings_;
+  const TokenizerTableBytes* tables_;
   bool uses_regex_ = false;
   std::vector<Added> added_;
   std::vector<std::string> vocab_;
@@ -668,6 +684,40 @@ class Writer {
 
 }  // namespace
 
+TokenizerTableBytes table_bytes(const text::Tokenizer& tok) {
+  TokenizerTableBytes out;
+  const text::TokenTables built = tok.tables();
+  out.scheme = text::kTokenTableScheme;
+  for (const text::IndexTable& x : built.indexes) {
+    const auto* p = static_cast<const uint8_t*>(x.slots);
+    out.indexes.emplace_back(p, p + x.capacity * text::TokenIndex::kSlotBytes);
+    out.counts.push_back(x.count);
+  }
+  if (built.pairs) {
+    const auto* p = static_cast<const uint8_t*>(built.pairs);
+    out.pairs.assign(p, p + built.pair_capacity * text::BpeModel::kPairSlotBytes);
+  }
+  if (built.byte_ids) out.byte_ids.assign(built.byte_ids, built.byte_ids + 256);
+  return out;
+}
+
+flatbuffers::Offset<fb::TokenizerTables> write_tokenizer_tables(flatbuffers::FlatBufferBuilder& b, const TokenizerTableBytes& t) {
+  std::vector<flatbuffers::Offset<fb::TokenIndexTable>> indexes;
+  for (size_t i = 0; i < t.indexes.size(); ++i) {
+    const auto& bytes = t.indexes[i];
+    auto slots = b.CreateVectorOfStructs(reinterpret_cast<const fb::TokenIndexSlot*>(bytes.data()),
+                                         bytes.size() / sizeof(fb::TokenIndexSlot));
+    indexes.push_back(fb::CreateTokenIndexTable(b, slots, t.counts[i]));
+  }
+  auto indexes_off = b.CreateVector(indexes);
+  flatbuffers::Offset<flatbuffers::Vector<const fb::BpePairSlot*>> pairs_off;
+  if (!t.pairs.empty())
+    pairs_off = b.CreateVectorOfStructs(reinterpret_cast<const fb::BpePairSlot*>(t.pairs.data()),
+                                        t.pairs.size() / sizeof(fb::BpePairSlot));
+  auto bytes_off = t.byte_ids.empty() ? 0 : b.CreateVector(t.byte_ids);
+  return fb::CreateTokenizerTables(b, t.scheme, indexes_off, pairs_off, bytes_off);
+}
+
 TokenizerJson parse_tokenizer_json(const std::string& text, const std::string& source) {
   TokenizerJson t;
   t.root = parse_json(text, source);
@@ -676,11 +726,13 @@ TokenizerJson parse_tokenizer_json(const std::string& text, const std::string& s
   Writer w(scratch, t, &t.warnings);
   scratch.Finish(w.write(&t.vocab_size));  // validates everything once (and collects the warnings) ...
   t.uses_regex = w.uses_regex();
-  // ... and the tables must pass the runtime's own checks (e.g. the Precompiled charsmap's trie)
+  // ... and the tables must pass the runtime's own checks (e.g. the Precompiled charsmap's trie),
+  // which also builds the lookup tables the model file carries
   text::Tokenizer check;
   const Status st = check.init_from_buffer(
       std::vector<uint8_t>(scratch.GetBufferPointer(), scratch.GetBufferPointer() + scratch.GetSize()));
   if (!st.is_ok()) throw CheckpointError(source + ": " + st.message());
+  t.tables = table_bytes(check);
   return t;
 }
 
@@ -693,15 +745,16 @@ TokenizerJson read_tokenizer_json(const std::string& path) {
   return parse_tokenizer_json(ss.str(), path);
 }
 
-flatbuffers::Offset<fb::TokenizerSpec> write_tokenizer_spec(flatbuffers::FlatBufferBuilder& b, const TokenizerJson& t) {
+flatbuffers::Offset<fb::TokenizerSpec> write_tokenizer_spec(flatbuffers::FlatBufferBuilder& b, const TokenizerJson& t,
+                                                            bool with_tables) {
   size_t n = 0;
-  Writer w(b, t);
+  Writer w(b, t, nullptr, with_tables ? &t.tables : nullptr);
   return w.write(&n);
 }
 
-std::vector<uint8_t> tokenizer_spec_buffer(const TokenizerJson& t) {
+std::vector<uint8_t> tokenizer_spec_buffer(const TokenizerJson& t, bool with_tables) {
   flatbuffers::FlatBufferBuilder b;
-  b.Finish(write_tokenizer_spec(b, t));
+  b.Finish(write_tokenizer_spec(b, t, with_tables));
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 }
 

@@ -1019,6 +1019,11 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
              c.status;
     m->has_vocab = true;
   }
+  if (const fb::TokenModelSpec* tm = fm->tokenizer() ? fm->tokenizer()->model() : nullptr;
+      m->schema_version < 8 && tm && (tm->vocab_text() || tm->vocab_ends() || tm->tables()))
+    return c.fail("model schema_version " + std::to_string(m->schema_version) +
+                  " carries a one-text vocabulary or tokenizer tables (schema_version 8); the file is inconsistent"),
+           c.status;
   if (fm->tokenizer() != nullptr || m->has_vocab) {
     auto tok = std::unique_ptr<text::Tokenizer>(new (std::nothrow) text::Tokenizer());
     if (!tok) return c.fail("tokenizer: out of memory", EB_ERROR_OUT_OF_MEMORY), c.status;
@@ -1035,7 +1040,7 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
       opt.sep_id = voc->sep_id();
       opt.pad_id = voc->pad_id();
       opt.max_input_chars_per_word = voc->max_chars_per_word();
-      std::vector<std::string_view> tokens;  // views into the file (moved into the tokenizer)
+      std::vector<std::string_view> tokens;  // views into the file
       tokens.reserve(voc->tokens()->size());
       for (const auto* s : *voc->tokens()) tokens.emplace_back(s->c_str(), s->size());
       st = tok->init_bert_vocab(std::move(tokens), opt);

@@ -18,10 +18,11 @@
 
 namespace edgebert {
 
-// Newest schema this runtime reads (1 to 7 are accepted; 3 adds content_id, 4 the issue-18 family
+// Newest schema this runtime reads (1 to 8 are accepted; 3 adds content_id, 4 the issue-18 family
 // fields, 5 the LLM-block fields of issue 24 and int4 weights of issue 26, 6 Gemma 3, 7 payloads
-// after the FlatBuffer for files over 2 GiB).
-constexpr uint32_t kSchemaVersion = 7;
+// after the FlatBuffer for files over 2 GiB, 8 the tokenizer's vocabulary as one text and its
+// lookup tables, issue 23).
+constexpr uint32_t kSchemaVersion = 8;
 
 // Activation (schema Activation). kGelu is the exact erf form. kSilu / kSigmoid: gated FFNs only;
 // kTanh: heads only.

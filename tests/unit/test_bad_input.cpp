@@ -113,7 +113,7 @@ TEST_CASE("semantic corruptions are caught by the verifier", "[bad-model]") {
     fn(fb::GetMutableModel(b.data()));
     return load_and_maybe_run(b, &msg);
   };
-  CHECK(mutate("fp32", [](fb::Model* m) { m->mutate_schema_version(8); }) == EB_ERROR_UNSUPPORTED);
+  CHECK(mutate("fp32", [](fb::Model* m) { m->mutate_schema_version(9); }) == EB_ERROR_UNSUPPORTED);
   CHECK(msg.find("newer") != std::string::npos);
   CHECK(mutate("fp32", [](fb::Model* m) { m->mutable_config()->mutate_hidden_size(65); }) == EB_ERROR_INVALID_MODEL);
   CHECK(mutate("fp32", [](fb::Model* m) { m->mutable_config()->mutate_hidden_size(32); }) == EB_ERROR_INVALID_MODEL);

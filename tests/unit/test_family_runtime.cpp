@@ -598,13 +598,16 @@ TEST_CASE("family fields out of range are one-line load errors", "[families]") {
             .find("layer.0.attention.norm: missing") != std::string::npos);  // post-norm needs every norm
   CHECK(load_mutated(mb, [](fb::Model* m) { m->mutate_schema_version(2); })
             .find("carries family fields") != std::string::npos);
-  CHECK(load_mutated(mb, [](fb::Model* m) { m->mutate_schema_version(8); })
-            .find("newer than this runtime supports (7)") != std::string::npos);
+  CHECK(load_mutated(mb, [](fb::Model* m) { m->mutate_schema_version(9); })
+            .find("newer than this runtime supports (8)") != std::string::npos);
   // Gemma 3 (schema_version 6): branch post-norms and Dense modules are refused in older versions
   const std::vector<uint8_t> gm = read_bytes(converted("gemma3_st_dense"));
   CHECK(load_mutated(gm, [](fb::Model*) {}).empty());
   CHECK(load_mutated(gm, [](fb::Model* m) { m->mutate_schema_version(5); })
             .find("carries Gemma 3 fields (schema_version 6)") != std::string::npos);
+  // (schema_version 8) a tokenizer's one-text vocabulary and tables
+  CHECK(load_mutated(gm, [](fb::Model* m) { m->mutate_schema_version(7); })
+            .find("carries a one-text vocabulary or tokenizer tables (schema_version 8)") != std::string::npos);
   CHECK(load_mutated(gm, [](fb::Model* m) { m->mutable_config()->mutate_pre_norm(false); })
             .find("layer.0.branch post-norms need a pre-norm RMSNorm model") != std::string::npos);
   CHECK(load_mutated(al, [](fb::Model* m) { m->mutable_config()->mutable_layer_map()->Mutate(3, 2); })

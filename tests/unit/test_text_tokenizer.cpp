@@ -17,9 +17,12 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "alloc_counter.h"
 #include "converter/checkpoint/checkpoint_error.h"
 #include "converter/converter.h"
+#include "converter/model_writer.h"
 #include "converter/synthetic_model.h"
 #include "edgebert/edgebert.h"
 #include "page_alloc.h"
@@ -93,6 +96,11 @@ void load(text::Tokenizer& t, const std::string& json) {
   const Status s = t.init_from_buffer(convert::tokenizer_spec_buffer(tj));
   INFO(s.message());
   REQUIRE(s.is_ok());
+}
+
+bool m_has_pairs(const std::vector<uint8_t>& spec) {
+  const auto* t = flatbuffers::GetRoot<fb::TokenizerSpec>(spec.data())->model()->tables();
+  return t && t->bpe_pairs() && t->bpe_pairs()->size() > 0;
 }
 
 std::string refusal(const std::string& json) {
@@ -255,8 +263,11 @@ bool emulated() { return std::getenv("QEMU_LD_PREFIX") != nullptr; }
 TEST_CASE("TokenIndex: keys are vocabulary entries less a prefix, prefix-only entries, later duplicates win", "[text]") {
   using edgebert::text::TokenIndex;
   const std::vector<std::string_view> vocab = {"[UNK]", "un", "##aff", "able", "##able", "un", "", "##", "unable"};
+  edgebert::text::VocabText text;
+  REQUIRE(text.assign(vocab));
+  const edgebert::text::VocabView keys = text.view();
   TokenIndex words;
-  words.reserve(vocab.size(), vocab);
+  words.reserve(vocab.size(), keys);
   REQUIRE(words.insert_ids());
   CHECK(words.size() == 7);          // the empty key skipped, "un" once
   CHECK(words.find("un") == 5);      // the later duplicate
@@ -269,7 +280,7 @@ TEST_CASE("TokenIndex: keys are vocabulary entries less a prefix, prefix-only en
   CHECK(words.find("") == 6);
 
   TokenIndex continuations;
-  continuations.reserve(3, vocab, "##");
+  continuations.reserve(3, keys, "##");
   REQUIRE(continuations.insert_ids());
   CHECK(continuations.size() == 2);  // "##" alone is no continuation
   CHECK(continuations.find("aff") == 2);
@@ -282,7 +293,7 @@ TEST_CASE("TokenIndex: keys are vocabulary entries less a prefix, prefix-only en
 
   // the Unigram trie: every prefix of "unable" (prefix only), then pieces, which replace them
   TokenIndex trie;
-  trie.reserve(16, vocab);
+  trie.reserve(16, keys);
   for (size_t l = 1; l < vocab[8].size(); ++l) REQUIRE(trie.insert_prefix(8, l));
   CHECK(trie.find("u") == -1);
   CHECK(trie.find("unabl") == -1);
@@ -300,7 +311,7 @@ TEST_CASE("TokenIndex: keys are vocabulary entries less a prefix, prefix-only en
 
   // a full table refuses more keys instead of looping
   TokenIndex tiny;
-  tiny.reserve(1, vocab);  // 16 slots, at most 8 keys
+  tiny.reserve(1, keys);  // 16 slots, at most 8 keys
   size_t taken = 0;
   for (int32_t id = 0; id < static_cast<int32_t>(vocab.size()); ++id) taken += tiny.insert(id) ? 1 : 0;
   CHECK(tiny.size() <= 8);
@@ -315,8 +326,10 @@ TEST_CASE("TokenIndex at the size of EmbeddingGemma's vocabulary: exactly half f
   std::vector<std::string> keys(size_t{1} << 18);
   for (size_t i = 0; i < keys.size(); ++i) keys[i] = "t" + std::to_string(i * 2654435761u % 1000003) + "_" + std::to_string(i);
   const std::vector<std::string_view> vocab(keys.begin(), keys.end());
+  edgebert::text::VocabText text;
+  REQUIRE(text.assign(vocab));
   TokenIndex index;
-  index.reserve(vocab.size(), vocab);
+  index.reserve(vocab.size(), text.view());
   REQUIRE(index.insert_ids());
   CHECK(index.size() == vocab.size());
   size_t wrong = 0;
@@ -523,6 +536,137 @@ TEST_CASE("the verifier rejects inconsistent tokenizer tables", "[text]") {
   CHECK_THAT(t.init_from_buffer(std::vector<uint8_t>{1, 2, 3}).message(), Catch::Contains("not a valid FlatBuffer"));
 }
 
+// A Gemma-shaped BPE (spaces as U+2581, no pre-tokenizer, byte fallback) of a few tokens.
+const char* kByteFallbackBpe = R"({"added_tokens": [{"id": 0, "content": "<pad>", "special": true},
+    {"id": 1, "content": "<eos>", "special": true}, {"id": 2, "content": "<bos>", "special": true}],
+  "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+  "pre_tokenizer": null, "post_processor": null,
+  "model": {"type": "BPE", "unk_token": "<unk>", "byte_fallback": true, "fuse_unk": true,
+    "vocab": {"<pad>": 0, "<eos>": 1, "<bos>": 2, "<unk>": 3, "<0xC3>": 4, "<0xA9>": 5, "\u2581": 6, "h": 7, "e": 8,
+              "l": 9, "o": 10, "he": 11, "ll": 12, "hell": 13, "hello": 14, "\u2581hello": 15},
+    "merges": ["h e", "l l", "he ll", "hell o", "\u2581 hello"]}})";
+
+TEST_CASE("tokenizer tables from the file are used in place, tokenize as built ones, and hostile ones read nothing out of bounds", "[text]") {
+  const std::vector<std::string> texts = {"Hello worlds! unaffable caf\xC3\xA9 ab  c he <mask> \xE4\xB8\xAD hello world",
+                                          "hello hello hellohello ll he \xC3\xA9\xC3\xA9 <bos>x",
+                                          "ab zbz az \xC3\xA9" "b q\xC3\xA9 \xEF\xAC\x81 12,345 don't",
+                                          std::string(3000, 'l') + " " + std::string(500, 'a')};
+  const std::vector<std::pair<const char*, std::string>> kinds = {
+      {"WordPiece", kWordPiece}, {"byte-level BPE", byte_level_json()}, {"Qwen3 BPE", qwen_json()},
+      {"byte-fallback BPE", kByteFallbackBpe}, {"Unigram", kUnigram}};
+  using Slot = fb::TokenIndexSlot;
+  for (const auto& [name, json] : kinds) {
+    DYNAMIC_SECTION(name) {
+      const convert::TokenizerJson tj = convert::parse_tokenizer_json(json, "test.json");
+      const std::vector<uint8_t> with = convert::tokenizer_spec_buffer(tj, true);
+      const std::vector<uint8_t> without = convert::tokenizer_spec_buffer(tj, false);
+      text::Tokenizer adopted, built;
+      REQUIRE(adopted.init_from_buffer(with).is_ok());
+      REQUIRE(built.init_from_buffer(without).is_ok());
+      CHECK(adopted.tables_adopted());
+      CHECK_FALSE(built.tables_adopted());
+      for (const std::string& t : texts) {
+        const Encoded a = encode(adopted, t), b = encode(built, t);
+        CHECK(a.ids == b.ids);
+        CHECK(a.offsets == b.offsets);
+        CHECK(a.words == b.words);
+      }
+      // Hostile slots: each variant loads (or is refused with a message) and tokenizes every text
+      // without reading outside the file or the vocabulary (ASan) and in bounded time
+      auto hostile = [&](const char* what, auto&& mutate) {
+        std::vector<uint8_t> bad = with;
+        auto* m = flatbuffers::GetMutableRoot<fb::TokenizerSpec>(bad.data())->mutable_model();
+        mutate(m);
+        text::Tokenizer t;
+        const Status st = t.init_from_buffer(bad);
+        INFO(what << ": " << st.message());
+        if (!st.is_ok()) {
+          CHECK(st.code() == EB_ERROR_INVALID_MODEL);
+          return;
+        }
+        for (const std::string& x : texts) {
+          const Encoded e = encode(t, x);
+          for (int32_t id : e.ids) CHECK((id >= 0 && static_cast<size_t>(id) < t.vocab_size()));
+        }
+      };
+      auto each_slot = [](fb::TokenModelSpec* m, auto&& f) {
+        auto* indexes = m->mutable_tables()->mutable_indexes();
+        for (size_t k = 0; k < indexes->size(); ++k) {
+          auto* slots = indexes->GetMutableObject(k)->mutable_slots();
+          for (size_t i = 0; i < slots->size(); ++i) f(*slots->GetMutableObject(i), i);
+        }
+      };
+      hostile("entries past the vocabulary", [&](fb::TokenModelSpec* m) {
+        each_slot(m, [](Slot& s, size_t) { if (s.ref() != 0xFFFFFFFFu) s.mutate_ref(0x7FFFFF00u | (s.ref() & 0x80000000u)); });
+      });
+      hostile("no empty slot (a probe that never ends)", [&](fb::TokenModelSpec* m) {
+        each_slot(m, [](Slot& s, size_t i) { s = Slot(static_cast<uint32_t>(i * 2654435761u), static_cast<uint32_t>(i % 7), 1); });
+      });
+      hostile("lengths past every token", [&](fb::TokenModelSpec* m) {
+        each_slot(m, [](Slot& s, size_t) { s.mutate_length(0xFFFFFFF0u); });
+      });
+      hostile("every slot the same entry", [&](fb::TokenModelSpec* m) {
+        each_slot(m, [](Slot& s, size_t) { s = Slot(s.hash(), 3, s.length()); });
+      });
+      if (m_has_pairs(with)) {
+        hostile("merges to ids past the vocabulary", [&](fb::TokenModelSpec* m) {
+          auto* pairs = m->mutable_tables()->mutable_bpe_pairs();
+          for (size_t i = 0; i < pairs->size(); ++i)
+            if (pairs->Get(i)->key() != ~0ull) pairs->GetMutableObject(i)->mutate_value((uint64_t{1} << 32) | 0x7FFFFFF0u);
+        });
+        hostile("a merge table without an empty slot", [&](fb::TokenModelSpec* m) {
+          auto* pairs = m->mutable_tables()->mutable_bpe_pairs();
+          for (size_t i = 0; i < pairs->size(); ++i) *pairs->GetMutableObject(i) = fb::BpePairSlot(i * 0x9E3779B97F4A7C15ull, i);
+        });
+      }
+      hostile("vocabulary ends that decrease and run past the text", [&](fb::TokenModelSpec* m) {
+        auto* ends = m->mutable_vocab_ends();
+        for (size_t i = 0; i < ends->size(); ++i) ends->Mutate(i, i % 2 ? 0xFFFFFF00u : static_cast<uint32_t>(ends->size() - i));
+      });
+    }
+  }
+}
+
+TEST_CASE("a tokenizer.json keeps a BERT / DistilBERT file's family and head (its file is schema_version 8)", "[text]") {
+  // A file with a tokenizer is version 8 (its tables); readers of version 4 and later take the
+  // family from the family field, which the converter must then write for BERT and DistilBERT too
+  const fs::path dir = fs::temp_directory_path() / ("eb_family_tok_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char* source : {"task_distil_seqcls_relu", "task_bert_seqcls_tanh"}) {
+    INFO(source);
+    const std::string with_json = convert_with_tokenizer(dir, source, kWordPiece, std::string(source) + "_wp");
+    std::vector<uint8_t> bytes;
+    {
+      std::ifstream f(with_json, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
+    CHECK(fb::GetModel(bytes.data())->schema_version() == convert::kTokenTablesSchemaVersion);
+    // the same weights and ids give the same logits as the vocab.txt file (schema_version 2-4)
+    convert::ConvertOptions o;
+    o.input_dir = testdata_dir() + "/" + source;
+    o.fp32 = true;
+    o.quiet = true;
+    o.error_report = false;
+    const convert::ConvertResult plain = convert::convert_checkpoint(o);
+    CHECK(fb::GetModel(plain.buffer.data())->schema_version() < convert::kTokenTablesSchemaVersion);
+    const std::string plain_path = (dir / (std::string(source) + "_plain.ebm")).string();
+    std::ofstream(plain_path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(plain.buffer.data()), static_cast<std::streamsize>(plain.buffer.size()));
+    std::vector<std::vector<float>> logits;
+    for (const std::string& path : {plain_path, with_json}) {
+      TextSession t(path, 16);
+      const int32_t ids[] = {2, 5, 7, 9, 11, 3};
+      REQUIRE(eb_session_run_ids(t.s, ids, nullptr, nullptr, 6) == EB_OK);
+      const float* out = nullptr;
+      int64_t shape[2] = {};
+      REQUIRE(eb_session_get_output(t.s, EB_OUTPUT_LOGITS, &out, shape, nullptr) == EB_OK);
+      logits.emplace_back(out, out + shape[0]);
+    }
+    CHECK(logits[0] == logits[1]);
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a model file with a bad tokenizer table does not load", "[text]") {
   const convert::TokenizerJson tj = convert::parse_tokenizer_json(byte_level_json(), "bpe.json");
   convert::SyntheticSpec spec;
@@ -552,14 +696,34 @@ TEST_CASE("a model file with a bad tokenizer table does not load", "[text]") {
   std::vector<uint8_t> good(r.buffer.data(), r.buffer.data() + r.buffer.size());
   std::string msg;
   REQUIRE(load(good, &msg) == EB_OK);
+  // The merges are checked when the tables are built: in a file whose tables another scheme wrote
+  // (a file without tables builds them the same way)
+  auto model_spec = [](std::vector<uint8_t>& bytes) { return fb::GetMutableModel(bytes.data())->mutable_tokenizer()->mutable_model(); };
+  REQUIRE(model_spec(good)->tables());
+  CHECK(model_spec(good)->tables()->scheme() == text::kTokenTableScheme);
   std::vector<uint8_t> bad = good;
-  fb::GetMutableModel(bad.data())->mutable_tokenizer()->mutable_model()->mutable_merges()->GetMutableObject(2)->mutate_merged(100000);
-  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  model_spec(bad)->mutable_merges()->GetMutableObject(2)->mutate_merged(100000);
+  CHECK(load(bad, &msg) == EB_OK);  // the adopted tables do not read the merges ...
+  REQUIRE(model_spec(bad)->mutable_tables()->mutate_scheme(text::kTokenTableScheme + 1));
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);  // ... tables of another scheme are rebuilt from them
   CHECK_THAT(msg, Catch::Contains("merge 2 has a token id outside the vocabulary"));
   bad = good;
-  fb::GetMutableModel(bad.data())->mutable_tokenizer()->mutable_model()->mutable_merges()->GetMutableObject(0)->mutate_merged(5);
+  model_spec(bad)->mutable_merges()->GetMutableObject(0)->mutate_merged(5);
+  REQUIRE(model_spec(bad)->mutable_tables()->mutate_scheme(0));
   CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
   CHECK_THAT(msg, Catch::Contains("merge 0 does not produce the concatenation"));
+  // tables of this scheme but of the wrong shape are refused, not used
+  bad = good;
+  auto* index = model_spec(bad)->mutable_tables()->mutable_indexes()->GetMutableObject(0);
+  REQUIRE(index->mutate_count(index->slots()->size() / 2 + 1));
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(msg, Catch::Contains("at most half full"));
+  bad = good;
+  auto* byte_ids = model_spec(bad)->mutable_tables()->mutable_byte_ids();
+  REQUIRE(byte_ids);
+  byte_ids->Mutate(7, 1 << 30);
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(msg, Catch::Contains("a byte token id outside the vocabulary"));
   bad = good;
   REQUIRE(fb::GetMutableModel(bad.data())->mutable_tokenizer()->mutable_pre_tokenizers()->GetMutableObject(0)->mutate_behavior(
       static_cast<fb::SplitBehavior>(9)));

@@ -198,7 +198,7 @@ using Toks = std::vector<std::string>;
 TEST_CASE("tokenizer init validates the vocabulary and options", "[tokenizer]") {
   using edgebert::text::Tokenizer;
   Tokenizer tok;
-  CHECK_FALSE(tok.init_bert_vocab({}, {}).is_ok());
+  CHECK_FALSE(tok.init_bert_vocab(std::vector<std::string_view>{}, {}).is_ok());
   CHECK_FALSE(tok.initialized());
   edgebert::text::TextWorkspace ws;
   TextToken out[1];

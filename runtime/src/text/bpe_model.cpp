@@ -3,7 +3,6 @@
 #include "text/bpe_model.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 
 #include "text/unicode.h"
@@ -21,33 +20,56 @@ constexpr uint64_t kNone = ~0ull;
 Status fail(const std::string& m) { return Status(EB_ERROR_INVALID_MODEL, "BPE: " + m); }
 }  // namespace
 
-Status BpeModel::init(const std::vector<std::string_view>& vocab, const Merge* merges, size_t num_merges,
-                    const BpeOptions& o) {
+Status BpeModel::init(const VocabView& vocab, const Merge* merges, size_t num_merges, const BpeOptions& o,
+                      const TokenTables* tables) {
+  static_assert(sizeof(PairSlot) == kPairSlotBytes, "the model file's BpePairSlot");
   const int64_t n = static_cast<int64_t>(vocab.size());
+  if (n > 0x7FFFFFFF) return fail("vocabulary too large");
   if (o.unk_id < -1 || o.unk_id >= n) return fail("unk id out of range");
   if (o.continuing_subword_prefix.size() > kMaxAffixBytes || o.end_of_word_suffix.size() > kMaxAffixBytes)
     return fail("continuing_subword_prefix / end_of_word_suffix longer than 64 bytes");
-  vocab_.reserve(vocab.size(), vocab);
-  if (!vocab_.insert_ids()) return fail("vocabulary too large");  // the non-empty ones; an empty
-  for (size_t id = 0; id < vocab.size(); ++id)                    // token never collides with them:
-    if (vocab[id].empty()) vocab_.insert(static_cast<int32_t>(id));
-  EB_RETURN_IF_ERROR(build_pairs(vocab, merges, num_merges, o.continuing_subword_prefix));
-  for (int b = 0; b < 256; ++b) {
-    char name[8];
-    std::snprintf(name, sizeof(name), "<0x%02X>", b);
-    const int32_t id = vocab_.find(name);
-    byte_ids_[b] = id >= 0 ? id : -1;
+  vocab_size_ = static_cast<uint32_t>(n);
+  if (tables) {
+    const size_t cap = tables->pair_capacity;
+    if (tables->indexes.size() != 1) return fail("tables: needs one index");
+    const IndexTable& t = tables->indexes[0];
+    if (!vocab_.adopt(t.slots, t.capacity, t.count, vocab))
+      return fail("tables: the index is not a power of two of 16 slots or more, at most half full");
+    if (tables->pairs == nullptr || cap < 16 || (cap & (cap - 1)) != 0 || cap < 2 * num_merges ||
+        reinterpret_cast<uintptr_t>(tables->pairs) % alignof(PairSlot) != 0)
+      return fail("tables: the merge table is not a power of two of 16 slots or more, at most half full");
+    owned_pairs_ = PageArray<PairSlot>();
+    pairs_ = static_cast<const PairSlot*>(tables->pairs);
+    pair_capacity_ = cap;
+    pair_mask_ = cap - 1;
+  } else {
+    vocab_.reserve(vocab.size(), vocab);
+    if (!vocab_.insert_ids()) return fail("vocabulary too large");  // the non-empty ones; an empty
+    for (size_t id = 0; id < vocab.size(); ++id)                    // token never collides with them:
+      if (vocab[id].empty()) vocab_.insert(static_cast<int32_t>(id));
+    EB_RETURN_IF_ERROR(build_pairs(vocab, merges, num_merges, o.continuing_subword_prefix));
   }
+  if (!fill_byte_ids(byte_ids_, tables, vocab.size(), [&](std::string_view k) { return vocab_.find(k); }))
+    return fail("tables: a byte token id outside the vocabulary");
   options_ = o;
   return Status::ok();
 }
 
-Status BpeModel::build_pairs(const std::vector<std::string_view>& vocab, const Merge* merges, size_t num_merges,
-                             std::string_view pre) {
+void BpeModel::export_tables(TokenTables& out) const {
+  out.indexes = {IndexTable{vocab_.slot_data(), vocab_.capacity(), vocab_.size()}};
+  out.pairs = pairs_;
+  out.pair_capacity = pair_capacity_;
+  out.byte_ids = byte_ids_;
+}
+
+Status BpeModel::build_pairs(const VocabView& vocab, const Merge* merges, size_t num_merges, std::string_view pre) {
   const int64_t n = static_cast<int64_t>(vocab.size());
   size_t capacity = 16;
   while (capacity < 2 * num_merges) capacity *= 2;  // at most half full (one merge per slot at most)
-  pairs_.assign(capacity, PairSlot{kNone, 0});
+  owned_pairs_.assign(capacity, PairSlot{kNone, 0});
+  PairSlot* pairs = &owned_pairs_[0];
+  pairs_ = pairs;
+  pair_capacity_ = capacity;
   pair_mask_ = capacity - 1;
   // Each merge reads three vocabulary entries, their bytes and a slot of the table, all at random
   // places: 16 merges ahead the entries and the slot are prefetched, 8 ahead the entries' bytes
@@ -58,9 +80,9 @@ Status BpeModel::build_pairs(const std::vector<std::string_view>& vocab, const M
   };
   auto prefetch_entries = [&](const Merge& m) {
     if (!in_range(m)) return;
-    __builtin_prefetch(&vocab[static_cast<size_t>(m.left)]);
-    __builtin_prefetch(&vocab[static_cast<size_t>(m.right)]);
-    __builtin_prefetch(&vocab[static_cast<size_t>(m.merged)]);
+    __builtin_prefetch(vocab.ends() + m.left);
+    __builtin_prefetch(vocab.ends() + m.right);
+    __builtin_prefetch(vocab.ends() + m.merged);
     const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(m.left)) << 32) | static_cast<uint32_t>(m.right);
     __builtin_prefetch(&pairs_[pair_hash(key) & pair_mask_]);
   };
@@ -85,8 +107,8 @@ Status BpeModel::build_pairs(const std::vector<std::string_view>& vocab, const M
     const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(m.left)) << 32) | static_cast<uint32_t>(m.right);
     const uint64_t value = (static_cast<uint64_t>(r) << 32) | static_cast<uint32_t>(m.merged);
     for (size_t i = pair_hash(key) & pair_mask_;; i = (i + 1) & pair_mask_) {
-      if (pairs_[i].key == kNone || pairs_[i].key == key) {
-        pairs_[i] = PairSlot{key, value};  // a later duplicate wins, as in the reference's map
+      if (pairs[i].key == kNone || pairs[i].key == key) {
+        pairs[i] = PairSlot{key, value};  // a later duplicate wins, as in the reference's map
         break;
       }
     }
@@ -96,10 +118,13 @@ Status BpeModel::build_pairs(const std::vector<std::string_view>& vocab, const M
 
 uint64_t BpeModel::find_merge(int32_t left, int32_t right) const {
   const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
-  for (size_t i = pair_hash(key) & pair_mask_;; i = (i + 1) & pair_mask_) {
-    if (pairs_[i].key == key) return pairs_[i].value;
+  size_t i = pair_hash(key) & pair_mask_;
+  for (size_t probes = 0; probes < pair_capacity_; ++probes, i = (i + 1) & pair_mask_) {  // one lap at most
+    if (pairs_[i].key == key)
+      return static_cast<uint32_t>(pairs_[i].value) < vocab_size_ ? pairs_[i].value : kNone;
     if (pairs_[i].key == kNone) return kNone;
   }
+  return kNone;
 }
 
 void BpeModel::tokenize(const char* s, size_t n, std::vector<ModelToken>& out, ModelScratch& sc) const {

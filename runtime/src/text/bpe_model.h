@@ -14,6 +14,7 @@
 
 #include "text/model_token.h"
 #include "text/token_index.h"
+#include "text/token_tables.h"
 
 namespace edgebert {
 namespace text {
@@ -31,25 +32,31 @@ class BpeModel {
   };
   static constexpr size_t kMaxAffixBytes = 64;
 
-  Status init(const std::vector<std::string_view>& vocab, const Merge* merges, size_t num_merges,
-            const BpeOptions& options);
+  // Builds its vocabulary index and merge table (checking every merge), or adopts `tables` (one
+  // index and the merge table) when given: the merges are then not read.
+  Status init(const VocabView& vocab, const Merge* merges, size_t num_merges, const BpeOptions& options,
+              const TokenTables* tables = nullptr);
+  void export_tables(TokenTables& out) const;
+  static constexpr size_t kPairSlotBytes = 16;  // the model file's BpePairSlot
   void tokenize(const char* word, size_t n, std::vector<ModelToken>& out, ModelScratch& scratch) const;
 
  private:
-  // (rank << 32 | merged id) of the pair (left, right), or UINT64_MAX.
+  // (rank << 32 | merged id) of the pair (left, right), or UINT64_MAX (also for a slot whose
+  // merged id is outside the vocabulary: an adopted table is not trusted).
   uint64_t find_merge(int32_t left, int32_t right) const;
   // Checks every merge (ids in range, the merged token the concatenation of its parts, less the
   // right part's continuation prefix `pre`) and fills pairs_. May throw std::bad_alloc.
-  Status build_pairs(const std::vector<std::string_view>& vocab, const Merge* merges, size_t num_merges,
-                     std::string_view pre);
+  Status build_pairs(const VocabView& vocab, const Merge* merges, size_t num_merges, std::string_view pre);
 
   TokenIndex vocab_;
   struct PairSlot {
     uint64_t key;    // left << 32 | right; UINT64_MAX: empty
     uint64_t value;  // rank << 32 | merged
   };
-  PageArray<PairSlot> pairs_;  // whole pages, huge pages when large (page_alloc.h)
-  size_t pair_mask_ = 0;
+  PageArray<PairSlot> owned_pairs_;  // a built table: whole pages, huge pages when large (page_alloc.h)
+  const PairSlot* pairs_ = nullptr;  // owned_pairs_', or an adopted table's
+  size_t pair_capacity_ = 0, pair_mask_ = 0;
+  uint32_t vocab_size_ = 0;
   BpeOptions options_;
   int32_t byte_ids_[256];  // <0xXX> tokens (-1: absent)
 };

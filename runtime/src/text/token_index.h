@@ -6,6 +6,9 @@
 // vocabulary entry `ref` without the index's fixed prefix (WordPiece's "##" for continuations), or
 // the first bytes of it, entered as "prefix only" (id -1), which turns the table into a trie for
 // common-prefix searches (Unigram). The hash is FNV-1a, so a caller can extend it byte by byte.
+// A table is built at load (reserve, insert) or adopted as the converter wrote it into the model
+// file (adopt: schema_version 8); lookups then trust none of its slots: every entry is checked
+// against the vocabulary before its bytes are read, and a probe stops after one lap.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "page_alloc.h"
+#include "text/vocab_view.h"
 
 namespace edgebert {
 namespace text {
@@ -28,8 +32,16 @@ class TokenIndex {
   }
 
   // Sizes the table for `expected` keys taken from `keys` less `prefix` (allocates; done at init).
-  // `keys`' elements must stay where they are while the index is used (a moved vector keeps them).
-  void reserve(size_t expected, const std::vector<std::string_view>& keys, std::string_view prefix = {});
+  // `keys`' bytes must stay where they are while the index is used.
+  void reserve(size_t expected, const VocabView& keys, std::string_view prefix = {});
+  // Uses `capacity` slots built by the same code (slot_data() of an index over the same keys and
+  // prefix, as the converter writes them) in place, without copying or reading them. False when
+  // the shape is wrong: capacity not a power of two of at least 16, more than half full, or
+  // `slots` not aligned for a slot (then nothing changes).
+  bool adopt(const void* slots, size_t capacity, size_t count, const VocabView& keys, std::string_view prefix = {});
+  static constexpr size_t kSlotBytes = 12;  // the model file's TokenIndexSlot
+  const void* slot_data() const { return slots_; }
+  size_t capacity() const { return capacity_; }
   // keys[id] (less the prefix, which it must start with) -> id; an existing key gets the new id
   // when overwrite (a later duplicate wins), a prefix-only entry always does. Returns false when
   // the table is full.
@@ -53,12 +65,15 @@ class TokenIndex {
     uint32_t ref;     // the key's vocabulary entry, | kPrefixOnly for a prefix-only entry; kEmpty
     uint32_t length;  // the key's bytes
   };
-  const char* key_of(const Slot& s) const { return keys_[s.ref & ~kPrefixOnly].data() + skip_; }
   bool insert(std::string_view key, uint64_t h, uint32_t ref, bool overwrite);
+  // Whether slot s holds `key` (its entry checked against the vocabulary first).
+  bool holds(const Slot& s, std::string_view key, uint32_t h32) const;
 
-  PageArray<Slot> slots_;  // whole pages, huge pages when large (page_alloc.h)
-  const std::string_view* keys_ = nullptr;
-  size_t key_count_ = 0, skip_ = 0;
+  PageArray<Slot> owned_;  // a built table: whole pages, huge pages when large (page_alloc.h)
+  const Slot* slots_ = nullptr;  // owned_'s, or an adopted table's
+  size_t capacity_ = 0;
+  VocabView keys_;
+  size_t skip_ = 0;
   std::string_view prefix_;
   size_t mask_ = 0;
   size_t count_ = 0;

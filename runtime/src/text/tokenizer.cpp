@@ -60,7 +60,9 @@ Tokenizer::~Tokenizer() = default;
 
 void Tokenizer::reset() {
   kind_ = Kind::kNone;
-  vocab_.clear();
+  tables_adopted_ = false;
+  vocab_text_ = VocabText();
+  vocab_ = VocabView();
   normalizers_.clear();
   pre_tokenizers_.clear();
   wordpiece_.reset();
@@ -90,6 +92,20 @@ Status Tokenizer::init_from_buffer(std::vector<uint8_t> buffer) {
 Status Tokenizer::init_bert_vocab(std::vector<std::string_view> vocab, const BertVocabOptions& o) {
   reset();
   try {
+    if (!vocab_text_.assign(vocab)) return invalid("vocabulary larger than 4 GiB");
+    VocabText text = std::move(vocab_text_);  // (reset() by the call below; the bytes stay put)
+    const Status st = init_bert_vocab(text.view(), o, nullptr);
+    vocab_text_ = std::move(text);
+    return st;
+  } catch (const std::bad_alloc&) {
+    reset();
+    return Status(EB_ERROR_OUT_OF_MEMORY, "tokenizer: out of memory");
+  }
+}
+
+Status Tokenizer::init_bert_vocab(const VocabView& vocab, const BertVocabOptions& o, const TokenTables* tables) {
+  reset();
+  try {
     if (vocab.empty()) return invalid("empty vocabulary");
     if (vocab.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
       return invalid("vocabulary has more than 2^31-1 tokens");
@@ -99,7 +115,7 @@ Status Tokenizer::init_bert_vocab(std::vector<std::string_view> vocab, const Ber
     const int64_t n = static_cast<int64_t>(vocab.size());
     for (int32_t id : {o.unk_id, o.cls_id, o.sep_id, o.pad_id})
       if (id < -1 || id >= n) return invalid("special token id " + std::to_string(id) + " outside the vocabulary");
-    vocab_ = std::move(vocab);
+    vocab_ = vocab;
     auto lookup = [&](int32_t given, std::string_view name) {
       if (given >= 0) return given;
       for (size_t i = vocab_.size(); i-- > 0;)  // a later duplicate wins
@@ -112,7 +128,8 @@ Status Tokenizer::init_bert_vocab(std::vector<std::string_view> vocab, const Ber
     if (cls < 0) return invalid("vocabulary has no [CLS] token");
     if (sep < 0) return invalid("vocabulary has no [SEP] token");
     wordpiece_ = std::make_unique<WordPieceModel>();
-    EB_RETURN_IF_ERROR(wordpiece_->init(vocab_, unk, "##", o.max_input_chars_per_word).with_context("tokenizer"));
+    EB_RETURN_IF_ERROR(wordpiece_->init(vocab_, unk, "##", o.max_input_chars_per_word, tables).with_context("tokenizer"));
+    tables_adopted_ = tables != nullptr;
     Normalizer bert;
     bert.kind = NormalizerKind::kBert;
     bert.clean_text = true;
@@ -212,13 +229,41 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
     if (spec == nullptr) return invalid("no TokenizerSpec");
     const fb::TokenModelSpec* m = spec->model();
     if (m == nullptr || m->vocab() == nullptr) return invalid("model: no vocabulary");
-    const size_t n = m->vocab()->size();
+    const auto* text = m->vocab_text();
+    const auto* ends = m->vocab_ends();
+    if ((text == nullptr) != (ends == nullptr)) return invalid("model: vocab_text and vocab_ends come together");
+    if (ends && m->vocab()->size() != 0) return invalid("model: a vocabulary both as strings and as one text");
+    const size_t n = ends ? ends->size() : m->vocab()->size();
     if (n == 0) return invalid("model: empty vocabulary");
     if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) return invalid("model: vocabulary too large");
     if (id_limit > 0 && static_cast<int64_t>(n) > id_limit)
       return invalid("vocabulary has " + std::to_string(n) + " tokens, the embedding table " + std::to_string(id_limit));
-    vocab_.reserve(n);
-    for (const auto* s : *m->vocab()) vocab_.push_back(view(s));
+    if (ends) {  // schema_version 8: mapped as it is (each token checked where it is read)
+      vocab_ = VocabView(reinterpret_cast<const char*>(text->data()), text->size(), ends->data(), n);
+    } else {
+      vocab_text_.reserve(n);
+      for (const auto* s : *m->vocab())
+        if (!vocab_text_.append(view(s))) return invalid("model: vocabulary larger than 4 GiB");
+      vocab_ = vocab_text_.view();
+    }
+    // The file's tables, when they were built by this runtime's scheme (else built below).
+    TokenTables file_tables;
+    const TokenTables* tables = nullptr;
+    if (const fb::TokenizerTables* t = m->tables(); t && t->scheme() == kTokenTableScheme) {
+      static_assert(sizeof(fb::TokenIndexSlot) == TokenIndex::kSlotBytes, "TokenIndexSlot layout");
+      static_assert(sizeof(fb::BpePairSlot) == BpeModel::kPairSlotBytes, "BpePairSlot layout");
+      for (const fb::TokenIndexTable* x : *t->indexes())
+        file_tables.indexes.push_back(IndexTable{x->slots()->data(), x->slots()->size(), static_cast<size_t>(x->count())});
+      if (const auto* p = t->bpe_pairs()) {
+        file_tables.pairs = p->data();
+        file_tables.pair_capacity = p->size();
+      }
+      if (const auto* b = t->byte_ids()) {
+        if (b->size() != 256) return invalid("tables: byte_ids has " + std::to_string(b->size()) + " entries, not 256");
+        file_tables.byte_ids = b->data();
+      }
+      tables = &file_tables;
+    }
     const int64_t limit = static_cast<int64_t>(n);
     auto id_ok = [&](int64_t id) { return id >= 0 && id < limit; };
     const int32_t unk = m->unk_id();
@@ -229,7 +274,7 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
         const int max_chars = m->max_input_chars_per_word();
         if (max_chars < 0) return invalid("WordPiece: negative max_input_chars_per_word");
         wordpiece_ = std::make_unique<WordPieceModel>();
-        EB_RETURN_IF_ERROR(wordpiece_->init(vocab_, unk, view(m->continuing_subword_prefix()), max_chars).with_context("tokenizer"));
+        EB_RETURN_IF_ERROR(wordpiece_->init(vocab_, unk, view(m->continuing_subword_prefix()), max_chars, tables).with_context("tokenizer"));
         kind_ = Kind::kWordPiece;
         break;
       }
@@ -245,7 +290,7 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
         const auto* merges = m->merges();
         bpe_ = std::make_unique<BpeModel>();
         EB_RETURN_IF_ERROR(bpe_->init(vocab_, merges ? reinterpret_cast<const BpeModel::Merge*>(merges->data()) : nullptr,
-                        merges ? merges->size() : 0, o).with_context("tokenizer"));
+                        merges ? merges->size() : 0, o, tables).with_context("tokenizer"));
         kind_ = Kind::kBpe;
         break;
       }
@@ -253,13 +298,14 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
         if (m->scores() == nullptr || m->scores()->size() != n)
           return invalid("Unigram: needs one score per vocabulary entry");
         unigram_ = std::make_unique<UnigramModel>();
-        EB_RETURN_IF_ERROR(unigram_->init(vocab_, m->scores()->data(), unk, m->byte_fallback()).with_context("tokenizer"));
+        EB_RETURN_IF_ERROR(unigram_->init(vocab_, m->scores()->data(), unk, m->byte_fallback(), tables).with_context("tokenizer"));
         kind_ = Kind::kUnigram;
         break;
       }
       default:
         return invalid("unknown model kind " + std::to_string(static_cast<int>(m->kind())));
     }
+    tables_adopted_ = tables != nullptr;
     const Kind model_kind = kind_;
     kind_ = Kind::kNone;  // until everything is checked
 
@@ -460,6 +506,14 @@ size_t Tokenizer::num_special_tokens(bool pair) const {
   for (const Piece& p : pair ? pair_ : single_)
     if (p.sequence < 0) n += specials_[static_cast<size_t>(p.special)].size();
   return n;
+}
+
+TokenTables Tokenizer::tables() const {
+  TokenTables t;
+  if (wordpiece_) wordpiece_->export_tables(t);
+  if (bpe_) bpe_->export_tables(t);
+  if (unigram_) unigram_->export_tables(t);
+  return t;
 }
 
 std::string_view Tokenizer::token_text(int32_t id) const {

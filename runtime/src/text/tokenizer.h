@@ -94,6 +94,9 @@ class Tokenizer {
   // A vocabulary without [PAD] pads with id 0. The views are kept (moved in: no copy of a 30,000-
   // token array when the caller passes an rvalue).
   Status init_bert_vocab(std::vector<std::string_view> vocab, const BertVocabOptions& options);
+  // The same over a vocabulary in one text (the model file's, schema_version 8, which must outlive
+  // the tokenizer), adopting its WordPiece tables (words, continuations) when `tables` is given.
+  Status init_bert_vocab(const VocabView& vocab, const BertVocabOptions& options, const TokenTables* tables = nullptr);
 
   // Encodes `a` (and `b` when non-null), truncated with longest_first to max_length tokens in all
   // (0: no limit) and with the template's special tokens. Writes the first min(count, capacity)
@@ -136,6 +139,12 @@ class Tokenizer {
   bool is_word_local() const { return word_local_; }
   size_t num_special_tokens(bool pair) const;
   size_t vocab_size() const { return vocab_.size(); }
+  const VocabView& vocabulary() const { return vocab_; }
+  // The model's lookup tables as they are now (built, or adopted from the file), for the
+  // converter to write (token_tables.h); valid while the tokenizer lives unchanged.
+  TokenTables tables() const;
+  // Whether the model's tables were adopted from the file instead of built at load.
+  bool tables_adopted() const { return tables_adopted_; }
   std::string_view token_text(int32_t id) const;
   int32_t pad_id() const { return pad_id_; }
   int32_t unk_id() const { return unk_id_; }
@@ -162,8 +171,10 @@ class Tokenizer {
   void build_frames();
 
   Kind kind_ = Kind::kNone;
+  bool tables_adopted_ = false;
   std::vector<uint8_t> owned_;
-  std::vector<std::string_view> vocab_;
+  VocabText vocab_text_;  // the vocabulary's one-text form when the file has none (vocab_view.h)
+  VocabView vocab_;       // over the model file's vocab_text, or vocab_text_
   std::vector<Normalizer> normalizers_;
   std::vector<PreTokenizer> pre_tokenizers_;
   std::unique_ptr<WordPieceModel> wordpiece_;

@@ -5,15 +5,14 @@
 #include "text/unigram_model.h"
 
 #include <cmath>
-#include <cstdio>
 
 #include "text/unicode.h"
 
 namespace edgebert {
 namespace text {
 
-Status UnigramModel::init(const std::vector<std::string_view>& vocab, const double* scores, int32_t unk_id,
-                        bool byte_fallback) {
+Status UnigramModel::init(const VocabView& vocab, const double* scores, int32_t unk_id, bool byte_fallback,
+                          const TokenTables* tables) {
   auto fail = [&](const std::string& m) {
     return Status(EB_ERROR_INVALID_MODEL, "Unigram: " + m);
   };
@@ -26,24 +25,32 @@ Status UnigramModel::init(const std::vector<std::string_view>& vocab, const doub
     if (!std::isfinite(scores[i])) return fail("score of piece " + std::to_string(i) + " is not finite");
     if (scores[i] < min_score) min_score = scores[i];
   }
-  trie_.reserve(prefixes, vocab);
-  for (size_t id = 0; id < vocab.size(); ++id) {
-    const std::string_view t = vocab[id];
-    if (t.empty()) continue;
-    for (size_t l = 1; l < t.size(); ++l) trie_.insert_prefix(static_cast<int32_t>(id), l);
-    trie_.insert(static_cast<int32_t>(id));  // a later duplicate wins, as in the reference
+  if (tables) {
+    if (tables->indexes.size() != 1) return fail("tables: needs one index");
+    const IndexTable& t = tables->indexes[0];
+    if (!trie_.adopt(t.slots, t.capacity, t.count, vocab))
+      return fail("tables: the index is not a power of two of 16 slots or more, at most half full");
+  } else {
+    trie_.reserve(prefixes, vocab);
+    for (size_t id = 0; id < vocab.size(); ++id) {
+      const std::string_view t = vocab[id];
+      if (t.empty()) continue;
+      for (size_t l = 1; l < t.size(); ++l) trie_.insert_prefix(static_cast<int32_t>(id), l);
+      trie_.insert(static_cast<int32_t>(id));  // a later duplicate wins, as in the reference
+    }
   }
   scores_ = scores;
   unk_score_ = min_score - 10.0;
   unk_id_ = unk_id;
   byte_fallback_ = byte_fallback;
-  for (int b = 0; b < 256; ++b) {
-    char name[8];
-    std::snprintf(name, sizeof(name), "<0x%02X>", b);
-    const int32_t id = trie_.find(name);
-    byte_ids_[b] = id >= 0 ? id : -1;
-  }
+  if (!fill_byte_ids(byte_ids_, tables, vocab.size(), [&](std::string_view k) { return trie_.find(k); }))
+    return fail("tables: a byte token id outside the vocabulary");
   return Status::ok();
+}
+
+void UnigramModel::export_tables(TokenTables& out) const {
+  out.indexes = {IndexTable{trie_.slot_data(), trie_.capacity(), trie_.size()}};
+  out.byte_ids = byte_ids_;
 }
 
 void UnigramModel::tokenize(const char* s, size_t n, std::vector<ModelToken>& out, ModelScratch& sc) const {

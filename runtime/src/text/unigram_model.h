@@ -13,13 +13,17 @@
 
 #include "text/model_token.h"
 #include "text/token_index.h"
+#include "text/token_tables.h"
 
 namespace edgebert {
 namespace text {
 
 class UnigramModel {
  public:
-  Status init(const std::vector<std::string_view>& vocab, const double* scores, int32_t unk_id, bool byte_fallback);
+  // Builds its index of pieces and prefixes, or adopts `tables` (one index) when given.
+  Status init(const VocabView& vocab, const double* scores, int32_t unk_id, bool byte_fallback,
+              const TokenTables* tables = nullptr);
+  void export_tables(TokenTables& out) const;
   void tokenize(const char* word, size_t n, std::vector<ModelToken>& out, ModelScratch& scratch) const;
 
  private:

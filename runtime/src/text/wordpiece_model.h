@@ -12,14 +12,17 @@
 
 #include "text/model_token.h"
 #include "text/token_index.h"
+#include "text/token_tables.h"
 
 namespace edgebert {
 namespace text {
 
 class WordPieceModel {
  public:
-  Status init(const std::vector<std::string_view>& vocab, int32_t unk_id, std::string_view prefix,
-            int max_input_chars_per_word);
+  // Builds its two indexes, or adopts `tables` (two indexes) when given.
+  Status init(const VocabView& vocab, int32_t unk_id, std::string_view prefix, int max_input_chars_per_word,
+              const TokenTables* tables = nullptr);
+  void export_tables(TokenTables& out) const;
   void tokenize(const char* word, size_t n, std::vector<ModelToken>& out) const;
 
  private:
