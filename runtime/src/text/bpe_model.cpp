@@ -34,10 +34,9 @@ Status BpeModel::init(const VocabView& vocab, const Merge* merges, size_t num_me
     if (tables->indexes.size() != 1) return fail("tables: needs one index");
     const IndexTable& t = tables->indexes[0];
     if (!vocab_.adopt(t.slots, t.capacity, t.count, vocab))
-      return fail("tables: the index is not a power of two of 16 slots or more, at most half full");
-    if (tables->pairs == nullptr || cap < 16 || (cap & (cap - 1)) != 0 || cap < 2 * num_merges ||
-        reinterpret_cast<uintptr_t>(tables->pairs) % alignof(PairSlot) != 0)
-      return fail("tables: the merge table is not a power of two of 16 slots or more, at most half full");
+      return fail("tables: the index is not a power of two of 16 slots or more, at most half full, aligned");
+    if (!table_shape_ok(tables->pairs, cap, num_merges, alignof(PairSlot)))
+      return fail("tables: the merge table is not a power of two of 16 slots or more, at most half full, aligned");
     owned_pairs_ = PageArray<PairSlot>();
     pairs_ = static_cast<const PairSlot*>(tables->pairs);
     pair_capacity_ = cap;

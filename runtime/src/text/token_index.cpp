@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "text/token_tables.h"
+
 namespace edgebert {
 namespace text {
 
@@ -23,9 +25,7 @@ void TokenIndex::reserve(size_t expected, const VocabView& keys, std::string_vie
 }
 
 bool TokenIndex::adopt(const void* slots, size_t capacity, size_t count, const VocabView& keys, std::string_view prefix) {
-  if (slots == nullptr || capacity < 16 || (capacity & (capacity - 1)) != 0 || count > capacity / 2 ||
-      reinterpret_cast<uintptr_t>(slots) % alignof(Slot) != 0)
-    return false;
+  if (!table_shape_ok(slots, capacity, count, alignof(Slot))) return false;
   owned_ = PageArray<Slot>();
   slots_ = static_cast<const Slot*>(slots);
   capacity_ = capacity;

@@ -29,6 +29,13 @@ struct TokenTables {
   const int32_t* byte_ids = nullptr;  // BPE, Unigram: 256 ids of the <0xXX> tokens (-1: absent)
 };
 
+// Whether a table of `capacity` slots holding `used` keys has the shape every adopted table needs:
+// a power of two of at least 16 slots, at most half full, `slots` aligned to `align`.
+inline bool table_shape_ok(const void* slots, size_t capacity, size_t used, size_t align) {
+  return slots != nullptr && capacity >= 16 && (capacity & (capacity - 1)) == 0 && used <= capacity / 2 &&
+         reinterpret_cast<uintptr_t>(slots) % align == 0;
+}
+
 // The <0xXX> token ids: from `tables` when it has them (each checked: -1 or an id below
 // vocab_size; false when one is not), else looked up with find("<0xXX>").
 template <typename Find>

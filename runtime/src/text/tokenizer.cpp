@@ -92,20 +92,6 @@ Status Tokenizer::init_from_buffer(std::vector<uint8_t> buffer) {
 Status Tokenizer::init_bert_vocab(std::vector<std::string_view> vocab, const BertVocabOptions& o) {
   reset();
   try {
-    if (!vocab_text_.assign(vocab)) return invalid("vocabulary larger than 4 GiB");
-    VocabText text = std::move(vocab_text_);  // (reset() by the call below; the bytes stay put)
-    const Status st = init_bert_vocab(text.view(), o, nullptr);
-    vocab_text_ = std::move(text);
-    return st;
-  } catch (const std::bad_alloc&) {
-    reset();
-    return Status(EB_ERROR_OUT_OF_MEMORY, "tokenizer: out of memory");
-  }
-}
-
-Status Tokenizer::init_bert_vocab(const VocabView& vocab, const BertVocabOptions& o, const TokenTables* tables) {
-  reset();
-  try {
     if (vocab.empty()) return invalid("empty vocabulary");
     if (vocab.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
       return invalid("vocabulary has more than 2^31-1 tokens");
@@ -115,7 +101,8 @@ Status Tokenizer::init_bert_vocab(const VocabView& vocab, const BertVocabOptions
     const int64_t n = static_cast<int64_t>(vocab.size());
     for (int32_t id : {o.unk_id, o.cls_id, o.sep_id, o.pad_id})
       if (id < -1 || id >= n) return invalid("special token id " + std::to_string(id) + " outside the vocabulary");
-    vocab_ = vocab;
+    if (!vocab_text_.assign(vocab)) return invalid("vocabulary larger than 4 GiB");
+    vocab_ = vocab_text_.view();
     auto lookup = [&](int32_t given, std::string_view name) {
       if (given >= 0) return given;
       for (size_t i = vocab_.size(); i-- > 0;)  // a later duplicate wins
@@ -128,8 +115,7 @@ Status Tokenizer::init_bert_vocab(const VocabView& vocab, const BertVocabOptions
     if (cls < 0) return invalid("vocabulary has no [CLS] token");
     if (sep < 0) return invalid("vocabulary has no [SEP] token");
     wordpiece_ = std::make_unique<WordPieceModel>();
-    EB_RETURN_IF_ERROR(wordpiece_->init(vocab_, unk, "##", o.max_input_chars_per_word, tables).with_context("tokenizer"));
-    tables_adopted_ = tables != nullptr;
+    EB_RETURN_IF_ERROR(wordpiece_->init(vocab_, unk, "##", o.max_input_chars_per_word).with_context("tokenizer"));
     Normalizer bert;
     bert.kind = NormalizerKind::kBert;
     bert.clean_text = true;

@@ -89,14 +89,11 @@ class Tokenizer {
   // From a FlatBuffer whose root is a TokenizerSpec (copied; the converter and edgebert-tokenize).
   Status init_from_buffer(std::vector<uint8_t> buffer);
   // The BERT tokenizer of a vocabulary alone (BertVocabOptions). `vocab[i]` is the token with id
-  // i (a later duplicate wins, as in HF's vocabulary map); the strings must outlive the tokenizer.
+  // i (a later duplicate wins, as in HF's vocabulary map); its bytes are copied into one text
+  // (vocab_view.h), so the strings need not outlive the call.
   // Refused: an empty vocabulary, ids out of range, no [UNK] / [CLS] / [SEP] (by id or name).
-  // A vocabulary without [PAD] pads with id 0. The views are kept (moved in: no copy of a 30,000-
-  // token array when the caller passes an rvalue).
+  // A vocabulary without [PAD] pads with id 0.
   Status init_bert_vocab(std::vector<std::string_view> vocab, const BertVocabOptions& options);
-  // The same over a vocabulary in one text (the model file's, schema_version 8, which must outlive
-  // the tokenizer), adopting its WordPiece tables (words, continuations) when `tables` is given.
-  Status init_bert_vocab(const VocabView& vocab, const BertVocabOptions& options, const TokenTables* tables = nullptr);
 
   // Encodes `a` (and `b` when non-null), truncated with longest_first to max_length tokens in all
   // (0: no limit) and with the template's special tokens. Writes the first min(count, capacity)

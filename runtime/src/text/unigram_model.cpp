@@ -29,7 +29,7 @@ Status UnigramModel::init(const VocabView& vocab, const double* scores, int32_t 
     if (tables->indexes.size() != 1) return fail("tables: needs one index");
     const IndexTable& t = tables->indexes[0];
     if (!trie_.adopt(t.slots, t.capacity, t.count, vocab))
-      return fail("tables: the index is not a power of two of 16 slots or more, at most half full");
+      return fail("tables: the index is not a power of two of 16 slots or more, at most half full, aligned");
   } else {
     trie_.reserve(prefixes, vocab);
     for (size_t id = 0; id < vocab.size(); ++id) {

@@ -27,7 +27,7 @@ Status WordPieceModel::init(const VocabView& vocab, int32_t unk_id, std::string_
     const IndexTable& w = tables->indexes[0];
     const IndexTable& c = tables->indexes[1];
     if (!words_.adopt(w.slots, w.capacity, w.count, vocab) || !continuations_.adopt(c.slots, c.capacity, c.count, vocab, prefix))
-      return Status(EB_ERROR_INVALID_MODEL, "WordPiece: tables: an index is not a power of two of 16 slots or more, at most half full");
+      return Status(EB_ERROR_INVALID_MODEL, "WordPiece: tables: an index is not a power of two of 16 slots or more, at most half full, aligned");
   } else {
     words_.reserve(vocab.size(), vocab);
     continuations_.reserve(conts, vocab, prefix);
