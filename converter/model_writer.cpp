@@ -18,6 +18,7 @@
 #include "converter/tokenizer/tokenizer_json.h"
 #include "edgebert_generated.h"
 #include "model_file_layout.h"
+#include "text/tokenizer.h"
 
 namespace edgebert::convert {
 namespace {
@@ -244,20 +245,39 @@ ModelBytes build(const ConvertedModel& cm, Payloads where, uint64_t* payload_byt
 
   Offset<fb::Vocabulary> vocab;
   if (cm.vocab && !cm.vocab->empty()) {
-    auto tokens = b.CreateVectorOfStrings(*cm.vocab);
     auto find = [&](const char* t) {
       for (size_t i = 0; i < cm.vocab->size(); ++i)
         if ((*cm.vocab)[i] == t) return static_cast<int>(i);
       return -1;
     };
+    text::BertVocabOptions opt;
+    opt.lowercase = cm.do_lower_case;
+    opt.handle_chinese_chars = cm.tokenize_chinese_chars;
+    opt.unk_id = find("[UNK]");
+    opt.cls_id = find("[CLS]");
+    opt.sep_id = find("[SEP]");
+    opt.pad_id = find("[PAD]");
+    // schema_version 8: the tokens as one text, and the WordPiece tables the runtime builds from
+    // them (none when it refuses the vocabulary: the loader then refuses it with its reason)
+    auto tokens = b.CreateVector(std::vector<Offset<flatbuffers::String>>{});
+    const VocabTextBytes one = vocab_text_bytes(*cm.vocab, "vocab.txt");
+    auto text_off = b.CreateVector(one.text);
+    auto ends_off = b.CreateVector(one.ends);
+    Offset<fb::TokenizerTables> tables_off;
+    text::Tokenizer tok;
+    if (tok.init_bert_vocab(std::vector<std::string_view>(cm.vocab->begin(), cm.vocab->end()), opt).is_ok())
+      tables_off = write_tokenizer_tables(b, table_bytes(tok));
     fb::VocabularyBuilder vb(b);
     vb.add_tokens(tokens);
-    vb.add_do_lower_case(cm.do_lower_case);
-    vb.add_tokenize_chinese_chars(cm.tokenize_chinese_chars);
-    vb.add_unk_id(find("[UNK]"));
-    vb.add_cls_id(find("[CLS]"));
-    vb.add_sep_id(find("[SEP]"));
-    vb.add_pad_id(find("[PAD]"));
+    vb.add_do_lower_case(opt.lowercase);
+    vb.add_tokenize_chinese_chars(opt.handle_chinese_chars);
+    vb.add_unk_id(opt.unk_id);
+    vb.add_cls_id(opt.cls_id);
+    vb.add_sep_id(opt.sep_id);
+    vb.add_pad_id(opt.pad_id);
+    vb.add_text(text_off);
+    vb.add_ends(ends_off);
+    if (!tables_off.IsNull()) vb.add_tables(tables_off);
     vocab = vb.Finish();
   }
 
@@ -356,7 +376,9 @@ ModelBytes build(const ConvertedModel& cm, Payloads where, uint64_t* payload_byt
   // (masked-LM and token-vector files are version 5, whose readers take the family from the family field)
   const bool new_task = m.task == Task::kMaskedLm || m.task == Task::kTokenVectors || m.task == Task::kBgeM3;
   // (so are files with a tokenizer: version 8, for its tables)
-  const bool family_fields = !c.is_bert_or_distilbert() || any_int4 || new_task || cm.tokenizer != nullptr;
+  // (a file of schema_version 8, any file with a tokenizer, is read by its family fields)
+  const bool tables = cm.tokenizer != nullptr || !vocab.IsNull();
+  const bool family_fields = !c.is_bert_or_distilbert() || any_int4 || new_task || tables;
   const bool gemma_fields = m.family() == Family::kGemma3 || !m.dense.empty() || !m.prompts.empty() || m.colbert.present;
   Offset<fb::ColbertInputs> colbert_inputs;
   if (m.colbert.present) {
@@ -446,7 +468,7 @@ ModelBytes build(const ConvertedModel& cm, Payloads where, uint64_t* payload_byt
   b.ForceDefaults(true);  // always store schema_version, so readers (and tests) see it explicitly
   fb::ModelBuilder mb(b);
   const bool regex_split = cm.tokenizer && cm.tokenizer->uses_regex;  // a version-4 reader would run it as a literal
-  mb.add_schema_version(cm.tokenizer ? kTokenTablesSchemaVersion : b.external ? kExternalDataSchemaVersion : gemma_fields ? kGemmaSchemaVersion : llm_fields || any_int4 || regex_split ? kLlmSchemaVersion : family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
+  mb.add_schema_version(tables ? kTokenTablesSchemaVersion : b.external ? kExternalDataSchemaVersion : gemma_fields ? kGemmaSchemaVersion : llm_fields || any_int4 || regex_split ? kLlmSchemaVersion : family_fields ? kFamilySchemaVersion : 3);  // 3: the content id
   mb.add_content_id(content_id);
   if (b.external) mb.add_external_data_start(1);  // set once the FlatBuffer's size is known
   mb.add_producer(producer);

@@ -220,18 +220,24 @@ int main(int argc, char** argv) {
   print_linear(m->sparse_linear(), &t);
   if (const auto* sp = m->sentence_pooling(); sp && sp->dense())
     for (const auto* d : *sp->dense()) print_linear(d->linear(), &t);
-  if (m->vocab())
-    for (const auto* s : *m->vocab()->tokens()) t.vocab += s->size() + 1;
-  if (spec) {  // the pipeline's vocabulary (as strings, or as one text and its ends), BPE merges (3 ids each)
-    const fb::TokenModelSpec* tm = spec->model();
-    for (const auto* s : *tm->vocab()) t.vocab += s->size() + 1;
-    if (tm->vocab_text() && tm->vocab_ends()) t.vocab += tm->vocab_text()->size() + 4 * tm->vocab_ends()->size();
-    if (tm->merges()) t.vocab += tm->merges()->size() * 12;
-    if (const fb::TokenizerTables* tables = tm->tables()) {  // (schema_version 8) the lookup tables
+  // a vocabulary's bytes (as strings, or as one text and its ends) and its lookup tables (schema_version 8)
+  auto count_vocab = [&t](const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* strings,
+                          const flatbuffers::Vector<uint8_t>* text, const flatbuffers::Vector<uint32_t>* ends,
+                          const fb::TokenizerTables* tables) {
+    if (strings)
+      for (const auto* s : *strings) t.vocab += s->size() + 1;
+    if (text && ends) t.vocab += text->size() + 4 * ends->size();
+    if (tables) {
       for (const auto* x : *tables->indexes()) t.tokenizer_tables += x->slots()->size() * sizeof(fb::TokenIndexSlot);
       if (tables->bpe_pairs()) t.tokenizer_tables += tables->bpe_pairs()->size() * sizeof(fb::BpePairSlot);
       if (tables->byte_ids()) t.tokenizer_tables += tables->byte_ids()->size() * 4;
     }
+  };
+  if (const fb::Vocabulary* v = m->vocab()) count_vocab(v->tokens(), v->text(), v->ends(), v->tables());
+  if (spec) {  // the pipeline's vocabulary and BPE merges (3 ids each)
+    const fb::TokenModelSpec* tm = spec->model();
+    count_vocab(tm->vocab(), tm->vocab_text(), tm->vocab_ends(), tm->tables());
+    if (tm->merges()) t.vocab += tm->merges()->size() * 12;
   }
   const size_t other =
       model->file_size - std::min(model->file_size, t.weights + t.embeddings + t.vocab + t.tokenizer_tables);

@@ -313,18 +313,11 @@ class Writer {
     } else {
       fail(src_, "model type \"" + type + "\" is not supported (WordPiece, BPE and Unigram are)");
     }
-    // schema_version 8: the vocabulary as one text and each token's end (runtime/src/text/vocab_view.h)
-    std::vector<uint8_t> text;
-    std::vector<uint32_t> ends;
-    ends.reserve(vocab_.size());
-    for (const std::string& s : vocab_) {
-      text.insert(text.end(), s.begin(), s.end());
-      if (text.size() > UINT32_MAX) fail(src_, what + ": the vocabulary's text is larger than 4 GiB");
-      ends.push_back(static_cast<uint32_t>(text.size()));
-    }
+    // schema_version 8: the vocabulary as one text and each token's end
+    const VocabTextBytes one = vocab_text_bytes(vocab_, src_ + ": " + what);
     auto vocab_off = b_.CreateVector(std::vector<flatbuffers::Offset<flatbuffers::String>>{});
-    auto text_off = b_.CreateVector(text);
-    auto ends_off = b_.CreateVector(ends);
+    auto text_off = b_.CreateVector(one.text);
+    auto ends_off = b_.CreateVector(one.ends);
     flatbuffers::Offset<fb::TokenizerTables> tables_off;
     if (tables_ && !tables_->indexes.empty()) tables_off = write_tokenizer_tables(b_, *tables_);
     auto scores_off = scores.empty() ? 0 : b_.CreateVector(scores);
@@ -683,6 +676,17 @@ class Writer {
 };
 
 }  // namespace
+
+VocabTextBytes vocab_text_bytes(const std::vector<std::string>& tokens, const std::string& source) {
+  VocabTextBytes out;
+  out.ends.reserve(tokens.size());
+  for (const std::string& s : tokens) {
+    out.text.insert(out.text.end(), s.begin(), s.end());
+    if (out.text.size() > UINT32_MAX) throw CheckpointError(source + ": the vocabulary's text is larger than 4 GiB");
+    out.ends.push_back(static_cast<uint32_t>(out.text.size()));
+  }
+  return out;
+}
 
 TokenizerTableBytes table_bytes(const text::Tokenizer& tok) {
   TokenizerTableBytes out;

@@ -49,6 +49,14 @@ struct TokenizerJson {
 TokenizerJson parse_tokenizer_json(const std::string& text, const std::string& source);
 TokenizerJson read_tokenizer_json(const std::string& path);
 
+// A vocabulary as one text and each token's end (schema_version 8: runtime/src/text/vocab_view.h).
+struct VocabTextBytes {
+  std::vector<uint8_t> text;
+  std::vector<uint32_t> ends;
+};
+// Throws CheckpointError "SOURCE: the vocabulary's text is larger than 4 GiB".
+VocabTextBytes vocab_text_bytes(const std::vector<std::string>& tokens, const std::string& source);
+
 // The lookup tables `tok` built (or adopted), as bytes to write.
 TokenizerTableBytes table_bytes(const text::Tokenizer& tok);
 // Writes them as the model file's TokenizerTables.

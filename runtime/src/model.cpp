@@ -1012,15 +1012,17 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
   if (!load_head(c, fm, m.get())) return c.status;
   if (!load_prompts(c, fm, m.get())) return c.status;
   if (!load_colbert_inputs(c, fm, m.get())) return c.status;
-  if (const fb::Vocabulary* voc = fm->vocab()) {
-    if (voc->tokens()->size() != static_cast<size_t>(k.vocab))
-      return c.fail("vocabulary has " + std::to_string(voc->tokens()->size()) + " tokens, config says " +
-                    std::to_string(k.vocab)),
+  const fb::Vocabulary* voc = fm->vocab();
+  if (voc) {
+    const size_t tokens = voc->ends() ? voc->ends()->size() : voc->tokens()->size();
+    if (tokens != static_cast<size_t>(k.vocab))
+      return c.fail("vocabulary has " + std::to_string(tokens) + " tokens, config says " + std::to_string(k.vocab)),
              c.status;
     m->has_vocab = true;
   }
-  if (const fb::TokenModelSpec* tm = fm->tokenizer() ? fm->tokenizer()->model() : nullptr;
-      m->schema_version < 8 && tm && (tm->vocab_text() || tm->vocab_ends() || tm->tables()))
+  const fb::TokenModelSpec* tm = fm->tokenizer() ? fm->tokenizer()->model() : nullptr;
+  if (m->schema_version < 8 && ((tm && (tm->vocab_text() || tm->vocab_ends() || tm->tables())) ||
+                                (voc && (voc->text() || voc->ends() || voc->tables()))))
     return c.fail("model schema_version " + std::to_string(m->schema_version) +
                   " carries a one-text vocabulary or tokenizer tables (schema_version 8); the file is inconsistent"),
            c.status;
@@ -1031,19 +1033,7 @@ eb_status Model::create_checked(const void* data, size_t size, void* owned_mappi
     if (fm->tokenizer()) {
       st = tok->init(fm->tokenizer(), k.vocab);
     } else {
-      const fb::Vocabulary* voc = fm->vocab();
-      text::BertVocabOptions opt;
-      opt.lowercase = voc->do_lower_case();
-      opt.handle_chinese_chars = voc->tokenize_chinese_chars();
-      opt.unk_id = voc->unk_id();
-      opt.cls_id = voc->cls_id();
-      opt.sep_id = voc->sep_id();
-      opt.pad_id = voc->pad_id();
-      opt.max_input_chars_per_word = voc->max_chars_per_word();
-      std::vector<std::string_view> tokens;  // views into the file
-      tokens.reserve(voc->tokens()->size());
-      for (const auto* s : *voc->tokens()) tokens.emplace_back(s->c_str(), s->size());
-      st = tok->init_bert_vocab(std::move(tokens), opt);
+      st = tok->init_vocabulary(voc);
       if (!st.is_ok() && st.code() == EB_ERROR_INVALID_MODEL) st = Status(st.code(), "vocabulary: " + st.message());
     }
     if (!st.is_ok()) return c.fail(st.message(), st.code()), c.status;

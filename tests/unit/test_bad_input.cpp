@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "converter/converter.h"
 #include "edgebert_generated.h"
 #include "test_support.h"
 
@@ -40,6 +41,22 @@ eb_status load_and_maybe_run(const std::vector<uint8_t>& bytes, std::string* mes
 }
 
 std::vector<uint8_t> tiny_model(const char* kind) { return read_bytes(ebm_path("tiny_f16", kind)); }
+
+// Reference checkpoint `name` converted to fp32 without its vocabulary: a BERT / DistilBERT file
+// of schema_version 3, as converters wrote before the vocabulary's tables (version 8), for the
+// checks of older versions' semantics.
+std::vector<uint8_t> without_vocab(const char* name) {
+  std::vector<std::string> notes;
+  std::string weights_dir;
+  const auto model = edgebert::convert::load_model_dir(testdata_dir() + "/" + name, &notes, &weights_dir);
+  edgebert::convert::ConvertOptions o;
+  o.fp32 = true;
+  o.quiet = true;
+  const auto r = edgebert::convert::convert_model(model, nullptr, o);
+  std::vector<uint8_t> b(r.buffer.data(), r.buffer.data() + r.buffer.size());
+  REQUIRE(edgebert::fb::GetModel(b.data())->schema_version() == 3);
+  return b;
+}
 
 }  // namespace
 
@@ -116,7 +133,10 @@ TEST_CASE("semantic corruptions are caught by the verifier", "[bad-model]") {
   CHECK(mutate("fp32", [](fb::Model* m) { m->mutate_schema_version(9); }) == EB_ERROR_UNSUPPORTED);
   CHECK(msg.find("newer") != std::string::npos);
   CHECK(mutate("fp32", [](fb::Model* m) { m->mutable_config()->mutate_hidden_size(65); }) == EB_ERROR_INVALID_MODEL);
-  CHECK(mutate("fp32", [](fb::Model* m) { m->mutable_config()->mutate_hidden_size(32); }) == EB_ERROR_INVALID_MODEL);
+  CHECK(mutate("fp32", [](fb::Model* m) {
+          m->mutable_config()->mutate_hidden_size(32);
+          m->mutable_config()->mutate_embedding_size(32);  // (stored: a file of version 8 has the family fields)
+        }) == EB_ERROR_INVALID_MODEL);
   CHECK(msg.find("shape") != std::string::npos);
   CHECK(mutate("fp32", [](fb::Model* m) { m->mutable_config()->mutate_num_attention_heads(3); }) == EB_ERROR_INVALID_MODEL);
   CHECK(mutate("fp32", [](fb::Model* m) { m->mutable_config()->mutate_num_hidden_layers(3); }) == EB_ERROR_INVALID_MODEL);
@@ -299,7 +319,12 @@ TEST_CASE("schema 2 head fields are validated (task, activation, pooling, labels
         EB_ERROR_INVALID_MODEL);
   CHECK(msg.find("sentence_pooling.mode") != std::string::npos);
   // LAST_TOKEN is a schema_version 5 value: an older file carrying it is inconsistent
-  CHECK(mutate("task_st_max", [](fb::Model* m) { return m->mutable_sentence_pooling()->mutate_mode(fb::Pooling::LAST_TOKEN); }) ==
+  auto old_file = [&](const char* model, auto&& fn) {
+    std::vector<uint8_t> b = without_vocab(model);
+    REQUIRE(fn(fb::GetMutableModel(b.data())));
+    return load_and_maybe_run(b, &msg);
+  };
+  CHECK(old_file("task_st_max", [](fb::Model* m) { return m->mutable_sentence_pooling()->mutate_mode(fb::Pooling::LAST_TOKEN); }) ==
         EB_ERROR_INVALID_MODEL);
   CHECK(msg.find("schema_version 5") != std::string::npos);
   // a classifier in a model whose task has none, and the reverse
@@ -321,6 +346,9 @@ TEST_CASE("schema 2 head fields are validated (task, activation, pooling, labels
         EB_ERROR_INVALID_MODEL);
   CHECK(msg.find("token_type") != std::string::npos);
   // schema version 1 files have no task field: a classifier means sequence classification
-  CHECK(mutate("task_bert_seqcls_tanh", [](fb::Model* m) { return m->mutate_schema_version(1); }) == EB_OK);
-  CHECK(mutate("task_bert_model_relu", [](fb::Model* m) { return m->mutate_schema_version(1); }) == EB_OK);
+  CHECK(old_file("task_bert_seqcls_tanh", [](fb::Model* m) { return m->mutate_schema_version(1); }) == EB_OK);
+  CHECK(old_file("task_bert_model_relu", [](fb::Model* m) { return m->mutate_schema_version(1); }) == EB_OK);
+  // ... and a file of version 8 whose version says older is inconsistent (its vocabulary is one text)
+  CHECK(mutate("task_bert_model_relu", [](fb::Model* m) { return m->mutate_schema_version(7); }) == EB_ERROR_INVALID_MODEL);
+  CHECK(msg.find("schema_version 8") != std::string::npos);
 }

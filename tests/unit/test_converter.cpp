@@ -86,6 +86,24 @@ TEST_CASE("--keep-fp32 patterns", "[converter]") {
 
 namespace {
 
+// A written Vocabulary's tokens: schema_version 8 leaves `tokens` empty and carries one text and
+// each token's end, with the WordPiece lookup tables.
+std::vector<std::string> file_tokens(const fb::Vocabulary* v) {
+  CHECK(v->tokens()->size() == 0);
+  REQUIRE(v->text());
+  REQUIRE(v->ends());
+  CHECK(v->tables());
+  std::vector<std::string> out;
+  uint32_t begin = 0;
+  for (uint32_t end : *v->ends()) {
+    REQUIRE(end >= begin);
+    REQUIRE(end <= v->text()->size());
+    out.emplace_back(reinterpret_cast<const char*>(v->text()->data()) + begin, end - begin);
+    begin = end;
+  }
+  return out;
+}
+
 void check_f32_tensor(const fb::Tensor* t, const std::vector<float>& expect, std::vector<int64_t> shape) {
   REQUIRE(t);
   CHECK(t->dtype() == fb::DType::F32);
@@ -139,7 +157,7 @@ TEST_CASE("a converted model reads back through the verifier with every field ch
     REQUIRE(fb::VerifyModelBuffer(v));
     CHECK(buf.size % 64 == 0);
     const fb::Model* m = fb::GetModel(buf.data);
-    CHECK(m->schema_version() == 3);
+    CHECK(m->schema_version() == edgebert::convert::kTokenTablesSchemaVersion);  // the vocabulary's tables
     // content id: 16 bytes, the hash of the buffer with the id bytes zero
     REQUIRE(m->content_id());
     REQUIRE(m->content_id()->size() == 16);
@@ -179,8 +197,7 @@ TEST_CASE("a converted model reads back through the verifier with every field ch
 
     const Vocab vocab = read_vocab(dir);
     REQUIRE(m->vocab());
-    REQUIRE(m->vocab()->tokens()->size() == vocab.tokens.size());
-    for (size_t i = 0; i < vocab.tokens.size(); ++i) CHECK(m->vocab()->tokens()->Get(i)->str() == vocab.tokens[i]);
+    CHECK(file_tokens(m->vocab()) == vocab.tokens);
     CHECK(m->vocab()->do_lower_case() == vocab.do_lower_case);
     CHECK(m->vocab()->cls_id() == 101);
     CHECK(m->vocab()->sep_id() == 102);
@@ -538,7 +555,7 @@ TEST_CASE("every architecture converts and reads back with its task, labels, poo
       REQUIRE(fb::VerifyModelBuffer(v));
       const fb::Model* m = fb::GetModel(buf.data);
       const bool mlm = e.task == fb::Task::MASKED_LM;
-      CHECK(m->schema_version() == (mlm ? 5u : 3u));  // the masked-LM head is a version-5 field
+      CHECK(m->schema_version() == 8u);  // the vocabulary's tables (the masked-LM head is a version-5 field)
       if (mlm) {  // the tied decoder's weight is the word table itself
         REQUIRE(m->mlm_decoder());
         CHECK(m->mlm_decoder()->weight() == m->embeddings()->word());
@@ -582,7 +599,7 @@ TEST_CASE("every architecture converts and reads back with its task, labels, poo
         CHECK(m->sentence_pooling()->normalize() == e.normalize);
       }
       REQUIRE(m->vocab());
-      CHECK(m->vocab()->tokens()->size() == 512);
+      CHECK(file_tokens(m->vocab()).size() == 512);
       // sentence-transformers' max_seq_length (96) limits the positions kept
       CHECK(m->config()->max_position_embeddings() == (e.pooling >= 0 ? 96 : 128));
       CHECK(m->layers()->size() == 2);

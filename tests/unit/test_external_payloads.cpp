@@ -129,14 +129,15 @@ TEST_CASE("files with payloads after the FlatBuffer give the same bytes as inlin
       const ConvertResult external_file = convert_kind(k, 1);  // every payload of 4 KiB or more outside
       const std::vector<uint8_t> in_bytes = bytes_of(inline_file), ex_bytes = bytes_of(external_file);
 
-      // The layout: version 7 (8 with a tokenizer), the FlatBuffer then 64-byte aligned payloads,
-      // inside the file.
+      // The layout: version 7 (8 with a tokenizer or a vocabulary: their tables), the FlatBuffer
+      // then 64-byte aligned payloads, inside the file.
       const fb::Model* im = fb::GetModel(in_bytes.data());
       const fb::Model* em = fb::GetModel(ex_bytes.data());
       const uint32_t tables = kTokenTablesSchemaVersion;
-      CHECK(im->schema_version() < (im->tokenizer() ? tables + 1 : 7));
+      const bool has_tables = im->tokenizer() || im->vocab();
+      CHECK(im->schema_version() < (has_tables ? tables + 1 : 7));
       CHECK(im->external_data_start() == 0);
-      CHECK(em->schema_version() == (em->tokenizer() ? tables : 7));
+      CHECK(em->schema_version() == (has_tables ? tables : 7));
       const uint64_t start = em->external_data_start();
       REQUIRE(start > 0);
       CHECK(start % 64 == 0);

@@ -332,16 +332,26 @@ TEST_CASE("family models convert (fp32) and read back with their schema-4 fields
     CHECK(m->embedding_projection());
     CHECK(m->vocab());  // WordPiece vocab.txt
   }
-  // BERT files carry none of the family fields (version 3: 2 plus the content id)
+  // A BERT file with its vocabulary is version 8 (the vocabulary's tables) and so carries the
+  // family fields (readers of 4 and later take the family from them); without a vocabulary it
+  // carries none (version 3: 2 plus the content id)
   ConvertOptions o;
   o.input_dir = testdata_dir() + "/task_bert_qa";
   o.fp32 = true;
   o.quiet = true;
   ConvertResult r = convert_checkpoint(o);
   const fb::Model* m = fb::GetModel(r.buffer.data());
-  CHECK(m->schema_version() == 3);
+  CHECK(m->schema_version() == kTokenTablesSchemaVersion);
   CHECK_FALSE(m->config()->rotary());
   CHECK(m->config()->family() == fb::Family::BERT);
+  CHECK(m->config()->model_type()->str() == "bert");
+  std::vector<std::string> notes;
+  std::string weights_dir;
+  const ConvertResult bare = convert_model(load_model_dir(o.input_dir, &notes, &weights_dir), nullptr, o);
+  const fb::Model* b = fb::GetModel(bare.buffer.data());
+  CHECK(b->schema_version() == 3);
+  CHECK_FALSE(b->vocab());
+  CHECK(b->config()->family() == fb::Family::BERT);  // (the field's default: absent)
 }
 
 TEST_CASE("opt-in: the converter's reference on the ModernBERT-base peer model matches torch", "[families][.base]") {

@@ -21,6 +21,7 @@
 
 #include "alloc_counter.h"
 #include "converter/checkpoint/checkpoint_error.h"
+#include "converter/checkpoint/hf_checkpoint.h"
 #include "converter/converter.h"
 #include "converter/model_writer.h"
 #include "converter/synthetic_model.h"
@@ -102,6 +103,47 @@ bool m_has_pairs(const std::vector<uint8_t>& spec) {
   const auto* t = flatbuffers::GetRoot<fb::TokenizerSpec>(spec.data())->model()->tables();
   return t && t->bpe_pairs() && t->bpe_pairs()->size() > 0;
 }
+
+// Hostile token-index slots and vocabulary ends, as a crafted file could carry them: each
+// mutates a file's TokenizerTables (and its vocabulary's ends) in place.
+struct HostileIndex {
+  const char* what;
+  void (*mutate)(fb::TokenizerTables* tables, flatbuffers::Vector<uint32_t>* ends);
+};
+template <typename F>
+void each_slot(fb::TokenizerTables* t, F&& f) {
+  auto* indexes = t->mutable_indexes();
+  for (size_t k = 0; k < indexes->size(); ++k) {
+    auto* slots = indexes->GetMutableObject(k)->mutable_slots();
+    for (size_t i = 0; i < slots->size(); ++i) f(*slots->GetMutableObject(i), i);
+  }
+}
+const HostileIndex kHostileIndexes[] = {
+    {"entries past the vocabulary",
+     [](fb::TokenizerTables* t, flatbuffers::Vector<uint32_t>*) {
+       each_slot(t, [](fb::TokenIndexSlot& s, size_t) {
+         if (s.ref() != 0xFFFFFFFFu) s.mutate_ref(0x7FFFFF00u | (s.ref() & 0x80000000u));
+       });
+     }},
+    {"no empty slot (a probe that never ends)",
+     [](fb::TokenizerTables* t, flatbuffers::Vector<uint32_t>*) {
+       each_slot(t, [](fb::TokenIndexSlot& s, size_t i) {
+         s = fb::TokenIndexSlot(static_cast<uint32_t>(i * 2654435761u), static_cast<uint32_t>(i % 7), 1);
+       });
+     }},
+    {"lengths past every token",
+     [](fb::TokenizerTables* t, flatbuffers::Vector<uint32_t>*) {
+       each_slot(t, [](fb::TokenIndexSlot& s, size_t) { s.mutate_length(0xFFFFFFF0u); });
+     }},
+    {"every slot the same entry",
+     [](fb::TokenizerTables* t, flatbuffers::Vector<uint32_t>*) {
+       each_slot(t, [](fb::TokenIndexSlot& s, size_t) { s = fb::TokenIndexSlot(s.hash(), 3, s.length()); });
+     }},
+    {"vocabulary ends that decrease and run past the text",
+     [](fb::TokenizerTables*, flatbuffers::Vector<uint32_t>* ends) {
+       for (size_t i = 0; i < ends->size(); ++i) ends->Mutate(i, i % 2 ? 0xFFFFFF00u : static_cast<uint32_t>(ends->size() - i));
+     }},
+};
 
 std::string refusal(const std::string& json) {
   try {
@@ -554,7 +596,6 @@ TEST_CASE("tokenizer tables from the file are used in place, tokenize as built o
   const std::vector<std::pair<const char*, std::string>> kinds = {
       {"WordPiece", kWordPiece}, {"byte-level BPE", byte_level_json()}, {"Qwen3 BPE", qwen_json()},
       {"byte-fallback BPE", kByteFallbackBpe}, {"Unigram", kUnigram}};
-  using Slot = fb::TokenIndexSlot;
   for (const auto& [name, json] : kinds) {
     DYNAMIC_SECTION(name) {
       const convert::TokenizerJson tj = convert::parse_tokenizer_json(json, "test.json");
@@ -589,25 +630,8 @@ TEST_CASE("tokenizer tables from the file are used in place, tokenize as built o
           for (int32_t id : e.ids) CHECK((id >= 0 && static_cast<size_t>(id) < t.vocab_size()));
         }
       };
-      auto each_slot = [](fb::TokenModelSpec* m, auto&& f) {
-        auto* indexes = m->mutable_tables()->mutable_indexes();
-        for (size_t k = 0; k < indexes->size(); ++k) {
-          auto* slots = indexes->GetMutableObject(k)->mutable_slots();
-          for (size_t i = 0; i < slots->size(); ++i) f(*slots->GetMutableObject(i), i);
-        }
-      };
-      hostile("entries past the vocabulary", [&](fb::TokenModelSpec* m) {
-        each_slot(m, [](Slot& s, size_t) { if (s.ref() != 0xFFFFFFFFu) s.mutate_ref(0x7FFFFF00u | (s.ref() & 0x80000000u)); });
-      });
-      hostile("no empty slot (a probe that never ends)", [&](fb::TokenModelSpec* m) {
-        each_slot(m, [](Slot& s, size_t i) { s = Slot(static_cast<uint32_t>(i * 2654435761u), static_cast<uint32_t>(i % 7), 1); });
-      });
-      hostile("lengths past every token", [&](fb::TokenModelSpec* m) {
-        each_slot(m, [](Slot& s, size_t) { s.mutate_length(0xFFFFFFF0u); });
-      });
-      hostile("every slot the same entry", [&](fb::TokenModelSpec* m) {
-        each_slot(m, [](Slot& s, size_t) { s = Slot(s.hash(), 3, s.length()); });
-      });
+      for (const HostileIndex& h : kHostileIndexes)
+        hostile(h.what, [&](fb::TokenModelSpec* m) { h.mutate(m->mutable_tables(), m->mutable_vocab_ends()); });
       if (m_has_pairs(with)) {
         hostile("merges to ids past the vocabulary", [&](fb::TokenModelSpec* m) {
           auto* pairs = m->mutable_tables()->mutable_bpe_pairs();
@@ -619,12 +643,91 @@ TEST_CASE("tokenizer tables from the file are used in place, tokenize as built o
           for (size_t i = 0; i < pairs->size(); ++i) *pairs->GetMutableObject(i) = fb::BpePairSlot(i * 0x9E3779B97F4A7C15ull, i);
         });
       }
-      hostile("vocabulary ends that decrease and run past the text", [&](fb::TokenModelSpec* m) {
-        auto* ends = m->mutable_vocab_ends();
-        for (size_t i = 0; i < ends->size(); ++i) ends->Mutate(i, i % 2 ? 0xFFFFFF00u : static_cast<uint32_t>(ends->size() - i));
-      });
     }
   }
+}
+
+TEST_CASE("a vocab.txt model's vocabulary is one text with its WordPiece tables (schema_version 8): used in place, as built, hostile ones safe", "[text]") {
+  const std::string dir = testdata_dir() + "/task_bert_seqcls_tanh";
+  convert::ConvertOptions o;
+  o.input_dir = dir;
+  o.fp32 = true;
+  o.quiet = true;
+  o.error_report = false;
+  const convert::ConvertResult r = convert::convert_checkpoint(o);
+  const std::vector<uint8_t> good(r.buffer.data(), r.buffer.data() + r.buffer.size());
+  REQUIRE(fb::GetModel(good.data())->schema_version() == convert::kTokenTablesSchemaVersion);
+  const fb::Vocabulary* voc = fb::GetModel(good.data())->vocab();
+  REQUIRE(voc);
+  REQUIRE(voc->tables());
+  CHECK(voc->tables()->scheme() == text::kTokenTableScheme);
+  CHECK(voc->tables()->indexes()->size() == 2);  // words, continuations
+
+  // the file's tables against ones built from vocab.txt (as the runtime does for older files)
+  const convert::Vocab vocab = convert::read_vocab(dir);
+  text::BertVocabOptions opt;
+  opt.lowercase = vocab.do_lower_case;
+  text::Tokenizer adopted, built;
+  REQUIRE(adopted.init_vocabulary(voc).is_ok());
+  REQUIRE(built.init_bert_vocab(std::vector<std::string_view>(vocab.tokens.begin(), vocab.tokens.end()), opt).is_ok());
+  CHECK(adopted.tables_adopted());
+  CHECK_FALSE(built.tables_adopted());
+  CHECK(adopted.vocab_size() == vocab.tokens.size());
+  const std::vector<std::string> texts = {"The movies! unaffable caf\xC3\xA9 [MASK] a b \xE4\xB8\xAD [SEP] the",
+                                          "Hello, world: don't re-enter ##ing 12,345",
+                                          std::string(300, 'x') + " " + std::string(90, 'a') + " the thethe"};
+  for (const std::string& t : texts) {
+    const Encoded a = encode(adopted, t), b = encode(built, t);
+    CHECK(a.ids == b.ids);
+    CHECK(a.offsets == b.offsets);
+    CHECK(a.words == b.words);
+  }
+  // hostile slots and ends: refused with a message, or tokenized with ids in range (ASan in CI)
+  for (const HostileIndex& h : kHostileIndexes) {
+    std::vector<uint8_t> bad = good;
+    auto* v = fb::GetMutableModel(bad.data())->mutable_vocab();
+    h.mutate(v->mutable_tables(), v->mutable_ends());
+    text::Tokenizer t;
+    const Status st = t.init_vocabulary(v);
+    INFO(h.what << ": " << st.message());
+    if (!st.is_ok()) {
+      CHECK(st.code() == EB_ERROR_INVALID_MODEL);
+      continue;
+    }
+    for (const std::string& x : texts)
+      for (int32_t id : encode(t, x).ids) CHECK((id >= 0 && static_cast<size_t>(id) < t.vocab_size()));
+  }
+  // through the loader: tables of another scheme are rebuilt, ones of a wrong shape refused, and
+  // the one-text form in a file that says it is older is inconsistent
+  auto load = [](const std::vector<uint8_t>& bytes, std::string* message) {
+    edgebert::test::AlignedBuffer buf(bytes);
+    eb_model* model = nullptr;
+    char error[512] = "";
+    const eb_status st = eb_model_load_memory(buf.data, buf.size, &model, error, sizeof error);
+    *message = error;
+    eb_model_free(model);
+    return st;
+  };
+  std::string msg;
+  CHECK(load(good, &msg) == EB_OK);
+  std::vector<uint8_t> bad = good;
+  REQUIRE(fb::GetMutableModel(bad.data())->mutable_vocab()->mutable_tables()->mutate_scheme(text::kTokenTableScheme + 1));
+  CHECK(load(bad, &msg) == EB_OK);
+  {
+    text::Tokenizer rebuilt;
+    REQUIRE(rebuilt.init_vocabulary(fb::GetModel(bad.data())->vocab()).is_ok());
+    CHECK_FALSE(rebuilt.tables_adopted());
+    for (const std::string& t : texts) CHECK(encode(rebuilt, t).ids == encode(built, t).ids);
+  }
+  bad = good;
+  auto* index = fb::GetMutableModel(bad.data())->mutable_vocab()->mutable_tables()->mutable_indexes()->GetMutableObject(1);
+  REQUIRE(index->mutate_count(index->slots()->size() / 2 + 1));
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(msg, Catch::Contains("vocabulary: ") && Catch::Contains("at most half full"));
+  bad = good;
+  REQUIRE(fb::GetMutableModel(bad.data())->mutate_schema_version(7));
+  CHECK(load(bad, &msg) == EB_ERROR_INVALID_MODEL);
+  CHECK_THAT(msg, Catch::Contains("schema_version 8"));
 }
 
 TEST_CASE("a tokenizer.json keeps a BERT / DistilBERT file's family and head (its file is schema_version 8)", "[text]") {
@@ -641,14 +744,17 @@ TEST_CASE("a tokenizer.json keeps a BERT / DistilBERT file's family and head (it
       bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
     }
     CHECK(fb::GetModel(bytes.data())->schema_version() == convert::kTokenTablesSchemaVersion);
-    // the same weights and ids give the same logits as the vocab.txt file (schema_version 2-4)
+    // the same weights and ids give the same logits as the vocab.txt file (version 8 too: its
+    // vocabulary's tables)
     convert::ConvertOptions o;
     o.input_dir = testdata_dir() + "/" + source;
     o.fp32 = true;
     o.quiet = true;
     o.error_report = false;
     const convert::ConvertResult plain = convert::convert_checkpoint(o);
-    CHECK(fb::GetModel(plain.buffer.data())->schema_version() < convert::kTokenTablesSchemaVersion);
+    CHECK(fb::GetModel(plain.buffer.data())->schema_version() == convert::kTokenTablesSchemaVersion);
+    CHECK(fb::GetModel(plain.buffer.data())->config()->family() ==
+          (std::string(source).find("distil") != std::string::npos ? fb::Family::DISTILBERT : fb::Family::BERT));
     const std::string plain_path = (dir / (std::string(source) + "_plain.ebm")).string();
     std::ofstream(plain_path, std::ios::binary)
         .write(reinterpret_cast<const char*>(plain.buffer.data()), static_cast<std::streamsize>(plain.buffer.size()));

@@ -25,6 +25,27 @@ std::string_view view(const flatbuffers::String* s) {
 
 bool valid_utf8(std::string_view s) { return find_invalid_utf8(s.data(), s.size()) == s.size(); }
 
+// The file's lookup tables when they were built by this runtime's scheme: *use points at `out`
+// (else stays null and the models build their own). Only byte_ids' count is checked here; each
+// model checks its tables' shapes (token_tables.h) and every lookup what it lands on.
+Status read_file_tables(const fb::TokenizerTables* t, TokenTables* out, const TokenTables** use) {
+  if (t == nullptr || t->scheme() != kTokenTableScheme) return Status::ok();
+  static_assert(sizeof(fb::TokenIndexSlot) == TokenIndex::kSlotBytes, "TokenIndexSlot layout");
+  static_assert(sizeof(fb::BpePairSlot) == BpeModel::kPairSlotBytes, "BpePairSlot layout");
+  for (const fb::TokenIndexTable* x : *t->indexes())
+    out->indexes.push_back(IndexTable{x->slots()->data(), x->slots()->size(), static_cast<size_t>(x->count())});
+  if (const auto* p = t->bpe_pairs()) {
+    out->pairs = p->data();
+    out->pair_capacity = p->size();
+  }
+  if (const auto* b = t->byte_ids()) {
+    if (b->size() != 256) return invalid("tables: byte_ids has " + std::to_string(b->size()) + " entries, not 256");
+    out->byte_ids = b->data();
+  }
+  *use = out;
+  return Status::ok();
+}
+
 }  // namespace
 
 void TextWorkspace::reserve(size_t n) {
@@ -92,17 +113,61 @@ Status Tokenizer::init_from_buffer(std::vector<uint8_t> buffer) {
 Status Tokenizer::init_bert_vocab(std::vector<std::string_view> vocab, const BertVocabOptions& o) {
   reset();
   try {
-    if (vocab.empty()) return invalid("empty vocabulary");
-    if (vocab.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    if (!vocab_text_.assign(vocab)) return invalid("vocabulary larger than 4 GiB");
+  } catch (const std::bad_alloc&) {
+    reset();
+    return Status(EB_ERROR_OUT_OF_MEMORY, "tokenizer: out of memory");
+  }
+  vocab_ = vocab_text_.view();
+  return set_up_bert(o, nullptr);
+}
+
+Status Tokenizer::init_vocabulary(const fb::Vocabulary* voc) {
+  reset();
+  if (voc == nullptr) return invalid("no vocabulary");
+  BertVocabOptions o;
+  o.lowercase = voc->do_lower_case();
+  o.handle_chinese_chars = voc->tokenize_chinese_chars();
+  o.unk_id = voc->unk_id();
+  o.cls_id = voc->cls_id();
+  o.sep_id = voc->sep_id();
+  o.pad_id = voc->pad_id();
+  o.max_input_chars_per_word = voc->max_chars_per_word();
+  const auto* text = voc->text();
+  const auto* ends = voc->ends();
+  if ((text == nullptr) != (ends == nullptr)) return invalid("vocabulary: text and ends come together");
+  if (ends && voc->tokens()->size() != 0) return invalid("vocabulary: both as strings and as one text");
+  if (!ends && voc->tables()) return invalid("vocabulary: tables without the one-text form");
+  TokenTables file_tables;
+  const TokenTables* tables = nullptr;
+  try {
+    if (ends) {  // schema_version 8: mapped as it is (each token checked where it is read)
+      vocab_ = VocabView(reinterpret_cast<const char*>(text->data()), text->size(), ends->data(), ends->size());
+      EB_RETURN_IF_ERROR(read_file_tables(voc->tables(), &file_tables, &tables));
+    } else {
+      vocab_text_.reserve(voc->tokens()->size());
+      for (const auto* s : *voc->tokens())
+        if (!vocab_text_.append(view(s))) return invalid("vocabulary larger than 4 GiB");
+      vocab_ = vocab_text_.view();
+    }
+  } catch (const std::bad_alloc&) {
+    reset();
+    return Status(EB_ERROR_OUT_OF_MEMORY, "tokenizer: out of memory");
+  }
+  return set_up_bert(o, tables);
+}
+
+Status Tokenizer::set_up_bert(const BertVocabOptions& o, const TokenTables* tables) {
+  try {
+    if (vocab_.empty()) return invalid("empty vocabulary");
+    if (vocab_.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
       return invalid("vocabulary has more than 2^31-1 tokens");
     if (o.max_input_chars_per_word < 0 || o.max_input_chars_per_word > kMaxInputCharsPerWord)
       return invalid("max_chars_per_word " + std::to_string(o.max_input_chars_per_word) + " out of range [0, " +
                      std::to_string(kMaxInputCharsPerWord) + "]");
-    const int64_t n = static_cast<int64_t>(vocab.size());
+    const int64_t n = static_cast<int64_t>(vocab_.size());
     for (int32_t id : {o.unk_id, o.cls_id, o.sep_id, o.pad_id})
       if (id < -1 || id >= n) return invalid("special token id " + std::to_string(id) + " outside the vocabulary");
-    if (!vocab_text_.assign(vocab)) return invalid("vocabulary larger than 4 GiB");
-    vocab_ = vocab_text_.view();
     auto lookup = [&](int32_t given, std::string_view name) {
       if (given >= 0) return given;
       for (size_t i = vocab_.size(); i-- > 0;)  // a later duplicate wins
@@ -115,7 +180,8 @@ Status Tokenizer::init_bert_vocab(std::vector<std::string_view> vocab, const Ber
     if (cls < 0) return invalid("vocabulary has no [CLS] token");
     if (sep < 0) return invalid("vocabulary has no [SEP] token");
     wordpiece_ = std::make_unique<WordPieceModel>();
-    EB_RETURN_IF_ERROR(wordpiece_->init(vocab_, unk, "##", o.max_input_chars_per_word).with_context("tokenizer"));
+    EB_RETURN_IF_ERROR(wordpiece_->init(vocab_, unk, "##", o.max_input_chars_per_word, tables).with_context("tokenizer"));
+    tables_adopted_ = tables != nullptr;
     Normalizer bert;
     bert.kind = NormalizerKind::kBert;
     bert.clean_text = true;
@@ -232,24 +298,9 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
         if (!vocab_text_.append(view(s))) return invalid("model: vocabulary larger than 4 GiB");
       vocab_ = vocab_text_.view();
     }
-    // The file's tables, when they were built by this runtime's scheme (else built below).
     TokenTables file_tables;
     const TokenTables* tables = nullptr;
-    if (const fb::TokenizerTables* t = m->tables(); t && t->scheme() == kTokenTableScheme) {
-      static_assert(sizeof(fb::TokenIndexSlot) == TokenIndex::kSlotBytes, "TokenIndexSlot layout");
-      static_assert(sizeof(fb::BpePairSlot) == BpeModel::kPairSlotBytes, "BpePairSlot layout");
-      for (const fb::TokenIndexTable* x : *t->indexes())
-        file_tables.indexes.push_back(IndexTable{x->slots()->data(), x->slots()->size(), static_cast<size_t>(x->count())});
-      if (const auto* p = t->bpe_pairs()) {
-        file_tables.pairs = p->data();
-        file_tables.pair_capacity = p->size();
-      }
-      if (const auto* b = t->byte_ids()) {
-        if (b->size() != 256) return invalid("tables: byte_ids has " + std::to_string(b->size()) + " entries, not 256");
-        file_tables.byte_ids = b->data();
-      }
-      tables = &file_tables;
-    }
+    EB_RETURN_IF_ERROR(read_file_tables(m->tables(), &file_tables, &tables));
     const int64_t limit = static_cast<int64_t>(n);
     auto id_ok = [&](int64_t id) { return id >= 0 && id < limit; };
     const int32_t unk = m->unk_id();

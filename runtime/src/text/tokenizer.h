@@ -27,6 +27,7 @@
 namespace edgebert {
 namespace fb {
 struct TokenizerSpec;
+struct Vocabulary;
 }
 
 namespace text {
@@ -94,6 +95,9 @@ class Tokenizer {
   // Refused: an empty vocabulary, ids out of range, no [UNK] / [CLS] / [SEP] (by id or name).
   // A vocabulary without [PAD] pads with id 0.
   Status init_bert_vocab(std::vector<std::string_view> vocab, const BertVocabOptions& options);
+  // The same from a model file's Vocabulary table (kept by reference, as init()): its tokens as
+  // strings, or (schema_version 8) as one text with the WordPiece tables used in place.
+  Status init_vocabulary(const fb::Vocabulary* vocab);
 
   // Encodes `a` (and `b` when non-null), truncated with longest_first to max_length tokens in all
   // (0: no limit) and with the template's special tokens. Writes the first min(count, capacity)
@@ -166,6 +170,8 @@ class Tokenizer {
   void normalize_piece(std::string_view text, uint32_t b, uint32_t e, bool split_special, TextWorkspace& ws) const;
   void reset();
   void build_frames();
+  // init_bert_vocab's pipeline over vocab_ (set by the caller), with the file's tables or none
+  Status set_up_bert(const BertVocabOptions& options, const TokenTables* tables);
 
   Kind kind_ = Kind::kNone;
   bool tables_adopted_ = false;
