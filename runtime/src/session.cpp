@@ -402,16 +402,21 @@ eb_status Session::run_ids(const int32_t* ids, const int32_t* token_types, const
   return run_prepared(mask, n);
 }
 
-size_t Session::tokenize(const char* a, const char* b) {
+eb_status Session::tokenize(const char* a, const char* b, size_t* n) {
   PhaseTimer timer(profiling_ ? &phases_.tokenize_ns : nullptr);
+  *n = 0;
   const size_t cap = text_limit();
   size_t na = 0;
   size_t cut = 0;
   const size_t total =
       tasks::lay_out_sequence(text_, model_.has_token_types, cap, inputs_, a, b, 0, cap, &na, truncation_, &cut);
+  if (total == 0)  // (a tokenizer without special tokens, on a text with no token)
+    return fail(EB_ERROR_INVALID_ARGUMENT, "the %s gives no tokens (this model's tokenizer adds no special tokens)",
+                b ? "text pair" : "text");
   if (total <= cap) {
     state_.truncated = cut;
-    return tasks::expand_sequence(inputs_, 0, total, expansion());  // (its key mask laid: 1, expansion's)
+    *n = tasks::expand_sequence(inputs_, 0, total, expansion());  // (its key mask laid: 1, expansion's)
+    return EB_OK;
   }
   char msg[256];
   tasks::too_long_message(text_, a, b, total, na, cap, msg, sizeof msg);
@@ -420,7 +425,7 @@ size_t Session::tokenize(const char* a, const char* b) {
          colbert_input_ == EB_COLBERT_INPUT_QUERY ? "query" : "document");
   else
     fail(EB_ERROR_SEQUENCE_TOO_LONG, "%s", msg);
-  return 0;
+  return EB_ERROR_SEQUENCE_TOO_LONG;
 }
 
 size_t Session::text_limit() const {
@@ -491,8 +496,8 @@ eb_status Session::run_text(const char* text) {
   if (!text) return fail(EB_ERROR_INVALID_ARGUMENT, "text is NULL");
   if (!text_.available()) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
   if (check_text(text, "text") != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
-  const size_t n = tokenize(text, nullptr);
-  if (n == 0) return EB_ERROR_SEQUENCE_TOO_LONG;
+  size_t n = 0;
+  if (const eb_status s = tokenize(text, nullptr, &n); s != EB_OK) return s;
   return run_text_inputs(n, false, true);  // the key mask tokenize laid (ColBERT query expansion)
 }
 
@@ -502,8 +507,8 @@ eb_status Session::run_text_pair(const char* a, const char* b) {
   if (!text_.available()) return fail(EB_ERROR_UNSUPPORTED, "this model has no vocabulary; run it on token ids");
   if (check_text(a, "text_a") != EB_OK || check_text(b, "text_b") != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
   if (check_pairs_allowed() != EB_OK) return EB_ERROR_INVALID_ARGUMENT;
-  const size_t n = tokenize(a, b);
-  if (n == 0) return EB_ERROR_SEQUENCE_TOO_LONG;
+  size_t n = 0;
+  if (const eb_status s = tokenize(a, b, &n); s != EB_OK) return s;
   return run_text_inputs(n, true);
 }
 
@@ -565,7 +570,8 @@ eb_status Session::run_packed(size_t count, bool text, bool pair, bool mask_laid
   size_t rows = 0;
   run_sequence_count_ = 0;
   for (size_t k = 0; k < count; ++k) {  // the sequences that run; sequence k's outputs go to row k
-    const SequenceInfo& q = sequences_[k];
+    SequenceInfo& q = sequences_[k];
+    if (q.status == EB_OK && q.tokens == 0) q.status = EB_ERROR_INVALID_ARGUMENT;  // (nothing to pool or label)
     if (q.status != EB_OK) continue;
     run_sequences_[run_sequence_count_++] = exec::SequenceRows{q.first_token, q.tokens, k};
     rows = q.first_token + q.tokens;

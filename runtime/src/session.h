@@ -223,8 +223,9 @@ class Session {
   // Validates ids_/types_ (n tokens, already in place) and the mask, then runs the program.
   // mask_laid: the key mask is already in inputs_ (text runs of ColBERT queries), mask is ignored.
   eb_status run_prepared(const int32_t* mask, size_t n, bool mask_laid = false);
-  // Tokenizes the template around a (and b, may be null) into the inputs; 0 with the error set when too long.
-  size_t tokenize(const char* a, const char* b);
+  // Tokenizes the template around a (and b, may be null) into the inputs, *n tokens; the error set
+  // when they do not fit the session, or when there are none.
+  eb_status tokenize(const char* a, const char* b, size_t* n);
   // The most tokens of a text run's sequence (the session's, or the ColBERT input's length), and
   // the query expansion of its single texts.
   size_t text_limit() const;

@@ -2,7 +2,8 @@
 // make_seeds.cpp: writes the fuzz_model seed corpus (the tiny int8 and fp32 models of
 // tiny_model.h, and tiny models carrying each sample tokenizer of tokenizer_samples.h) into the
 // folder given as argument, and the pipeline seeds of fuzz_tokenizer and fuzz_tokenizer_json into
-// its sibling folders. Run by hand when the model format changes:
+// its sibling folders (the seeds of older formats stay beside them, as *_v2.ebm / *_v7.ebm). Run by
+// hand when the model format changes:
 //   cmake --build build/dev --target fuzz_make_seeds && build/dev/tests/fuzz/fuzz_make_seeds tests/fuzz/corpus/fuzz_model
 #include <cstdio>
 #include <string>

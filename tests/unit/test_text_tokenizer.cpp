@@ -1032,6 +1032,81 @@ TEST_CASE("sessions run text, pairs, words and long-context answers with the mod
   fs::remove_all(dir);
 }
 
+TEST_CASE("a tokenizer without special tokens: a text that gives no token is refused with a message by every entry point", "[text][session]") {
+  // The Unigram sample without its template: "" and "  " give no token at all (found by
+  // fuzz_model: run_text returned EB_ERROR_SEQUENCE_TOO_LONG with no message; a packed run laid
+  // out a sequence of 0 tokens)
+  std::string json = kUnigram;
+  const size_t at = json.find("\"post_processor\"");
+  json.replace(at, json.find("\n  \"model\"") - at, "\"post_processor\": null,");
+  const fs::path dir = fs::temp_directory_path() / ("eb_notoken_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char* source : {"task_st_mean_norm", "task_bert_seqcls_tanh", "task_bert_qa"}) {
+    INFO(source);
+    const std::string path = convert_with_tokenizer(dir, source, json, source);
+    eb_model* model = nullptr;
+    char err[512] = "";
+    REQUIRE(eb_model_load_file(path.c_str(), &model, err, sizeof err) == EB_OK);
+    eb_session_options o;
+    eb_session_options_init(&o);
+    o.max_sequence_length = 16;
+    eb_session* s = nullptr;
+    REQUIRE(eb_session_create(model, &o, &s, err, sizeof err) == EB_OK);
+    auto refused = [&](eb_status st) {
+      INFO(eb_session_last_error(s));
+      CHECK(st == EB_ERROR_INVALID_ARGUMENT);
+      CHECK_THAT(std::string(eb_session_last_error(s)), Catch::Contains("gives no tokens"));
+    };
+    refused(eb_session_run_text(s, ""));
+    refused(eb_session_run_text(s, "  "));
+    refused(eb_session_run_text_pair(s, "", " "));
+    CHECK(eb_session_run_text(s, "ab c") == EB_OK);  // (a text with tokens runs)
+    const char* texts[] = {"ab", "", "c fi", " "};
+    size_t consumed = 0;
+    CHECK(eb_session_run_texts(s, texts, 4, &consumed) == EB_OK);
+    CHECK(consumed == 4);
+    eb_model_info info;
+    REQUIRE(eb_model_get_info(model, &info) == EB_OK);
+    std::vector<int32_t> statuses(4, -1);
+    if (std::string(source) == "task_st_mean_norm") {
+      std::vector<float> out(4 * static_cast<size_t>(info.hidden_size), -7.f);
+      REQUIRE(eb_session_embed_many(s, texts, nullptr, 4, EB_OUTPUT_SENTENCE_EMBEDDING, out.data(), out.size(),
+                                    statuses.data()) == EB_OK);
+      CHECK(statuses == std::vector<int32_t>{EB_OK, EB_ERROR_INVALID_ARGUMENT, EB_OK, EB_ERROR_INVALID_ARGUMENT});
+      for (float v : out) CHECK(std::isfinite(v));
+      CHECK(out[static_cast<size_t>(info.hidden_size)] == 0.f);  // a failed input's row is 0
+      CHECK(eb_session_embed_many(s, texts, nullptr, 4, EB_OUTPUT_SENTENCE_EMBEDDING, out.data(), out.size(), nullptr) ==
+            EB_ERROR_INVALID_ARGUMENT);
+      CHECK_THAT(std::string(eb_session_last_error(s)), Catch::Contains("texts[1]: ") && Catch::Contains("gives no tokens"));
+      // the empty text's one window has no token either
+      size_t windows = 0;
+      const eb_status chunked = eb_session_embed_chunked(s, "", 0, 4, 1, EB_CHUNK_POOLING_MEAN, out.data(), out.size(),
+                                                         nullptr, 0, &windows);
+      INFO(eb_session_last_error(s));
+      CHECK(chunked == EB_ERROR_INVALID_ARGUMENT);
+      CHECK(*eb_session_last_error(s) != '\0');
+      CHECK(eb_session_embed_chunked(s, "ab c fi ab c", 12, 2, 0, EB_CHUNK_POOLING_MEAN, out.data(), out.size(), nullptr,
+                                     0, &windows) == EB_OK);
+    } else if (std::string(source) == "task_bert_seqcls_tanh") {
+      std::vector<int32_t> labels(4, 9);
+      REQUIRE(eb_session_classify_many(s, texts, nullptr, 4, nullptr, 0, labels.data(), statuses.data()) == EB_OK);
+      CHECK(statuses == std::vector<int32_t>{EB_OK, EB_ERROR_INVALID_ARGUMENT, EB_OK, EB_ERROR_INVALID_ARGUMENT});
+      CHECK(labels[1] == -1);
+    } else {
+      eb_span span;
+      int32_t windows = 0;
+      const eb_status st = eb_session_answer(s, "", "", 4, 2, &span, &windows);
+      INFO(eb_session_last_error(s));
+      CHECK(st != EB_OK);
+      CHECK(*eb_session_last_error(s) != '\0');
+      CHECK(eb_session_answer(s, "ab", "c fi ab", 4, 2, &span, &windows) == EB_OK);
+    }
+    eb_session_destroy(s);
+    eb_model_free(model);
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("Unigram byte_fallback: unknown runs become byte tokens with the run's offsets (HF tokenizers 0.22.2)", "[text]") {
   // ids and offsets as @anush008/tokenizers@0.6.0 (HF tokenizers 0.22.2) gives them for this file
   const char* json = R"({"added_tokens": [{"id": 1, "content": "</s>", "special": true}],

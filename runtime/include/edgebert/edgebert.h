@@ -222,7 +222,9 @@ EB_API EB_NODISCARD eb_status eb_session_run_ids(eb_session* session, const int3
  * Text longer than the session's maximum is an error (EB_ERROR_SEQUENCE_TOO_LONG), never
  * silently truncated. Performs no heap allocation. With tokenizers other than BERT's vocab.txt
  * WordPiece a text of more than 16 bytes per position (of max_sequence_length + 1025) is
- * EB_ERROR_SEQUENCE_TOO_LONG too: their buffers are sized at session creation. */
+ * EB_ERROR_SEQUENCE_TOO_LONG too: their buffers are sized at session creation. A text that gives
+ * no token at all (only with a tokenizer that adds no special tokens, e.g. "" there) is
+ * EB_ERROR_INVALID_ARGUMENT, as is such an input of a packed run (its own status). */
 EB_API EB_NODISCARD eb_status eb_session_run_text(eb_session* session, const char* text);
 /* Tokenizes a text pair with the model's template ("[CLS] a [SEP] b [SEP]" with token types 0
  * (first segment incl. its [SEP]) then 1 for BERT; "<s> a </s></s> b </s>" for RoBERTa) and runs.

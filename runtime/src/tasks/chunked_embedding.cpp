@@ -155,6 +155,9 @@ class WindowRunner {
 
   eb_status add(size_t start, size_t tokens, const TokenStream& stream) {
     const size_t specials = f_.prefix.size() + f_.suffix.size() + prompt_tokens_;
+    if (tokens + specials == 0)  // (an empty text's window, a tokenizer without special tokens, no prompt)
+      return s_.fail(EB_ERROR_INVALID_ARGUMENT,
+                     "embed_chunked: the text gives no tokens (this model's tokenizer adds no special tokens)");
     if (rows_ + tokens + specials > s_.max_batch_tokens()) {
       const eb_status st = flush();
       if (st != EB_OK) return st;

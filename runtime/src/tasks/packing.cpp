@@ -37,6 +37,10 @@ size_t pack_texts(const TextEncoder& text, const PackLimits& limits, Truncation 
     size_t na = 0, cut = 0;
     const size_t need =
         lay_out_sequence(text, limits.token_types, limits.max_len, in, a, b, at, cap, &na, truncation, &cut);
+    if (need == 0) {  // (a tokenizer without special tokens, on a text with no token)
+      q.status = EB_ERROR_INVALID_ARGUMENT;
+      continue;
+    }
     if (need <= cap && (expansion.id < 0 || expansion.length <= cap)) {
       q.status = check_ids(limits, in, at, need);
       if (q.status == EB_OK) q.tokens = expand_sequence(in, at, need, expansion), q.truncated = cut, at += q.tokens;

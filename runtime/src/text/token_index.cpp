@@ -42,7 +42,8 @@ bool TokenIndex::holds(const Slot& s, std::string_view key, uint32_t h32) const 
   const uint32_t ref = s.ref & ~kPrefixOnly;
   if (ref >= keys_.size()) return false;
   const std::string_view t = keys_[ref];
-  return t.size() >= skip_ && t.size() - skip_ >= key.size() && std::memcmp(t.data() + skip_, key.data(), key.size()) == 0;
+  return t.size() >= skip_ && t.size() - skip_ >= key.size() &&
+         (key.empty() || std::memcmp(t.data() + skip_, key.data(), key.size()) == 0);  // (an empty view may be null)
 }
 
 bool TokenIndex::insert(std::string_view key, uint64_t h, uint32_t ref, bool overwrite) {

@@ -21,7 +21,8 @@ class VocabView {
   // Over n ends and a text of text_size bytes; both must outlive every copy of the view. Nothing
   // of the ends is read here: a load does not touch the 1 MB of EmbeddingGemma's 262,144 ends.
   // Each token is checked where it is read instead: an end that decreases or runs past the text
-  // gives an empty token (never a read outside the text).
+  // gives an empty token (never a read outside the text; its data() is the text's, never null,
+  // so callers may pass it to memcmp).
   VocabView(const char* text, size_t text_size, const uint32_t* ends, size_t n)
       : text_(text ? text : ""), ends_(ends), n_(ends ? n : 0), text_size_(text ? text_size : 0) {}
 
@@ -29,7 +30,7 @@ class VocabView {
   bool empty() const { return n_ == 0; }
   std::string_view operator[](size_t i) const {
     const uint32_t b = i == 0 ? 0 : ends_[i - 1], e = ends_[i];
-    return b <= e && e <= text_size_ ? std::string_view(text_ + b, e - b) : std::string_view();
+    return b <= e && e <= text_size_ ? std::string_view(text_ + b, e - b) : std::string_view(text_, 0);  // (data never null)
   }
   const uint32_t* ends() const { return ends_; }
   const char* text() const { return text_; }
