@@ -245,8 +245,8 @@ ModelBytes build(const ConvertedModel& cm, Payloads where, uint64_t* payload_byt
 
   Offset<fb::Vocabulary> vocab;
   if (cm.vocab && !cm.vocab->empty()) {
-    auto find = [&](const char* t) {
-      for (size_t i = 0; i < cm.vocab->size(); ++i)
+    auto find = [&](const char* t) {  // a later duplicate wins, as in HF's vocabulary map
+      for (size_t i = cm.vocab->size(); i-- > 0;)
         if ((*cm.vocab)[i] == t) return static_cast<int>(i);
       return -1;
     };

@@ -730,6 +730,35 @@ TEST_CASE("a vocab.txt model's vocabulary is one text with its WordPiece tables 
   CHECK_THAT(msg, Catch::Contains("schema_version 8"));
 }
 
+TEST_CASE("a vocab.txt with duplicate special tokens: the later one's id, as HF's vocabulary map", "[text]") {
+  // transformers' load_vocab (and the fast tokenizer built from it) maps a token to its last line
+  convert::Vocab vocab;
+  for (const char* t : {"[PAD]", "[CLS]", "[UNK]", "[SEP]", "a", "[CLS]", "b", "[SEP]", "[UNK]", "[MASK]", "##b"})
+    vocab.tokens.emplace_back(t);
+  convert::SyntheticSpec spec;
+  spec.hidden = 16;
+  spec.heads = 2;
+  spec.layers = 1;
+  spec.intermediate = 32;
+  spec.vocab = static_cast<int>(vocab.tokens.size());
+  spec.max_position = 16;
+  convert::ConvertOptions o;
+  o.fp32 = true;
+  o.quiet = true;
+  o.error_report = false;
+  const convert::ConvertResult r = convert::convert_model(convert::make_synthetic_bert(spec), &vocab, o);
+  const fb::Vocabulary* v = fb::GetModel(r.buffer.data())->vocab();
+  REQUIRE(v);
+  CHECK(v->cls_id() == 5);
+  CHECK(v->sep_id() == 7);
+  CHECK(v->unk_id() == 8);
+  CHECK(v->pad_id() == 0);
+  text::Tokenizer t;
+  REQUIRE(t.init_vocabulary(v).is_ok());
+  const Encoded e = encode(t, "a b ab [CLS] zz");
+  CHECK(e.ids == std::vector<int32_t>{5, 4, 6, 4, 10, 5, 8, 7});
+}
+
 TEST_CASE("a tokenizer.json keeps a BERT / DistilBERT file's family and head (its file is schema_version 8)", "[text]") {
   // A file with a tokenizer is version 8 (its tables); readers of version 4 and later take the
   // family from the family field, which the converter must then write for BERT and DistilBERT too
