@@ -25,6 +25,26 @@ std::string_view view(const flatbuffers::String* s) {
 
 bool valid_utf8(std::string_view s) { return find_invalid_utf8(s.data(), s.size()) == s.size(); }
 
+// A file's vocabulary: its strings (copied into *owned) or, schema_version 8, its one text and
+// token ends (viewed in place); `what` names the table in messages.
+Status read_vocabulary(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* strings,
+                       const flatbuffers::Vector<uint8_t>* text, const flatbuffers::Vector<uint32_t>* ends,
+                       const std::string& what, VocabText* owned, VocabView* vocab) {
+  if ((text == nullptr) != (ends == nullptr)) return invalid(what + ": the one-text form needs both text and ends");
+  const size_t strings_n = strings ? strings->size() : 0;
+  if (ends && strings_n != 0) return invalid(what + ": a vocabulary both as strings and as one text");
+  if (ends) {  // mapped as it is (each token checked where it is read)
+    *vocab = VocabView(reinterpret_cast<const char*>(text->data()), text->size(), ends->data(), ends->size());
+    return Status::ok();
+  }
+  owned->reserve(strings_n);
+  for (size_t i = 0; i < strings_n; ++i)
+    if (!owned->append(view(strings->Get(static_cast<flatbuffers::uoffset_t>(i)))))
+      return invalid(what + ": vocabulary larger than 4 GiB");
+  *vocab = owned->view();
+  return Status::ok();
+}
+
 // The file's lookup tables when they were built by this runtime's scheme: *use points at `out`
 // (else stays null and the models build their own). Only byte_ids' count is checked here; each
 // model checks its tables' shapes (token_tables.h) and every lookup what it lands on.
@@ -133,23 +153,12 @@ Status Tokenizer::init_vocabulary(const fb::Vocabulary* voc) {
   o.sep_id = voc->sep_id();
   o.pad_id = voc->pad_id();
   o.max_input_chars_per_word = voc->max_chars_per_word();
-  const auto* text = voc->text();
-  const auto* ends = voc->ends();
-  if ((text == nullptr) != (ends == nullptr)) return invalid("vocabulary: text and ends come together");
-  if (ends && voc->tokens()->size() != 0) return invalid("vocabulary: both as strings and as one text");
-  if (!ends && voc->tables()) return invalid("vocabulary: tables without the one-text form");
+  if (!voc->ends() && voc->tables()) return invalid("vocabulary: tables without the one-text form");
   TokenTables file_tables;
   const TokenTables* tables = nullptr;
   try {
-    if (ends) {  // schema_version 8: mapped as it is (each token checked where it is read)
-      vocab_ = VocabView(reinterpret_cast<const char*>(text->data()), text->size(), ends->data(), ends->size());
-      EB_RETURN_IF_ERROR(read_file_tables(voc->tables(), &file_tables, &tables));
-    } else {
-      vocab_text_.reserve(voc->tokens()->size());
-      for (const auto* s : *voc->tokens())
-        if (!vocab_text_.append(view(s))) return invalid("vocabulary larger than 4 GiB");
-      vocab_ = vocab_text_.view();
-    }
+    EB_RETURN_IF_ERROR(read_vocabulary(voc->tokens(), voc->text(), voc->ends(), "vocabulary", &vocab_text_, &vocab_));
+    EB_RETURN_IF_ERROR(read_file_tables(voc->tables(), &file_tables, &tables));
   } catch (const std::bad_alloc&) {
     reset();
     return Status(EB_ERROR_OUT_OF_MEMORY, "tokenizer: out of memory");
@@ -281,23 +290,12 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
     if (spec == nullptr) return invalid("no TokenizerSpec");
     const fb::TokenModelSpec* m = spec->model();
     if (m == nullptr || m->vocab() == nullptr) return invalid("model: no vocabulary");
-    const auto* text = m->vocab_text();
-    const auto* ends = m->vocab_ends();
-    if ((text == nullptr) != (ends == nullptr)) return invalid("model: vocab_text and vocab_ends come together");
-    if (ends && m->vocab()->size() != 0) return invalid("model: a vocabulary both as strings and as one text");
-    const size_t n = ends ? ends->size() : m->vocab()->size();
+    EB_RETURN_IF_ERROR(read_vocabulary(m->vocab(), m->vocab_text(), m->vocab_ends(), "model", &vocab_text_, &vocab_));
+    const size_t n = vocab_.size();
     if (n == 0) return invalid("model: empty vocabulary");
     if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) return invalid("model: vocabulary too large");
     if (id_limit > 0 && static_cast<int64_t>(n) > id_limit)
       return invalid("vocabulary has " + std::to_string(n) + " tokens, the embedding table " + std::to_string(id_limit));
-    if (ends) {  // schema_version 8: mapped as it is (each token checked where it is read)
-      vocab_ = VocabView(reinterpret_cast<const char*>(text->data()), text->size(), ends->data(), n);
-    } else {
-      vocab_text_.reserve(n);
-      for (const auto* s : *m->vocab())
-        if (!vocab_text_.append(view(s))) return invalid("model: vocabulary larger than 4 GiB");
-      vocab_ = vocab_text_.view();
-    }
     TokenTables file_tables;
     const TokenTables* tables = nullptr;
     EB_RETURN_IF_ERROR(read_file_tables(m->tables(), &file_tables, &tables));
