@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -451,14 +452,35 @@ namespace {
 
 std::string temp_prefix(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()) + "."; }
 
-// The bytes of a cache file written to `fd` (payload, table, header), then fsync.
+// The bytes of a cache file written to `fd` (header, table, payload), then fsync: assembled in
+// 2 MiB windows, each written at its 2 MiB-aligned offset with one pwrite. Linux (ext4 since 6.16)
+// then keeps the file in the page cache as 2 MiB folios, which a mapping that is 2 MiB-aligned (as
+// mmap places one this large) maps one page-table entry per folio: mapping BERT-base's 88 MB cache
+// took 47 page faults and 0.3-0.4 ms, against 450-980 faults and 2.6-7.3 ms for the same bytes
+// written entry by entry (one thread reading a byte per page; docs/weight-cache.md).
 bool write_contents(int fd, const std::vector<PackedWeights::Entry>& entries, const std::vector<uint64_t>& offsets,
                     uint64_t file_bytes, const uint8_t* table, size_t table_bytes, const uint8_t* header) {
   if (fchmod(fd, 0644) != 0 || ftruncate(fd, static_cast<off_t>(file_bytes)) != 0) return false;
-  for (size_t k = 0; k < entries.size(); ++k)  // the gaps stay zero (ftruncate)
-    if (!write_exact(fd, entries[k].data, static_cast<size_t>(entries[k].size), offsets[k])) return false;
-  return write_exact(fd, table, table_bytes, kHeaderBytes) && write_exact(fd, header, kHeaderBytes, 0) &&
-         ::fsync(fd) == 0;
+  constexpr uint64_t kWindow = 2u << 20;
+  std::unique_ptr<uint8_t[]> window(new (std::nothrow) uint8_t[kWindow]);
+  if (!window) {
+    errno = ENOMEM;  // for the caller's message
+    return false;
+  }
+  // [offset, offset + size) of `data` into the window [w, w + n)
+  auto place = [&](uint64_t w, uint64_t n, const uint8_t* data, uint64_t offset, uint64_t size) {
+    const uint64_t from = offset > w ? offset : w, to = offset + size < w + n ? offset + size : w + n;
+    if (from < to) std::memcpy(window.get() + (from - w), data + (from - offset), static_cast<size_t>(to - from));
+  };
+  for (uint64_t w = 0; w < file_bytes; w += kWindow) {
+    const uint64_t n = file_bytes - w < kWindow ? file_bytes - w : kWindow;
+    std::memset(window.get(), 0, static_cast<size_t>(n));  // the gaps stay zero
+    place(w, n, header, 0, kHeaderBytes);
+    place(w, n, table, kHeaderBytes, table_bytes);
+    for (size_t k = 0; k < entries.size(); ++k) place(w, n, entries[k].data, offsets[k], entries[k].size);
+    if (!write_exact(fd, window.get(), static_cast<size_t>(n), w)) return false;
+  }
+  return ::fsync(fd) == 0;
 }
 
 // Gives the unnamed O_TMPFILE file `fd` the name `*name` (a new PATH.tmp.<pid>.N) in its folder.
