@@ -201,7 +201,10 @@ bool cpu_has_amx_int8() {
 // Bytes of packed weights per column slab: on CPUs with AMX-INT8 half this core's L2 cache (the
 // other half holds the activation rows and the output tile); 0 (never cut) elsewhere, where it was
 // not measured to help (2-5 % on AVX512-VNNI, and each slab is one more operator to run: 5-15 %
-// slower at 8-16 rows on the AMX Xeon). EDGEBERT_GEMM_SLAB_BYTES overrides (0: never cut).
+// slower at 8-16 rows on the AMX Xeon). On a Zen 5 EPYC (AVX512-VNNI) slabs gained 2.6-7.6 % on
+// packed batches but cost the start, 4x the operators to create and pack (BERT-base without a
+// cache 32-35 -> 43-47 ms, warm 3.8 -> 4.8 ms): left off there (docs/xnnpack.md).
+// EDGEBERT_GEMM_SLAB_BYTES overrides (0: never cut).
 size_t slab_budget_bytes() {
   static const size_t budget = [] {
     if (const char* e = std::getenv("EDGEBERT_GEMM_SLAB_BYTES")) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "alloc_counter.h"
+#include "backend/packed_weights.h"
 #include "qs8_params.h"
 #include "xnn_gemm.h"
 
@@ -149,6 +150,58 @@ TEST_CASE("XnnGemm int8 matches a float64 reference while rows and buffers chang
       CHECK(worst <= 1);
       if (pass == 1) CHECK(allocations == 0);
     }
+  }
+}
+
+// Column slabs packed into a shared store (XnnGemm::create_slabs): one entry per slab under
+// consecutive GEMM keys, the outputs are the whole GEMM's bytes (each output element is the same
+// dot product), a second operator finds the packings instead of packing again, and everything is
+// freed once (ASan in CI). The model-level suites run the same cut with EDGEBERT_GEMM_SLAB_BYTES.
+// Without a shared store (2022 API) each operator packs its own slab: the bytes are still checked.
+TEST_CASE("XnnGemm column slabs in a shared store give the whole GEMM's bytes and are packed once", "[xnn]") {
+  REQUIRE(edgebert::xnn_ready().is_ok());
+  const bool shared = edgebert::PackedWeights::supported();
+  std::mt19937 rng(11);
+  const Weights w = make_weights(rng);
+  for (bool float_output : {false, true}) {
+    if (float_output && !XnnGemm::int8_float_output_supported()) continue;
+    INFO("float output " << float_output);
+    const LinearView v = int8_view(w);
+    const LinearView slabs[3] = {edgebert::linear_columns(v, 0, 16), edgebert::linear_columns(v, 16, 16),
+                                 edgebert::linear_columns(v, 32, kOut - 32)};
+    auto made = edgebert::PackedWeights::create(5);
+    REQUIRE(made.is_ok());
+    std::unique_ptr<edgebert::PackedWeights> store = made.take();
+    edgebert::PackedWeights* const st = shared ? store.get() : nullptr;
+    constexpr size_t kRowsRun = 17;
+    std::uniform_int_distribution<int> q(-128, 127);
+    std::vector<int8_t> x(kRowsRun * kIn);
+    for (auto& e : x) e = static_cast<int8_t>(q(rng));
+    const size_t out_bytes = kRowsRun * kOut * (float_output ? sizeof(float) : 1);
+    std::vector<uint8_t> whole_y(out_bytes), cut_y(out_bytes, 0x55), again_y(out_bytes, 0x55);
+    XnnGemm whole;
+    REQUIRE(whole.create(v, float_output, kRowsRun).is_ok());
+    REQUIRE((whole.setup(kRowsRun, x.data(), whole_y.data(), nullptr) && whole.run(nullptr)));
+    {
+      XnnGemm cut;
+      REQUIRE(cut.create_slabs(slabs, 3, float_output, kRowsRun, st, 1).is_ok());
+      if (shared) {
+        const std::vector<edgebert::PackedWeights::Entry> entries = store->entries();
+        REQUIRE(entries.size() == 3);
+        for (size_t k = 0; k < 3; ++k) CHECK(entries[k].gemm == 1 + k);
+      }
+      REQUIRE((cut.setup(kRowsRun, x.data(), cut_y.data(), nullptr) && cut.run(nullptr)));
+      CHECK(cut_y == whole_y);
+      XnnGemm again;
+      REQUIRE(again.create_slabs(slabs, 3, float_output, kRowsRun, st, 1).is_ok());
+      if (shared) {
+        CHECK(store->packs() == 3);
+        CHECK(store->hits() == 3);
+      }
+      REQUIRE((again.setup(kRowsRun, x.data(), again_y.data(), nullptr) && again.run(nullptr)));
+      CHECK(again_y == whole_y);
+    }
+    CHECK(store->users() == 0);
   }
 }
 
