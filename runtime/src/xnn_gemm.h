@@ -108,8 +108,9 @@ class XnnGemm {
   // 2024-11 runs a GEMM row tile after row tile, each over all of the weights; on a Xeon with AMX
   // (2 MB L2) a 1024 x 3072 GEMM at 128 rows took 0.96 ms whole and 0.55 ms in 1024-column slabs
   // (edgebert-gemm-kinds --col-slab), BERT-base at 128 tokens 29 -> 21 ms. Only on CPUs with
-  // AMX-INT8 by default (elsewhere not measured to help, and each slab is one more operator to
-  // run); EDGEBERT_GEMM_SLAB_BYTES=N sets the bytes per slab anywhere (0: never cut). The tests
+  // AMX-INT8 by default (on AVX512-VNNI a few per cent on long runs against a slower start, four
+  // times the operators to create; elsewhere not measured); EDGEBERT_GEMM_SLAB_BYTES=N sets the
+  // bytes per slab anywhere (0: never cut). The tests
   // run with 4096 (tests/CMakeLists.txt). docs/xnnpack.md, "Column slabs".
   static size_t column_slab_width(const LinearView& linear);
   // Binds input/output pointers and the row count. Cheap to call when nothing changed.
