@@ -462,7 +462,7 @@ bool write_contents(int fd, const std::vector<PackedWeights::Entry>& entries, co
                     uint64_t file_bytes, const uint8_t* table, size_t table_bytes, const uint8_t* header) {
   if (fchmod(fd, 0644) != 0 || ftruncate(fd, static_cast<off_t>(file_bytes)) != 0) return false;
   constexpr uint64_t kWindow = 2u << 20;
-  std::unique_ptr<uint8_t[]> window(new (std::nothrow) uint8_t[kWindow]);
+  std::unique_ptr<uint8_t[]> window(new (std::nothrow) uint8_t[file_bytes < kWindow ? file_bytes : kWindow]);
   if (!window) {
     errno = ENOMEM;  // for the caller's message
     return false;
