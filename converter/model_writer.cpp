@@ -375,8 +375,7 @@ ModelBytes build(const ConvertedModel& cm, Payloads where, uint64_t* payload_byt
   any_int4 = any_int4 || (cm.int8 && cm.word_int4);
   // (masked-LM and token-vector files are version 5, whose readers take the family from the family field)
   const bool new_task = m.task == Task::kMaskedLm || m.task == Task::kTokenVectors || m.task == Task::kBgeM3;
-  // (so are files with a tokenizer: version 8, for its tables)
-  // (a file of schema_version 8, any file with a tokenizer, is read by its family fields)
+  // (files with a tokenizer are version 8, for its tables, and are read by their family fields too)
   const bool tables = cm.tokenizer != nullptr || !vocab.IsNull();
   const bool family_fields = !c.is_bert_or_distilbert() || any_int4 || new_task || tables;
   const bool gemma_fields = m.family() == Family::kGemma3 || !m.dense.empty() || !m.prompts.empty() || m.colbert.present;
