@@ -254,13 +254,21 @@ CalibrationInputs make_calibration_inputs(const FloatBert& m, const text::Tokeni
     // Without a vocabulary these sequences are the whole calibration set: add more of them.
     if (tok == nullptr || !tok->initialized())
       for (int len : {4, 24, 64, 128, 128}) lengths.push_back(len);
-    for (int len : lengths) {
-      if (len > max_len) continue;
-      const int n = len;
-      std::vector<int32_t> ids(n);
+    size_t random_tokens = 0;
+    auto add_random = [&](int n) {
+      std::vector<int32_t> ids(static_cast<size_t>(n));
       for (int& id : ids) id = tok_dist(rng);
       add_ids(ids.data(), ids.size());
-    }
+      random_tokens += ids.size();
+    };
+    for (int len : lengths)
+      if (len <= max_len) add_random(len);
+    // A model of fewer than 128 positions loses the longer sequences above: sequences of its full
+    // length make up for them, to kMinShortModelTokens. (With 63 tokens at 24 positions, small
+    // random Gemma 3 checkpoints clipped their static ranges: per-token cosines of 0.91-0.98.)
+    constexpr size_t kMinShortModelTokens = 1024;
+    if (max_len < 128)
+      while (random_tokens < kMinShortModelTokens) add_random(max_len);
   }
   return out;
 }

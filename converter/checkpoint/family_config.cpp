@@ -224,12 +224,18 @@ void read_modernbert(const JsonValue& cfg, const std::string& path, BertConfig& 
 // What the LLM-block families (Qwen3, Gemma 3) share: grouped-query heads of head_dim (default
 // `default_head_dim`), word embeddings only, pre-norm RMSNorm layers without biases, q/k norms, a
 // gated FFN, rotary over the whole head, attention_bias.
-void read_llm_blocks(const JsonValue& cfg, const std::string& path, int default_head_dim, BertConfig& c) {
+// Absent keys take the family's transformers config defaults (`default_head_dim`,
+// `default_kv_heads`); num_key_value_heads null means one KV head per query head, as there.
+void read_llm_blocks(const JsonValue& cfg, const std::string& path, int default_head_dim, int default_kv_heads,
+                     BertConfig& c) {
   FamilyConfig& f = c.family;
-  f.num_key_value_heads = config_int(cfg, path, "num_key_value_heads", c.num_attention_heads);
+  const JsonValue* kv = cfg.find("num_key_value_heads");
+  f.num_key_value_heads =
+      kv && kv->is_null() ? c.num_attention_heads : config_int(cfg, path, "num_key_value_heads", default_kv_heads);
   if (f.num_key_value_heads > c.num_attention_heads || c.num_attention_heads % f.num_key_value_heads != 0)
     throw CheckpointError(path + ": num_key_value_heads " + std::to_string(f.num_key_value_heads) +
-                          " does not divide num_attention_heads " + std::to_string(c.num_attention_heads));
+                          (kv ? "" : " (absent: transformers' default)") + " does not divide num_attention_heads " +
+                          std::to_string(c.num_attention_heads));
   f.head_dim = config_int(cfg, path, "head_dim", default_head_dim);
   if (f.head_dim % 2 != 0 || f.head_dim > 1024)
     throw CheckpointError(path + ": head_dim " + std::to_string(f.head_dim) + " must be even and at most 1024");
@@ -245,9 +251,10 @@ void read_llm_blocks(const JsonValue& cfg, const std::string& path, int default_
   f.rotary_dims = f.head_dim;
 }
 
-// Qwen3 (Qwen3Model / Qwen3ForCausalLM, Qwen3-Embedding): transformers' Qwen3Config keys. What
-// its modeling code would compute differently from edgebert is refused: sliding-window layers,
-// rope scaling, a partial rotary factor, an activation other than silu.
+// Qwen3 (Qwen3Model / Qwen3ForCausalLM, Qwen3-Embedding): transformers' Qwen3Config keys, absent
+// ones at its defaults (head_dim 128, num_key_value_heads 32, rope_theta 10000). What its modeling
+// code would compute differently from edgebert is refused: sliding-window layers, rope scaling, a
+// partial rotary factor, an activation other than silu.
 void read_qwen3(const JsonValue& cfg, const std::string& path, BertConfig& c) {
   FamilyConfig& f = c.family;
   f.family = Family::kQwen3;
@@ -257,10 +264,9 @@ void read_qwen3(const JsonValue& cfg, const std::string& path, BertConfig& c) {
   if (c.hidden_act != "silu") throw CheckpointError(path + ": unsupported hidden_act '" + c.hidden_act + "' (Qwen3: silu)");
   c.activation = HiddenAct::kSilu;
   c.layer_norm_eps = eps_of(cfg, path, "rms_norm_eps", 1e-6);
-  const bool divisible = c.hidden_size % c.num_attention_heads == 0;
-  read_llm_blocks(cfg, path, divisible ? c.hidden_size / c.num_attention_heads : -1, c);
+  read_llm_blocks(cfg, path, 128, 32, c);
   f.causal = true;
-  f.rotary_theta = config_positive(cfg, path, "rope_theta", 1000000.0);
+  f.rotary_theta = config_positive(cfg, path, "rope_theta", 10000.0);
   if (const JsonValue* rp = cfg.find("rope_parameters"); rp && !rp->is_null()) {  // newer transformers
     if (!rp->is_object()) throw CheckpointError(path + ": 'rope_parameters' must be an object");
     if (config_string(*rp, path + ": rope_parameters", "rope_type", "default") != "default")
@@ -271,9 +277,17 @@ void read_qwen3(const JsonValue& cfg, const std::string& path, BertConfig& c) {
     throw CheckpointError(path + ": unsupported 'rope_scaling' (only null)");
   if (const JsonValue* pr = cfg.find("partial_rotary_factor"); pr && !pr->is_null() && !(pr->is_number() && pr->as_double() == 1.0))
     throw CheckpointError(path + ": unsupported 'partial_rotary_factor' (only 1)");
-  if (config_bool(cfg, path, "use_sliding_window", false))
-    throw CheckpointError(path + ": unsupported 'use_sliding_window' true (sliding-window Qwen3 layers)");
-  if (const JsonValue* types = cfg.find("layer_types"); types && !types->is_null()) {
+  const JsonValue* types = cfg.find("layer_types");
+  if ((!types || types->is_null()) && config_bool(cfg, path, "use_sliding_window", false)) {
+    // without layer_types, transformers makes layers max_window_layers.. sliding ones
+    const JsonValue* w = cfg.find("sliding_window");
+    const int from = config_int(cfg, path, "max_window_layers", 28);
+    if (!(w && w->is_null()) && from < c.num_hidden_layers)
+      throw CheckpointError(path + ": unsupported 'use_sliding_window' true with max_window_layers " +
+                            std::to_string(from) + " < num_hidden_layers " + std::to_string(c.num_hidden_layers) +
+                            " (sliding-window Qwen3 layers)");
+  }
+  if (types && !types->is_null()) {
     if (!types->is_array()) throw CheckpointError(path + ": 'layer_types' must be an array");
     for (size_t l = 0; l < types->size(); ++l)
       if (!(*types)[l].is_string() || (*types)[l].as_string() != "full_attention")
@@ -298,7 +312,7 @@ void read_gemma3(const JsonValue& cfg, const std::string& path, BertConfig& c) {
     throw CheckpointError(path + ": unsupported hidden_activation '" + c.hidden_act + "' (Gemma 3: gelu_pytorch_tanh)");
   c.activation = HiddenAct::kGeluTanh;
   c.layer_norm_eps = eps_of(cfg, path, "rms_norm_eps", 1e-6);
-  read_llm_blocks(cfg, path, 256, c);
+  read_llm_blocks(cfg, path, 256, 4, c);
   if (!config_bool(cfg, path, "use_bidirectional_attention", false))
     throw CheckpointError(path + ": unsupported causal Gemma 3 ('use_bidirectional_attention' is not true; "
                           "only the bidirectional encoder form, as EmbeddingGemma, is supported)");
@@ -320,7 +334,9 @@ void read_gemma3(const JsonValue& cfg, const std::string& path, BertConfig& c) {
     for (int l = 0; l < L; ++l) f.sliding_layers[static_cast<size_t>(l)] = (l + 1) % every != 0;
   }
   const int window = config_int(cfg, path, "sliding_window", 4096);
-  if (window < 1) throw CheckpointError(path + ": 'sliding_window' must be a positive integer");
+  if (window < 2)  // transformers keeps |i - j| <= 0: each token sees only itself, which no window here expresses
+    throw CheckpointError(path + ": unsupported 'sliding_window' " + std::to_string(window) +
+                          " (each token would attend only to itself; the smallest window supported is 2)");
   f.local_attention = 2 * (window / 2);  // keys with |i - j| <= sliding_window / 2
 }
 

@@ -40,7 +40,7 @@ const std::string& string_member(const JsonValue& obj, const char* key, const st
   return v->as_string();
 }
 
-PoolingMode read_pooling_config(const std::string& path, int* dimension) {
+PoolingMode read_pooling_config(const std::string& path, int* dimension, bool* include_prompt) {
   const JsonValue cfg = read_json(path);
   if (!cfg.is_object()) throw CheckpointError(path + ": top-level JSON value must be an object");
   const std::pair<const char*, PoolingMode> supported[] = {
@@ -71,6 +71,11 @@ PoolingMode read_pooling_config(const std::string& path, int* dimension) {
                           "pooling_mode_mean_tokens, pooling_mode_max_tokens, pooling_mode_mean_sqrt_len_tokens, pooling_mode_lasttoken)");
   }
   if (count > 1) throw CheckpointError(path + ": combined pooling modes (" + std::to_string(count) + " are true) are not supported");
+  *include_prompt = true;
+  if (const JsonValue* p = cfg.find("include_prompt"); p && !p->is_null()) {
+    if (!p->is_bool()) throw CheckpointError(path + ": 'include_prompt' must be true or false");
+    *include_prompt = p->as_bool();
+  }
   *dimension = 0;
   if (const JsonValue* d = cfg.find("word_embedding_dimension")) {
     if (!d->is_integer() || d->as_int64() <= 0 || d->as_int64() > (1 << 24)) {
@@ -224,7 +229,8 @@ bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayo
     } else if (stage == 4) {
       throw CheckpointError(where + ": module '" + type + "' after a ColBERT Dense module is not supported");
     } else if (type == kPooling && stage == 1) {
-      out.pooling = read_pooling_config(join(join(dir, rel), "config.json"), &out.embedding_dimension);
+      out.pooling_config = join(join(dir, rel), "config.json");
+      out.pooling = read_pooling_config(out.pooling_config, &out.embedding_dimension, &out.include_prompt);
       stage = 2;
     } else if (type == kDense && stage == 2) {
       out.dense.push_back(read_dense_config(join(dir, rel)));
@@ -261,6 +267,12 @@ bool read_sentence_transformers(const std::string& dir, SentenceTransformersLayo
     read_prompts(cst_path, &out);
     if (!out.token_dense.dir.empty()) read_pylate_inputs(cst_path, &out.pylate);
   }
+  // sentence-transformers masks a prompt's tokens out of the pooling then; edgebert pools every
+  // token of the prompted text, which for CLS and last-token pooling is the same
+  const bool pools_tokens = out.pooling != PoolingMode::kCls && out.pooling != PoolingMode::kLastToken;
+  if (!out.include_prompt && !out.prompts.empty() && pools_tokens)
+    throw CheckpointError(out.pooling_config + ": unsupported 'include_prompt' false with prompts in " + cst_path +
+                          " (sentence-transformers leaves the prompt's tokens out of the pooling; edgebert pools them)");
   *layout = std::move(out);
   return true;
 }

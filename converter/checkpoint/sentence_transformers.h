@@ -32,6 +32,8 @@ struct DenseModule {
 struct SentenceTransformersLayout {
   std::string transformer_dir;  // folder holding config.json, weights and vocab.txt
   PoolingMode pooling = PoolingMode::kMean;
+  std::string pooling_config;   // its 1_Pooling/config.json
+  bool include_prompt = true;   // its include_prompt (false: the prompt's tokens are not pooled)
   std::vector<DenseModule> dense;  // in pipeline order, after the pooling
   bool normalize = false;       // a Normalize module follows the pooling (and the Dense modules)
   int embedding_dimension = 0;  // 1_Pooling/config.json word_embedding_dimension (0: absent)

@@ -729,6 +729,35 @@ TEST_CASE("hf: config.json parsing", "[hf]") {
   REQUIRE_ERROR_HAS(read_bert_config(p), (p + ": malformed JSON").c_str(), "duplicate key");
 }
 
+TEST_CASE("hf: Qwen3 and Gemma 3 keys absent from config.json take transformers' defaults", "[hf]") {
+  TempDir tmp;
+  const std::string p = tmp / "config.json";
+  const std::string ints = "\"hidden_size\":64,\"num_attention_heads\":32,\"num_hidden_layers\":2,"
+                           "\"intermediate_size\":8,\"vocab_size\":10,\"max_position_embeddings\":16";
+  // Qwen3Config: head_dim 128, num_key_value_heads 32, rope_theta 10000 (not the 1e6 of the released models)
+  write_file(p, "{\"model_type\":\"qwen3\"," + ints + "}");
+  BertConfig c = read_bert_config(p);
+  CHECK(c.family.head_dim == 128);
+  CHECK(c.family.num_key_value_heads == 32);
+  CHECK(c.family.rotary_theta == 10000.0);
+  // null KV heads: one per query head; sliding windows that reach no layer are accepted
+  write_file(p, "{\"model_type\":\"qwen3\"," + ints + ",\"num_key_value_heads\":null,\"use_sliding_window\":true,"
+                "\"max_window_layers\":2}");
+  c = read_bert_config(p);
+  CHECK(c.family.num_key_value_heads == 32);
+  write_file(p, "{\"model_type\":\"qwen3\"," + ints + ",\"use_sliding_window\":true,\"sliding_window\":null,"
+                "\"max_window_layers\":1}");
+  CHECK(read_bert_config(p).family.causal);
+  // Gemma3TextConfig: head_dim 256, num_key_value_heads 4, rope_theta 1e6, local 1e4, window 4096
+  write_file(p, "{\"model_type\":\"gemma3_text\"," + ints + ",\"use_bidirectional_attention\":true}");
+  c = read_bert_config(p);
+  CHECK(c.family.head_dim == 256);
+  CHECK(c.family.num_key_value_heads == 4);
+  CHECK(c.family.rotary_theta == 1000000.0);
+  CHECK(c.family.rotary_local_theta == 10000.0);
+  CHECK(c.family.local_attention == 4096);
+}
+
 TEST_CASE("hf: config.json errors", "[hf]") {
   TempDir tmp;
   const std::string p = tmp / "config.json";
@@ -766,28 +795,39 @@ TEST_CASE("hf: config.json errors", "[hf]") {
           {"rope_parameters.full_attention: unsupported rope_type (only default)"});
   cfg_err(mb + ",\"classifier_pooling\":\"max\"}", {"unsupported classifier_pooling 'max'"});
   // Qwen3 (issue 24): what its modeling code computes and edgebert does not is refused by key
-  const std::string qw = "{\"model_type\":\"qwen3\"," + base_ints + ",\"head_dim\":4";
-  cfg_err(qw + ",\"use_sliding_window\":true}", {"unsupported 'use_sliding_window' true"});
+  const std::string qw = "{\"model_type\":\"qwen3\"," + base_ints + ",\"head_dim\":4,\"num_key_value_heads\":2";
+  // (sliding layers from max_window_layers on: the default 28 reaches none of 1 layer)
+  cfg_err(qw + ",\"use_sliding_window\":true,\"max_window_layers\":0}", {"'max_window_layers' must be a positive integer"});
+  std::string two_layers = qw;
+  two_layers.replace(two_layers.find("\"num_hidden_layers\":1"), 21, "\"num_hidden_layers\":2");
+  cfg_err(two_layers + ",\"use_sliding_window\":true,\"max_window_layers\":1}",
+          {"unsupported 'use_sliding_window' true with max_window_layers 1 < num_hidden_layers 2"});
   cfg_err(qw + ",\"layer_types\":[\"sliding_attention\"]}", {"'layer_types' entry 0 is not \"full_attention\""});
   cfg_err(qw + ",\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":4.0}}", {"unsupported 'rope_scaling'"});
   cfg_err(qw + ",\"rope_parameters\":{\"rope_type\":\"yarn\"}}", {"rope_parameters: unsupported rope_type"});
   cfg_err(qw + ",\"hidden_act\":\"gelu\"}", {"unsupported hidden_act 'gelu' (Qwen3: silu)"});
-  cfg_err(qw + ",\"num_key_value_heads\":3}", {"num_key_value_heads 3 does not divide num_attention_heads 2"});
-  cfg_err("{\"model_type\":\"qwen3\"," + base_ints + ",\"head_dim\":3}", {"head_dim 3 must be even"});
+  cfg_err("{\"model_type\":\"qwen3\"," + base_ints + ",\"head_dim\":4,\"num_key_value_heads\":3}",
+          {"num_key_value_heads 3 does not divide num_attention_heads 2"});
+  cfg_err(qw.substr(0, qw.find(",\"head_dim\"")) + ",\"head_dim\":3,\"num_key_value_heads\":2}", {"head_dim 3 must be even"});
   cfg_err(qw + ",\"partial_rotary_factor\":0.5}", {"unsupported 'partial_rotary_factor'"});
   // Gemma 3 (issue 24): only the bidirectional encoder form; soft-capping, rope scaling refused
-  const std::string gm = "{\"model_type\":\"gemma3_text\"," + base_ints + ",\"head_dim\":4";
+  // absent keys take transformers' defaults: Qwen3Config's 32 KV heads do not divide 2 query heads
+  cfg_err("{\"model_type\":\"qwen3\"," + base_ints + ",\"head_dim\":4}",
+          {"num_key_value_heads 32 (absent: transformers' default) does not divide num_attention_heads 2"});
+  const std::string gm = "{\"model_type\":\"gemma3_text\"," + base_ints + ",\"head_dim\":4,\"num_key_value_heads\":1";
   const std::string gmb = gm + ",\"use_bidirectional_attention\":true";
   cfg_err(gm + "}", {"unsupported causal Gemma 3 ('use_bidirectional_attention' is not true"});
   cfg_err(gmb + ",\"attn_logit_softcapping\":50.0}", {"unsupported 'attn_logit_softcapping' (only null)"});
   cfg_err(gmb + ",\"rope_scaling\":{\"factor\":8.0}}", {"unsupported 'rope_scaling'"});
   cfg_err(gmb + ",\"hidden_activation\":\"silu\"}", {"unsupported hidden_activation 'silu' (Gemma 3: gelu_pytorch_tanh)"});
   cfg_err(gmb + ",\"sliding_window_pattern\":0}", {"'sliding_window_pattern' must be a positive integer"});
+  cfg_err(gmb + ",\"sliding_window\":1}", {"unsupported 'sliding_window' 1 (each token would attend only to itself"});
   cfg_err(gmb + ",\"layer_types\":[\"chunked_attention\"]}",
           {"'layer_types' entry 0 must be \"full_attention\" or \"sliding_attention\""});
   cfg_err(gmb + ",\"rope_parameters\":{\"sliding_attention\":{\"rope_type\":\"linear\"}}}",
           {"rope_parameters.sliding_attention: unsupported rope_type (only default)"});
-  cfg_err(gmb + ",\"num_key_value_heads\":3}", {"num_key_value_heads 3 does not divide num_attention_heads 2"});
+  cfg_err("{\"model_type\":\"gemma3_text\"," + base_ints + ",\"head_dim\":4,\"use_bidirectional_attention\":true,"
+          "\"num_key_value_heads\":3}", {"num_key_value_heads 3 does not divide num_attention_heads 2"});
   cfg_err("{" + base_ints + "}", {"missing 'model_type'"});
   cfg_err("{\"model_type\":7," + base_ints + "}", {"unsupported model_type"});
   for (const char* key : {"hidden_size", "num_attention_heads", "num_hidden_layers",

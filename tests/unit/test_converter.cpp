@@ -805,6 +805,13 @@ TEST_CASE("malformed sentence-transformers folders are clear errors", "[converte
       {"weighted", pooling("{\"pooling_mode_mean_tokens\":true,\"pooling_mode_weightedmean_tokens\":true}"),
        {"unsupported pooling mode 'pooling_mode_weightedmean_tokens'"}},
       {"not_bool", pooling("{\"pooling_mode_mean_tokens\":1}"), {"'pooling_mode_mean_tokens' must be true or false"}},
+      // sentence-transformers pools without the prompt's tokens then: refused where that differs
+      {"include_prompt_false", [&](const fs::path& d) {
+         pooling("{\"pooling_mode_mean_tokens\":true,\"include_prompt\":false}")(d);
+         write_text(d / "config_sentence_transformers.json", "{\"prompts\":{\"query\":\"q: \"}}");
+       }, {"1_Pooling/config.json: unsupported 'include_prompt' false with prompts"}},
+      {"include_prompt_not_bool", pooling("{\"pooling_mode_cls_token\":true,\"include_prompt\":0}"),
+       {"'include_prompt' must be true or false"}},
       {"max_seq_length", [](const fs::path& d) { write_text(d / "sentence_bert_config.json", "{\"max_seq_length\":0}"); },
        {"sentence_bert_config.json: 'max_seq_length' must be a positive integer"}},
       {"lowercase_cased", [](const fs::path& d) {
