@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -650,6 +651,14 @@ eb_status Session::run_ids_batch(const int32_t* ids, const int32_t* token_types,
   *consumed = 0;
   if (count == 0) return fail(EB_ERROR_INVALID_ARGUMENT, "count is 0");
   if (!ids || !lengths) return fail(EB_ERROR_INVALID_ARGUMENT, "input_ids and lengths must not be NULL");
+  // The sequences lie end to end in the caller's arrays: lengths that add up past any array of
+  // int32_t (a wrapped n - 1, say) would move the later ones before its start.
+  for (size_t i = 0, total = 0; i < count; ++i) {
+    if (lengths[i] > SIZE_MAX / sizeof(int32_t) - total)
+      return fail(EB_ERROR_INVALID_ARGUMENT, "lengths[%zu] = %zu: the lengths add up to more than an int32_t array can hold", i,
+                  lengths[i]);
+    total += lengths[i];
+  }
   if (!model_.has_embeddings)
     return fail(EB_ERROR_UNSUPPORTED, "this model has no embedding tables; run it on precomputed embeddings");
   const size_t k = tasks::pack_ids(pack_limits(), ids, token_types, mask, lengths, count, inputs_, sequences_.data());

@@ -8,6 +8,7 @@
 // and what it returns belongs to the last run (its length; never an earlier run's offsets).
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -269,7 +270,36 @@ TEST_CASE("getters before any run and with null sessions", "[c_api][call_order]"
   CHECK(eb_session_answer(f.s.s, nullptr, "c", 5, -1, &span, nullptr) == EB_ERROR_INVALID_ARGUMENT);
   CHECK(eb_session_answer(f.s.s, "q", nullptr, 5, -1, &span, nullptr) == EB_ERROR_INVALID_ARGUMENT);
   CHECK(eb_session_answer(f.s.s, "q", "c", 5, -1, nullptr, nullptr) == EB_ERROR_INVALID_ARGUMENT);
-  // an empty context has no span: refused, and nothing of that run is readable
-  CHECK(eb_session_answer(f.s.s, "q", "", 5, -1, &span, nullptr) == EB_ERROR_BAD_STATE);
-  CHECK(eb_session_get_token_offsets(f.s.s, nullptr, nullptr, nullptr, &n) == EB_ERROR_BAD_STATE);
+  // an empty context has no span: bad input (not a call out of order), and nothing of that run is readable
+  for (const char* context : {"", "  \t\n"}) {
+    CHECK(eb_session_answer(f.s.s, "q", context, 5, -1, &span, nullptr) == EB_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(eb_session_last_error(f.s.s)).find("the context has no tokens") != std::string::npos);
+    CHECK(eb_session_get_token_offsets(f.s.s, nullptr, nullptr, nullptr, &n) == EB_ERROR_BAD_STATE);
+    // the pair runs; its span is refused the same way
+    REQUIRE(eb_session_run_text_pair(f.s.s, "q", context) == EB_OK);
+    CHECK(eb_session_best_span(f.s.s, 5, &span) == EB_ERROR_INVALID_ARGUMENT);
+    CHECK(eb_session_sequence_best_span(f.s.s, 0, 5, &span) == EB_ERROR_INVALID_ARGUMENT);
+  }
+}
+
+TEST_CASE("packed ids whose lengths add up past any array refuse the call", "[c_api][call_order]") {
+  Fixture f("task_bert_qa", "fp32");
+  const int32_t ids[] = {1, 5, 2, 7, 3};
+  size_t consumed = 7;
+  // a wrapped `n - 1` in the middle: the sequences after it would start before input_ids
+  for (size_t huge : {SIZE_MAX, SIZE_MAX / 4, SIZE_MAX / 4 - 1}) {
+    const size_t lengths[] = {2, huge, 3};
+    INFO("length " << huge);
+    CHECK(eb_session_run_ids_batch(f.s.s, ids, nullptr, lengths, 3, &consumed) == EB_ERROR_INVALID_ARGUMENT);
+    CHECK(consumed == 0);
+    CHECK(std::string(eb_session_last_error(f.s.s)).find("lengths[1]") != std::string::npos);
+  }
+  // a length past the session but within an array is that input's own status, as documented
+  std::vector<int32_t> long_ids(100005, 5);
+  const size_t lengths[] = {2, 100000, 3};
+  REQUIRE(eb_session_run_ids_batch(f.s.s, long_ids.data(), nullptr, lengths, 3, &consumed) == EB_OK);
+  CHECK(consumed >= 2);
+  eb_sequence_info q;
+  REQUIRE(eb_session_get_sequence(f.s.s, 1, &q) == EB_OK);
+  CHECK(q.status == EB_ERROR_SEQUENCE_TOO_LONG);
 }

@@ -247,8 +247,9 @@ EB_API EB_NODISCARD eb_status eb_session_run_embeddings(eb_session* session, con
  * NULL text, length 0, id or token type out of range: EB_ERROR_INVALID_ARGUMENT) is consumed with
  * that status as its own (eb_session_get_sequence), not the call's: the others still run; its
  * pooled rows are 0 and it has no tokens. The call's own status is an error only for bad arguments
- * (NULL pointers, count 0), a model that cannot run the input kind, or a backend failure (then no
- * outputs). Each sequence's outputs equal a single run of it (int8: bit-identical).
+ * (NULL pointers, count 0, ids lengths that add up to more than an int32_t array can hold), a model
+ * that cannot run the input kind, or a backend failure (then no outputs). Each sequence's outputs
+ * equal a single run of it (int8: bit-identical).
  * Outputs (eb_session_get_output) after a packed run: pooled outputs (pooler_output, logits,
  * sentence_embedding) are [sequence_count, width] (rank 2), one row per consumed input in order;
  * token outputs (last_hidden_state, start/end_logits, token_logits), input ids, token offsets,
@@ -308,7 +309,9 @@ EB_API EB_NODISCARD eb_status eb_session_get_token_offsets(const eb_session* ses
 
 /* Best answer span of an extractive-QA model after eb_session_run_text_pair(question, context):
  * the tokens start <= end of the context (segment 1), at most max_answer_tokens long (<= 0: 30),
- * maximizing start_logits[start] + end_logits[end]. begin_byte/end_byte index the context text. */
+ * maximizing start_logits[start] + end_logits[end]. begin_byte/end_byte index the context text.
+ * A context with no tokens (empty, only whitespace) has no span: EB_ERROR_INVALID_ARGUMENT, here,
+ * in eb_session_sequence_best_span and in eb_session_answer. */
 typedef struct eb_span {
   int32_t start_token; /* index into the run's tokens */
   int32_t end_token;   /* inclusive */

@@ -44,9 +44,13 @@ const char* first_text(const ManyInputs& in, size_t i) { return in.shared_first 
 // the one a single run of it gives (which fails the same way; allocation-free too).
 eb_status input_error(Session& s, const ManyInputs& in, size_t i, eb_status status) {
   const char* a = first_text(in, i);
-  const eb_status single = in.pairs ? s.run_text_pair(a, in.pairs[i]) : s.run_text(a);
+  const bool null_text = !a || (in.pairs && !in.pairs[i]);
+  const eb_status single = null_text ? status : in.pairs ? s.run_text_pair(a, in.pairs[i]) : s.run_text(a);
   char msg[512];  // the single run's message (fail() below overwrites the session's)
-  std::snprintf(msg, sizeof msg, "%s", single == status && s.last_error()[0] ? s.last_error() : eb_status_string(status));
+  std::snprintf(msg, sizeof msg, "%s",
+                null_text                                 ? "text is NULL"
+                : single == status && s.last_error()[0] ? s.last_error()
+                                                          : eb_status_string(status));
   s.reset_run();
   if (in.shared_first) return s.fail(status, "%s[%zu]: %s", in.pairs_name, i, msg);
   if (in.pairs) return s.fail(status, "%s[%zu], %s[%zu]: %s", in.texts_name, i, in.pairs_name, i, msg);
@@ -120,9 +124,13 @@ namespace {
 eb_status check_inputs(Session& s, const char* what, const char* const* texts, size_t count, const char* buffer,
                        size_t size, size_t width) {
   if (!texts) return refuse(s, EB_ERROR_INVALID_ARGUMENT, "%s: texts is NULL", what);
-  if (!holds(size, count, width))
+  if (!holds(size, count, width)) {
+    if (width != 0 && count > SIZE_MAX / width)
+      return refuse(s, EB_ERROR_INVALID_ARGUMENT, "%s: %zu inputs of %zu floats are more than any buffer holds", what,
+                    count, width);
     return refuse(s, EB_ERROR_INVALID_ARGUMENT, "%s: %s holds %zu floats, %zu inputs of %zu need %zu", what, buffer,
                   size, count, width, count * width);
+  }
   return EB_OK;
 }
 

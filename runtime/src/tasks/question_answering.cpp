@@ -67,7 +67,7 @@ eb_status best_span(Session& s, int max_tokens, eb_span* out) {
   if (!s.has_pair())
     return s.fail(EB_ERROR_BAD_STATE, "best_span needs a successful run_text_pair(question, context) as the last run");
   if (!best_span_in_run(s.inputs(), s.start_logits(), s.end_logits(), 0, s.seq_len(), max_span(max_tokens), out))
-    return s.fail(EB_ERROR_BAD_STATE, "the context of the last run has no tokens");
+    return s.fail(EB_ERROR_INVALID_ARGUMENT, "the context of the last run has no tokens (empty or only whitespace): no span");
   s.clear_error();
   return EB_OK;
 }
@@ -89,7 +89,8 @@ eb_status sequence_best_span(Session& s, size_t index, int max_tokens, eb_span* 
     return s.fail(EB_ERROR_INVALID_ARGUMENT, "sequence %zu did not run (%s)", index, eb_status_string(q.status));
   if (!best_span_in_run(s.inputs(), s.start_logits(), s.end_logits(), q.first_token, q.first_token + q.tokens,
                         max_span(max_tokens), out))
-    return s.fail(EB_ERROR_BAD_STATE, "the context of sequence %zu has no tokens", index);
+    return s.fail(EB_ERROR_INVALID_ARGUMENT, "the context of sequence %zu has no tokens (empty or only whitespace): no span",
+                  index);
   s.clear_error();
   return EB_OK;
 }
@@ -213,7 +214,7 @@ eb_status answer(Session& s, const char* question, const char* context, int max_
   }
   if (!found) {
     s.reset_run();
-    return s.fail(EB_ERROR_BAD_STATE, "the context has no tokens");
+    return s.fail(EB_ERROR_INVALID_ARGUMENT, "the context has no tokens (empty or only whitespace): no span");
   }
   *out = best;
   if (out_windows) *out_windows = windows;
