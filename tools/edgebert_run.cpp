@@ -486,7 +486,7 @@ int main(int argc, char** argv) {
       return die("--max-answer-len needs a positive integer") + 1;
     if (a == "--stride" && !parse_int(v, 0, 1 << 16, &stride)) return die("--stride needs a non-negative integer") + 1;
     if (a == "--top-k" && !parse_int(v, 1, 1 << 30, &top_k)) return die("--top-k needs a positive integer") + 1;
-    if (a == "--dims" && !parse_int(v, 1, 1 << 20, &dims)) return die("--dims needs a positive integer") + 1;
+    if (a == "--dims" && !parse_int(v, 1, 1 << 20, &dims)) return die("--dims needs a positive integer (the embedding's first N values; leave it out for all)") + 1;
     if (a == "--dump") {
       const std::string d = v;
       const size_t eq = d.find('=');
@@ -526,6 +526,9 @@ int main(int argc, char** argv) {
     return die("--model and exactly one of --text [--text-pair], --ids, --embeds, --question with --context, --texts are "
                "required (--rerank goes with --texts, without --dump; --sparse or --fill-mask with --text or --ids)") + 1;
   }
+  if (prompt && (have_ids || have_embeds))  // the prompt is text put before the text
+    return die("--prompt goes with text inputs (--text, --texts, --document), not with --ids or --embeds: put the "
+               "prompt's token ids before yours") + 1;
 
   char err[1024];
   eb_model* model = nullptr;

@@ -37,10 +37,9 @@ def maxsim(query, document):
     arrays."""
     import ctypes
 
-    import numpy as np
+    from .session import _float32_array
 
-    q = np.ascontiguousarray(query, dtype=np.float32)
-    d = np.ascontiguousarray(document, dtype=np.float32)
+    q, d = _float32_array(query, "maxsim: query"), _float32_array(document, "maxsim: document")
     if q.ndim != 2 or d.ndim != 2 or q.shape[1] != d.shape[1]:
         raise Error(Status.INVALID_ARGUMENT, "maxsim: needs 2-D arrays of one width, got %s and %s" % (q.shape, d.shape))
     fp = ctypes.POINTER(ctypes.c_float)
@@ -64,12 +63,13 @@ def pool_token_vectors(vectors, pool_factor, protected_tokens=1):
 
     import numpy as np
 
-    v = np.ascontiguousarray(vectors, dtype=np.float32)
+    from .session import _float32_array, _int_arg
+
+    v = _float32_array(vectors, "pool_token_vectors: vectors")
     if v.ndim != 2 or v.shape[0] == 0 or v.shape[1] == 0:
         raise Error(Status.INVALID_ARGUMENT, "pool_token_vectors: needs a non-empty 2-D array, got %s" % (v.shape,))
-    if int(pool_factor) < 1 or int(protected_tokens) < 0:
-        raise Error(Status.INVALID_ARGUMENT, "pool_token_vectors: pool_factor must be >= 1 and protected_tokens >= 0, got %s, %s"
-                    % (pool_factor, protected_tokens))
+    _int_arg(pool_factor, "pool_token_vectors: pool_factor", 1, 2**64 - 1)
+    _int_arg(protected_tokens, "pool_token_vectors: protected_tokens", 0, 2**64 - 1)
     out = np.empty_like(v)
     rows = ctypes.c_size_t(0)
     fp = ctypes.POINTER(ctypes.c_float)

@@ -3,6 +3,7 @@
 cache file), its info, label names, weight cache state and shared memory."""
 
 import ctypes
+import os
 import threading
 import weakref
 
@@ -52,7 +53,10 @@ class Model(NativeHandle):
         model._lock = threading.Lock()
         model._sessions = weakref.WeakSet()
         model._handle = None
-        view = memoryview(data).cast("B")
+        try:
+            view = memoryview(data).cast("B")
+        except TypeError as e:  # None, str, a non-contiguous buffer ...
+            raise Error(Status.INVALID_ARGUMENT, "from_bytes needs a bytes-like object: %s" % e)
         raw = ctypes.create_string_buffer(len(view) + _ALIGN)
         offset = (-ctypes.addressof(raw)) % _ALIGN
         ctypes.memmove(ctypes.addressof(raw) + offset, bytes(view), len(view))
@@ -178,8 +182,13 @@ def _message(err, lib, status):
 
 
 def _path_bytes(path, what):
+    """A path (str: UTF-8; bytes as they are; os.PathLike) as the bytes the C library opens."""
     try:
-        encoded = str(path).encode("utf-8")
+        path = os.fspath(path)
+    except TypeError:
+        raise Error(Status.INVALID_ARGUMENT, "%s must be a str, bytes or os.PathLike, got %s" % (what, type(path).__name__))
+    try:
+        encoded = path if isinstance(path, bytes) else path.encode("utf-8")
     except UnicodeEncodeError as e:
         raise Error(Status.INVALID_ARGUMENT, "%s is not valid text: %s" % (what, e))
     if b"\0" in encoded:

@@ -14,6 +14,7 @@ from ._library import ChunkStruct, SequenceInfoStruct, SpanStruct, WordStruct, c
 from ._types import Chunk, Output, Span, Task, TokenLabel, Word
 
 _INT32_MIN, _INT32_MAX = -2**31, 2**31 - 1
+_SIZE_MAX = 2**64 - 1
 
 
 class Session(NativeHandle):
@@ -23,6 +24,9 @@ class Session(NativeHandle):
 
     def __init__(self, model, handle, hidden_size):
         self._model = model  # keeps the model alive while the session exists
+        # and the memory of a Model.from_bytes, which the C session reads until it is destroyed, even
+        # when the model was closed first (a garbage cycle's finalizers run in any order)
+        self._model_memory = model._buffer
         self._lib = model._lib
         self._handle = handle
         self._lock = threading.Lock()
@@ -56,32 +60,36 @@ class Session(NativeHandle):
         if embeddings is not None and types is not None:
             raise Error(Status.INVALID_ARGUMENT, "types go with ids, not with embeddings")
         with self._lock:
-            handle = self._ptr()
-            if text is not None:
-                a = _utf8(text, "text")
-                self._context, self._texts = None, ()
-                if text_pair is None:
-                    self._check(self._lib.eb_session_run_text(handle, a), "run_text")
-                    self._texts = (a,)
-                else:
-                    b = _utf8(text_pair, "text_pair")
-                    self._check(self._lib.eb_session_run_text_pair(handle, a, b), "run_text_pair")
-                    self._context, self._texts = b, (a, b)
-            elif ids is not None:
-                ids_a = _int32_array(ids, "ids")
-                n = ids_a.shape[0]
-                types_a = None if types is None else _int32_array(types, "types", n)
-                mask_a = None if mask is None else _int32_array(mask, "mask", n)
-                self._context, self._texts = None, ()
-                self._check(self._lib.eb_session_run_ids(handle, _p(ids_a), _p(types_a), _p(mask_a), n), "run_ids")
+            return self._run_locked(text, text_pair, ids, types, mask, embeddings)
+
+    def _run_locked(self, text=None, text_pair=None, ids=None, types=None, mask=None, embeddings=None):
+        """run() under the session's lock (held by the caller)."""
+        handle = self._ptr()
+        if text is not None:
+            a = _utf8(text, "text")
+            self._context, self._texts = None, ()
+            if text_pair is None:
+                self._check(self._lib.eb_session_run_text(handle, a), "run_text")
+                self._texts = (a,)
             else:
-                emb = _float32_matrix(embeddings, self._hidden)
-                n = emb.shape[0]
-                mask_a = None if mask is None else _int32_array(mask, "mask", n)
-                self._context, self._texts = None, ()
-                self._check(self._lib.eb_session_run_embeddings(handle, emb.ctypes.data_as(c_float_p), _p(mask_a), n),
-                            "run_embeddings")
-            return self._outputs_locked()
+                b = _utf8(text_pair, "text_pair")
+                self._check(self._lib.eb_session_run_text_pair(handle, a, b), "run_text_pair")
+                self._context, self._texts = b, (a, b)
+        elif ids is not None:
+            ids_a = _int32_array(ids, "ids")
+            n = ids_a.shape[0]
+            types_a = None if types is None else _int32_array(types, "types", n)
+            mask_a = None if mask is None else _int32_array(mask, "mask", n)
+            self._context, self._texts = None, ()
+            self._check(self._lib.eb_session_run_ids(handle, _p(ids_a), _p(types_a), _p(mask_a), n), "run_ids")
+        else:
+            emb = _float32_matrix(embeddings, self._hidden)
+            n = emb.shape[0]
+            mask_a = None if mask is None else _int32_array(mask, "mask", n)
+            self._context, self._texts = None, ()
+            self._check(self._lib.eb_session_run_embeddings(handle, emb.ctypes.data_as(c_float_p), _p(mask_a), n),
+                        "run_embeddings")
+        return self._outputs_locked()
 
     def _output_locked(self, which):
         data = c_float_p()
@@ -137,11 +145,14 @@ class Session(NativeHandle):
         """After a text run: (begin, end, segment) int32 arrays, each token's byte range in its
         text and its segment (0 = text, 1 = text_pair, -1 = special token)."""
         with self._lock:
-            b, e, s, n = c_int32_p(), c_int32_p(), c_int32_p(), ctypes.c_size_t()
-            self._check(self._lib.eb_session_get_token_offsets(self._ptr(), ctypes.byref(b), ctypes.byref(e),
-                                                               ctypes.byref(s), ctypes.byref(n)),
-                        "get_token_offsets")
-            return _copy_ints(b, n.value), _copy_ints(e, n.value), _copy_ints(s, n.value)
+            return self._token_offsets_locked()
+
+    def _token_offsets_locked(self):
+        b, e, s, n = c_int32_p(), c_int32_p(), c_int32_p(), ctypes.c_size_t()
+        self._check(self._lib.eb_session_get_token_offsets(self._ptr(), ctypes.byref(b), ctypes.byref(e),
+                                                           ctypes.byref(s), ctypes.byref(n)),
+                    "get_token_offsets")
+        return _copy_ints(b, n.value), _copy_ints(e, n.value), _copy_ints(s, n.value)
 
     def word_ids(self):
         """After a text run: for each token, the index of its word within its segment (as
@@ -191,12 +202,15 @@ class Session(NativeHandle):
         set_embedding_dims); prompt: a prompt name for this call only (see set_prompt)."""
         if prompt is None:
             return self._task_output(text, text_pair, "sentence_embedding")
-        before = self._prompt
-        self.set_prompt(prompt)
-        try:
-            return self._task_output(text, text_pair, "sentence_embedding")
-        finally:
-            self.set_prompt(before)
+        name = _prompt_name(prompt)
+        with self._lock:  # one call: no other thread's run sees this prompt
+            before = self._prompt
+            self._set_prompt_locked(name)
+            try:
+                out = self._run_locked(text=text, text_pair=text_pair)
+            finally:
+                self._set_prompt_locked(before)
+        return self._task_key(out, "sentence_embedding")
 
     def classify(self, text, text_pair=None):
         """Sequence classifiers: the name of the label with the largest logit (eb_session_classify_many
@@ -237,9 +251,9 @@ class Session(NativeHandle):
     def token_labels(self, text):
         """Token classifiers: a TokenLabel(begin, end, text, label) per word piece of text (the
         special tokens left out), label = the name of the largest of its token_logits."""
-        self.run(text=text)
-        begin, end, segment = self.token_offsets()
-        with self._lock:
+        with self._lock:  # the run and what is read of it, in one call
+            self._run_locked(text=text)
+            begin, end, segment = self._token_offsets_locked()
             labels = np.zeros(len(begin), dtype=np.int32)
             self._check(self._lib.eb_session_get_token_labels(self._ptr(), _p(labels), labels.shape[0], None),
                         "get_token_labels")
@@ -326,13 +340,13 @@ class Session(NativeHandle):
         Bad arguments (stride >= window, a window longer than the session allows, a stretch of
         text without a single space longer than the session reads at a time) raise Error."""
         data = text if isinstance(text, bytes) else _utf8(text, "text")
-        if pooling not in self._CHUNK_POOLINGS:
+        if not isinstance(pooling, str) or pooling not in self._CHUNK_POOLINGS:
             raise Error(Status.INVALID_ARGUMENT, "pooling must be 'none' or 'mean', got %r" % (pooling,))
         for name, v in (("window", window), ("stride", stride)):
             if not isinstance(v, int) or isinstance(v, bool) or not -2**31 <= v < 2**31:
                 raise Error(Status.INVALID_ARGUMENT, "%s must be an int32, got %r" % (name, v))
         mode = self._CHUNK_POOLINGS[pooling]
-        width = self._dims if self._dims > 0 else self._model.info.hidden_size
+        width = self._dims if self._dims > 0 else self._hidden
         count = ctypes.c_size_t(0)
         with self._lock:
             handle = self._ptr()
@@ -353,7 +367,7 @@ class Session(NativeHandle):
         """How later text calls cut a text (pair) longer than max_sequence_length
         (eb_session_set_truncation): "none" (the default: Error(SEQUENCE_TOO_LONG)),
         "longest_first" or "only_second", as HuggingFace tokenizers' truncation strategies."""
-        if strategy not in self._TRUNCATIONS:
+        if not isinstance(strategy, str) or strategy not in self._TRUNCATIONS:
             raise Error(Status.INVALID_ARGUMENT, "truncation must be one of %s, got %r" % (
                 ", ".join(self._TRUNCATIONS), strategy))
         with self._lock:
@@ -403,12 +417,14 @@ class Session(NativeHandle):
         """The prompt (config_sentence_transformers.json "prompts", e.g. "query") put before the
         text of later text calls, as SentenceTransformer.encode(prompt_name=...) does
         (eb_session_set_prompt); None or "": no prompt. Unknown names: Error(INVALID_ARGUMENT)."""
-        if name is not None and not isinstance(name, str):
-            raise Error(Status.INVALID_ARGUMENT, "prompt must be a str or None, got %r" % (name,))
+        name = _prompt_name(name)
         with self._lock:
-            self._check(self._lib.eb_session_set_prompt(self._ptr(), None if name is None else name.encode("utf-8")),
-                        "set_prompt")
-            self._prompt = name or None
+            self._set_prompt_locked(name)
+
+    def _set_prompt_locked(self, name):
+        self._check(self._lib.eb_session_set_prompt(self._ptr(), None if name is None else name.encode("utf-8")),
+                    "set_prompt")
+        self._prompt = name or None
 
     def set_num_threads(self, threads):
         """Later runs on 1 thread (the caller's) or on all the threads the session was made with
@@ -427,16 +443,14 @@ class Session(NativeHandle):
         """Matryoshka: later sentence embeddings truncated to their first `dims` values and
         L2-normalized again (eb_session_set_embedding_dims); 0: the full embedding. Meaningful only
         for models trained for it."""
-        if not isinstance(dims, int) or isinstance(dims, bool):
-            raise Error(Status.INVALID_ARGUMENT, "dims must be an int, got %r" % (dims,))
-        with self._lock:
+        _int_arg(dims, "dims", _INT32_MIN, _INT32_MAX)
+        with self._lock:  # (the hidden size was read at creation: Model.close takes both locks)
             self._check(self._lib.eb_session_set_embedding_dims(self._ptr(), dims), "set_embedding_dims")
-            self._dims = dims if dims != self._model.info.hidden_size else 0
+            self._dims = dims if dims != self._hidden else 0
 
     def truncated_tokens(self, index=0):
         """Text tokens cut from sequence `index` of the last run (0: nothing was cut)."""
-        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-            raise Error(Status.INVALID_ARGUMENT, "index must be a non-negative int, got %r" % (index,))
+        _int_arg(index, "index", 0, _SIZE_MAX)
         with self._lock:
             out = ctypes.c_int32(0)
             self._check(self._lib.eb_session_get_truncated_tokens(self._ptr(), index, ctypes.byref(out)),
@@ -477,9 +491,12 @@ class Session(NativeHandle):
         """Masked-LM (SPLADE) models, after a run: the entries of sequence `index`'s sparse vector
         above threshold, largest first, at most top_k (0: all), as a list of (token id, weight)
         (eb_session_sparse_top_k); other models: Error(UNSUPPORTED)."""
-        if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 0:
-            raise Error(Status.INVALID_ARGUMENT, "top_k must be a non-negative int, got %r" % (top_k,))
-        room = max(top_k if top_k > 0 else self._model.info.vocab_size, 1)
+        _int_arg(top_k, "top_k", 0, _SIZE_MAX)
+        _int_arg(index, "index", 0, _SIZE_MAX)
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+            raise Error(Status.INVALID_ARGUMENT, "threshold must be a number, got %r" % (threshold,))
+        vocab = self._model.info.vocab_size
+        room = max(min(top_k, vocab) if top_k > 0 else vocab, 1)
         ids = np.zeros(room, dtype=np.int32)
         weights = np.zeros(room, dtype=np.float32)
         found = ctypes.c_size_t(0)
@@ -494,9 +511,8 @@ class Session(NativeHandle):
         `token` (a row of last_hidden_state), largest first, as a list of (token id, probability):
         the softmax of the masked-LM logits there, as HF's fill-mask pipeline
         (eb_session_fill_mask); other models: Error(UNSUPPORTED)."""
-        for name, v in (("token", token), ("k", k)):
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                raise Error(Status.INVALID_ARGUMENT, "%s must be a non-negative int, got %r" % (name, v))
+        _int_arg(token, "token", 0, _SIZE_MAX)
+        _int_arg(k, "k", 0, _SIZE_MAX)
         room = max(min(k, self._model.info.vocab_size), 1)
         ids = np.zeros(room, dtype=np.int32)
         probs = np.zeros(room, dtype=np.float32)
@@ -539,7 +555,9 @@ class Session(NativeHandle):
                 self._texts = tuple(a) if b is None else (a[0], b[0])
 
     def _task_output(self, text, text_pair, key):
-        out = self.run(text=text, text_pair=text_pair)
+        return self._task_key(self.run(text=text, text_pair=text_pair), key)
+
+    def _task_key(self, out, key):
         if key not in out:
             raise Error(Status.UNSUPPORTED, "this model has no %s output (task %s)" % (key, self._model.info.task.name))
         return out[key]
@@ -586,6 +604,23 @@ def _utf8_list(texts, name):
     return [_utf8(t, "%s[%d]" % (name, i)) for i, t in enumerate(texts)]
 
 
+def _int_arg(value, name, lo, hi):
+    """An int argument in the C parameter's range [lo, hi] (ctypes would keep only its low bits)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise Error(Status.INVALID_ARGUMENT, "%s must be an int in [%d, %d], got %r" % (name, lo, hi, value))
+    return value
+
+
+def _prompt_name(name):
+    """A prompt name as set_prompt takes it: None, or text without NUL (as every text argument)."""
+    if name is None:
+        return None
+    if not isinstance(name, str):
+        raise Error(Status.INVALID_ARGUMENT, "prompt must be a str or None, got %r" % (name,))
+    _utf8(name, "prompt")
+    return name
+
+
 def _status(code):
     return Status(code) if code in Status._value2member_map_ else code
 
@@ -608,11 +643,19 @@ def _int32_array(values, name, length=None):
     return np.ascontiguousarray(a, dtype=np.int32)
 
 
-def _float32_matrix(values, hidden):
+def _float32_array(values, name):
+    """values as a C-contiguous float32 ndarray; Error(INVALID_ARGUMENT) for what is not real numbers."""
     try:
+        if np.iscomplexobj(values):
+            raise TypeError("complex values")
         a = np.ascontiguousarray(values, dtype=np.float32)
-    except Exception as e:
-        raise Error(Status.INVALID_ARGUMENT, "embeddings: %s" % e)
+    except Exception as e:  # strings, ragged lists, None ...
+        raise Error(Status.INVALID_ARGUMENT, "%s: not an array of real numbers (%s)" % (name, e))
+    return a
+
+
+def _float32_matrix(values, hidden):
+    a = _float32_array(values, "embeddings")
     if a.ndim != 2 or a.shape[1] != hidden:
         raise Error(Status.INVALID_ARGUMENT, "embeddings must be a [seq_len, %d] matrix, got shape %s" % (hidden, a.shape))
     return a

@@ -10,7 +10,10 @@ import java.util.List;
 /**
  * An immutable model: any number of sessions on any threads may share it. {@link #close()} closes
  * the model's open sessions first; any call after close throws {@link EdgeBertException} with
- * status {@link EdgeBertException#BAD_STATE}.
+ * status {@link EdgeBertException#BAD_STATE}. Models and sessions hold native memory that only
+ * {@code close()} frees (use try-with-resources): the garbage collector does not free an unclosed
+ * one, as with ONNX Runtime's Java API (Java 8 and older Android have no {@code Cleaner}, and
+ * finalizers run late or never).
  */
 public final class Model implements AutoCloseable {
   static {
