@@ -10,9 +10,10 @@ extension Session {
     public func setPrompt(_ name: String?) throws {
         let set = try TaskAPI.function("eb_session_set_prompt", as: TaskAPI.SetPrompt.self)
         let value = name?.isEmpty == true ? nil : name
+        let text = try value.map { try Session.cText($0, "prompt") }  // NUL refused, as every text argument
         try withHandle { h in
-            if let value {
-                try value.withCString { c in try Session.check(h, set(h, c)) }
+            if let text {
+                try Session.check(h, set(h, text))
             } else {
                 try Session.check(h, set(h, nil))
             }
@@ -20,12 +21,15 @@ extension Session {
         prompt = value
     }
 
-    /// `embed(_:)` with `prompt` for this call only.
+    /// `embed(_:)` with `prompt` for this call only (one call: another thread's calls on this
+    /// session run before or after it, never with its prompt).
     public func embed(_ text: String, prompt name: String) throws -> [Float] {
-        let before = prompt
-        try setPrompt(name)
-        defer { try? setPrompt(before) }
-        return try embed(text)
+        try locked {
+            let before = prompt
+            try setPrompt(name)
+            defer { try? setPrompt(before) }
+            return try embed(text)
+        }
     }
 
     /// Matryoshka: later sentence embeddings truncated to their first `dims` values and

@@ -12,7 +12,7 @@ public final class Session: @unchecked Sendable {
     var texts: [[UInt8]] = []  // UTF-8 of the last text run's segments, for words
     var embeddingDims = 0  // setEmbeddingDims (0: the full embedding)
     var prompt: String?  // setPrompt
-    private let lock = NSLock()
+    private let lock = NSRecursiveLock()  // recursive: a composed call (embed with a prompt) holds it throughout
 
     init(model: Model, handle: OpaquePointer, hiddenSize: Int) {
         self.model = model
@@ -21,6 +21,13 @@ public final class Session: @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// Runs body under the session's lock: calls of other threads wait until it returns.
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
 
     func withHandle<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
         lock.lock()

@@ -39,5 +39,28 @@ final class PromptsTests: XCTestCase {
             XCTAssertTrue("\(e)".contains("query") && "\(e)".contains("document"), "\(e)")
         }
         XCTAssertThrowsError(try s.setEmbeddingDims(65))
+        XCTAssertThrowsError(try s.setPrompt("query\u{0}junk")) { e in  // not a silent "query"
+            XCTAssertEqual((e as? EdgeBertError)?.status, .invalidArgument)
+        }
+    }
+
+    // embed(_:prompt:) is one call: a plain embed on another thread never sees its prompt
+    func testPerCallPromptAcrossThreads() throws {
+        let s = try Model(path: TestData.ebm("gemma3_st_dense", "int8")).session(maxSequenceLength: 96)
+        let plain = try s.embed(text), prompted = try s.embed(text, prompt: "query")
+        XCTAssertNotEqual(plain, prompted)
+        let wrong = NSLock()
+        var mismatches = 0
+        DispatchQueue.concurrentPerform(iterations: 2) { worker in
+            for _ in 0..<40 {
+                let got = worker == 0 ? try? s.embed(text) : try? s.embed(text, prompt: "query")
+                if got != (worker == 0 ? plain : prompted) {
+                    wrong.lock()
+                    mismatches += 1
+                    wrong.unlock()
+                }
+            }
+        }
+        XCTAssertEqual(mismatches, 0)
     }
 }
