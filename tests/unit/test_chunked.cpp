@@ -374,15 +374,31 @@ void whole_tokens(const std::string& model, const std::string& doc, std::vector<
     if (content[i]) ids->push_back(all[i]), offsets->push_back(all_offsets[i]);
 }
 
+// The text of prompt `name` in the checkpoint folder of test model `model`
+// (config_sentence_transformers.json, as make_family_checkpoints.py writes it: one line per prompt).
+std::string prompt_text(const std::string& model, const std::string& name) {
+  const std::string json = read_file(testdata_dir() + "/families/" + model + "/config_sentence_transformers.json");
+  const std::string key = "\"" + name + "\": \"";
+  const size_t b = json.find(key);
+  REQUIRE(b != std::string::npos);
+  std::string text;
+  for (size_t i = b + key.size(); i < json.size() && json[i] != '"'; ++i)
+    text += json[i] == '\\' && json[i + 1] == 'n' ? (++i, '\n') : json[i];
+  return text;
+}
+
 // The windows (24 tokens, stride 4) of `doc` on model `name` (fp32) with the session's prompt
 // `prompt` (NULL: none): each window's place among the whole text's tokens (edgebert-tokenize, one
-// piece), and a sample of rows equal to the single run of the window's ids between the template's
-// special tokens, the prompt's tokens first (those a prompt run gives offsets {0, 0}).
+// piece; with a prompt, the tokens of prompt + text as one string without the prompt's own, so
+// that the text's first word is tokenized as a prompt run does), and a sample of rows equal to the
+// single run of the window's ids between the template's special tokens, the prompt's tokens first
+// (those a prompt run gives offsets {0, 0}).
 void check_windows(const char* name, const std::string& doc, const char* prompt) {
   INFO(name << " prompt " << (prompt ? prompt : "none"));
   std::vector<int32_t> ids;
   std::vector<std::pair<size_t, size_t>> offsets;
-  whole_tokens(converted(name, "fp32"), doc, &ids, &offsets);
+  const std::string before = prompt ? prompt_text(name, prompt) : std::string();
+  whole_tokens(converted(name, "fp32"), before + doc, &ids, &offsets);
   ModelHandle m;
   char err[512] = "";
   REQUIRE(eb_model_load_file(converted(name, "fp32").c_str(), &m.m, err, sizeof err) == EB_OK);
@@ -412,6 +428,14 @@ void check_windows(const char* name, const std::string& doc, const char* prompt)
     else
       seen = true;
   CHECK((prompt != nullptr) == !prompt_ids.empty());
+  if (prompt) {  // the prompt's tokens out, the offsets into doc
+    REQUIRE(ids.size() > prompt_ids.size());
+    REQUIRE(std::equal(prompt_ids.begin(), prompt_ids.end(), ids.begin()));
+    const auto p = static_cast<std::ptrdiff_t>(prompt_ids.size());
+    ids.erase(ids.begin(), ids.begin() + p);
+    offsets.erase(offsets.begin(), offsets.begin() + p);
+    for (auto& [b, e] : offsets) b = b > before.size() ? b - before.size() : 0, e -= before.size();
+  }
   size_t windows = 0;
   REQUIRE(eb_session_embed_chunked(s.s, doc.data(), doc.size(), 24, 4, EB_CHUNK_POOLING_NONE, nullptr, 0, nullptr, 0,
                                    &windows) == EB_OK);
@@ -473,6 +497,39 @@ TEST_CASE("chunked embedding puts the session's prompt before every window", "[c
   // row the single run of [specials] prompt tokens + window tokens [specials]
   const std::string doc = mixed_document(6000);
   for (const char* name : {"qwen3_st_lasttoken", "gemma3_st_dense"}) check_windows(name, doc, "query");
+  // a text of one window: the prompt run's embedding, bit for bit (the text's first word joins the
+  // prompt's trailing space as in the run: "▁The", and spaces that stay tokens of their own)
+  for (const char* name : {"qwen3_st_lasttoken", "gemma3_st_dense"}) {
+    ModelHandle m;
+    char err[512] = "";
+    REQUIRE(eb_model_load_file(converted(name, "int8").c_str(), &m.m, err, sizeof err) == EB_OK);
+    eb_session_options o;
+    eb_session_options_init(&o);
+    o.max_sequence_length = 94;
+    SessionHandle s;
+    REQUIRE(eb_session_create(m.m, &o, &s.s, err, sizeof err) == EB_OK);
+    for (const char* prompt : {"query", "document"}) {
+      if (eb_session_set_prompt(s.s, prompt) != EB_OK) {  // (the Qwen3 test model has a query prompt only)
+        CHECK(std::string(prompt) == "document");
+        continue;
+      }
+      for (const char* text : {"The quick brown fox", "  two leading spaces", "caf\xc3\xa9 na\xc3\xafve 123"}) {
+        INFO(name << " " << prompt << " '" << text << "'");
+        REQUIRE(eb_session_run_text(s.s, text) == EB_OK);
+        const float* run = nullptr;
+        int64_t shape[2] = {0, 0};
+        int32_t rank = 0;
+        REQUIRE(eb_session_get_output(s.s, EB_OUTPUT_SENTENCE_EMBEDDING, &run, shape, &rank) == EB_OK);
+        const std::vector<float> want(run, run + shape[0]);
+        std::vector<float> got(want.size());
+        size_t windows = 0;
+        REQUIRE(eb_session_embed_chunked(s.s, text, std::strlen(text), 20, 0, EB_CHUNK_POOLING_NONE, got.data(),
+                                         got.size(), nullptr, 0, &windows) == EB_OK);
+        CHECK(windows == 1);
+        CHECK(got == want);
+      }
+    }
+  }
 }
 
 // A prompt that leaves a window no room is refused with its token count, never cut: Qwen3's

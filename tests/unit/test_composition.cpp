@@ -309,7 +309,8 @@ void packed_rerank(eb_session* s, bool int8, const std::string& what) {
 // tokens, stride 2) of a text the session also runs whole; each window's row equals the single run
 // of its ids (the whole run's content tokens [first_token, first_token + tokens) between the
 // template's special tokens), without a prompt and, on models with a "query" prompt, with it (its
-// tokens, those a prompt run gives offsets {0, 0}, before each window's). The prompt is NULL after.
+// tokens, those a prompt run gives offsets {0, 0}, before each window's; the content tokens those of
+// the prompt run of the whole text after them). The prompt is NULL after.
 void chunked_windows(eb_session* s, bool int8, const std::string& what) {
   INFO(what << ", chunked");
   const std::string doc = "the movie was not good at all , but i liked its music very much and the movie was good";
@@ -344,6 +345,17 @@ void chunked_windows(eb_session* s, bool int8, const std::string& what) {
     for (size_t i = 0; i < n; ++i)
       if (segment[i] >= 0 && end[i] == 0) prompt_ids.push_back(run_ids[i]);
     REQUIRE((prompt != nullptr) == !prompt_ids.empty());
+    if (prompt) {  // the windows cut the prompt run's tokens of the text, after the prompt's
+      // (a prompt run of the whole text longer than the session: test_chunked checks that model)
+      const eb_status whole = eb_session_run_text(s, doc.c_str());
+      if (whole == EB_ERROR_SEQUENCE_TOO_LONG) continue;
+      REQUIRE(whole == EB_OK);
+      REQUIRE(eb_session_get_input_ids(s, &run_ids, &n) == EB_OK);
+      REQUIRE(n > prefix.size() + prompt_ids.size() + suffix.size());
+      REQUIRE(std::equal(prompt_ids.begin(), prompt_ids.end(), run_ids + prefix.size()));
+      content.assign(run_ids + prefix.size() + prompt_ids.size(), run_ids + n - suffix.size());
+      REQUIRE(eb_session_run_text(s, "the") == EB_OK);
+    }
     const float* one = nullptr;
     int64_t shape[2] = {0, 0};
     int32_t rank = 0;

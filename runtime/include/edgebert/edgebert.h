@@ -451,9 +451,12 @@ EB_API EB_NODISCARD eb_status eb_session_get_token_labels(const eb_session* sess
  * and gets the session's sentence embedding. With a prompt set (eb_session_set_prompt) every
  * window carries it: [CLS] prompt window [SEP], the prompt's tokens those of its text without
  * trailing spaces (the tokens a prompt run gives it with offsets {0, 0}: a space that joins the
- * next word stays out), each window's tokens those of the text alone; they count toward
- * max_sequence_length and into the mean's pooling as sentence-transformers' prompts do (the model's pooling, normalization and Matryoshka
- * dims: `width` = eb_session_set_embedding_dims's dims, else hidden_size). The windows go through
+ * next word stays out); the windows cut the tokens of prompt + text tokenized as one string
+ * without those prompt tokens, so the text's first word is tokenized as in a prompt run (EmbeddingGemma:
+ * "▁The", not "The") and a text of one window gives the prompt run's embedding exactly. They count
+ * toward max_sequence_length and into the mean's pooling as sentence-transformers' prompts do (the
+ * model's pooling, normalization and Matryoshka dims: `width` = eb_session_set_embedding_dims's
+ * dims, else hidden_size). The windows go through
  * packed runs (as many per run as max_batch_tokens holds).
  *   EB_CHUNK_POOLING_NONE: out is float32 [windows, width], one row per window (out_size floats,
  *     at least windows * width);

@@ -23,8 +23,10 @@ bool ascii_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r
 // token indices; byte ranges in the whole text, word ids numbered over the whole text).
 class TokenStream {
  public:
-  TokenStream(Session& s, std::string_view text)
-      : s_(s), text_(s.text()), c_(s.chunk_scratch()), doc_(text), max_piece_(s.text().max_text_bytes()) {
+  // prompt_tokens: how many ids of the scratch's prompt go before each window (embed_chunked)
+  TokenStream(Session& s, std::string_view text, size_t prompt_tokens)
+      : s_(s), text_(s.text()), c_(s.chunk_scratch()), doc_(text), max_piece_(s.text().max_text_bytes()),
+        prompt_tokens_(prompt_tokens) {
     target_ = std::min(max_piece_, 4 * c_.piece_tokens);
   }
   size_t base() const { return base_; }
@@ -87,7 +89,9 @@ class TokenStream {
       int32_t* ids = c_.ids.data() + len_;
       int32_t* words = c_.words.data() + len_;
       TokenSpan* spans = c_.spans.data() + len_;
-      const size_t n = text_.encode(piece, ids, spans, words, room);
+      size_t n = first_with_prompt() ? text_.encode_first(piece, ids, spans, words, room)
+                                     : text_.encode(piece, ids, spans, words, room);
+      if (n <= room && first_with_prompt()) n = drop_prompt_tokens(ids, spans, words, n, c_.prompt.data(), prompt_tokens_);
       if (n <= room) {
         const int32_t at = static_cast<int32_t>(pos_);
         for (size_t i = 0; i < n; ++i) {
@@ -113,11 +117,34 @@ class TokenStream {
     }
   }
 
+  // The text's first piece is tokenized after the session's prompt, as one string (as a prompt
+  // run, where the prompt's trailing space goes with the text's first word: "▁Which", not "Which"),
+  // so that the first window's tokens are the prompt run's; later pieces are the text's alone.
+  bool first_with_prompt() const { return pos_ == 0 && text_.has_prompt(); }
+  // Drops from the front of n tokens the prompt's ids that every window gets (`prompt`, its text
+  // without trailing spaces): a token of the prompt's spaces that stays a token of its own (two
+  // spaces before the text, say) stays with the text, so one window is the prompt run's tokens.
+  // Else (another split) every prompt-only token (encode_first's spans {0, 0}). Numbers the words
+  // from 0; the count left.
+  static size_t drop_prompt_tokens(int32_t* ids, TokenSpan* spans, int32_t* words, size_t n, const int32_t* prompt,
+                                   size_t prompt_n) {
+    size_t k = 0;
+    while (k < n && spans[k].begin == 0 && spans[k].end == 0) ++k;
+    if (k >= prompt_n && std::equal(prompt, prompt + prompt_n, ids)) k = prompt_n;
+    std::memmove(ids, ids + k, (n - k) * sizeof(int32_t));
+    std::memmove(spans, spans + k, (n - k) * sizeof(TokenSpan));
+    std::memmove(words, words + k, (n - k) * sizeof(int32_t));
+    const int32_t first_word = n > k ? words[0] : 0;
+    for (size_t i = 0; i < n - k; ++i) words[i] -= first_word;
+    return n - k;
+  }
+
   Session& s_;
   const TextEncoder& text_;
   ChunkScratch& c_;
   std::string_view doc_;
   size_t max_piece_, target_;
+  size_t prompt_tokens_;
   size_t pos_ = 0;               // bytes read
   size_t base_ = 0, len_ = 0;    // buffered tokens [base_, base_ + len_)
   int32_t word_base_ = 0;        // word id of the next piece's first word
@@ -126,8 +153,9 @@ class TokenStream {
 // The windows of the whole text, one call of `visit(start, tokens, stream)` per window in order
 // (its tokens are buffered); stops at the first error (visit's or the stream's).
 template <typename Visit>
-eb_status for_each_window(Session& s, std::string_view text, const OverflowWindows& w, Visit&& visit) {
-  TokenStream stream(s, text);
+eb_status for_each_window(Session& s, std::string_view text, size_t prompt_tokens, const OverflowWindows& w,
+                          Visit&& visit) {
+  TokenStream stream(s, text, prompt_tokens);
   for (size_t start = 0;; start += w.step) {
     // the window's tokens, and one more: whether another window follows
     const eb_status st = stream.fill(start, start + w.window + 1);
@@ -304,7 +332,7 @@ eb_status embed_chunked(Session& s, const char* text, size_t text_size, int32_t 
   eb_status st = EB_OK;
   size_t windows = 0;
   if (!out || pooling == EB_CHUNK_POOLING_NONE || chunks) {
-    st = for_each_window(s, doc, w, [&](size_t, size_t, const TokenStream&) {
+    st = for_each_window(s, doc, prompt_tokens, w, [&](size_t, size_t, const TokenStream&) {
       ++windows;
       return EB_OK;
     });
@@ -327,7 +355,7 @@ eb_status embed_chunked(Session& s, const char* text, size_t text_size, int32_t 
   }
   // The windows through packed runs.
   WindowRunner runner(s, pooling, out, chunks, prompt_tokens);
-  st = for_each_window(s, doc, w,
+  st = for_each_window(s, doc, prompt_tokens, w,
                        [&](size_t start, size_t tokens, const TokenStream& t) { return runner.add(start, tokens, t); });
   if (st == EB_OK) st = runner.flush();
   if (st != EB_OK) {
