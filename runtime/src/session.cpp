@@ -310,14 +310,16 @@ eb_status Session::set_num_threads(int n) {
 }
 
 eb_status Session::set_prompt(const char* name) {
-  reset_run();
+  // (a refused name changes nothing: the last run's outputs stay, as after a refused dims)
   if (!name || !*name) {
+    reset_run();
     text_.set_prompt({});
     clear_error();
     return EB_OK;
   }
   for (const auto& [n, text] : model_.prompts)
     if (n == name) {
+      reset_run();
       text_.set_prompt(text);
       clear_error();
       return EB_OK;

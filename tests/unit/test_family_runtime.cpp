@@ -779,9 +779,13 @@ TEST_CASE("prompts: the model's sentence-transformers prompts before the text of
         CHECK(eb_session_run_text(tight.s.s, text.c_str()) == EB_OK);
         REQUIRE(eb_session_set_prompt(tight.s.s, "query") == EB_OK);
         CHECK(eb_session_run_text(tight.s.s, text.c_str()) == EB_ERROR_SEQUENCE_TOO_LONG);
-        // unknown names: INVALID_ARGUMENT naming the model's prompts; "" clears
+        // unknown names: INVALID_ARGUMENT naming the model's prompts, nothing changed (the last
+        // run's outputs stay readable); "" clears
+        REQUIRE(eb_session_run_text(s.s.s, text.c_str()) == EB_OK);
         CHECK(eb_session_set_prompt(s.s.s, "passage") == EB_ERROR_INVALID_ARGUMENT);
         CHECK(std::string(eb_session_last_error(s.s.s)).find("this model's prompts: query") != std::string::npos);
+        const float* kept = nullptr;
+        CHECK(eb_session_get_output(s.s.s, EB_OUTPUT_LAST_HIDDEN_STATE, &kept, nullptr, nullptr) == EB_OK);
         CHECK(eb_session_set_prompt(s.s.s, "") == EB_OK);
         REQUIRE(eb_session_run_text(s.s.s, text.c_str()) == EB_OK);
         CHECK(ids() == plain_ids);

@@ -394,8 +394,8 @@ EB_API EB_NODISCARD eb_status eb_session_set_embedding_dims(eb_session* session,
  * SentenceTransformer.encode(prompt_name=NAME) does; its tokens count toward the length limits,
  * and the prompt's own tokens get byte offsets {0, 0}. Token-id runs and QA are unchanged. NULL or
  * "" = no prompt; sessions start with the model's default_prompt_name (none for most models).
- * EB_ERROR_INVALID_ARGUMENT with a message naming the model's prompts for an unknown name. The
- * last run's outputs are dropped. */
+ * EB_ERROR_INVALID_ARGUMENT with a message naming the model's prompts for an unknown name (then
+ * nothing changes). On success the last run's outputs are dropped. */
 EB_API EB_NODISCARD eb_status eb_session_set_prompt(eb_session* session, const char* name);
 
 /* ---- Many texts per call: embed, classify, token labels ----
