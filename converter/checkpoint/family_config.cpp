@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// config.json readers of RoBERTa, ELECTRA, ALBERT, nomic-bert and ModernBERT (family_config.h).
+// config.json readers of RoBERTa, ELECTRA, ALBERT, nomic-bert, ModernBERT, Qwen3 and Gemma 3 (family_config.h).
 #include "converter/checkpoint/family_config.h"
+
+#include <cmath>
 
 #include "converter/checkpoint/checkpoint_error.h"
 #include "converter/checkpoint/config_fields.h"
@@ -128,12 +130,14 @@ void read_nomic(const JsonValue& cfg, const std::string& path, BertConfig& c) {
   c.num_hidden_layers = config_int(cfg, path, "n_layer");
   require_divisible(c, path);
   const JsonValue* inner = cfg.find("n_inner");
-  int width = (inner && !inner->is_null()) ? config_int(cfg, path, "n_inner") : 4 * c.hidden_size;
+  const bool has_inner = inner && !inner->is_null();
+  int width = has_inner ? config_int(cfg, path, "n_inner") : 4 * c.hidden_size;  // NomicBertMLP's default
   c.hidden_act = config_string(cfg, path, "activation_function", "gelu");
   const std::string& act = c.hidden_act;
   if (act == "swiglu" || act == "geglu" || act == "glu") {
     f.gated_ffn = true;
-    width = (width + 255) / 256 * 256;  // NomciBertGatedMLP rounds its width up to a multiple of 256
+    if (!has_inner) width = 8 * c.hidden_size / 3;  // NomciBertGatedMLP's default, int(8 * n_embd / 3)
+    width = (width + 255) / 256 * 256;  // which it rounds up to a multiple of 256, as any width
     c.activation = act == "swiglu" ? HiddenAct::kSilu : act == "geglu" ? HiddenAct::kGelu : HiddenAct::kSigmoid;
   } else if (act == "gelu" || act == "gelu_new" || act == "gelu_fast" || act == "gelu_pytorch_tanh") {
     c.activation = HiddenAct::kGelu;  // NomicBertMLP applies F.gelu (erf) for every gelu spelling
@@ -161,7 +165,13 @@ void read_nomic(const JsonValue& cfg, const std::string& path, BertConfig& c) {
   const int head_dim = c.hidden_size / c.num_attention_heads;
   if (frac > 0) {
     f.has_position_embeddings = false;
-    f.rotary_dims = static_cast<int>(head_dim * frac);
+    // contrastors keeps head_dim * fraction as a float: 16 x 0.4 = 6.4 rotates 8 dims at
+    // frequencies over 6.4, which no whole number of rotary dims expresses
+    const double dims = head_dim * frac;
+    f.rotary_dims = static_cast<int>(std::lround(dims));
+    if (std::fabs(dims - f.rotary_dims) > 1e-6)
+      throw CheckpointError(path + ": rotary_emb_fraction " + std::to_string(frac) + " x head dim " +
+                            std::to_string(head_dim) + " is not a whole number of rotary dims");
     if (frac > 1 || f.rotary_dims % 2 != 0 || f.rotary_dims < 2)
       throw CheckpointError(path + ": rotary_emb_fraction " + std::to_string(frac) + " gives " +
                             std::to_string(f.rotary_dims) + " rotary dims of head dim " + std::to_string(head_dim) +
@@ -214,8 +224,13 @@ void read_modernbert(const JsonValue& cfg, const std::string& path, BertConfig& 
   } else {
     for (int l = 0; l < L; ++l) f.sliding_layers[l] = l % every != 0;
   }
+  if (const JsonValue* g = cfg.find("global_rope_theta"); g && g->is_null())
+    throw CheckpointError(path + ": 'global_rope_theta' is null (a number is needed)");
   f.rotary_theta = config_positive(cfg, path, "global_rope_theta", 160000.0);
-  f.rotary_local_theta = config_positive(cfg, path, "local_rope_theta", 10000.0);
+  // null: the global theta, as transformers' ModernBERT (4.48+) reads it; absent: 10000
+  const JsonValue* local = cfg.find("local_rope_theta");
+  f.rotary_local_theta =
+      local && local->is_null() ? f.rotary_theta : config_positive(cfg, path, "local_rope_theta", 10000.0);
   read_rope_parameters(cfg, path, f);
   if (const JsonValue* rs = cfg.find("rope_scaling"); rs && !rs->is_null())
     throw CheckpointError(path + ": unsupported 'rope_scaling' (only null)");

@@ -335,6 +335,17 @@ const TensorInfo& SafetensorsCheckpoint::get(const std::string& name) const {
 }
 
 void SafetensorsCheckpoint::read_f32(const std::string& name, std::vector<float>& out) const {
+  read_f32_values(name, out);
+  // A NaN or an infinity in a weight makes every output it reaches NaN in transformers; here it
+  // would reach a calibrated scale, or an fp32 model that hides it: refused by name.
+  for (size_t i = 0; i < out.size(); ++i)
+    if (!std::isfinite(out[i]))
+      throw CheckpointError(get(name).file + ": tensor " + quoted(name) + " holds a non-finite value (" +
+                            (std::isnan(out[i]) ? "NaN" : out[i] > 0 ? "+Inf" : "-Inf") + ") at element " +
+                            std::to_string(i));
+}
+
+void SafetensorsCheckpoint::read_f32_values(const std::string& name, std::vector<float>& out) const {
   const TensorInfo& t = get(name);
   const size_t n = t.numel();
   const uint8_t* p = t.data;

@@ -67,13 +67,16 @@ class SafetensorsCheckpoint {
   const TensorInfo& get(const std::string& name) const;
 
   // Converts tensor `name` (F32, F16 or BF16) to float, row-major, into `out` (resized).
-  // Throws on a missing tensor or "FILE: tensor 'NAME': unsupported dtype I64 ...".
+  // Throws on a missing tensor, "FILE: tensor 'NAME': unsupported dtype I64 ..." or a value that
+  // is not finite ("... holds a non-finite value (NaN) at element K").
   void read_f32(const std::string& name, std::vector<float>& out) const;
 
   // The file naming this checkpoint in messages: the .safetensors file, or the index.json.
   const std::string& source() const { return source_; }
 
  private:
+  void read_f32_values(const std::string& name, std::vector<float>& out) const;  // read_f32 unchecked
+
   std::string source_;
   std::vector<MappedFile> files_;  // mappings don't move when the vector reallocates
   std::map<std::string, TensorInfo> tensors_;

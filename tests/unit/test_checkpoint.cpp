@@ -354,21 +354,24 @@ TEST_CASE("f16 / bf16 conversion", "[safetensors]") {
 TEST_CASE("safetensors: single file F32 / F16 / BF16 round trip", "[safetensors]") {
   TempDir tmp;
   const std::vector<float> f32 = {0.0f, -1.5f, 3.14159265f, 1e-30f, -65504.0f, 1e30f};
-  const std::vector<uint16_t> f16 = {0x0000, 0x3C00, 0xC000, 0x0001, 0x7BFF, 0x7C00};
-  const std::vector<uint16_t> bf16 = {0x3F80, 0xBF80, 0x4049, 0x0000, 0x7F7F, 0xFF80};
+  const std::vector<uint16_t> f16 = {0x0000, 0x3C00, 0xC000, 0x0001, 0x7BFF, 0xFBFF};
+  const std::vector<uint16_t> bf16 = {0x3F80, 0xBF80, 0x4049, 0x0000, 0x7F7F, 0xFF7F};
   write_file(tmp / "model.safetensors",
              make_st({{"a.f32", "F32", {2, 3}, f32_bytes(f32)},
                       {"b.f16", "F16", {6}, u16_bytes(f16)},
                       {"c.bf16", "BF16", {3, 1, 2}, u16_bytes(bf16)},
                       {"d.ids", "I64", {1, 3}, std::string(24, '\0')},
                       {"e.scalar", "F32", {}, f32_bytes({7.0f})},
-                      {"f.empty", "F32", {0, 5}, ""}}));
+                      {"f.empty", "F32", {0, 5}, ""},
+                      {"g.nan", "F32", {3}, f32_bytes({1.0f, std::nanf(""), 2.0f})},
+                      {"h.inf", "F16", {2}, u16_bytes({0x3C00, 0x7C00})},
+                      {"i.ninf", "BF16", {1}, u16_bytes({0xFF80})}}));
 
   for (int via_dir = 0; via_dir < 2; ++via_dir) {
     const SafetensorsCheckpoint ck = via_dir ? SafetensorsCheckpoint::open_dir(tmp.path)
                                              : SafetensorsCheckpoint::open_file(tmp / "model.safetensors");
-    CHECK(ck.names() == std::vector<std::string>{"a.f32", "b.f16", "c.bf16", "d.ids",
-                                                  "e.scalar", "f.empty"});
+    CHECK(ck.names() == std::vector<std::string>{"a.f32", "b.f16", "c.bf16", "d.ids", "e.scalar", "f.empty",
+                                                  "g.nan", "h.inf", "i.ninf"});
     CHECK(ck.has("a.f32"));
     CHECK_FALSE(ck.has("__metadata__"));
     CHECK(ck.find("zzz") == nullptr);
@@ -388,14 +391,14 @@ TEST_CASE("safetensors: single file F32 / F16 / BF16 round trip", "[safetensors]
     for (size_t i = 0; i < h.size(); ++i) CHECK(h[i] == f16_to_f32(f16[i]));
     CHECK(h[1] == 1.0f);
     CHECK(h[3] == std::ldexp(1.0f, -24));
-    CHECK(std::isinf(h[5]));
+    CHECK(h[5] == -65504.0f);
 
     const std::vector<float> b = read(ck, "c.bf16");
     REQUIRE(b.size() == 6);
     CHECK(b[0] == 1.0f);
     CHECK(b[1] == -1.0f);
     CHECK(b[2] == 3.140625f);
-    CHECK(std::isinf(b[5]));
+    CHECK(std::isfinite(b[5]));
     CHECK(ck.find("c.bf16")->dtype == DType::BF16);
 
     CHECK(read(ck, "e.scalar") == std::vector<float>{7.0f});
@@ -403,6 +406,10 @@ TEST_CASE("safetensors: single file F32 / F16 / BF16 round trip", "[safetensors]
 
     REQUIRE_ERROR_HAS(read(ck, "d.ids"), (tmp / "model.safetensors").c_str(), "'d.ids'",
                       "unsupported dtype I64");
+    // a weight that is not finite would make transformers' outputs NaN: refused by name and place
+    REQUIRE_ERROR_HAS(read(ck, "g.nan"), "tensor 'g.nan' holds a non-finite value (NaN) at element 1");
+    REQUIRE_ERROR_HAS(read(ck, "h.inf"), "tensor 'h.inf' holds a non-finite value (+Inf) at element 1");
+    REQUIRE_ERROR_HAS(read(ck, "i.ninf"), "tensor 'i.ninf' holds a non-finite value (-Inf) at element 0");
     REQUIRE_ERROR_HAS(read(ck, "nope"), (tmp / "model.safetensors").c_str(),
                       "missing tensor 'nope'");
   }
@@ -758,6 +765,31 @@ TEST_CASE("hf: Qwen3 and Gemma 3 keys absent from config.json take transformers'
   CHECK(c.family.local_attention == 4096);
 }
 
+TEST_CASE("hf: nomic-bert and ModernBERT keys as their modeling code reads them", "[hf]") {
+  TempDir tmp;
+  const std::string p = tmp / "config.json";
+  // nomic-bert: a gated FFN without n_inner is int(8 * n_embd / 3) rounded up to 256 wide; plain 4 x
+  const std::string nomic = "{\"model_type\":\"nomic_bert\",\"n_embd\":96,\"n_head\":2,\"n_layer\":1,"
+                            "\"vocab_size\":10,\"rotary_emb_fraction\":1.0";
+  write_file(p, nomic + ",\"activation_function\":\"swiglu\"}");
+  CHECK(read_bert_config(p).intermediate_size == 256);
+  write_file(p, nomic + ",\"activation_function\":\"swiglu\",\"n_inner\":300}");
+  CHECK(read_bert_config(p).intermediate_size == 512);
+  write_file(p, nomic + ",\"activation_function\":\"gelu\"}");
+  CHECK(read_bert_config(p).intermediate_size == 384);
+  write_file(p, "{\"model_type\":\"nomic_bert\",\"n_embd\":400,\"n_head\":4,\"n_layer\":1,\"vocab_size\":10,"
+                "\"rotary_emb_fraction\":1.0,\"activation_function\":\"swiglu\"}");
+  CHECK(read_bert_config(p).intermediate_size == 1280);  // 1066 -> 1280
+  // ModernBERT: local_rope_theta null is the global theta (transformers 4.48+), absent 10000
+  const std::string mb = "{\"model_type\":\"modernbert\",\"hidden_size\":4,\"num_attention_heads\":2,"
+                         "\"num_hidden_layers\":1,\"intermediate_size\":8,\"vocab_size\":10,"
+                         "\"max_position_embeddings\":16,\"global_rope_theta\":20000.0";
+  write_file(p, mb + ",\"local_rope_theta\":null}");
+  CHECK(read_bert_config(p).family.rotary_local_theta == 20000.0);
+  write_file(p, mb + "}");
+  CHECK(read_bert_config(p).family.rotary_local_theta == 10000.0);
+}
+
 TEST_CASE("hf: config.json errors", "[hf]") {
   TempDir tmp;
   const std::string p = tmp / "config.json";
@@ -786,7 +818,11 @@ TEST_CASE("hf: config.json errors", "[hf]") {
   cfg_err(nomic + ",\"rotary_emb_scale_base\":512}", {"rotary_emb_scale_base"});
   cfg_err(nomic + ",\"activation_function\":\"relu\"}", {"unsupported activation_function 'relu'"});
   cfg_err("{\"model_type\":\"nomic_bert\",\"n_embd\":6,\"n_head\":2,\"n_layer\":1,\"vocab_size\":10,"
-          "\"rotary_emb_fraction\":0.5}", {"gives 1 rotary dims of head dim 3"});
+          "\"rotary_emb_fraction\":0.5}", {"rotary_emb_fraction 0.500000 x head dim 3 is not a whole number of rotary dims"});
+  cfg_err("{\"model_type\":\"nomic_bert\",\"n_embd\":32,\"n_head\":2,\"n_layer\":1,\"vocab_size\":10,"
+          "\"rotary_emb_fraction\":0.4}", {"0.400000 x head dim 16 is not a whole number of rotary dims"});
+  cfg_err("{\"model_type\":\"nomic_bert\",\"n_embd\":40,\"n_head\":2,\"n_layer\":1,\"vocab_size\":10,"
+          "\"rotary_emb_fraction\":0.45}", {"gives 9 rotary dims of head dim 20"});
   const std::string mb = "{\"model_type\":\"modernbert\"," + base_ints;
   cfg_err(mb + ",\"layer_types\":[\"full_attention\",\"x\"]}", {"'layer_types' must be an array of 1 strings"});
   cfg_err(mb + ",\"layer_types\":[\"sliding_attention\"],\"global_attn_every_n_layers\":3}",
@@ -794,6 +830,7 @@ TEST_CASE("hf: config.json errors", "[hf]") {
   cfg_err(mb + ",\"rope_parameters\":{\"full_attention\":{\"rope_type\":\"yarn\"}}}",
           {"rope_parameters.full_attention: unsupported rope_type (only default)"});
   cfg_err(mb + ",\"classifier_pooling\":\"max\"}", {"unsupported classifier_pooling 'max'"});
+  cfg_err(mb + ",\"global_rope_theta\":null}", {"'global_rope_theta' is null"});
   // Qwen3 (issue 24): what its modeling code computes and edgebert does not is refused by key
   const std::string qw = "{\"model_type\":\"qwen3\"," + base_ints + ",\"head_dim\":4,\"num_key_value_heads\":2";
   // (sliding layers from max_window_layers on: the default 28 reaches none of 1 layer)
