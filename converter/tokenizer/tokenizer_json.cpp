@@ -237,9 +237,11 @@ class Writer {
     std::string prefix, suffix;
     int max_chars = 100;
     bool byte_fallback = false, fuse_unk = false, ignore_merges = false;
+    size_t model_vocab = 0;  // the model's own tokens (ids 0..n-1); the added tokens appended follow
     if (type == "WordPiece") {
       kind = fb::TokenModelKind::WORDPIECE;
       vocab_from_object(*vocab, what);
+      model_vocab = vocab_.size();
       finish_vocab(what);
       unk = token_id(get_string(m, "unk_token", what), what + " unk_token");
       prefix = get_string(m, "continuing_subword_prefix", what, false);
@@ -250,7 +252,7 @@ class Writer {
       if (const JsonValue* d = m.find("dropout"); d && !d->is_null() && !(d->is_number() && d->as_double() == 0.0))
         fail(src_, what + ": dropout is set (non-deterministic tokenization is not supported)");
       vocab_from_object(*vocab, what);
-      const size_t model_vocab = vocab_.size();
+      model_vocab = vocab_.size();
       const std::string unk_token = get_string(m, "unk_token", what, false);
       prefix = get_string(m, "continuing_subword_prefix", what, false);
       suffix = get_string(m, "end_of_word_suffix", what, false);
@@ -282,7 +284,6 @@ class Writer {
         if (im == ids_.end()) fail(src_, what + ": merge " + std::to_string(r) + " produces \"" + a + right + "\", missing from the vocabulary");
         merges.emplace_back(ia->second, ic->second, im->second);
       }
-      (void)model_vocab;
       finish_vocab(what);
       if (!unk_token.empty()) unk = token_id(unk_token, what + " unk_token");
     } else if (type == "Unigram") {
@@ -339,6 +340,12 @@ class Writer {
     mb.add_vocab_text(text_off);
     mb.add_vocab_ends(ends_off);
     if (!tables_off.IsNull()) mb.add_tables(tables_off);
+    // Added tokens appended past the model's vocabulary stay out of the model (HF's WordPiece and
+    // BPE look up only their own vocab): written only when some were appended, and only when the
+    // unknown token is the model's own (HF's model could not produce an appended one either; such
+    // a file keeps the whole vocabulary in the model, as before).
+    if (model_vocab > 0 && vocab_.size() > model_vocab && unk < static_cast<int64_t>(model_vocab))
+      mb.add_model_vocab_size(static_cast<uint32_t>(model_vocab));
     return mb.Finish();
   }
 
@@ -358,15 +365,17 @@ class Writer {
     if (const JsonValue* r = p->find("Regex")) {
       if (!r->is_string()) fail(src_, what + ": Regex pattern is not a string");
       const std::string& re = r->as_string();
-      // "c{n,}" and "c+" with one plain character c, and regexes without metacharacters
-      if (re.size() >= 4 && re[1] == '{' && re.back() == '}' && re[re.size() - 2] == ',' &&
-          std::string("\\^$.|?*+()[]{}").find(re[0]) == std::string::npos) {
-        const std::string digits = re.substr(2, re.size() - 4);
+      // "c{n,}" and "c+" with one plain character c (of 1-4 UTF-8 bytes: SentencePiece conversions
+      // write "\u2581{2,}" too), and regexes without metacharacters
+      const unsigned char lead = re.empty() ? 0 : static_cast<unsigned char>(re[0]);
+      const size_t c = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
+      const bool plain = c > 0 && re.size() > c && std::string("\\^$.|?*+()[]{}").find(re[0]) == std::string::npos;
+      if (plain && re.size() >= c + 3 && re[c] == '{' && re.back() == '}' && re[re.size() - 2] == ',') {
+        const std::string digits = re.substr(c + 1, re.size() - c - 3);
         if (!digits.empty() && digits.size() < 4 && digits.find_first_not_of("0123456789") == std::string::npos)
-          return Pattern{re.substr(0, 1), std::max(1, std::stoi(digits))};
+          return Pattern{re.substr(0, c), std::max(1, std::stoi(digits))};
       }
-      if (re.size() == 2 && re[1] == '+' && std::string("\\^$.|?*+()[]{}").find(re[0]) == std::string::npos)
-        return Pattern{re.substr(0, 1), 1};
+      if (plain && re.size() == c + 1 && re[c] == '+') return Pattern{re.substr(0, c), 1};
       if (!re.empty() && re.find_first_of("\\^$.|?*+()[]{}") == std::string::npos) return Pattern{re, 0};
       fail(src_, what + ": regex pattern \"" + re + "\" cannot be run by the edgebert runtime");
     }

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -1474,4 +1475,170 @@ TEST_CASE("Split regex: bounded on hostile input, linear on long runs, no alloca
   for (int r = 0; r < 10; ++r) again = q.encode(text, nullptr, 0, w2, out.data(), out.size());
   CHECK(alloc_counter_stop() == 0);
   CHECK(again == first);
+}
+
+TEST_CASE("added tokens, \\w, CJK spaces and dropped characters as HF tokenizers 0.22.2 has them (differential fuzz)", "[text][added]") {
+  // Every expectation is what @anush008/tokenizers@0.6.0 (HF tokenizers 0.22.2) gives for these files.
+  const std::string vocab = R"("[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "a": 4, "b": 5, "ab": 6, "##b": 7, "x": 8,
+      "y": 9, "\u00e9": 10, "\u24b6": 11, "##\u00e9": 12, "\u30ac": 13, "\u65e5": 14, "<": 15, ">": 16, "##x": 17)";
+  const std::string added = R"("added_tokens": [
+      {"id": 1, "content": "[UNK]", "special": true, "normalized": false},
+      {"id": 2, "content": "[CLS]", "special": true, "normalized": false},
+      {"id": 3, "content": "[SEP]", "special": true, "normalized": false},
+      {"id": 18, "content": "ab", "single_word": true, "normalized": false},
+      {"id": 19, "content": "E\u0301X", "normalized": true}, {"id": 20, "content": "<l>", "lstrip": true, "normalized": false},
+      {"id": 21, "content": "<r>", "rstrip": true, "special": true, "normalized": false},
+      {"id": 22, "content": "<d>", "normalized": false}, {"id": 23, "content": "<d>", "rstrip": true, "normalized": false}],)";
+  auto wordpiece = [&](const std::string& normalizer, const std::string& pre) {
+    return "{" + added + R"( "normalizer": )" + normalizer + R"(, "pre_tokenizer": )" + pre +
+           R"(, "post_processor": null, "model": {"type": "WordPiece", "unk_token": "[UNK]",
+           "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": {)" + vocab + "}}}";
+  };
+  using Offsets = std::vector<std::pair<int32_t, int32_t>>;
+  text::Tokenizer t;
+  load(t, wordpiece(R"({"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Lowercase"}]})",
+                    R"({"type": "Whitespace"})"));
+  // single_word reads its neighbours with regex \w: a mark, U+200D and Pc are word characters, No is not
+  Encoded e = encode(t, "\u24b6b ab\u0301 ab\u200d ab \u00bdab");
+  CHECK(e.ids == std::vector<int32_t>{6, 1, 1, 6, 1, 1, 1, 6});
+  CHECK(e.offsets == Offsets{{0, 4}, {5, 9}, {10, 15}, {16, 18}, {19, 21}, {19, 21}, {19, 21}, {21, 23}});
+  CHECK(e.words == std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7});
+  // a normalized added token is matched by its normalized content ("E\u0301X" -> "\u00e9x")
+  e = encode(t, "e\u0301x \u00e9x");
+  CHECK(e.ids == std::vector<int32_t>{18, 18});
+  CHECK(e.offsets == Offsets{{0, 4}, {5, 8}});
+  // lstrip / rstrip: the token's offsets take the whitespace it consumed (U+3000 too)
+  e = encode(t, "<l> \u3000<r>\u3000 x");
+  CHECK(e.ids == std::vector<int32_t>{19, 20, 8});
+  CHECK(e.offsets == Offsets{{0, 3}, {7, 14}, {14, 15}});
+  // two entries of one content: the last one's options (rstrip) hold for both
+  e = encode(t, "<d>  y");
+  CHECK(e.ids == std::vector<int32_t>{21, 9});
+  CHECK(e.offsets == Offsets{{0, 5}, {5, 6}});
+  // NFKC composes a halfwidth voiced mark with the kana before it
+  e = encode(t, "\uff76\uff9e");
+  CHECK(e.ids == std::vector<int32_t>{13});
+  CHECK(e.offsets == Offsets{{0, 3}});  // (the composed character keeps the first one's alignment)
+
+  // Whitespace's \w has the circled letters (Other_Alphabetic); content not normalized without a normalizer
+  text::Tokenizer w;
+  load(w, wordpiece("null", R"({"type": "Whitespace"})"));
+  e = encode(w, "\u24b6b ab\u203f x\u24b6");
+  CHECK(e.ids == std::vector<int32_t>{11, 7, 1, 1});
+  CHECK(e.words == std::vector<int32_t>{0, 0, 1, 2});
+  CHECK(e.offsets == Offsets{{0, 3}, {3, 4}, {5, 10}, {11, 15}});
+  CHECK(encode(w, "e\u0301x").ids == std::vector<int32_t>{1});
+
+  // HF finds the matches first, then strips: a match inside the previous rstrip's whitespace still
+  // counts (from that rstrip's end with lstrip, overlapping it without)
+  text::Tokenizer strip;
+  std::string strip_json = wordpiece("null", R"({"type": "Whitespace"})");
+  const std::string from = R"({"id": 18, "content": "ab")", to = R"({"id": 18, "content": " x", "lstrip": true, "rstrip": true, "normalized": false},
+      {"id": 19, "content": " y", "rstrip": true, "normalized": false}, {"id": 24, "content": "ab")";
+  strip_json.replace(strip_json.find(from), from.size(), to);
+  load(strip, strip_json);
+  e = encode(strip, " x x");
+  CHECK(e.offsets == Offsets{{0, 3}, {3, 4}});
+  CHECK(e.words == std::vector<int32_t>{0, 1});
+  e = encode(strip, "a y y");
+  CHECK(e.offsets == Offsets{{0, 1}, {1, 4}, {3, 5}});
+  CHECK(e.words == std::vector<int32_t>{0, 1, 2});
+
+  // BertNormalizer's spaces around an ideograph share its offsets (no pre-tokenizer removes them)
+  text::Tokenizer cjk;
+  load(cjk, R"({"added_tokens": [], "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+      "strip_accents": null, "lowercase": true}, "pre_tokenizer": null, "post_processor": null,
+      "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
+      "vocab": {)" + vocab + "}}}");
+  e = encode(cjk, ">\u65e5");
+  CHECK(e.ids == std::vector<int32_t>{1});
+  CHECK(e.offsets == Offsets{{0, 4}});
+  e = encode(cjk, "\u65e5x");
+  CHECK(e.offsets == Offsets{{0, 4}});
+
+  // BPE without unk drops an unknown character, and (HF's Word offsets) the tokens after it move back
+  text::Tokenizer bpe;
+  load(bpe, R"({"added_tokens": [], "normalizer": null, "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": null,
+      "model": {"type": "BPE", "unk_token": null, "vocab": {"a": 0, "b": 1, "c": 2, "ab": 3, "<unk>": 4}, "merges": ["a b"]}})");
+  e = encode(bpe, "a\u00e9b c");
+  CHECK(e.ids == std::vector<int32_t>{3, 2});
+  CHECK(e.offsets == Offsets{{0, 3}, {5, 6}});
+  e = encode(bpe, "\u00e9\u00e9c ab");
+  CHECK(e.ids == std::vector<int32_t>{2, 3});
+  CHECK(e.offsets == Offsets{{0, 2}, {6, 8}});
+}
+
+TEST_CASE("Precompiled: a character removed at the start of a text shifts the alignments as HF's replace() does", "[text]") {
+  // t5-small's nmt_nfkc charsmap removes U+007F; HF (tokenizers 0.22.2) adds a removal to the change
+  // written before it, and with none (the first character) the characters after it take the
+  // alignments one character early: "\x7fHello" gives "▁Hello" the offsets [0, 5]
+  const char* shared = std::getenv("EDGEBERT_SHARED");
+  const std::string path = std::string(shared ? shared : "../shared") + "/tokenizers/t5-small/tokenizer.json";
+  std::ifstream f(path);
+  if (!f) {
+    WARN("SKIPPED: " << path << " not found");
+    return;
+  }
+  const std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  text::Tokenizer t5;
+  load(t5, json);
+  Encoded e = encode(t5, "\x7fHello world");
+  CHECK(e.ids == std::vector<int32_t>{8774, 296, 1});
+  CHECK(e.offsets == std::vector<std::pair<int32_t, int32_t>>{{0, 5}, {6, 11}, {0, 0}});
+  e = encode(t5, "a \x7f\x7f" "b");
+  CHECK(e.ids == std::vector<int32_t>{3, 9, 3, 115, 1});
+  CHECK(e.offsets == std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {0, 1}, {4, 5}, {4, 5}, {0, 0}});
+}
+
+TEST_CASE("added tokens appended past the model's vocabulary are never produced by WordPiece or BPE, as in HF", "[text][added]") {
+  // Expectations from @anush008/tokenizers@0.6.0 (HF tokenizers 0.22.2). A single_word added token
+  // that is not extracted (a word character next to it) stays text for the model, which does not
+  // know it: HF's WordPiece / BPE look up only their own vocab. The converter records the model's
+  // size (TokenModelSpec.model_vocab_size) and the runtime's model sees only those ids.
+  const std::string specials = R"({"id": 1, "content": "[UNK]", "special": true, "normalized": false},
+      {"id": 2, "content": "[CLS]", "special": true, "normalized": false},
+      {"id": 3, "content": "[SEP]", "special": true, "normalized": false},)";
+  text::Tokenizer wp;
+  load(wp, R"({"added_tokens": [)" + specials + R"(
+      {"id": 10, "content": "xy", "single_word": true, "normalized": false}],
+      "normalizer": null, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null,
+      "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
+      "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "x": 4, "##y": 5, "##b": 6, "b": 7, "a": 8, "##x": 9}}})");
+  CHECK(encode(wp, "xyb").ids == std::vector<int32_t>{4, 5, 6});  // (the model alone; was 10, 6)
+  CHECK(encode(wp, "xy b").ids == std::vector<int32_t>{10, 7});   // extracted: the added token
+  CHECK(encode(wp, "axy").ids == std::vector<int32_t>{8, 9, 5});
+  CHECK(encode(wp, "xy").ids == std::vector<int32_t>{10});
+  text::Tokenizer bpe;
+  load(bpe, R"({"added_tokens": [{"id": 6, "content": "q", "single_word": true, "normalized": false}],
+      "normalizer": null, "pre_tokenizer": null, "post_processor": null,
+      "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": false, "byte_fallback": false,
+      "vocab": {"<unk>": 0, "a": 1, "b": 2, "x": 3, "ab": 4, "y": 5}, "merges": ["a b"]}})");
+  CHECK(encode(bpe, "aqb").ids == std::vector<int32_t>{1, 0, 2});  // (was 1, 6, 2)
+  CHECK(encode(bpe, "qab").ids == std::vector<int32_t>{0, 4});     // (was 6, 4)
+  CHECK(encode(bpe, "q").ids == std::vector<int32_t>{6});
+  CHECK(encode(bpe, "ab q").ids == std::vector<int32_t>{4, 0, 6});
+}
+
+TEST_CASE("Replace with a regex c{n,} or c+ of a multi-byte character (SentencePiece's \\u2581{2,}), as in HF", "[text][normalizer]") {
+  // Expectations from @anush008/tokenizers@0.6.0 (HF tokenizers 0.22.2); the converter refused
+  // these patterns when c was more than one byte.
+  for (const char* re : {"\u2581{2,}", "\u2581+"}) {
+    text::Tokenizer t;
+    load(t, std::string(R"({"added_tokens": [], "normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+        {"type": "Replace", "pattern": {"Regex": ")") + re + R"("}, "content": "\u2581"}]},
+        "pre_tokenizer": null, "post_processor": null,
+        "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": false, "byte_fallback": false,
+        "vocab": {"<unk>": 0, "a": 1, "b": 2, "\u2581": 3, "\u2581a": 4}, "merges": ["\u2581 a"]}})");
+    INFO(re);
+    Encoded e = encode(t, "a   b");
+    CHECK(e.ids == std::vector<int32_t>{1, 3, 2});
+    CHECK(e.offsets == std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {3, 4}, {4, 5}});
+    e = encode(t, " a  a b");
+    CHECK(e.ids == std::vector<int32_t>{4, 4, 3, 2});
+    CHECK(e.offsets == std::vector<std::pair<int32_t, int32_t>>{{0, 2}, {3, 5}, {5, 6}, {6, 7}});
+    e = encode(t, "a \u2581\u2581 b");
+    CHECK(e.ids == std::vector<int32_t>{1, 3, 2});
+    CHECK(e.offsets == std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {8, 9}, {9, 10}});
+  }
 }

@@ -2,6 +2,7 @@
 // added_tokens.cpp
 #include "text/added_tokens.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "text/unicode.h"
@@ -10,7 +11,9 @@ namespace edgebert {
 namespace text {
 namespace {
 
-bool is_word_character(uint32_t c) { return c == '_' || is_alphanumeric(c); }
+// single_word: HF checks the neighbours with the regex crate's \w (^\w, \w$): marks, joiners and
+// Pc count, No (½ ² ①) does not.
+bool is_word_character(uint32_t c) { return is_word_char(c); }
 
 uint32_t last_char(const char* s, size_t end) {
   size_t b = end;
@@ -75,6 +78,9 @@ void AddedTokenMatcher::find(const char* s, size_t n, std::vector<Match>& out, b
       }
       start = b;
     }
+    // (HF: max(lstrip's start, the previous match's end), which can be past the content's start
+    // when the previous rstrip took the whitespace this content begins with)
+    if (best->lstrip && start < done) start = done;
     if (best->rstrip) {
       while (stop < n) {
         size_t len;
@@ -82,9 +88,16 @@ void AddedTokenMatcher::find(const char* s, size_t n, std::vector<Match>& out, b
         stop += len;
       }
     }
+    if (start >= stop) {  // all of it taken by the previous match's rstrip: HF's empty split is dropped
+      i = token_end;
+      continue;
+    }
     out.push_back(Match{static_cast<uint32_t>(start), static_cast<uint32_t>(stop), token_begin, token_end, best->id});
     done = stop;
-    i = stop;
+    // HF finds every match first (non-overlapping on the contents), then strips: the next match
+    // may start inside the whitespace this one's rstrip took (lstrip stops at `done`; without
+    // lstrip the two overlap, as HF's splits do)
+    i = token_end;
   }
 }
 

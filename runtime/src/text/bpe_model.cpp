@@ -137,11 +137,22 @@ void BpeModel::tokenize(const char* s, size_t n, std::vector<ModelToken>& out, M
   }
   auto& sym = sc.symbols;
   sym.clear();
-  auto add = [&](int32_t id, uint32_t b, uint32_t e) { sym.push_back(ModelScratch::Symbol{id, b, e, -1, -1}); };
+  // HF's Word::add(id, byte_len): a symbol's offsets are the sum of the lengths before it, so a
+  // character dropped (no unk, no byte token) shifts the offsets after it back, and byte tokens
+  // are 1 byte each (prefix / suffix bytes included)
+  uint32_t pos = 0;
+  // (kept inside the word: byte tokens of a continuing_subword_prefix can count more bytes than
+  // the word has)
+  const uint32_t word_end = static_cast<uint32_t>(n);
+  auto add = [&](int32_t id, uint32_t len) {
+    const uint32_t e = std::min(pos + len, word_end), b = std::min(pos, e - 1);
+    sym.push_back(ModelScratch::Symbol{id, b, e, -1, -1});
+    pos += len;
+  };
   const std::string_view pre = options_.continuing_subword_prefix, suf = options_.end_of_word_suffix;
   if (sc.key.size() < 2 * kMaxAffixBytes + 8) sc.key.resize(2 * kMaxAffixBytes + 8);
   bool have_unk = false;
-  uint32_t unk_b = 0, unk_e = 0;
+  uint32_t unk_len = 0;
   for (size_t i = 0; i < n;) {
     size_t len;
     decode_utf8(s + i, n - i, &len);
@@ -159,11 +170,10 @@ void BpeModel::tokenize(const char* s, size_t n, std::vector<ModelToken>& out, M
       kl += suf.size();
     }
     const int32_t id = vocab_.find(std::string_view(k, kl));
-    const uint32_t b = static_cast<uint32_t>(i), e = static_cast<uint32_t>(i + len);
     i += len;
     if (id >= 0) {
-      if (have_unk) add(options_.unk_id, unk_b, unk_e), have_unk = false;
-      add(id, b, e);
+      if (have_unk) add(options_.unk_id, unk_len), have_unk = false;
+      add(id, static_cast<uint32_t>(len));
       continue;
     }
     if (options_.byte_fallback) {
@@ -171,23 +181,21 @@ void BpeModel::tokenize(const char* s, size_t n, std::vector<ModelToken>& out, M
       for (size_t q = 0; q < kl; ++q) all &= byte_ids_[static_cast<unsigned char>(k[q])] >= 0;
       if (all) {
         // (the reference gives every byte token a length of 1 byte from the word start onwards)
-        uint32_t at = b;
-        for (size_t q = 0; q < kl; ++q, ++at) add(byte_ids_[static_cast<unsigned char>(k[q])], at, at + 1);
+        for (size_t q = 0; q < kl; ++q) add(byte_ids_[static_cast<unsigned char>(k[q])], 1);
         continue;
       }
     }
     if (options_.unk_id >= 0) {
       if (have_unk && options_.fuse_unk) {
-        unk_e = e;
+        unk_len += static_cast<uint32_t>(len);
       } else {
-        if (have_unk) add(options_.unk_id, unk_b, unk_e);
+        if (have_unk) add(options_.unk_id, unk_len);
         have_unk = true;
-        unk_b = b;
-        unk_e = e;
+        unk_len = static_cast<uint32_t>(len);
       }
     }
   }
-  if (have_unk) add(options_.unk_id, unk_b, unk_e);
+  if (have_unk) add(options_.unk_id, unk_len);
   const int32_t count = static_cast<int32_t>(sym.size());
   for (int32_t i = 0; i < count; ++i) {
     sym[i].prev = i - 1;

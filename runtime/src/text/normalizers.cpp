@@ -152,7 +152,12 @@ void unicode_normalize(TextBuffer& buf, Align base, NormalizerScratch& sc, Norma
     sc.segment.clear();
   };
   for_each_char(buf, [&](uint32_t c, size_t, size_t) {
-    if (is_normalization_boundary(c)) flush();
+    if (is_normalization_boundary(c)) {
+      // under NFKC / NFKD a starter whose compatibility decomposition begins with a non-starter
+      // (U+FF9E -> U+3099, U+FF9F -> U+309A) combines with what is before it: "\uFF76\uFF9E" is "\u30AC"
+      uint32_t tmp[32];
+      if (!(compat && c >= 0x300 && decompose_char(c, true, tmp, 32) > 0 && !is_normalization_boundary(tmp[0]))) flush();
+    }
     sc.segment.push_back(c);
   });
   flush();
@@ -179,8 +184,10 @@ void bert(const Normalizer& n, TextBuffer& buf, Align base, NormalizerScratch& s
     bool changed = false;
     for_each_char(buf, [&](uint32_t c, size_t, size_t) {
       if (is_cjk_ideograph(c)) {
-        sc.changes.push_back(Change{' ', 1});
-        sc.changes.push_back(Change{c, 0});
+        // as HF writes it: [(' ', 0), (c, 1), (' ', 1)], so both spaces take the ideograph's
+        // offsets (visible when no pre-tokenizer removes them)
+        sc.changes.push_back(Change{' ', 0});
+        sc.changes.push_back(Change{c, 1});
         sc.changes.push_back(Change{' ', 1});
         changed = true;
       } else {
@@ -304,7 +311,10 @@ void push_replacement(std::string_view norm, size_t old_count, std::vector<Chang
     k += len;
     ++i;
   }
-  if (new_count == 0) out.push_back(Change{kSkip, static_cast<int32_t>(old_count)});
+  // HF's replace() with nothing to write adds the removal to the last change written so far (an
+  // earlier character's); with none (a removed character at the start, U+007F), nothing is
+  // removed, and the characters after it take the alignments one character early
+  if (new_count == 0 && !out.empty()) out.back().change -= static_cast<int32_t>(old_count);
 }
 
 void precompiled(const Normalizer& n, TextBuffer& buf, Align base, NormalizerScratch& sc) {

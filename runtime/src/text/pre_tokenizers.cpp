@@ -15,12 +15,7 @@ bool is_bert_punctuation(uint32_t c) {
   if (c < 0x80) return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
   return is_punctuation(c);
 }
-// regex \w as the reference's regex engine has it: Alphabetic (letters, letter numbers), marks,
-// decimal digits, connector punctuation and the joiners U+200C / U+200D.
-bool is_word_char(uint32_t c) {
-  if (c < 0x80) return c == '_' || is_letter(c) || is_number(c);
-  return c == 0x200C || c == 0x200D || is_letter(c) || is_mark(c) || is_word_number(c) || is_connector_punctuation(c);
-}
+// regex \w: is_word_char (unicode.h)
 
 // Segments of [b, e): every character for which pred holds is a match of its own.
 template <class Pred>

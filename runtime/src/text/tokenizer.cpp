@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <limits>
 #include <new>
+#include <unordered_map>
 #include <utility>
 
 #include "edgebert_generated.h"
@@ -304,12 +305,20 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
     const int32_t unk = m->unk_id();
     if (unk < -1 || unk >= limit) return invalid("model: unk_id " + std::to_string(unk) + " outside the vocabulary");
     unk_id_ = unk;
+    // The model's own vocabulary: ids past model_vocab_size are added tokens appended by the
+    // converter, matched only as added tokens (HF's WordPiece / BPE never produce them).
+    VocabView model_vocab = vocab_;
+    if (const uint32_t own = m->model_vocab_size(); own > 0 && own < n) {
+      if (m->kind() == fb::TokenModelKind::UNIGRAM) return invalid("model_vocab_size on a Unigram model");
+      if (unk >= static_cast<int64_t>(own)) return invalid("model: unk_id " + std::to_string(unk) + " past the model's vocabulary");
+      model_vocab = VocabView(vocab_.text(), vocab_.text_size(), vocab_.ends(), own);
+    }
     switch (m->kind()) {
       case fb::TokenModelKind::WORDPIECE: {
         const int max_chars = m->max_input_chars_per_word();
         if (max_chars < 0) return invalid("WordPiece: negative max_input_chars_per_word");
         wordpiece_ = std::make_unique<WordPieceModel>();
-        EB_RETURN_IF_ERROR(wordpiece_->init(vocab_, unk, view(m->continuing_subword_prefix()), max_chars, tables).with_context("tokenizer"));
+        EB_RETURN_IF_ERROR(wordpiece_->init(model_vocab, unk, view(m->continuing_subword_prefix()), max_chars, tables).with_context("tokenizer"));
         kind_ = Kind::kWordPiece;
         break;
       }
@@ -324,7 +333,7 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
         static_assert(sizeof(BpeModel::Merge) == sizeof(fb::BpeMerge), "merge layout");
         const auto* merges = m->merges();
         bpe_ = std::make_unique<BpeModel>();
-        EB_RETURN_IF_ERROR(bpe_->init(vocab_, merges ? reinterpret_cast<const BpeModel::Merge*>(merges->data()) : nullptr,
+        EB_RETURN_IF_ERROR(bpe_->init(model_vocab, merges ? reinterpret_cast<const BpeModel::Merge*>(merges->data()) : nullptr,
                         merges ? merges->size() : 0, o, tables).with_context("tokenizer"));
         kind_ = Kind::kBpe;
         break;
@@ -415,6 +424,51 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
                                     a->normalized()});
       }
     }
+    {
+      // entries of one content (so one id): HF keeps one token per id (added_tokens_map_r, the
+      // last entry's) and reads single_word / lstrip / rstrip from it for a match of any of them
+      // (each entry is still matched in its own pass, normalized or raw); the token is special if
+      // any entry is (special_tokens_set). An entry after a special one of its content is in
+      // neither of HF's lists (special_tokens, added_tokens), so never matched: its content is
+      // cleared here (the matchers skip empty contents).
+      std::unordered_map<int32_t, size_t> last;
+      std::unordered_map<int32_t, bool> special_seen;
+      for (size_t i = 0; i < added_.size(); ++i) last[added_[i].id] = i;
+      for (AddedToken& a : added_) {
+        bool& seen = special_seen[a.id];
+        const bool earlier_special = seen;
+        seen = seen || a.special;
+        const AddedToken& l = added_[last[a.id]];
+        a.lstrip = l.lstrip;
+        a.rstrip = l.rstrip;
+        a.single_word = l.single_word;
+        if (earlier_special) a.content = std::string_view();
+      }
+      for (AddedToken& a : added_) a.special = special_seen[a.id];
+    }
+    if (!normalizers_.empty()) {
+      // HF matches a normalized added token by its content run through the normalizer
+      // (AddedVocabulary::refresh_added_tokens): "e\u0301" under NFC is found as "\u00e9"
+      auto text = std::make_shared<std::string>();
+      std::vector<std::pair<size_t, size_t>> spans(added_.size(), {0, 0});
+      TextBuffer buf;
+      NormalizerScratch scratch;
+      for (size_t i = 0; i < added_.size(); ++i) {
+        if (!added_[i].normalized) continue;
+        buf.clear();
+        const std::string_view c = added_[i].content;
+        for (size_t k = 0; k < c.size(); ++k) {
+          buf.bytes.push_back(c[k]);
+          buf.align.push_back(Align{0, 0});
+        }
+        for (const Normalizer& n : normalizers_) apply_normalizer(n, buf, Align{0, 0}, scratch);
+        spans[i] = {text->size(), buf.size()};
+        text->append(buf.bytes.data(), buf.size());
+      }
+      for (size_t i = 0; i < added_.size(); ++i)
+        if (added_[i].normalized) added_[i].content = std::string_view(text->data() + spans[i].first, spans[i].second);
+      added_text_ = std::move(text);
+    }
     raw_added_.init(added_, false);
     normalized_added_.init(added_, true);
     if (const fb::PostProcessorSpec* pp = spec->post_processor()) {
@@ -453,9 +507,12 @@ Status Tokenizer::init(const fb::TokenizerSpec* spec, int64_t id_limit) {
       trim_offsets_ = pp->trim_offsets();
       trim_add_prefix_space_ = pp->add_prefix_space();
     }
-    for (const AddedToken& a : added_) {
-      if (a.content == "<pad>" || a.content == "[PAD]") pad_id_ = a.id;
-      if (a.special && (a.content == "[MASK]" || a.content == "<mask>")) mask_id_ = a.id;
+    if (const auto* list = spec->added_tokens()) {  // (the contents as written: added_ has normalized ones)
+      for (const fb::AddedTokenSpec* a : *list) {
+        const std::string_view content = view(a->content());
+        if (content == "<pad>" || content == "[PAD]") pad_id_ = a->id();
+        if (a->special() && (content == "[MASK]" || content == "<mask>")) mask_id_ = a->id();
+      }
     }
     build_frames();
     word_local_ = find_word_local();
@@ -586,7 +643,8 @@ void Tokenizer::normalize_piece(std::string_view text, uint32_t b, uint32_t e, b
   uint32_t pos = 0;
   for (const auto& m : ws.norm_matches) {
     if (pos < m.begin) splits.push_back(Split{at + pos, at + m.begin, -1});
-    splits.push_back(Split{at + m.token_begin, at + m.token_end, m.id});
+    // the token's offsets take the whitespace lstrip / rstrip consumed (HF slices the match with it)
+    splits.push_back(Split{at + m.begin, at + m.end, m.id});
     pos = m.end;
   }
   if (pos < piece.size()) splits.push_back(Split{at + pos, static_cast<uint32_t>(at + piece.size()), -1});
@@ -603,9 +661,9 @@ int32_t Tokenizer::encode_sequence(std::string_view text, bool split_special, Te
   for (const auto& m : ws.matches) {
     if (pos < m.begin) normalize_piece(text, pos, m.begin, split_special, ws);
     const uint32_t at = static_cast<uint32_t>(ws.norm.size());
-    for (uint32_t i = m.token_begin; i < m.token_end; ++i) {
+    for (uint32_t i = m.begin; i < m.end; ++i) {  // with the whitespace lstrip / rstrip consumed
       ws.norm.bytes.push_back(text[i]);
-      ws.norm.align.push_back(Align{m.token_begin, m.token_end});
+      ws.norm.align.push_back(Align{m.begin, m.end});
     }
     ws.splits[0].push_back(Split{at, static_cast<uint32_t>(ws.norm.size()), m.id});
     pos = m.end;
@@ -631,7 +689,7 @@ int32_t Tokenizer::encode_sequence(std::string_view text, bool split_special, Te
     if (sp.end <= sp.begin) continue;
     const Align* al = buf->align.data();
     if (sp.added_id >= 0) {
-      out.push_back(TextWorkspace::SeqToken{sp.added_id, al[sp.begin].begin, al[sp.end - 1].end, word});
+      out.push_back(TextWorkspace::SeqToken{sp.added_id, al[sp.begin].begin, al[sp.end - 1].end, word, sp.begin, sp.end});
     } else {
       ws.model_tokens.clear();
       const char* s = buf->bytes.data() + sp.begin;
@@ -653,21 +711,45 @@ int32_t Tokenizer::encode_sequence(std::string_view text, bool split_special, Te
     // ByteLevel's process_offsets: leading / trailing 'Ġ' (a space) leave the offsets
     for (size_t i = 0; i < out.size(); ++i) {
       TextWorkspace::SeqToken& t = out[i];
-      const std::string_view s = token_text(t.id);
-      size_t lead = 0, trail = 0;
-      for (size_t k = 0; k + 1 < s.size() && static_cast<unsigned char>(s[k]) == 0xC4 &&
-                         static_cast<unsigned char>(s[k + 1]) == 0xA0;
-           k += 2)
+      // the token's text: an added token's value (with the whitespace it took), else the vocabulary's
+      const std::string_view s = t.value_end > t.value_begin
+                                     ? std::string_view(buf->bytes.data() + t.value_begin, t.value_end - t.value_begin)
+                                     : token_text(t.id);
+      // characters 'Ġ' or whitespace (char::is_whitespace) at either end, counted in characters
+      auto spacey = [](uint32_t c) { return c == 0x120 || is_whitespace(c); };
+      size_t lead = 0, trail = 0, k = 0;
+      while (k < s.size()) {
+        size_t len;
+        if (!spacey(decode_utf8(s.data() + k, s.size() - k, &len))) break;
+        k += len;
         ++lead;
-      for (size_t k = s.size(); k >= 2 && static_cast<unsigned char>(s[k - 2]) == 0xC4 &&
-                                static_cast<unsigned char>(s[k - 1]) == 0xA0;
-           k -= 2)
+      }
+      for (size_t e = s.size(); e > k;) {
+        size_t q = e - 1;
+        while (q > k && (static_cast<unsigned char>(s[q]) & 0xC0) == 0x80) --q;
+        size_t len;
+        if (!spacey(decode_utf8(s.data() + q, e - q, &len))) break;
+        e = q;
         ++trail;
+      }
+      if (k == s.size()) trail = lead;  // all spaces: both ends count every character
+      // HF moves character offsets by these counts: step over as many characters of the text
+      // (one byte each for the 'Ġ' of a space, more for an added token's U+3000 ...)
       if (lead > 0) {
         if ((i == 0 || t.begin == 0) && trim_add_prefix_space_ && lead == 1) lead = 0;
-        t.begin = std::min<uint32_t>(t.begin + static_cast<uint32_t>(lead), t.end);
+        for (; lead > 0 && t.begin < t.end; --lead) {
+          ++t.begin;
+          while (t.begin < t.end && (static_cast<unsigned char>(text[t.begin]) & 0xC0) == 0x80) ++t.begin;
+        }
       }
-      if (trail > 0 && t.end >= trail) t.end = std::max<uint32_t>(t.end - static_cast<uint32_t>(trail), t.begin);
+      if (trail > 0) {
+        uint32_t e = t.end;
+        for (; trail > 0 && e > 0; --trail) {
+          --e;
+          while (e > 0 && (static_cast<unsigned char>(text[e]) & 0xC0) == 0x80) --e;
+        }
+        if (trail == 0) t.end = std::max(e, t.begin);  // (HF: only when the end is at least that many characters in)
+      }
     }
   }
   return word;

@@ -45,6 +45,10 @@ struct TextWorkspace {
     int32_t id;
     uint32_t begin, end;
     int32_t word;
+    // an added token's text as HF's Token::value has it (with the whitespace its lstrip / rstrip
+    // took), as [value_begin, value_end) of the pre-tokenized buffer; value_end == 0: a model token
+    // (its vocabulary text)
+    uint32_t value_begin = 0, value_end = 0;
   };
   TextBuffer piece, norm, pre[2];
   std::vector<Split> splits[2];
@@ -184,6 +188,8 @@ class Tokenizer {
   std::unique_ptr<BpeModel> bpe_;
   std::unique_ptr<UnigramModel> unigram_;
   std::vector<AddedToken> added_;
+  // the normalized contents of normalized added tokens (their AddedToken::content views), shared by copies
+  std::shared_ptr<const std::string> added_text_;
   AddedTokenMatcher raw_added_, normalized_added_;
   std::vector<Piece> single_, pair_;
   std::vector<std::vector<int32_t>> specials_;

@@ -114,6 +114,14 @@ bool is_word_number(uint32_t c) {
   return k == UTF8PROC_CATEGORY_ND || k == UTF8PROC_CATEGORY_NL;
 }
 bool is_connector_punctuation(uint32_t c) { return category(c) == UTF8PROC_CATEGORY_PC; }
+bool is_word_char(uint32_t c) {
+  if (c < 0x80) return c == '_' || is_letter(c) || is_number(c);
+  // Other_Alphabetic characters outside L / M / Nl (all So): Ⓐ-ⓩ, 🄰-🅉, 🅐-🅩, 🅰-🆉
+  if ((c >= 0x24B6 && c <= 0x24E9) || (c >= 0x1F130 && c <= 0x1F149) || (c >= 0x1F150 && c <= 0x1F169) ||
+      (c >= 0x1F170 && c <= 0x1F189))
+    return true;
+  return c == 0x200C || c == 0x200D || is_letter(c) || is_mark(c) || is_word_number(c) || is_connector_punctuation(c);
+}
 
 bool is_cjk_ideograph(uint32_t c) {
   return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||

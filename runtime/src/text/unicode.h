@@ -41,6 +41,11 @@ bool is_mark(uint32_t c);          // M*
 bool is_alphanumeric(uint32_t c);  // L* or N* (Rust char::is_alphanumeric, approximately)
 bool is_word_number(uint32_t c);   // Nd or Nl (the numbers of regex \w)
 bool is_connector_punctuation(uint32_t c);  // Pc
+// Regex \w as HF tokenizers' engines have it (UTS #18: Alphabetic, marks, Nd, Pc, Join_Control):
+// letters, Nl, the Other_Alphabetic symbols (circled / squared Latin letters), marks, decimal
+// digits, connector punctuation, U+200C / U+200D. Whitespace pre-tokenizer, added tokens'
+// single_word.
+bool is_word_char(uint32_t c);
 // BERT's CJK ideograph blocks (tokenize_chinese_chars).
 bool is_cjk_ideograph(uint32_t c);
 
