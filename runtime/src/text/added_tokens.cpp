@@ -2,7 +2,6 @@
 // added_tokens.cpp
 #include "text/added_tokens.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "text/unicode.h"
@@ -10,10 +9,6 @@
 namespace edgebert {
 namespace text {
 namespace {
-
-// single_word: HF checks the neighbours with the regex crate's \w (^\w, \w$): marks, joiners and
-// Pc count, No (½ ² ①) does not.
-bool is_word_character(uint32_t c) { return is_word_char(c); }
 
 uint32_t last_char(const char* s, size_t end) {
   size_t b = end;
@@ -59,8 +54,10 @@ void AddedTokenMatcher::find(const char* s, size_t n, std::vector<Match>& out, b
     const uint32_t token_begin = static_cast<uint32_t>(start), token_end = static_cast<uint32_t>(stop);
     if (best->single_word) {
       size_t len;
-      const bool left_ok = start == 0 || !is_word_character(last_char(s, start));
-      const bool right_ok = stop == n || !is_word_character(decode_utf8(s + stop, n - stop, &len));
+      // single_word: HF checks the neighbours with the regex crate's \w (^\w, \w$): marks, joiners
+      // and Pc count, No (½ ² ①) does not
+      const bool left_ok = start == 0 || !is_word_char(last_char(s, start));
+      const bool right_ok = stop == n || !is_word_char(decode_utf8(s + stop, n - stop, &len));
       if (!left_ok || !right_ok) {
         i = stop;  // the search goes on after the match, as a non-overlapping scan does
         continue;
